@@ -1,0 +1,109 @@
+# fastverbs: header-only mlx5 data path, its software device (sim/), tests and benchmarks.
+# Targets: all test bench run install gen clean (plus check-gen, check-compile-fail).
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+CLANG   ?= clang
+OPT     ?= -O2 -g
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+CFLAGS_COMMON = -std=c11 -Wall -Wextra -Werror $(OPT) $(EXTRA_CFLAGS)
+CPPFLAGS += -Iinclude -D_GNU_SOURCE
+VERBS_LIBS := -libverbs -lmlx5
+TEST_LIBS  := -lcriterion $(VERBS_LIBS) -lpthread
+
+# B is the build directory; the sanitized pass of `make test` reruns with B=build-san.
+B ?= build
+
+HEADERS    := $(wildcard include/fastverbs/*.h include/fastverbs/compat/*.h) include/fastverbs/ops.def
+TEST_SRCS  := $(wildcard tests/*.c)
+TEST_LIB   := $(wildcard tests/lib/*.c)
+TEST_LIBH  := $(wildcard tests/lib/*.h)
+TEST_BINS  := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRCS))
+GEN_OPS    := $(B)/tools/gen-ops
+
+.PHONY: all test test-run test-plain test-san bench run install uninstall gen check-gen \
+        check-compile-fail check-clang deps clean
+
+all: $(TEST_BINS) sim-all
+
+# The software device plugs in here: sim/sim.mk defines sim-all, SIM_ENV and its own rules.
+-include sim/sim.mk
+sim-all ?=
+SIM_RUN ?=
+
+$(B)/tests/%: tests/%.c $(TEST_LIB) $(TEST_LIBH) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -o $@ $< $(TEST_LIB) $(TEST_LIBS)
+
+$(GEN_OPS): tools/gen-ops.c include/fastverbs/ops.def
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -Wall -Wextra -Werror -O1 -Iinclude -o $@ $<
+
+# `make gen` rewrites the committed generated header; `check-gen` fails if it is stale.
+gen: $(GEN_OPS)
+	$(GEN_OPS) > include/fastverbs/ops.h
+
+check-gen: $(GEN_OPS)
+	@$(GEN_OPS) > $(B)/ops.h.fresh
+	@if cmp -s $(B)/ops.h.fresh include/fastverbs/ops.h; then \
+	    echo "check-gen: include/fastverbs/ops.h is up to date"; \
+	else \
+	    echo "check-gen: include/fastverbs/ops.h is stale: run 'make gen' and commit it" >&2; \
+	    diff -u include/fastverbs/ops.h $(B)/ops.h.fresh | head -40 >&2; exit 1; \
+	fi
+
+check-compile-fail:
+	@CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" tools/compile-fail.sh tests/compile-fail
+
+# The headers must also build warning-free with clang (skipped with a note when absent).
+check-clang:
+	@if command -v $(CLANG) >/dev/null 2>&1; then \
+	    $(MAKE) --no-print-directory B=build-clang CC=$(CLANG) build-clang/tests/headers && \
+	    build-clang/tests/headers; \
+	else echo "check-clang: $(CLANG) not installed, skipped"; fi
+
+deps:
+	@tools/deps.sh
+
+# test: install what is missing, check the generated header, build and run everything,
+# then build and run the whole suite again under ASan+UBSan.
+test: deps
+	@$(MAKE) --no-print-directory check-gen
+	@$(MAKE) --no-print-directory check-compile-fail
+	@$(MAKE) --no-print-directory check-clang
+	@$(MAKE) --no-print-directory test-plain
+	@$(MAKE) --no-print-directory test-san
+
+test-plain:
+	@$(MAKE) --no-print-directory B=build all
+	@B=build SIM_RUN="$(SIM_RUN)" tools/run-tests.sh build/tests $(TEST_BINS:$(B)/tests/%=%)
+
+test-san:
+	@$(MAKE) --no-print-directory B=build-san OPT="-O1 -g" EXTRA_CFLAGS="$(SAN_FLAGS)" all
+	@B=build-san SIM_RUN="$(SIM_RUN)" tools/run-tests.sh build-san/tests $(TEST_BINS:$(B)/tests/%=%)
+
+bench:
+	@if [ -f bench/bench.mk ]; then $(MAKE) --no-print-directory -f Makefile -f bench/bench.mk bench-run; \
+	else echo "bench: the benchmarks are not written yet" >&2; exit 1; fi
+
+run:
+	@if [ -f examples/examples.mk ]; then $(MAKE) --no-print-directory -f Makefile -f examples/examples.mk run-example; \
+	else echo "run: the flagship example is not written yet" >&2; exit 1; fi
+
+fastverbs.pc: fastverbs.pc.in
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e "s|@VERSION@|$$(tools/version.sh)|g" $< > $@
+
+install: fastverbs.pc
+	install -d $(DESTDIR)$(PREFIX)/include/fastverbs/compat $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0644 include/fastverbs/*.h include/fastverbs/ops.def $(DESTDIR)$(PREFIX)/include/fastverbs/
+	install -m 0644 include/fastverbs/compat/*.h $(DESTDIR)$(PREFIX)/include/fastverbs/compat/
+	install -m 0644 fastverbs.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/fastverbs.pc
+
+uninstall:
+	rm -rf $(DESTDIR)$(PREFIX)/include/fastverbs $(DESTDIR)$(PREFIX)/lib/pkgconfig/fastverbs.pc
+
+clean:
+	rm -rf build build-san build-clang fastverbs.pc

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Each file in $1 must compile with -DFV_CONTROL (the legal twin) and must fail to compile
+# without it, with a diagnostic matching its "expect-error:" line. Proves that an illegal
+# (QP type, operation) pair is a compile error rather than a runtime one.
+set -u
+dir=$1; passed=0; failed=0
+CC=${CC:-gcc}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+for f in "$dir"/*.c; do
+    want=$(sed -n 's|.*expect-error: *||p' "$f" | head -n 1)
+    name=$(basename "$f" .c)
+    if ! $CC -std=c11 -Wall -Wextra -Werror $CPPFLAGS -DFV_CONTROL -c "$f" -o "$tmp/ok.o" 2>"$tmp/ok.err"; then
+        echo "compile-fail: $name: FAIL (legal twin does not compile)"; sed 's/^/    /' "$tmp/ok.err" | head -n 10
+        failed=$((failed + 1)); continue
+    fi
+    if $CC -std=c11 -Wall -Wextra -Werror $CPPFLAGS -c "$f" -o "$tmp/bad.o" 2>"$tmp/bad.err"; then
+        echo "compile-fail: $name: FAIL (illegal form compiled)"; failed=$((failed + 1)); continue
+    fi
+    if [ -n "$want" ] && ! grep -Eq "$want" "$tmp/bad.err"; then
+        echo "compile-fail: $name: FAIL (no diagnostic matching '$want')"; sed 's/^/    /' "$tmp/bad.err" | head -n 10
+        failed=$((failed + 1)); continue
+    fi
+    echo "compile-fail: $name: ok"; passed=$((passed + 1))
+done
+echo "compile-fail: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
