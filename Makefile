@@ -36,7 +36,7 @@ SIM_RUN ?=
 
 $(B)/tests/%: tests/%.c $(TEST_LIB) $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -o $@ $< $(TEST_LIB) $(TEST_LIBS)
+	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -o $@ $< $(TEST_LIB) $(TEST_LIBS)
 
 $(GEN_OPS): tools/gen-ops.c include/fastverbs/ops.def
 	@mkdir -p $(@D)

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Address handles for UD: the 48-byte extended address vector that libmlx5 prebuilt for an
+ * ibv_ah (mlx5dv_init_obj), copied once so that posting never calls into libmlx5.
+ */
+#ifndef FASTVERBS_AH_H
+#define FASTVERBS_AH_H
+
+#include "qp.h"
+
+/* The address vector libmlx5 keeps for ah, or NULL if ah is not an mlx5 address handle. */
+static inline const struct mlx5_wqe_av *fv_ah_av_of(struct ibv_ah *ah)
+{
+	struct mlx5dv_ah dv;
+	struct mlx5dv_obj obj;
+
+	memset(&dv, 0, sizeof(dv));
+	memset(&obj, 0, sizeof(obj));
+	obj.ah.in = ah;
+	obj.ah.out = &dv;
+	return mlx5dv_init_obj(&obj, MLX5DV_OBJ_AH) ? NULL : dv.av;
+}
+
+/* Fill fv_ah from a verbs address handle. Returns 0 or EINVAL. */
+static inline int fv_ah_init(struct fv_ah *fah, struct ibv_ah *ah)
+{
+	const struct mlx5_wqe_av *av = ah ? fv_ah_av_of(ah) : NULL;
+
+	if (!av)
+		return EINVAL;
+	memcpy(&fah->av, av, sizeof(fah->av));
+	return 0;
+}
+
+#endif /* FASTVERBS_AH_H */

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * struct fv_qp and the typed handles; taking a QP over from libmlx5 (mlx5dv_init_obj +
+ * ibv_query_qp for the granted caps) or describing one by raw geometry (tests, plain memory).
+ */
+#ifndef FASTVERBS_QP_H
+#define FASTVERBS_QP_H
+
+#include <stdlib.h>
+#include "sq.h"
+#include "registry.h"
+
+/* QP types fastverbs drives; the row index of the operation table (ops.def). */
+enum fv_qpt { FV_QPT_RC, FV_QPT_UC, FV_QPT_UD, FV_QPT_XRC, FV_QPT_COUNT };
+
+/* Receive queue: one WQE per receive WR, stride bytes each. */
+struct fv_rq {
+	uint8_t *buf;
+	uint32_t mask;		/* entries - 1 (0 entries: no RQ, e.g. SRQ-attached) */
+	uint32_t entries;
+	uint32_t stride_shift;	/* log2(stride) */
+	uint32_t max_gs;	/* data segments per WQE: stride / 16 */
+	uint32_t head;		/* receive WQEs posted */
+	uint32_t tail;		/* receive WQEs completed */
+	volatile __be32 *dbrec;	/* dbrec[MLX5_RCV_DBR] */
+	uint64_t *wrid;
+};
+
+struct fv_srq;
+
+/* Address handle: the 48-byte extended address vector libmlx5 prebuilt for an ibv_ah. */
+struct fv_ah {
+	struct mlx5_wqe_av av;
+};
+
+struct fv_qp {
+	struct fv_sq sq;
+	struct fv_rq rq;
+	uint32_t qpn;
+	enum fv_qpt qpt;
+	uint32_t max_inline;	/* granted max_inline_data */
+	uint32_t max_send_sge;	/* granted max_send_sge */
+	uint32_t max_recv_sge;	/* granted max_recv_sge */
+	struct fv_srq *srq;	/* attached SRQ, if any */
+	struct ibv_qp *ibqp;	/* NULL when described by raw geometry */
+	const struct ibv_ah *ah_cache_key;	/* last ibv_ah seen by fv_post_send */
+	const struct mlx5_wqe_av *ah_cache_av;
+	void *mem;		/* the bookkeeping arrays, one allocation */
+};
+
+/* Typed handles: each offers only the operations its QP type allows (ops.h). */
+struct fv_rc  { struct fv_qp qp; };
+struct fv_uc  { struct fv_qp qp; };
+struct fv_ud  { struct fv_qp qp; };
+struct fv_xrc { struct fv_qp qp; };
+
+/* The struct fv_qp inside a typed handle. */
+#define fv_qp_of(h) (&(h)->qp)
+
+/* Ring the doorbell once for everything built on handle h since the last ring. */
+#define fv_ring(h) fv_sq_ring(&(h)->qp.sq)
+
+/* A QP described by its raw geometry: what mlx5dv_init_obj and ibv_query_qp would give. */
+struct fv_qp_geom {
+	enum fv_qpt qpt;
+	uint32_t qpn;
+	void *sq_buf;			/* first send WQEBB */
+	uint32_t sq_wqe_cnt;		/* WQEBBs, a power of two */
+	void *rq_buf;
+	uint32_t rq_wqe_cnt;		/* a power of two, or 0 */
+	uint32_t rq_stride;		/* bytes, a power of two >= 16 */
+	volatile __be32 *dbrec;		/* [MLX5_RCV_DBR], [MLX5_SND_DBR] */
+	void *bf_reg;			/* BlueFlame / UAR register base */
+	uint32_t bf_size;		/* one BlueFlame half, 0 = doorbell only */
+	uint32_t max_inline;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	int sq_sig_all;
+};
+
+static inline int fv_is_pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* The fastverbs QP type of a verbs QP type, or -1. */
+static inline int fv_qpt_of(enum ibv_qp_type t)
+{
+	switch (t) {
+	case IBV_QPT_RC:       return FV_QPT_RC;
+	case IBV_QPT_UC:       return FV_QPT_UC;
+	case IBV_QPT_UD:       return FV_QPT_UD;
+	case IBV_QPT_XRC_SEND: return FV_QPT_XRC;
+	default:               return -1;
+	}
+}
+
+/*
+ * Set up qp from a raw geometry and register it for CQ polling. Producer counters continue from the doorbell records,
+ * so a QP can be taken over after libmlx5 posted on it (once its work has completed).
+ * Returns 0, EINVAL (bad geometry) or ENOMEM.
+ */
+static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
+{
+	size_t sq_n = g->sq_wqe_cnt, rq_n = g->rq_wqe_cnt;
+	uint8_t *mem;
+
+	if (!fv_is_pow2(g->sq_wqe_cnt) || (rq_n && (!fv_is_pow2(g->rq_wqe_cnt) ||
+	    !fv_is_pow2(g->rq_stride) || g->rq_stride < FV_DS)) || (unsigned)g->qpt >= FV_QPT_COUNT ||
+	    !g->sq_buf || !g->dbrec || !g->bf_reg || g->qpn > 0xffffff)
+		return EINVAL;
+	mem = calloc(1, sq_n * (sizeof(uint64_t) + 1) + rq_n * sizeof(uint64_t));
+	if (!mem)
+		return ENOMEM;
+	memset(qp, 0, sizeof(*qp));
+	qp->mem = mem;
+	qp->qpn = g->qpn;
+	qp->qpt = g->qpt;
+	qp->max_inline = g->max_inline;
+	qp->max_send_sge = g->max_send_sge;
+	qp->max_recv_sge = g->max_recv_sge;
+
+	struct fv_sq *sq = &qp->sq;
+	sq->ring.buf = g->sq_buf;
+	sq->ring.end = (uint8_t *)g->sq_buf + sq_n * FV_WQEBB;
+	sq->mask = g->sq_wqe_cnt - 1;
+	sq->dbrec = &g->dbrec[MLX5_SND_DBR];
+	sq->pi = sq->ci = sq->rung_pi = sq->last_pi = sq->sig_pi = be32toh(*sq->dbrec) & 0xffff;
+	sq->unsig_max = g->sq_wqe_cnt / 2;
+	sq->qpn8 = htobe32(g->qpn << 8);
+	sq->sig_all = g->sq_sig_all ? FV_SIGNALED : 0;
+	sq->bf_reg = g->bf_reg;
+	sq->bf_size = g->bf_size;
+	sq->wrid = (uint64_t *)mem;
+	sq->forced = mem + sq_n * sizeof(uint64_t) + rq_n * sizeof(uint64_t);
+
+	struct fv_rq *rq = &qp->rq;
+	rq->dbrec = &g->dbrec[MLX5_RCV_DBR];
+	if (rq_n) {
+		rq->buf = g->rq_buf;
+		rq->entries = g->rq_wqe_cnt;
+		rq->mask = g->rq_wqe_cnt - 1;
+		rq->stride_shift = (uint32_t)__builtin_ctz(g->rq_stride);
+		rq->max_gs = g->rq_stride / FV_DS;
+		rq->head = rq->tail = be32toh(*rq->dbrec) & 0xffff;
+		rq->wrid = (uint64_t *)(mem + sq_n * sizeof(uint64_t));
+	}
+	if (fv_registry_set(qp->qpn, qp)) {
+		free(mem);
+		qp->mem = NULL;
+		return ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Take over a verbs QP (RC, UC, UD or XRC_SEND) created by libmlx5: its rings, doorbell
+ * record and BlueFlame register from mlx5dv_init_obj, its granted caps and sq_sig_all from
+ * ibv_query_qp. Afterwards post only through fastverbs. Returns 0 or an errno value
+ * (EOPNOTSUPP for other QP types).
+ */
+static inline int fv_qp_init(struct fv_qp *qp, struct ibv_qp *ibqp)
+{
+	struct mlx5dv_qp dv;
+	struct mlx5dv_obj obj;
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	int qpt = fv_qpt_of(ibqp->qp_type), err;
+
+	if (qpt < 0)
+		return EOPNOTSUPP;
+	memset(&dv, 0, sizeof(dv));
+	memset(&obj, 0, sizeof(obj));
+	obj.qp.in = ibqp;
+	obj.qp.out = &dv;
+	err = mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP);
+	if (err)
+		return err;
+	if (dv.sq.stride != FV_WQEBB)
+		return EINVAL;
+	if (ibv_query_qp(ibqp, &attr, IBV_QP_CAP, &init))
+		return errno ? errno : EIO;
+
+	struct fv_qp_geom g = {
+		.qpt = (enum fv_qpt)qpt, .qpn = ibqp->qp_num,
+		.sq_buf = dv.sq.buf, .sq_wqe_cnt = dv.sq.wqe_cnt,
+		.rq_buf = dv.rq.buf, .rq_wqe_cnt = dv.rq.wqe_cnt, .rq_stride = dv.rq.stride,
+		.dbrec = dv.dbrec, .bf_reg = dv.bf.reg, .bf_size = dv.bf.size,
+		.max_inline = init.cap.max_inline_data, .max_send_sge = init.cap.max_send_sge,
+		.max_recv_sge = init.cap.max_recv_sge, .sq_sig_all = init.sq_sig_all,
+	};
+	err = fv_qp_init_geom(qp, &g);
+	if (err)
+		return err;
+	qp->ibqp = ibqp;
+	return 0;
+}
+
+/* Release what fv_qp_init / fv_qp_init_geom set up. The ibv_qp itself stays the caller's. */
+static inline void fv_qp_cleanup(struct fv_qp *qp)
+{
+	if (qp->mem && fv_registry_qp(qp->qpn) == qp)
+		fv_registry_set(qp->qpn, NULL);
+	free(qp->mem);
+	qp->mem = NULL;
+}
+
+#endif /* FASTVERBS_QP_H */

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Send WQE segment writers: one function per segment, nothing else.
+ *
+ * A WQE is a run of 16-byte units starting at a 64-byte block (WQEBB) of the send ring:
+ *
+ *   +------+--------+-------+--------+-----------------+
+ *   | ctrl | [xrc]  | [av]  | [raddr | [atomic]] data…  |   (docs: mlx5-formats.md §3.10)
+ *   +------+--------+-------+--------+-----------------+
+ *     16      16      48       16       16      16 each, or one inline segment
+ *
+ * A WQE may run past the ring end and continue at block 0. Every writer takes the ring and
+ * a may_wrap constant: when the caller knows the WQE fits in its first block (ds <= 4) the
+ * end-of-ring checks fold away. Units never straddle the end (it is 64-byte aligned);
+ * inline payload may, and is copied in two pieces.
+ */
+#ifndef FASTVERBS_WQE_H
+#define FASTVERBS_WQE_H
+
+#include <endian.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+#include <infiniband/mlx5dv.h>
+
+#define FV_WQEBB 64u	/* send WQE basic block */
+#define FV_DS    16u	/* one WQE size unit (octoword) */
+#define FV_MAX_DS 63u	/* 6-bit ds field */
+
+/* The send ring's bounds, all a segment writer needs to know. */
+struct fv_ring {
+	uint8_t *buf;	/* block 0 */
+	uint8_t *end;	/* one past the last block */
+};
+
+/* Move p forward by n bytes (a multiple of 16), continuing at block 0 past the end. */
+static inline uint8_t *fv_ring_add(const struct fv_ring *r, uint8_t *p, size_t n, bool may_wrap)
+{
+	p += n;
+	if (may_wrap && p >= r->end)
+		p -= r->end - r->buf;
+	return p;
+}
+
+/* Copy bytes into the ring at dst, splitting at the ring end; returns the byte after. */
+static inline uint8_t *fv_ring_copy(const struct fv_ring *r, uint8_t *dst, const void *src, size_t len)
+{
+	size_t room = (size_t)(r->end - dst);
+
+	if (len >= room) {
+		memcpy(dst, src, room);
+		src = (const uint8_t *)src + room;
+		len -= room;
+		dst = r->buf;
+	}
+	memcpy(dst, src, len);
+	return dst + len;
+}
+
+/*
+ * Control segment, always at the start of a block.
+ *   0: opmod(8) | wqe index(16) | opcode(8)     4: qpn(24) | ds(8)
+ *   8: signature 0, stream id 0, fm_ce_se        12: imm / invalidate key
+ */
+static inline uint8_t *fv_wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint8_t opcode,
+				   __be32 qpn8, unsigned ds, uint8_t fm_ce_se, __be32 imm)
+{
+	struct mlx5_wqe_ctrl_seg *c = (struct mlx5_wqe_ctrl_seg *)p;
+
+	c->opmod_idx_opcode = htobe32((uint32_t)opmod << 24 | (pi & 0xffff) << 8 | opcode);
+	c->qpn_ds = qpn8 | htobe32(ds);
+	*(uint32_t *)&c->signature = htobe32(fm_ce_se);	/* signature, stream id, fm_ce_se */
+	c->imm = imm;
+	return p + FV_DS;
+}
+
+/* Remote address segment: BE64 address, BE32 rkey, 4 reserved bytes written as 0. */
+static inline uint8_t *fv_wqe_raddr(const struct fv_ring *r, uint8_t *p, uint64_t raddr,
+				    uint32_t rkey, bool may_wrap)
+{
+	struct mlx5_wqe_raddr_seg *s = (struct mlx5_wqe_raddr_seg *)p;
+
+	s->raddr = htobe64(raddr);
+	s->rkey = htobe32(rkey);
+	s->reserved = 0;
+	return fv_ring_add(r, p, FV_DS, may_wrap);
+}
+
+/* Atomic segment: swap (CAS) or add (FAA) value, then the compare value. */
+static inline uint8_t *fv_wqe_atomic(const struct fv_ring *r, uint8_t *p, uint64_t swap_add,
+				     uint64_t compare, bool may_wrap)
+{
+	struct mlx5_wqe_atomic_seg *s = (struct mlx5_wqe_atomic_seg *)p;
+
+	s->swap_add = htobe64(swap_add);
+	s->compare = htobe64(compare);
+	return fv_ring_add(r, p, FV_DS, may_wrap);
+}
+
+/* Data (pointer) segment: BE32 byte count (bit 31 clear), BE32 lkey, BE64 address. */
+static inline uint8_t *fv_wqe_data(const struct fv_ring *r, uint8_t *p, uint32_t len,
+				   uint32_t lkey, uint64_t addr, bool may_wrap)
+{
+	struct mlx5_wqe_data_seg *s = (struct mlx5_wqe_data_seg *)p;
+
+	s->byte_count = htobe32(len);
+	s->lkey = htobe32(lkey);
+	s->addr = htobe64(addr);
+	return fv_ring_add(r, p, FV_DS, may_wrap);
+}
+
+/* Octowords an inline segment of len payload bytes takes (4-byte header + payload). */
+static inline unsigned fv_inline_ds(uint32_t len)
+{
+	return (4 + len + FV_DS - 1) / FV_DS;
+}
+
+/*
+ * Inline segment: BE32 (total | MLX5_INLINE_SEG), then the SGEs' bytes back to back; the
+ * payload may continue at block 0. Pad bytes after it are left as they are, as libmlx5 does.
+ */
+static inline uint8_t *fv_wqe_inline(const struct fv_ring *r, uint8_t *p, const struct ibv_sge *sgl,
+				     int nsge, uint32_t total, bool may_wrap)
+{
+	uint8_t *dst = p + 4;
+
+	*(__be32 *)p = htobe32(total | MLX5_INLINE_SEG);
+	for (int i = 0; i < nsge; i++) {
+		const void *src = (const void *)(uintptr_t)sgl[i].addr;
+
+		if (may_wrap) {
+			dst = fv_ring_copy(r, dst, src, sgl[i].length);
+		} else {
+			memcpy(dst, src, sgl[i].length);
+			dst += sgl[i].length;
+		}
+	}
+	return fv_ring_add(r, p, fv_inline_ds(total) * FV_DS, may_wrap);
+}
+
+/*
+ * Datagram segment: the AH's prebuilt 48-byte extended address vector, with the remote QPN
+ * (and the extended-AV bit) and the Q_Key filled in. Three units, each may be the last.
+ */
+static inline uint8_t *fv_wqe_av(const struct fv_ring *r, uint8_t *p, const struct mlx5_wqe_av *av,
+				 uint32_t remote_qpn, uint32_t qkey, bool may_wrap)
+{
+	const uint8_t *src = (const uint8_t *)av;
+
+	for (int u = 0; u < 3; u++) {
+		memcpy(p, src + u * FV_DS, FV_DS);
+		if (u == 0) {
+			struct mlx5_wqe_av *d = (struct mlx5_wqe_av *)p;
+
+			d->key.qkey.qkey = htobe32(qkey);
+			d->key.qkey.reserved = 0;
+			d->dqp_dct = htobe32(remote_qpn | MLX5_EXTENDED_UD_AV);
+		}
+		p = fv_ring_add(r, p, FV_DS, may_wrap);
+	}
+	return p;
+}
+
+/* XRC segment: the remote XRC SRQ number, 12 reserved bytes written as 0. */
+static inline uint8_t *fv_wqe_xrc(const struct fv_ring *r, uint8_t *p, uint32_t srqn, bool may_wrap)
+{
+	uint32_t *w = (uint32_t *)p;
+
+	w[0] = htobe32(srqn);
+	w[1] = w[2] = w[3] = 0;
+	return fv_ring_add(r, p, FV_DS, may_wrap);
+}
+
+#endif /* FASTVERBS_WQE_H */

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * gen-ops: writes include/fastverbs/ops.h from include/fastverbs/ops.def.
+ *
+ * ops.def is read as X-macros, so the table needs no parser. For each allowed
+ * (QP type, operation) pair this emits the typed builders (one SGE, SGE list, inline),
+ * a _Generic front per operation that admits only the handles allowed to use it, and the
+ * runtime table fv_post_send checks each ibv_send_wr against. Output is deterministic.
+ */
+#include <stdio.h>
+#include <string.h>
+
+struct qpt { const char *name, *fv, *ibv, *dest; };
+struct op { const char *name, *ibv, *mlx5, *remote, *imm, *payload, *desc; };
+struct allow { const char *qpt, *op; };
+
+static const struct qpt qpts[] = {
+#define FV_QPT(n, fv, ibv, dest) { #n, #fv, #ibv, #dest },
+#include "fastverbs/ops.def"
+#undef FV_QPT
+};
+static const struct op ops[] = {
+#define FV_OP(n, ibv, mlx5, remote, imm, payload, desc) { #n, #ibv, #mlx5, #remote, #imm, #payload, desc },
+#include "fastverbs/ops.def"
+#undef FV_OP
+};
+static const struct allow allows[] = {
+#define FV_ALLOW(q, o) { #q, #o },
+#include "fastverbs/ops.def"
+#undef FV_ALLOW
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Payload forms: suffix of the builder, its parameters, its fv_req fields, its doc words. */
+struct form { const char *suffix, *params, *fields, *doc; };
+static const struct form form_sge = { "", ", const struct ibv_sge *sge",
+	".payload = FV_PL_SGL, .sgl = sge, .nsge = 1", "payload from one SGE" };
+static const struct form form_sgl = { "_sgl", ", const struct ibv_sge *sgl, int nsge",
+	".payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge", "payload from an SGE list" };
+static const struct form form_inline = { "_inline", ", const void *data, uint32_t len",
+	".payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len },"
+	" .nsge = 1, .len = len", "payload copied inline" };
+static const struct form form_none = { "", "", ".payload = FV_PL_NONE", "no payload" };
+
+static int is(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0;
+}
+
+static int allowed(const char *q, const char *o)
+{
+	for (size_t i = 0; i < COUNT(allows); i++)
+		if (is(allows[i].qpt, q) && is(allows[i].op, o))
+			return 1;
+	return 0;
+}
+
+static int forms_of(const struct op *o, const struct form *out[3])
+{
+	if (is(o->payload, "DATA")) {
+		out[0] = &form_sge; out[1] = &form_sgl; out[2] = &form_inline;
+		return 3;
+	}
+	if (is(o->payload, "SGL")) {
+		out[0] = &form_sge; out[1] = &form_sgl;
+		return 2;
+	}
+	out[0] = &form_none;
+	return 1;
+}
+
+static const char *remote_params(const struct op *o)
+{
+	if (is(o->remote, "RADDR")) return ", uint64_t raddr, uint32_t rkey";
+	if (is(o->remote, "CAS"))   return ", uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap";
+	if (is(o->remote, "FADD"))  return ", uint64_t raddr, uint32_t rkey, uint64_t add";
+	return "";
+}
+
+static const char *remote_fields(const struct op *o)
+{
+	if (is(o->remote, "RADDR")) return ", .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey";
+	if (is(o->remote, "CAS"))   return ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey,"
+					   " .swap_add = swap, .compare = compare";
+	if (is(o->remote, "FADD"))  return ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey,"
+					   " .swap_add = add";
+	return "";
+}
+
+static const char *imm_params(const struct op *o)
+{
+	return is(o->imm, "IMM") ? ", __be32 imm" : is(o->imm, "INV") ? ", uint32_t inv_rkey" : "";
+}
+
+static const char *imm_fields(const struct op *o)
+{
+	return is(o->imm, "IMM") ? ", .imm = imm" : is(o->imm, "INV") ? ", .imm = htobe32(inv_rkey)" : "";
+}
+
+static const char *dest_params(const struct qpt *q)
+{
+	if (is(q->dest, "AV"))   return ", const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey";
+	if (is(q->dest, "SRQN")) return ", uint32_t remote_srqn";
+	return "";
+}
+
+static const char *dest_fields(const struct qpt *q)
+{
+	if (is(q->dest, "AV"))   return ", .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey";
+	if (is(q->dest, "SRQN")) return ", .srqn = remote_srqn";
+	return "";
+}
+
+static void emit_builder(const struct qpt *q, const struct op *o, const struct form *f)
+{
+	printf("/* fv_%s_%s%s: %s on a %s QP, %s. 0 or ENOMEM; no doorbell. */\n",
+	       q->name, o->name, f->suffix, o->desc, q->ibv + 8, f->doc);
+	printf("static inline int fv_%s_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s)\n{\n",
+	       q->name, o->name, f->suffix, q->name, f->params, remote_params(o), imm_params(o),
+	       dest_params(q));
+	printf("\treturn fv_build(&h->qp, %s, &(struct fv_req){ .wr_id = wr_id, .flags = flags,\n"
+	       "\t\t.opcode = %s, %s%s%s%s });\n}\n\n",
+	       q->fv, o->mlx5, f->fields, remote_fields(o), imm_fields(o), dest_fields(q));
+}
+
+static void emit_front(const struct op *o, const struct form *f)
+{
+	printf("#define fv_%s%s(h, ...) _Generic((h)", o->name, f->suffix);
+	for (size_t i = 0; i < COUNT(qpts); i++)
+		if (allowed(qpts[i].name, o->name))
+			printf(", \\\n\tstruct fv_%s *: fv_%s_%s%s", qpts[i].name, qpts[i].name, o->name, f->suffix);
+	printf(")((h), __VA_ARGS__)\n");
+}
+
+static void emit_table(void)
+{
+	printf("/* What fv_post_send allows per (QP type, ibv_wr_opcode); zero rows are refused. */\n");
+	printf("static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {\n");
+	for (size_t i = 0; i < COUNT(qpts); i++) {
+		printf("\t[%s] = {\n", qpts[i].fv);
+		for (size_t j = 0; j < COUNT(ops); j++) {
+			const struct op *o = &ops[j];
+
+			if (is(o->ibv, "FV_WR_NONE") || !allowed(qpts[i].name, o->name))
+				continue;
+			printf("\t\t[%s] = { 1, %s, %s, FV_IMM_KIND_%s, FV_PAYLOAD_%s },\n", o->ibv, o->mlx5,
+			       is(o->remote, "RADDR") ? "FV_SEG_RADDR" :
+			       is(o->remote, "NONE") ? "0" : "FV_SEG_RADDR | FV_SEG_ATOMIC",
+			       o->imm, o->payload);
+		}
+		printf("\t},\n");
+	}
+	printf("};\n\n");
+}
+
+int main(void)
+{
+	const struct form *forms[3];
+
+	printf("/* SPDX-License-Identifier: BSD-2-Clause */\n"
+	       "/* Generated by tools/gen-ops.c from ops.def by `make gen`. Do not edit. */\n"
+	       "#ifndef FASTVERBS_OPS_H\n#define FASTVERBS_OPS_H\n\n#include \"build.h\"\n\n");
+	printf("/* Kinds of immediate and payload an operation takes (ops.def columns). */\n"
+	       "enum { FV_IMM_KIND_NONE, FV_IMM_KIND_IMM, FV_IMM_KIND_INV };\n"
+	       "enum { FV_PAYLOAD_NONE, FV_PAYLOAD_SGL, FV_PAYLOAD_DATA };\n\n"
+	       "#define FV_WR_OPCODE_SLOTS 16\n\n"
+	       "struct fv_op_info {\n\tuint8_t allowed, opcode, segs, imm_kind, payload;\n};\n\n");
+
+	for (size_t i = 0; i < COUNT(qpts); i++) {
+		const struct qpt *q = &qpts[i];
+
+		printf("/* ---- %s ---- */\n\n", q->ibv + 8);
+		printf("/* fv_%s_init: take over a %s ibv_qp (fv_qp_init) as a typed handle; EINVAL for"
+		       " another type. */\n", q->name, q->ibv + 8);
+		printf("static inline int fv_%s_init(struct fv_%s *h, struct ibv_qp *ibqp)\n{\n"
+		       "\treturn ibqp->qp_type == %s ? fv_qp_init(&h->qp, ibqp) : EINVAL;\n}\n\n",
+		       q->name, q->name, q->ibv);
+		for (size_t j = 0; j < COUNT(ops); j++) {
+			if (!allowed(q->name, ops[j].name))
+				continue;
+			int n = forms_of(&ops[j], forms);
+			for (int k = 0; k < n; k++)
+				emit_builder(q, &ops[j], forms[k]);
+		}
+	}
+
+	printf("/* ---- generic fronts: fv_write(&rc, ...) picks fv_rc_write; a handle whose QP type\n"
+	       " * does not allow the operation does not compile. ---- */\n\n");
+	for (size_t j = 0; j < COUNT(ops); j++) {
+		int n = forms_of(&ops[j], forms);
+		for (int k = 0; k < n; k++)
+			emit_front(&ops[j], forms[k]);
+	}
+	printf("\n");
+	emit_table();
+	printf("#endif /* FASTVERBS_OPS_H */\n");
+	return 0;
+}
