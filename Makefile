@@ -58,11 +58,12 @@ check-gen: $(GEN_OPS)
 check-compile-fail:
 	@CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" tools/compile-fail.sh tests/compile-fail
 
-# The headers must also build warning-free with clang (skipped with a note when absent).
+# Every test program must also build warning-free with clang (skipped with a note when absent).
 check-clang:
 	@if command -v $(CLANG) >/dev/null 2>&1; then \
-	    $(MAKE) --no-print-directory B=build-clang CC=$(CLANG) build-clang/tests/headers && \
-	    build-clang/tests/headers; \
+	    $(MAKE) --no-print-directory B=build-clang CC=$(CLANG) \
+	        $(patsubst tests/%.c,build-clang/tests/%,$(TEST_SRCS)) >/dev/null && \
+	    echo "check-clang: $(words $(TEST_SRCS)) test programs build warning-free with $(CLANG)"; \
 	else echo "check-clang: $(CLANG) not installed, skipped"; fi
 
 deps:
