@@ -22,12 +22,14 @@ TEST_SRCS  := $(wildcard tests/*.c)
 TEST_LIB   := $(wildcard tests/lib/*.c)
 TEST_LIBH  := $(wildcard tests/lib/*.h)
 TEST_BINS  := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRCS))
+EX_SRCS    := $(filter-out examples/common.c,$(wildcard examples/*.c))
+EX_BINS    := $(patsubst examples/%.c,$(B)/examples/%,$(EX_SRCS))
 GEN_OPS    := $(B)/tools/gen-ops
 
 .PHONY: all test test-run test-plain test-san bench run install uninstall gen check-gen \
-        check-compile-fail check-clang deps clean
+        check-compile-fail check-clang check-install deps clean
 
-all: $(TEST_BINS) sim-all
+all: $(TEST_BINS) $(EX_BINS) sim-all
 
 # The software device plugs in here: sim/sim.mk defines sim-all, SIM_ENV and its own rules.
 -include sim/sim.mk
@@ -37,6 +39,10 @@ SIM_RUN ?=
 $(B)/tests/%: tests/%.c $(TEST_LIB) $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -o $@ $< $(TEST_LIB) $(TEST_LIBS)
+
+$(B)/examples/%: examples/%.c examples/common.c examples/common.h $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -o $@ $< examples/common.c $(VERBS_LIBS) -lpthread
 
 $(GEN_OPS): tools/gen-ops.c include/fastverbs/ops.def
 	@mkdir -p $(@D)
@@ -69,12 +75,17 @@ check-clang:
 deps:
 	@tools/deps.sh
 
+# Install into a scratch prefix and build a program against it through pkg-config alone.
+check-install:
+	@tools/check-install.sh "$(CC)"
+
 # test: install what is missing, check the generated header, build and run everything,
 # then build and run the whole suite again under ASan+UBSan.
 test: deps
 	@$(MAKE) --no-print-directory check-gen
 	@$(MAKE) --no-print-directory check-compile-fail
 	@$(MAKE) --no-print-directory check-clang
+	@$(MAKE) --no-print-directory check-install
 	@$(MAKE) --no-print-directory test-plain
 	@$(MAKE) --no-print-directory test-san
 
@@ -90,9 +101,9 @@ bench:
 	@if [ -f bench/bench.mk ]; then $(MAKE) --no-print-directory -f Makefile -f bench/bench.mk bench-run; \
 	else echo "bench: the benchmarks are not written yet" >&2; exit 1; fi
 
-run:
-	@if [ -f examples/examples.mk ]; then $(MAKE) --no-print-directory -f Makefile -f examples/examples.mk run-example; \
-	else echo "run: the flagship example is not written yet" >&2; exit 1; fi
+# The flagship example: on a real mlx5 device when there is one, otherwise on sim/.
+run: $(EX_BINS) sim-all
+	@SIM_RUN="$(SIM_RUN)" tools/run-example.sh $(B)/examples/rc_pingpong -n 20000
 
 fastverbs.pc: fastverbs.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e "s|@VERSION@|$$(tools/version.sh)|g" $< > $@

@@ -1,0 +1,179 @@
+/*
+ * rc_pingpong: RC latency ping-pong on the fastverbs typed path.
+ *
+ * Two RC QPs on the first mlx5 device are connected to each other (through the port, so on a
+ * real HCA the messages cross the NIC). A pong thread answers every ping; the main thread
+ * times round trips. Each message is an inline RDMA WRITE WITH IMMEDIATE carrying the
+ * sequence number; the receiver learns of it from the immediate in its CQE.
+ *
+ *   rc_pingpong [-n iterations] [-s bytes] [-d device]
+ *
+ * Runs on real hardware as is, and on the software device: sim/fvsim-run rc_pingpong.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <fastverbs/fastverbs.h>
+#include "common.h"
+
+struct side {
+	struct ex_qp q;			/* verbs objects (common.c) */
+	struct fv_rc rc;
+	struct fv_cq cq;
+	uint8_t *buf;
+	uint32_t remote_rkey;
+	uint64_t remote_addr;
+	int pending;			/* a completion polled while waiting for ring space */
+	struct fv_wc pending_wc;
+};
+
+static unsigned iters = 10000, msg_size = 8;
+
+/* Keep the receive queue stocked: each write-with-immediate consumes one receive WQE. */
+static void repost(struct side *s, unsigned n)
+{
+	struct ibv_sge none = { .addr = (uintptr_t)s->buf, .length = 0, .lkey = s->q.mr->lkey };
+
+	for (unsigned i = 0; i < n; i++)
+		if (fv_recv(&s->rc.qp, i, &none, 1))
+			ex_die("fv_recv", ENOMEM);
+	fv_recv_ring(&s->rc.qp);
+}
+
+/* Send seq to the peer: inline write of the message into its buffer, seq as immediate. */
+static void ping(struct side *s, uint32_t seq)
+{
+	int err;
+
+	/* Unsignaled: fastverbs asks for a hidden completion every half ring, which polling
+	 * consumes to free space. A real completion seen meanwhile is kept for wait_for. */
+	while ((err = fv_write_imm_inline(&s->rc, seq, 0, s->buf, msg_size, s->remote_addr,
+					  s->remote_rkey, htobe32(seq))) == ENOMEM)
+		if (!s->pending && fv_poll(&s->cq, &s->pending_wc, 1) == 1)
+			s->pending = 1;
+	if (err)
+		ex_die("fv_write_imm_inline", err);
+	fv_ring(&s->rc);
+}
+
+/* Wait for the peer's message with immediate seq; returns after reposting its receive. */
+static void wait_for(struct side *s, uint32_t seq)
+{
+	struct fv_wc wc;
+	int n;
+
+	for (;;) {
+		if (s->pending) {
+			wc = s->pending_wc;
+			n = 1;
+			s->pending = 0;
+		} else {
+			n = fv_poll(&s->cq, &wc, 1);
+		}
+		if (n < 0)
+			ex_die("fv_poll", -n);
+		if (n == 0)
+			continue;
+		if (wc.status != IBV_WC_SUCCESS)
+			ex_fail("completion error: status %d (%s), vendor error 0x%x", wc.status,
+				ibv_wc_status_str(wc.status), wc.vendor_err);
+		if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
+			continue;
+		if (be32toh(wc.imm_data) != seq)
+			ex_fail("out of order: got %u, want %u", be32toh(wc.imm_data), seq);
+		repost(s, 1);
+		return;
+	}
+}
+
+static void *pong_thread(void *arg)
+{
+	struct side *s = arg;
+
+	for (uint32_t i = 0; i < iters; i++) {
+		wait_for(s, i);
+		ping(s, i);
+	}
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dev = NULL;
+	struct side a = { 0 }, b = { 0 };
+	pthread_t t;
+	int c;
+
+	while ((c = getopt(argc, argv, "n:s:d:h")) != -1) {
+		switch (c) {
+		case 'n': iters = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 's': msg_size = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'd': dev = optarg; break;
+		default:
+			fprintf(stderr, "usage: %s [-n iterations] [-s bytes] [-d device]\n", argv[0]);
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (!iters || msg_size > 64)
+		ex_fail("need -n > 0 and -s <= 64 (the message travels inline)");
+
+	struct ex_dev *d = ex_open(dev);
+	ex_qp_create(d, &a.q, IBV_QPT_RC, 4096);
+	ex_qp_create(d, &b.q, IBV_QPT_RC, 4096);
+	ex_rc_connect(d, &a.q, &b.q);
+	ex_rc_connect(d, &b.q, &a.q);
+	struct side *sides[2] = { &a, &b };
+	for (int i = 0; i < 2; i++) {
+		struct side *s = sides[i], *peer = sides[!i];
+		int err;
+
+		s->buf = s->q.buf;
+		s->remote_addr = (uintptr_t)peer->q.buf;
+		s->remote_rkey = peer->q.mr->rkey;
+		if ((err = fv_rc_init(&s->rc, s->q.qp)) || (err = fv_cq_init(&s->cq, s->q.cq)))
+			ex_die("fastverbs init", err);
+		repost(s, 64);
+	}
+	printf("rc_pingpong: %s, %u round trips of %u bytes (inline RDMA WRITE WITH IMM)\n",
+	       ibv_get_device_name(d->ctx->device), iters, msg_size);
+
+	uint64_t *rtt = calloc(iters, sizeof(*rtt));
+	if (!rtt || pthread_create(&t, NULL, pong_thread, &b))
+		ex_fail("cannot start the pong thread");
+	for (uint32_t i = 0; i < iters; i++) {
+		uint64_t t0 = ex_now_ns();
+
+		ping(&a, i);
+		wait_for(&a, i);
+		rtt[i] = ex_now_ns() - t0;
+		if (iters >= 10 && (i + 1) % (iters / 10) == 0)
+			fprintf(stderr, "  %u/%u round trips\n", i + 1, iters);
+	}
+	pthread_join(t, NULL);
+
+	qsort(rtt, iters, sizeof(*rtt), cmp_u64);
+	double sum = 0;
+	for (uint32_t i = 0; i < iters; i++)
+		sum += (double)rtt[i];
+	printf("round trip (us): min %.2f  median %.2f  p99 %.2f  max %.2f  mean %.2f\n",
+	       rtt[0] / 1e3, rtt[iters / 2] / 1e3, rtt[(uint64_t)iters * 99 / 100] / 1e3,
+	       rtt[iters - 1] / 1e3, sum / iters / 1e3);
+	printf("one-way latency estimate: %.2f us\n", rtt[iters / 2] / 2e3);
+	free(rtt);
+	for (int i = 0; i < 2; i++) {
+		fv_cq_cleanup(&sides[i]->cq);
+		fv_qp_cleanup(&sides[i]->rc.qp);
+		ex_qp_destroy(&sides[i]->q);
+	}
+	ex_close(d);
+	return 0;
+}
