@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ibv_poll_cq(3) drop-in on a fastverbs CQ: struct ibv_wc filled as libmlx5 fills it
+ * (mlx5-formats.md §5.6), by the same decode core as fv_poll (cq.h). Where libmlx5 leaves a
+ * field undefined (opcode of an error, byte_len of a SEND/WRITE, responder fields of a
+ * requester completion) it is defined here: the failed WQE's opcode, 0, 0.
+ */
+#ifndef FASTVERBS_COMPAT_POLL_CQ_H
+#define FASTVERBS_COMPAT_POLL_CQ_H
+
+#include "../cq.h"
+
+/*
+ * Poll up to n completions into wc, as ibv_poll_cq(cq->ibcq, n, wc) would. Returns how many,
+ * or -1 with errno EINVAL for a CQE fastverbs cannot decode (cq.h).
+ */
+static inline int fv_poll_cq(struct fv_cq *cq, int n, struct ibv_wc *wc)
+{
+	return fv_cq_poll_core(cq, wc, n, 1);
+}
+
+#endif /* FASTVERBS_COMPAT_POLL_CQ_H */

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ibv_post_recv(3) / ibv_post_srq_recv(3) drop-ins, with libmlx5's semantics: walk the list,
+ * stop at the first WR that cannot be posted, set *bad_wr to it and return its errno value
+ * (EINVAL: too many SGEs or no RQ; ENOMEM: queue full). The WRs before it are posted and
+ * published with one doorbell-record write at the end; nothing of the bad WR is written.
+ */
+#ifndef FASTVERBS_COMPAT_POST_RECV_H
+#define FASTVERBS_COMPAT_POST_RECV_H
+
+#include "../recv.h"
+
+/* Post a list of receive WRs on qp's RQ, as ibv_post_recv(qp->ibqp, wr, bad_wr) would. */
+static inline int fv_post_recv(struct fv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	uint32_t head = qp->rq.head;
+	int err = 0;
+
+	for (; wr; wr = wr->next) {
+		err = fv_recv(qp, wr->wr_id, wr->sg_list, wr->num_sge);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	if (qp->rq.head != head)
+		fv_recv_ring(qp);
+	return err;
+}
+
+/* Post a list of receive WRs on srq, as ibv_post_srq_recv(srq->ibsrq, wr, bad_wr) would. */
+static inline int fv_post_srq_recv(struct fv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	uint16_t counter = srq->counter;
+	int err = 0;
+
+	for (; wr; wr = wr->next) {
+		err = fv_srq_recv(srq, wr->wr_id, wr->sg_list, wr->num_sge);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	if (srq->counter != counter)
+		fv_srq_ring(srq);
+	return err;
+}
+
+#endif /* FASTVERBS_COMPAT_POST_RECV_H */

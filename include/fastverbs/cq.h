@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Completion polling (docs: mlx5-formats.md §5, §7.1).
+ *
+ * Entry n of the CQ is at buf + (n & mask) * cqe_size; its struct mlx5_cqe64 is the last 64
+ * bytes of the entry (a 128-byte entry carries scattered data in its first half):
+ *
+ *   off  0 ........ 31  32        36              44        56            60      62  63
+ *       | rsvd/inline | srqn_uidx | imm_inval_pkey | byte_cnt | sop_drop_qpn | wqe_ctr | . | op_own |
+ *   (flags_rqpn @24, slid @22, ml_path @17)       error CQE: vendor_err @54, syndrome @55
+ *
+ *   op_own: opcode(7:4) | format(3:2: 1 = data in this CQE, 2 = data in the preceding 64 B) |
+ *           SE(1) | owner(0)
+ *
+ * Entry ci is new iff opcode != INVALID and owner == bit log2(entries) of ci (§5.5); the
+ * rest of it is read only after fv_dma_rmb(). Each poll call that consumed anything writes
+ * dbrec[FV_CQ_SET_CI] = BE32(ci & 0xffffff) once.
+ *
+ * A CQE names its QP by number; fv_registry_qp() finds the fv_qp (looked up once per run of
+ * CQEs of the same QP within a call). Requester CQE: fv_sq_retire(); a completion fastverbs
+ * asked for itself (sq.forced) is consumed but not reported, unless it carries an error.
+ * Responder CQE: the RQ's next WQE in order, or the SRQ WQE named by wqe_counter (which SRQ:
+ * see recv.h). Scatter-to-CQE data is copied into the buffers of the consumed WQE.
+ *
+ * A CQE fastverbs cannot decode -- a QPN no fv_qp registered (for a responder CQE: nor an SRQ
+ * found by the recv.h rule), a responder CQE for a QP with neither RQ nor SRQ, an opcode
+ * other than REQ, RESP_* and *_ERR, a compressed CQE -- ends the call before it when
+ * completions were already returned; otherwise it is consumed and the call returns -1 with
+ * errno EINVAL (ibv_poll_cq reports such CQEs as a poll error too). Drain a QP's completions
+ * before fv_qp_cleanup().
+ */
+#ifndef FASTVERBS_CQ_H
+#define FASTVERBS_CQ_H
+
+#include "recv.h"
+
+#define FV_CQ_SET_CI 0	/* CQ doorbell record words (libmlx5's MLX5_CQ_SET_CI / _ARM_DB) */
+#define FV_CQ_ARM_DB 1
+
+/* Rare paths: kept out of line so the poll loop stays small. */
+#define FV_COLD static __attribute__((noinline, cold, unused))
+
+struct fv_cq {
+	uint8_t *buf64;		/* the mlx5_cqe64 of entry 0: buf + cqe_size - 64 */
+	uint32_t ci;		/* CQEs consumed */
+	uint32_t mask;		/* entries - 1 */
+	uint32_t log_cnt;	/* log2(entries): ci's bit that the owner bit must equal */
+	uint32_t cqe_shift;	/* log2(entry size): 6 or 7 */
+	volatile __be32 *dbrec;	/* [FV_CQ_SET_CI] consumer index, [FV_CQ_ARM_DB] arm */
+	struct fv_srq *srq;	/* fv_cq_bind_srq(): receives of QPs fastverbs does not own */
+	struct ibv_cq *ibcq;	/* NULL when described by raw geometry */
+	uint32_t cqn;
+};
+
+/* A CQ described by its raw geometry (tests, plain memory). */
+struct fv_cq_geom {
+	void *buf;
+	uint32_t cqe_cnt;	/* entries, a power of two <= 2^24 */
+	uint32_t cqe_size;	/* 64 or 128 */
+	volatile __be32 *dbrec;	/* consumption continues from dbrec[FV_CQ_SET_CI] */
+	uint32_t cqn;
+};
+
+/* One completion, the lean form of struct ibv_wc (same values and flags). */
+struct fv_wc {
+	uint64_t wr_id;
+	uint32_t byte_len;
+	uint32_t qp_num;
+	uint32_t src_qp;	/* responder: the sender's QPN */
+	union {
+		__be32 imm_data;	/* IBV_WC_WITH_IMM: as on the wire */
+		uint32_t invalidated_rkey;	/* IBV_WC_WITH_INV */
+	};
+	uint8_t status;		/* enum ibv_wc_status */
+	uint8_t opcode;		/* enum ibv_wc_opcode */
+	uint8_t wc_flags;	/* IBV_WC_GRH, IBV_WC_WITH_IMM, IBV_WC_WITH_INV */
+	uint8_t vendor_err;	/* error CQEs: the vendor syndrome */
+};
+
+/* Set cq up from a raw geometry. Returns 0 or EINVAL. */
+static inline int fv_cq_init_geom(struct fv_cq *cq, const struct fv_cq_geom *g)
+{
+	if (!g->buf || !g->dbrec || !fv_is_pow2(g->cqe_cnt) || g->cqe_cnt > (1u << 24) ||
+	    (g->cqe_size != 64 && g->cqe_size != 128))
+		return EINVAL;
+	memset(cq, 0, sizeof(*cq));
+	cq->buf64 = (uint8_t *)g->buf + g->cqe_size - 64;
+	cq->mask = g->cqe_cnt - 1;
+	cq->log_cnt = (uint32_t)__builtin_ctz(g->cqe_cnt);
+	cq->cqe_shift = (uint32_t)__builtin_ctz(g->cqe_size);
+	cq->dbrec = g->dbrec;
+	cq->ci = be32toh(g->dbrec[FV_CQ_SET_CI]) & 0xffffff;
+	cq->cqn = g->cqn;
+	return 0;
+}
+
+/*
+ * Take over a CQ created by libmlx5 (mlx5dv_init_obj: the CQ becomes DV-owned; from now on
+ * poll it only through fastverbs). Returns 0 or an errno value.
+ */
+static inline int fv_cq_init(struct fv_cq *cq, struct ibv_cq *ibcq)
+{
+	struct mlx5dv_cq dv;
+	struct mlx5dv_obj obj;
+	int err;
+
+	memset(&dv, 0, sizeof(dv));
+	memset(&obj, 0, sizeof(obj));
+	obj.cq.in = ibcq;
+	obj.cq.out = &dv;
+	err = mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ);
+	if (err)
+		return err;
+
+	struct fv_cq_geom g = {
+		.buf = dv.buf, .cqe_cnt = dv.cqe_cnt, .cqe_size = dv.cqe_size,
+		.dbrec = dv.dbrec, .cqn = dv.cqn,
+	};
+	err = fv_cq_init_geom(cq, &g);
+	if (!err)
+		cq->ibcq = ibcq;
+	return err;
+}
+
+/* Release what fv_cq_init set up (nothing is allocated; the ibv_cq stays the caller's). */
+static inline void fv_cq_cleanup(struct fv_cq *cq)
+{
+	memset(cq, 0, sizeof(*cq));
+}
+
+/*
+ * Receive completions on cq for QPs no fv_qp registered (XRC target QPs) belong to srq.
+ * Bind an XRC SRQ to the CQ it was created with (see recv.h for the full rule).
+ */
+static inline void fv_cq_bind_srq(struct fv_cq *cq, struct fv_srq *srq)
+{
+	cq->srq = srq;
+}
+
+/* Requester CQE decoding: ibv_wc opcode, flags and byte_len source per send opcode. */
+#define FV_REQ_IMM ((unsigned)IBV_WC_WITH_IMM << 8)
+#define FV_REQ_CNT 0x1000u	/* byte_len = CQE byte_cnt */
+#define FV_REQ_8   0x2000u	/* byte_len = 8 */
+#define FV_REQ_UMR 0x4000u	/* bind or invalidate: told by the WQE */
+
+static const uint16_t fv_req_op[256] = {	/* unlisted (SEND, SEND_INVAL, NOP...): IBV_WC_SEND */
+	[MLX5_OPCODE_RDMA_WRITE] = IBV_WC_RDMA_WRITE,
+	[MLX5_OPCODE_RDMA_WRITE_IMM] = IBV_WC_RDMA_WRITE | FV_REQ_IMM,
+	[MLX5_OPCODE_SEND_IMM] = IBV_WC_SEND | FV_REQ_IMM,
+	[MLX5_OPCODE_RDMA_READ] = IBV_WC_RDMA_READ | FV_REQ_CNT,
+	[MLX5_OPCODE_ATOMIC_CS] = IBV_WC_COMP_SWAP | FV_REQ_8,
+	[MLX5_OPCODE_ATOMIC_FA] = IBV_WC_FETCH_ADD | FV_REQ_8,
+	[MLX5_OPCODE_TSO] = IBV_WC_TSO,
+	[MLX5_OPCODE_UMR] = FV_REQ_UMR,
+};
+
+/* Responder CQE opcode (1..4) -> ibv_wc opcode and flags. */
+static const uint16_t fv_resp_op[5] = {
+	[MLX5_CQE_RESP_WR_IMM] = IBV_WC_RECV_RDMA_WITH_IMM | FV_REQ_IMM,
+	[MLX5_CQE_RESP_SEND] = IBV_WC_RECV,
+	[MLX5_CQE_RESP_SEND_IMM] = IBV_WC_RECV | FV_REQ_IMM,
+	[MLX5_CQE_RESP_SEND_INV] = IBV_WC_RECV | ((unsigned)IBV_WC_WITH_INV << 8),
+};
+
+/* ibv_wc_status of an error CQE syndrome (the table of mlx5-formats.md §5.3). */
+static inline uint8_t fv_cqe_status(uint8_t syndrome)
+{
+	switch (syndrome) {
+	case MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR:	return IBV_WC_LOC_LEN_ERR;
+	case MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR:		return IBV_WC_LOC_QP_OP_ERR;
+	case MLX5_CQE_SYNDROME_LOCAL_PROT_ERR:		return IBV_WC_LOC_PROT_ERR;
+	case MLX5_CQE_SYNDROME_WR_FLUSH_ERR:		return IBV_WC_WR_FLUSH_ERR;
+	case MLX5_CQE_SYNDROME_MW_BIND_ERR:		return IBV_WC_MW_BIND_ERR;
+	case MLX5_CQE_SYNDROME_BAD_RESP_ERR:		return IBV_WC_BAD_RESP_ERR;
+	case MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR:	return IBV_WC_LOC_ACCESS_ERR;
+	case MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR:	return IBV_WC_REM_INV_REQ_ERR;
+	case MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR:	return IBV_WC_REM_ACCESS_ERR;
+	case MLX5_CQE_SYNDROME_REMOTE_OP_ERR:		return IBV_WC_REM_OP_ERR;
+	case MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR:	return IBV_WC_RETRY_EXC_ERR;
+	case MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR:	return IBV_WC_RNR_RETRY_EXC_ERR;
+	case MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR:	return IBV_WC_REM_ABORT_ERR;
+	default:					return IBV_WC_GENERAL_ERR;
+	}
+}
+
+/* ibv_wc opcode and flags of the send WQE in slot (UMR: the mkey context's free bit, byte 64). */
+static inline unsigned fv_req_entry(const struct fv_sq *sq, uint32_t slot, uint8_t send_opcode)
+{
+	unsigned e = fv_req_op[send_opcode];
+
+	if (__builtin_expect(e & FV_REQ_UMR, 0))
+		e = (sq->ring.buf[(size_t)((slot + 1) & sq->mask) << 6] & 0x40) ?
+		    IBV_WC_LOCAL_INV : IBV_WC_BIND_MW;
+	return e;
+}
+
+/*
+ * Copy len bytes from src into the scatter list d (at most n data segments, stopping at the
+ * invalid-lkey terminator; segments continue at ring after end). Returns an ibv_wc_status.
+ */
+static inline uint8_t fv_scatter(const struct mlx5_wqe_data_seg *d, uint32_t n, const void *end,
+				 const void *ring, const uint8_t *src, uint32_t len)
+{
+	for (uint32_t i = 0; len && i < n; i++, d++) {
+		if ((const void *)d == end)
+			d = (const struct mlx5_wqe_data_seg *)ring;
+		if (d->lkey == htobe32(MLX5_INVALID_LKEY))
+			break;
+		uint32_t c = be32toh(d->byte_count);
+
+		c = c < len ? c : len;
+		memcpy((void *)(uintptr_t)be64toh(d->addr), src, c);
+		src += c;
+		len -= c;
+	}
+	return len ? IBV_WC_LOC_LEN_ERR : IBV_WC_SUCCESS;
+}
+
+/* Where scatter-to-CQE data sits: format 1 in the CQE itself, format 2 in the 64 bytes before. */
+static inline const uint8_t *fv_cqe_data(const struct mlx5_cqe64 *cqe, uint8_t op_own)
+{
+	return (const uint8_t *)cqe - ((op_own & MLX5_INLINE_SCATTER_64) ? 64 : 0);
+}
+
+/*
+ * Requester scatter-to-CQE (RDMA READ / atomic response): into the data segments of the
+ * send WQE in slot, found past its ctrl, [xrc], raddr and [atomic] segments; the WQE may
+ * continue at block 0.
+ */
+FV_COLD uint8_t
+fv_scatter_send(const struct fv_qp *qp, uint32_t slot, const uint8_t *src, uint32_t len)
+{
+	const struct fv_sq *sq = &qp->sq;
+	const uint8_t *c = sq->ring.buf + ((size_t)slot << 6);
+	unsigned skip = 1 + (qp->qpt == FV_QPT_XRC), ds = c[7] & 0x3f;
+
+	switch (c[3]) {
+	case MLX5_OPCODE_RDMA_READ:	skip += 1; break;
+	case MLX5_OPCODE_ATOMIC_CS:
+	case MLX5_OPCODE_ATOMIC_FA:	skip += 2; break;
+	default:			return IBV_WC_GENERAL_ERR;	/* no scatter list to fill */
+	}
+	if (ds <= skip)
+		return IBV_WC_LOC_LEN_ERR;
+	return fv_scatter((const struct mlx5_wqe_data_seg *)(c + skip * FV_DS), ds - skip,
+			  sq->ring.end, sq->ring.buf, src, len);
+}
+
+/* The SRQ a responder CQE of qp (NULL: a QPN fastverbs does not own) belongs to; recv.h rule. */
+FV_COLD struct fv_srq *
+fv_cq_find_srq(const struct fv_cq *cq, struct fv_qp *qp, uint32_t srqn_uidx)
+{
+	if (qp) {
+		if (!qp->srq && qp->ibqp && qp->ibqp->srq)
+			qp->srq = fv_srq_lookup(qp->ibqp->srq, 0, 1);
+		return qp->srq;
+	}
+	return cq->srq ? cq->srq : fv_srq_lookup(NULL, srqn_uidx & 0xffffff, 0);
+}
+
+/*
+ * Consume the receive WQE a responder (or responder error) CQE completes: the RQ's oldest,
+ * or the SRQ WQE named by wqe_counter (returned to the free list). Sets *wr_id and *max_gs,
+ * returns the WQE's scatter list; NULL (nothing changed) if there is no RQ or SRQ to take from.
+ */
+static inline __attribute__((always_inline)) const struct mlx5_wqe_data_seg *
+fv_cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+		uint64_t *wr_id, uint32_t *max_gs)
+{
+	if (__builtin_expect(qp && qp->rq.entries, 1)) {
+		struct fv_rq *rq = &qp->rq;
+		uint32_t slot = rq->tail++ & rq->mask;
+
+		*wr_id = rq->wrid[slot];
+		*max_gs = rq->max_gs;
+		return (const struct mlx5_wqe_data_seg *)(rq->buf + ((size_t)slot << rq->stride_shift));
+	}
+
+	struct fv_srq *srq = (qp && qp->srq) ? qp->srq : fv_cq_find_srq(cq, qp, be32toh(cqe->srqn_uidx));
+	uint32_t idx = be16toh(cqe->wqe_counter);
+
+	if (!srq)
+		return NULL;
+	idx &= srq->mask;
+	*wr_id = srq->wrid[idx];
+	*max_gs = srq->max_gs;
+	fv_srq_free(srq, idx);	/* links idx after the tail; idx's own segments stay intact */
+	return (const struct mlx5_wqe_data_seg *)(fv_srq_wqe(srq, idx) + 1);
+}
+
+/* What decoding one CQE gave. */
+enum { FV_CQE_BAD = -1, FV_CQE_HIDE = 0, FV_CQE_REPORT = 1 };
+
+/* Error CQE (REQ_ERR / RESP_ERR): status from the syndrome, WQE retired like a success. */
+FV_COLD int
+fv_cqe_error(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+	     uint8_t op_own, struct fv_wc *w)
+{
+	const struct mlx5_err_cqe *e = (const struct mlx5_err_cqe *)cqe;
+	uint32_t max_gs;
+
+	if ((op_own >> 4) == MLX5_CQE_REQ_ERR) {
+		if (!qp)
+			return FV_CQE_BAD;
+		uint32_t slot = fv_sq_retire(&qp->sq, be16toh(cqe->wqe_counter));
+
+		qp->sq.forced[slot] = 0;
+		w->wr_id = qp->sq.wrid[slot];
+		/* libmlx5 leaves the opcode undefined on errors; give the failed WQE's. */
+		w->opcode = (uint8_t)fv_req_entry(&qp->sq, slot, (uint8_t)(be32toh(cqe->sop_drop_qpn) >> 24));
+	} else if ((op_own >> 4) == MLX5_CQE_RESP_ERR) {
+		if (!fv_cq_take_recv(cq, qp, cqe, &w->wr_id, &max_gs))
+			return FV_CQE_BAD;
+		w->opcode = IBV_WC_RECV;
+	} else {
+		return FV_CQE_BAD;	/* resize, tag matching, signature error: not driven here */
+	}
+	w->status = fv_cqe_status(e->syndrome);
+	w->vendor_err = e->vendor_err_synd;
+	return FV_CQE_REPORT;
+}
+
+/*
+ * Decode one CQE owned by software into w. qp is the fv_qp its QPN names (NULL: none).
+ * Returns FV_CQE_REPORT, FV_CQE_HIDE (a forced completion) or FV_CQE_BAD (nothing changed).
+ */
+static inline __attribute__((always_inline)) int
+fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+	      uint8_t op_own, struct fv_wc *w)
+{
+	uint32_t op = op_own >> 4, max_gs;
+	uint32_t sop = be32toh(cqe->sop_drop_qpn);
+	unsigned e;
+
+	w->qp_num = sop & 0xffffff;
+	w->status = IBV_WC_SUCCESS;
+	w->vendor_err = 0;
+	w->src_qp = 0;
+	w->imm_data = 0;
+	w->byte_len = 0;
+	if (__builtin_expect((op_own & 0x0c) == 0x0c, 0))
+		return FV_CQE_BAD;	/* compressed CQEs are never requested */
+
+	if (op == MLX5_CQE_REQ) {
+		if (__builtin_expect(!qp, 0))
+			return FV_CQE_BAD;
+		uint32_t slot = fv_sq_retire(&qp->sq, be16toh(cqe->wqe_counter));
+
+		e = fv_req_entry(&qp->sq, slot, (uint8_t)(sop >> 24));
+		w->wr_id = qp->sq.wrid[slot];
+		w->opcode = (uint8_t)e;
+		w->wc_flags = (uint8_t)(e >> 8) & IBV_WC_WITH_IMM;
+		if (e & (FV_REQ_CNT | FV_REQ_8))
+			w->byte_len = (e & FV_REQ_8) ? 8 : be32toh(cqe->byte_cnt);
+		if (__builtin_expect(op_own & 0x0c, 0))
+			w->status = fv_scatter_send(qp, slot, fv_cqe_data(cqe, op_own), w->byte_len);
+		if (__builtin_expect(qp->sq.forced[slot], 0)) {
+			qp->sq.forced[slot] = 0;	/* asked by fastverbs, not by the caller */
+			return w->status == IBV_WC_SUCCESS ? FV_CQE_HIDE : FV_CQE_REPORT;
+		}
+		return FV_CQE_REPORT;
+	}
+	if (__builtin_expect(op - 1 >= MLX5_CQE_RESP_SEND_INV, 0)) {
+		w->wc_flags = 0;
+		return fv_cqe_error(cq, qp, cqe, op_own, w);
+	}
+
+	const struct mlx5_wqe_data_seg *sg = fv_cq_take_recv(cq, qp, cqe, &w->wr_id, &max_gs);
+	uint32_t rqpn = be32toh(cqe->flags_rqpn);
+
+	if (__builtin_expect(!sg, 0))
+		return FV_CQE_BAD;
+	e = fv_resp_op[op];
+	w->opcode = (uint8_t)e;
+	w->wc_flags = (uint8_t)((e >> 8) | ((rqpn & 0x30000000) ? IBV_WC_GRH : 0));
+	w->byte_len = be32toh(cqe->byte_cnt);
+	w->src_qp = rqpn & 0xffffff;
+	w->imm_data = cqe->imm_inval_pkey;
+	if (op == MLX5_CQE_RESP_SEND_INV)
+		w->invalidated_rkey = be32toh(cqe->imm_inval_pkey);
+	if (__builtin_expect(op_own & 0x0c, 0))
+		w->status = fv_scatter(sg, max_gs, NULL, NULL, fv_cqe_data(cqe, op_own), w->byte_len);
+	return FV_CQE_REPORT;
+}
+
+/* Store w as ibv_poll_cq would fill *wc from cqe (mlx5-formats.md §5.6). */
+static inline __attribute__((always_inline)) void
+fv_wc_to_ibv(struct ibv_wc *wc, const struct fv_wc *w, const struct mlx5_cqe64 *cqe, uint8_t op_own)
+{
+	int resp = (uint32_t)(op_own >> 4) - 1 < MLX5_CQE_RESP_SEND_INV && w->status == IBV_WC_SUCCESS;
+	uint32_t rqpn = be32toh(cqe->flags_rqpn);
+
+	wc->wr_id = w->wr_id;
+	wc->status = (enum ibv_wc_status)w->status;
+	wc->opcode = (enum ibv_wc_opcode)w->opcode;
+	wc->vendor_err = w->vendor_err;
+	wc->byte_len = w->byte_len;
+	wc->imm_data = w->imm_data;
+	wc->qp_num = w->qp_num;
+	wc->src_qp = w->src_qp;
+	wc->wc_flags = w->wc_flags;
+	wc->pkey_index = resp ? (uint16_t)be32toh(cqe->imm_inval_pkey) : 0;
+	wc->slid = resp ? be16toh(cqe->slid) : 0;
+	wc->sl = resp ? (uint8_t)((rqpn >> 24) & 0xf) : 0;
+	wc->dlid_path_bits = resp ? (cqe->ml_path & 0x7f) : 0;
+}
+
+/*
+ * The one poll loop behind fv_poll (ibv = 0: out is struct fv_wc[]) and fv_poll_cq
+ * (ibv = 1: out is struct ibv_wc[]); ibv is a constant in each, so the other form folds away.
+ */
+static inline __attribute__((always_inline)) int
+fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
+{
+	uint32_t ci = cq->ci, cur_qpn = ~0u;
+	struct fv_qp *qp = NULL;
+	int i = 0, bad = 0;
+
+	while (i < n) {
+		const struct mlx5_cqe64 *cqe =
+			(const struct mlx5_cqe64 *)(cq->buf64 + ((size_t)(ci & cq->mask) << cq->cqe_shift));
+		uint8_t op_own = cqe->op_own;
+		struct fv_wc w;
+		int r;
+
+		if ((op_own >> 4) == MLX5_CQE_INVALID || ((op_own ^ (ci >> cq->log_cnt)) & 1))
+			break;
+		fv_dma_rmb();	/* the rest of the CQE only after its owner bit */
+		uint32_t qpn = be32toh(cqe->sop_drop_qpn) & 0xffffff;
+
+		if (qpn != cur_qpn) {
+			qp = fv_registry_qp(qpn);
+			cur_qpn = qpn;
+		}
+		r = fv_cqe_decode(cq, qp, cqe, op_own, &w);
+		if (__builtin_expect(r == FV_CQE_BAD, 0)) {
+			if (i)
+				break;	/* return what we have; this CQE comes first next time */
+			ci++;
+			bad = 1;
+			break;
+		}
+		ci++;
+		if (r == FV_CQE_HIDE)
+			continue;
+		if (ibv)
+			fv_wc_to_ibv((struct ibv_wc *)out + i, &w, cqe, op_own);
+		else
+			((struct fv_wc *)out)[i] = w;
+		i++;
+	}
+	if (ci != cq->ci) {
+		cq->ci = ci;
+		*(volatile __be32 *)&cq->dbrec[FV_CQ_SET_CI] = htobe32(ci & 0xffffff);
+	}
+	if (__builtin_expect(bad, 0)) {
+		errno = EINVAL;
+		return -1;
+	}
+	return i;
+}
+
+/*
+ * Poll up to n completions into wc. Returns how many (0: none), or -1 with errno EINVAL for
+ * a CQE fastverbs cannot decode (see the top of this file). Completions fastverbs requested
+ * itself to bound unsignaled runs are consumed silently.
+ */
+static inline int fv_poll(struct fv_cq *cq, struct fv_wc *wc, int n)
+{
+	return fv_cq_poll_core(cq, wc, n, 0);
+}
+
+#endif /* FASTVERBS_CQ_H */

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Receive queue and SRQ posting (docs: mlx5-formats.md §4).
+ *
+ * RQ WQE (stride = 16 * max_gs bytes), one per receive WR, slot = head & mask:
+ *
+ *   +-----------+-----------+-----+----------------------------+
+ *   | data seg0 | data seg1 | ... | terminator (if < max_gs)   |
+ *   +-----------+-----------+-----+----------------------------+
+ *   data seg: BE32 byte_count | BE32 lkey | BE64 addr
+ *   terminator: byte_count 0, lkey MLX5_INVALID_LKEY (0x100), addr 0
+ *
+ * SRQ WQE: a 16-byte next segment, then the data segments as above.
+ *
+ *   0: rsvd(2) | BE16 next_wqe_index | signature | rsvd(11)      16..: data segs
+ *
+ * The SRQ's free WQEs form a list linked through next_wqe_index, from head (filled by the
+ * next post) to tail (never filled: head == tail means full). A completion returns its WQE
+ * index to the tail. This is libmlx5's scheme; fastverbs continues it from the head/tail
+ * mlx5dv_init_obj reports.
+ *
+ * Posting writes WQEs only; fv_recv_ring / fv_srq_ring publish them through the doorbell
+ * record (receive queues have no MMIO doorbell).
+ *
+ * Which SRQ a responder completion belongs to (used by cq.h):
+ *   - a registered fv_qp attached to an SRQ: qp->srq, set by fv_qp_attach_srq() or, for a
+ *     QP taken over from an ibv_qp, resolved on its first completion from ibqp->srq through
+ *     the SRQ registry below (every fv_srq_init / fv_srq_init_geom registers);
+ *   - a QPN no fv_qp registered (an XRC target QP, which fastverbs does not own): the SRQ
+ *     bound to the CQ with fv_cq_bind_srq() if any, else the registered SRQ whose number
+ *     equals the CQE's srqn_uidx. The number rule holds for CQE version 0 only; with CQE
+ *     version 1 that field is a user index mlx5dv does not expose, so bind the XRC SRQ to
+ *     its CQ (an XRC SRQ names its CQ at creation; give each XRC SRQ its own CQ).
+ */
+#ifndef FASTVERBS_RECV_H
+#define FASTVERBS_RECV_H
+
+#include "qp.h"
+
+/* Fill one receive data segment. */
+static inline void fv_rseg(struct mlx5_wqe_data_seg *d, const struct ibv_sge *s)
+{
+	d->byte_count = htobe32(s->length);
+	d->lkey = htobe32(s->lkey);
+	d->addr = htobe64(s->addr);
+}
+
+/*
+ * Write sgl into the scatter list d of max_gs entries: zero-length entries dropped,
+ * the invalid-lkey terminator after the last one if the list is not full.
+ */
+static inline void fv_rsegs(struct mlx5_wqe_data_seg *d, uint32_t max_gs,
+			    const struct ibv_sge *sgl, int nsge)
+{
+	uint32_t j = 0;
+
+	for (int i = 0; i < nsge; i++)
+		if (sgl[i].length)
+			fv_rseg(&d[j++], &sgl[i]);
+	if (j < max_gs) {
+		d[j].byte_count = 0;
+		d[j].lkey = htobe32(MLX5_INVALID_LKEY);
+		d[j].addr = 0;
+	}
+}
+
+/*
+ * Post one receive WQE on qp's RQ: scatter list sgl[0..nsge) (zero-length entries are
+ * dropped), wr_id reported by its completion. No doorbell: call fv_recv_ring() after a
+ * batch. Returns 0; ENOMEM if the RQ is full (checked first, as libmlx5 does); EINVAL if
+ * nsge is negative or above max_recv_sge, or the QP has no RQ. Nothing is written when
+ * refused.
+ */
+static inline int fv_recv(struct fv_qp *qp, uint64_t wr_id, const struct ibv_sge *sgl, int nsge)
+{
+	struct fv_rq *rq = &qp->rq;
+	uint32_t slot = rq->head & rq->mask;
+
+	if (__builtin_expect(rq->head - rq->tail >= rq->entries, 0))
+		return rq->entries ? ENOMEM : EINVAL;
+	if (__builtin_expect((unsigned)nsge > qp->max_recv_sge || (unsigned)nsge > rq->max_gs, 0))
+		return EINVAL;
+	fv_rsegs((struct mlx5_wqe_data_seg *)(rq->buf + ((size_t)slot << rq->stride_shift)),
+		 rq->max_gs, sgl, nsge);
+	rq->wrid[slot] = wr_id;
+	rq->head++;
+	return 0;
+}
+
+/* Publish the posted receive WQEs: WQE stores, then dbrec[MLX5_RCV_DBR] = head (16 bits). */
+static inline void fv_recv_ring(struct fv_qp *qp)
+{
+	fv_dma_wmb();
+	*qp->rq.dbrec = htobe32(qp->rq.head & 0xffff);
+}
+
+struct fv_srq {
+	uint8_t *buf;
+	uint32_t stride_shift;	/* log2(stride) */
+	uint32_t max_gs;	/* data segments per WQE: stride / 16 - 1 */
+	uint32_t mask;		/* WQE indices are masked with it (wqe_cnt - 1) */
+	uint32_t head;		/* first free WQE: the next post fills it */
+	uint32_t tail;		/* last free WQE: never filled, completions link after it */
+	uint32_t srqn;
+	uint16_t counter;	/* WQEs posted, mod 2^16: the doorbell record value */
+	volatile __be32 *dbrec;
+	uint64_t *wrid;		/* per WQE index */
+	struct ibv_srq *ibsrq;	/* key for QPs taken over from an ibv_qp */
+};
+
+/* An SRQ described by its raw geometry (tests, plain memory). */
+struct fv_srq_geom {
+	void *buf;
+	uint32_t wqe_cnt;	/* WQEs in buf, a power of two */
+	uint32_t stride;	/* bytes, a power of two >= 32 */
+	volatile __be32 *dbrec;	/* dbrec[0]: the counter; posting continues from it */
+	uint32_t srqn;
+	uint32_t head, tail;	/* free list ends, as mlx5dv_srq reports them */
+	int link;		/* nonzero: write the free list head -> head+1 -> ... -> tail first */
+	struct ibv_srq *ibsrq;	/* optional registry key */
+};
+
+/* Process-wide table of the fv_srqs set up, searched on slow paths only. */
+#define FV_SRQ_MAX 256
+struct fv_srq_registry {
+	pthread_mutex_t lock;
+	struct fv_srq *srq[FV_SRQ_MAX];
+};
+
+__attribute__((weak)) struct fv_srq_registry fv_srq_registry = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Replace the entry old by new (NULL: a free entry). Returns 0 or ENOMEM. */
+static inline int fv_srq_registry_swap(struct fv_srq *old, struct fv_srq *new_)
+{
+	int err = ENOMEM;
+
+	pthread_mutex_lock(&fv_srq_registry.lock);
+	for (int i = 0; i < FV_SRQ_MAX; i++)
+		if (fv_srq_registry.srq[i] == old) {
+			__atomic_store_n(&fv_srq_registry.srq[i], new_, __ATOMIC_RELEASE);
+			err = 0;
+			break;
+		}
+	pthread_mutex_unlock(&fv_srq_registry.lock);
+	return err;
+}
+
+/* The registered fv_srq for ibsrq (by_ib) or with SRQ number num, or NULL. */
+static inline struct fv_srq *fv_srq_lookup(const struct ibv_srq *ibsrq, uint32_t num, int by_ib)
+{
+	for (int i = 0; i < FV_SRQ_MAX; i++) {
+		struct fv_srq *s = __atomic_load_n(&fv_srq_registry.srq[i], __ATOMIC_ACQUIRE);
+
+		if (s && (by_ib ? s->ibsrq == ibsrq : s->srqn == num))
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * Set srq up from a raw geometry and register it. Returns 0, EINVAL (bad geometry) or
+ * ENOMEM (no memory, or FV_SRQ_MAX SRQs registered).
+ */
+static inline int fv_srq_init_geom(struct fv_srq *srq, const struct fv_srq_geom *g)
+{
+	if (!g->buf || !g->dbrec || !fv_is_pow2(g->wqe_cnt) || !fv_is_pow2(g->stride) ||
+	    g->stride < 2 * FV_DS || g->head >= g->wqe_cnt || g->tail >= g->wqe_cnt)
+		return EINVAL;
+	memset(srq, 0, sizeof(*srq));
+	srq->wrid = calloc(g->wqe_cnt, sizeof(uint64_t));
+	if (!srq->wrid)
+		return ENOMEM;
+	srq->buf = g->buf;
+	srq->stride_shift = (uint32_t)__builtin_ctz(g->stride);
+	srq->max_gs = g->stride / FV_DS - 1;
+	srq->mask = g->wqe_cnt - 1;
+	srq->head = g->head;
+	srq->tail = g->tail;
+	srq->srqn = g->srqn;
+	srq->counter = (uint16_t)be32toh(*g->dbrec);
+	srq->dbrec = g->dbrec;
+	srq->ibsrq = g->ibsrq;
+	for (uint32_t i = g->head; g->link && i != g->tail; i = (i + 1) & srq->mask) {
+		struct mlx5_wqe_srq_next_seg *n =
+			(struct mlx5_wqe_srq_next_seg *)(srq->buf + ((size_t)i << srq->stride_shift));
+
+		n->next_wqe_index = htobe16((uint16_t)((i + 1) & srq->mask));
+	}
+	if (fv_srq_registry_swap(NULL, srq)) {
+		free(srq->wrid);
+		srq->wrid = NULL;
+		return ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Take over a basic or XRC SRQ created by libmlx5 (mlx5dv_init_obj with its SRQ number;
+ * the WQE count from ibv_query_srq). Posting continues libmlx5's free list and doorbell
+ * counter; afterwards post only through fastverbs. Returns 0 or an errno value.
+ */
+static inline int fv_srq_init(struct fv_srq *srq, struct ibv_srq *ibsrq)
+{
+	struct mlx5dv_srq dv;
+	struct mlx5dv_obj obj;
+	struct ibv_srq_attr attr;
+	uint32_t cnt;
+	int err;
+
+	memset(&dv, 0, sizeof(dv));
+	memset(&obj, 0, sizeof(obj));
+	dv.comp_mask = MLX5DV_SRQ_MASK_SRQN;
+	obj.srq.in = ibsrq;
+	obj.srq.out = &dv;
+	err = mlx5dv_init_obj(&obj, MLX5DV_OBJ_SRQ);
+	if (err)
+		return err;
+	if (ibv_query_srq(ibsrq, &attr))
+		return errno ? errno : EIO;
+	/* libmlx5 sizes the buffer to a power of two above max_wr (plus its wait queue). */
+	cnt = attr.max_wr + 1;
+	if (cnt < dv.head + 1)
+		cnt = dv.head + 1;
+	if (cnt < dv.tail + 1)
+		cnt = dv.tail + 1;
+	while (!fv_is_pow2(cnt))
+		cnt += cnt & -cnt;
+
+	struct fv_srq_geom g = {
+		.buf = dv.buf, .wqe_cnt = cnt, .stride = dv.stride, .dbrec = dv.dbrec,
+		.srqn = (dv.comp_mask & MLX5DV_SRQ_MASK_SRQN) ? dv.srqn : 0,
+		.head = dv.head, .tail = dv.tail, .ibsrq = ibsrq,
+	};
+	return fv_srq_init_geom(srq, &g);
+}
+
+/* Unregister srq and free its bookkeeping. Clean up the QPs and CQs using it first. */
+static inline void fv_srq_cleanup(struct fv_srq *srq)
+{
+	if (srq->wrid)
+		fv_srq_registry_swap(srq, NULL);
+	free(srq->wrid);
+	srq->wrid = NULL;
+}
+
+/* WQE index idx of srq. */
+static inline struct mlx5_wqe_srq_next_seg *fv_srq_wqe(const struct fv_srq *srq, uint32_t idx)
+{
+	return (struct mlx5_wqe_srq_next_seg *)(srq->buf + ((size_t)idx << srq->stride_shift));
+}
+
+/*
+ * Post one receive WQE on srq (zero-length SGEs are dropped as on an RQ; libmlx5 writes
+ * them on an SRQ). No doorbell: call fv_srq_ring() after a batch. Returns 0; EINVAL if
+ * nsge is negative or above the SRQ's max_gs (checked first, as libmlx5 does); ENOMEM if
+ * the SRQ is full. Nothing is written when refused.
+ */
+static inline int fv_srq_recv(struct fv_srq *srq, uint64_t wr_id, const struct ibv_sge *sgl, int nsge)
+{
+	struct mlx5_wqe_srq_next_seg *n;
+
+	if (__builtin_expect((unsigned)nsge > srq->max_gs, 0))
+		return EINVAL;
+	if (__builtin_expect(srq->head == srq->tail, 0))
+		return ENOMEM;
+	n = fv_srq_wqe(srq, srq->head);
+	fv_rsegs((struct mlx5_wqe_data_seg *)(n + 1), srq->max_gs, sgl, nsge);
+	srq->wrid[srq->head] = wr_id;
+	srq->head = be16toh(n->next_wqe_index) & srq->mask;
+	srq->counter++;
+	return 0;
+}
+
+/* Publish the posted SRQ WQEs: WQE stores, then dbrec[0] = WQEs posted (16 bits). */
+static inline void fv_srq_ring(struct fv_srq *srq)
+{
+	fv_dma_wmb();
+	*srq->dbrec = htobe32(srq->counter);
+}
+
+/* WQE idx was consumed: link it after the tail of the free list. */
+static inline void fv_srq_free(struct fv_srq *srq, uint32_t idx)
+{
+	fv_srq_wqe(srq, srq->tail)->next_wqe_index = htobe16((uint16_t)idx);
+	srq->tail = idx;
+}
+
+/*
+ * Attach qp (created on ibv SRQ srq, so it has no RQ) to srq for completion polling. Only
+ * needed for QPs described by raw geometry; a QP taken over from an ibv_qp finds its SRQ
+ * through ibqp->srq on its first completion.
+ */
+static inline void fv_qp_attach_srq(struct fv_qp *qp, struct fv_srq *srq)
+{
+	qp->srq = srq;
+}
+
+#endif /* FASTVERBS_RECV_H */
