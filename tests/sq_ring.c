@@ -1,0 +1,438 @@
+/*
+ * Send-ring bookkeeping (DESIGN.md invariants 1 and 3): free space in WQEBBs, retiring
+ * through fv_sq_retire (what the CQ poller calls with a CQE's 16-bit wqe_counter), wr_id per
+ * slot, completions fastverbs forces on long unsignaled runs, and long runs of post + retire
+ * across many ring wraps and past 2^16 and 2^32 WQEBBs.
+ *
+ * The device and the poller are simulated here: a FIFO of outstanding WQEs; "one CQE" retires
+ * up to the oldest signaled one with fv_sq_retire and, like cq.h, clears the slot's forced
+ * flag when it consumes that completion.
+ */
+#include <criterion/criterion.h>
+#include <fastverbs/compat/post_send.h>
+#include "memqp.h"
+#include "wqe-expect.h"
+
+#define QPN   0x0c0ffeu
+#define RADDR 0x100000ull
+#define RKEY  0x77u
+
+static uint8_t buf[4096];
+
+static struct ibv_sge sges[16];
+
+static void init_sges(void)
+{
+	for (unsigned i = 0; i < 16; i++)
+		sges[i] = (struct ibv_sge){ .addr = (uintptr_t)(buf + 16 * i), .length = 8, .lkey = 5 };
+}
+
+static struct memqp_cfg cfg(uint32_t wqebbs, uint32_t start_pi)
+{
+	return (struct memqp_cfg){ .qpt = FV_QPT_RC, .qpn = QPN, .sq_wqe_cnt = wqebbs, .bf_size = 256,
+		.max_inline = 60, .max_send_sge = 16, .start_pi = start_pi };
+}
+
+static struct fv_rc *rc_of(struct memqp *m)
+{
+	return (struct fv_rc *)&m->qp;
+}
+
+/* One RC RDMA WRITE of nbb WQEBBs (1..5): its SGE count n gives the size (ds = 2 + n). */
+static int post_blocks(struct memqp *m, unsigned nbb, uint64_t wr_id, unsigned flags)
+{
+	static const int nsge[6] = { 0, 1, 3, 7, 11, 15 };	/* ds 3, 5, 9, 13, 17 */
+
+	cr_assert(nbb >= 1 && nbb <= 5);
+	return fv_write_sgl(rc_of(m), wr_id, flags, sges, nsge[nbb], RADDR, RKEY);
+}
+
+static uint8_t fm_at(const struct memqp *m, uint32_t pi) { return memqp_block(m, pi)[11]; }
+static unsigned ds_at(const struct memqp *m, uint32_t pi) { return memqp_block(m, pi)[7] & 0x3f; }
+static uint16_t idx_at(const struct memqp *m, uint32_t pi)
+{
+	const uint8_t *b = memqp_block(m, pi);
+
+	return (uint16_t)(b[1] << 8 | b[2]);
+}
+
+/* ---- a simulated device + poller ---- */
+
+struct wqe_rec {
+	uint32_t start;
+	unsigned nbb;
+	uint64_t wr_id;
+	bool signaled;
+};
+
+struct sim {
+	struct memqp *m;
+	struct wqe_rec q[4096];		/* outstanding WQEs, oldest first */
+	unsigned head, n;
+	uint32_t ci;			/* what the poller should have retired up to */
+};
+
+static void sim_push(struct sim *s, uint32_t start, unsigned nbb, uint64_t wr_id, bool sig)
+{
+	cr_assert_lt(s->n, 4096u);
+	s->q[(s->head + s->n++) % 4096] = (struct wqe_rec){ start, nbb, wr_id, sig };
+}
+
+static bool sim_has_signaled(const struct sim *s)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		if (s->q[(s->head + i) % 4096].signaled)
+			return true;
+	return false;
+}
+
+/* The device completes in order up to the oldest signaled WQE; its CQE reaches the poller. */
+static bool sim_one_cqe(struct sim *s)
+{
+	struct fv_sq *sq = &s->m->qp.sq;
+
+	if (!sim_has_signaled(s))
+		return false;
+	for (;;) {
+		struct wqe_rec w = s->q[s->head];
+
+		s->head = (s->head + 1) % 4096;
+		s->n--;
+		if (!w.signaled)
+			continue;
+		uint32_t slot = fv_sq_retire(sq, (uint16_t)w.start);
+
+		cr_assert_eq(slot, w.start & sq->mask, "retire %#x: slot %u", w.start, slot);
+		cr_assert_eq(sq->ci, w.start + w.nbb, "retire %#x: ci %#x, want %#x", w.start, sq->ci,
+			     w.start + w.nbb);
+		cr_assert_eq(sq->wrid[slot], w.wr_id, "retire %#x: wr_id", w.start);
+		sq->forced[slot] = 0;	/* consumed, as cq.h does */
+		s->ci = sq->ci;
+		return true;
+	}
+}
+
+/* ---- space ---- */
+
+Test(sq_ring, room_counts_wqebbs)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg(16, 0xfff8);	/* the 16-bit counter wraps inside this test */
+	struct fv_sq *sq = &m.qp.sq;
+
+	init_sges();
+	xq_init(&m, &c);
+	cr_assert_eq(fv_sq_room(sq), 16);
+	cr_assert_eq(post_blocks(&m, 1, 1, 0), 0);
+	cr_assert_eq(fv_sq_room(sq), 15);
+	cr_assert_eq(post_blocks(&m, 3, 2, 0), 0);
+	cr_assert_eq(fv_sq_room(sq), 12);
+	cr_assert_eq(post_blocks(&m, 5, 3, FV_SIGNALED), 0);
+	cr_assert_eq(fv_sq_room(sq), 7);
+	cr_assert_eq(fv_sq_retire(sq, 0xfff8), 8);		/* the first WQE alone */
+	cr_assert_eq(fv_sq_room(sq), 8);
+	cr_assert_eq(fv_sq_retire(sq, (uint16_t)(0xfff8 + 4)), 12);	/* the 5-WQEBB one, and the 3 before */
+	cr_assert_eq(sq->ci, 0xfff8 + 9);
+	cr_assert_eq(fv_sq_room(sq), 16);
+	memqp_free(&m);
+}
+
+/* unsig_max is half the ring, whatever its size. */
+Test(sq_ring, unsig_max_is_half_the_ring)
+{
+	static const uint32_t sizes[] = { 2, 4, 8, 64, 1024, 32768 };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct memqp m;
+		struct memqp_cfg c = cfg(sizes[i], 0);
+
+		xq_init(&m, &c);
+		cr_assert_eq(m.qp.sq.unsig_max, sizes[i] / 2, "%u WQEBBs", sizes[i]);
+		cr_assert_eq(fv_sq_room(&m.qp.sq), sizes[i]);
+		memqp_free(&m);
+	}
+}
+
+/* ---- retire ---- */
+
+/* fv_sq_retire: returns the WQE's slot, moves ci just past it (size from its ctrl ds), keeps wr_id. */
+static void retire_each(uint32_t start_pi)
+{
+	static const unsigned sizes[] = { 1, 2, 5, 3, 1, 4, 2 };
+	struct memqp m;
+	struct memqp_cfg c = cfg(32, start_pi);
+	struct fv_sq *sq = &m.qp.sq;
+	uint32_t starts[7];
+
+	init_sges();
+	xq_init(&m, &c);
+	for (int i = 0; i < 7; i++) {
+		starts[i] = sq->pi;
+		cr_assert_eq(post_blocks(&m, sizes[i], 0xabc0 + (uint64_t)i, FV_SIGNALED), 0);
+		cr_assert_eq(sq->pi - starts[i], sizes[i]);
+		cr_assert_eq(sq->wrid[starts[i] & sq->mask], 0xabc0 + (uint64_t)i, "wr_id at slot");
+	}
+	fv_sq_ring(sq);
+	cr_assert_eq(memqp_sq_dbr(&m), sq->pi & 0xffff);
+	for (int i = 0; i < 7; i++) {
+		uint32_t slot = fv_sq_retire(sq, (uint16_t)starts[i]);
+
+		cr_assert_eq(slot, starts[i] & sq->mask, "start %#x: slot %u", starts[i], slot);
+		cr_assert_eq(sq->ci, starts[i] + sizes[i], "start %#x: ci %#x", starts[i], sq->ci);
+		cr_assert_eq(sq->wrid[slot], 0xabc0 + (uint64_t)i);
+		cr_assert_eq(fv_sq_room(sq), 32 - (sq->pi - sq->ci));
+	}
+	cr_assert_eq(sq->ci, sq->pi);
+	memqp_free(&m);
+}
+
+Test(sq_ring, retire_each_wqe)                { retire_each(0); }
+Test(sq_ring, retire_each_wqe_across_2_16)    { retire_each(0xfff3); }
+Test(sq_ring, retire_each_wqe_across_2_32)    { retire_each(0xfffffff1u); }
+Test(sq_ring, retire_wqe_wrapping_ring_end)   { retire_each(0x1001e); }	/* the 2-WQEBB WQE at slot 31 wraps */
+
+/* One completion retires its WQE and every unsignaled one before it. */
+Test(sq_ring, retire_later_wqe_retires_earlier_ones)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg(16, 0x2fffe);
+	struct fv_sq *sq = &m.qp.sq;
+
+	init_sges();
+	xq_init(&m, &c);
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(post_blocks(&m, 2, (uint64_t)i, 0), 0);
+	cr_assert_eq(post_blocks(&m, 3, 99, FV_SIGNALED), 0);	/* at 0x30006 */
+	cr_assert_eq(fv_sq_room(sq), 5);
+	cr_assert_eq(fv_sq_retire(sq, 0x0006), 0x30006 & 15);
+	cr_assert_eq(sq->ci, 0x30009);
+	cr_assert_eq(fv_sq_room(sq), 16);
+	memqp_free(&m);
+}
+
+/* ---- forced completions ---- */
+
+/* Unsignaled NOPs on 16 WQEBBs (unsig_max 8): the 9th would end the run 9 long, so it is signaled
+ * by fastverbs and marked forced; the run restarts after it. */
+Test(sq_ring, long_unsignaled_run_gets_a_forced_completion)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg(16, 0xfffc);
+	struct fv_sq *sq = &m.qp.sq;
+
+	xq_init(&m, &c);
+	for (uint32_t i = 0; i < 16; i++) {
+		uint32_t pi = sq->pi;
+		bool forced = i == 8;
+
+		cr_assert_eq(fv_nop(rc_of(&m), i, 0), 0);
+		cr_assert_eq(fm_at(&m, pi), forced ? 0x08 : 0x00, "NOP %u: fm_ce_se %#x", i, fm_at(&m, pi));
+		cr_assert_eq(sq->forced[pi & sq->mask], forced, "NOP %u: forced flag", i);
+	}
+	cr_assert_eq(fv_nop(rc_of(&m), 16, 0), ENOMEM);
+	memqp_free(&m);
+}
+
+/* Multi-WQEBB WQEs count by WQEBBs: 2-WQEBB WQEs, the 5th would end 10 past the last signal. */
+Test(sq_ring, forced_completion_counts_wqebbs)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg(16, 0);
+	struct fv_sq *sq = &m.qp.sq;
+
+	init_sges();
+	xq_init(&m, &c);
+	for (uint32_t i = 0; i < 8; i++) {
+		uint32_t pi = sq->pi;
+
+		cr_assert_eq(post_blocks(&m, 2, i, FV_SOLICITED), 0);
+		cr_assert_eq(fm_at(&m, pi), i == 4 ? 0x0a : 0x02, "WQE %u: fm_ce_se %#x", i, fm_at(&m, pi));
+		cr_assert_eq(sq->forced[pi & sq->mask], i == 4, "WQE %u: forced flag", i);
+	}
+	memqp_free(&m);
+}
+
+/* An explicitly signaled WQE ends the run (and is not marked forced); SOLICITED alone does not. */
+Test(sq_ring, explicit_signal_resets_the_run)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg(16, 0x7fff0);
+	struct fv_sq *sq = &m.qp.sq;
+	uint32_t pi0 = 0x7fff0;
+
+	xq_init(&m, &c);
+	for (uint32_t i = 0; i < 14; i++) {
+		unsigned f = i == 5 ? FV_SIGNALED : i == 2 ? FV_SOLICITED : 0;
+
+		cr_assert_eq(fv_nop(rc_of(&m), i, f), 0);
+	}
+	for (uint32_t i = 0; i < 14; i++) {
+		/* signaled: #5 by the caller; then the run restarts at 6 and #14 would be the 9th */
+		uint8_t want = i == 5 ? 0x08 : i == 2 ? 0x02 : 0;
+
+		cr_assert_eq(fm_at(&m, pi0 + i), want, "NOP %u: fm_ce_se %#x", i, fm_at(&m, pi0 + i));
+		cr_assert_eq(sq->forced[(pi0 + i) & sq->mask], 0, "NOP %u: forced", i);
+	}
+	sq->ci = sq->pi;	/* make room; this test is about the run only */
+	cr_assert_eq(fv_nop(rc_of(&m), 14, 0), 0);
+	cr_assert_eq(fm_at(&m, pi0 + 14), 0x08, "the 9th after the signal is forced");
+	cr_assert_eq(sq->forced[(pi0 + 14) & sq->mask], 1);
+	memqp_free(&m);
+}
+
+/* sq_sig_all: every WQE asks for a completion itself, none is ever forced. */
+Test(sq_ring, sq_sig_all_never_forces)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg(8, 0xfff0);
+	struct fv_sq *sq = &m.qp.sq;
+
+	c.sq_sig_all = 1;
+	xq_init(&m, &c);
+	for (uint32_t i = 0; i < 40; i++) {
+		uint32_t pi = sq->pi;
+
+		cr_assert_eq(fv_nop(rc_of(&m), i, 0), 0);
+		cr_assert_eq(fm_at(&m, pi), 0x08);
+		cr_assert_eq(sq->forced[pi & sq->mask], 0, "NOP %u forced", i);
+		cr_assert_eq(fv_sq_retire(sq, (uint16_t)pi), pi & 7);
+	}
+	memqp_free(&m);
+}
+
+/* ---- draining, many wraps ---- */
+
+static uint64_t rng_state;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state % n);
+}
+
+/*
+ * Post WQEs of 1..max_nbb WQEBBs, mostly unsignaled, on a ring of n WQEBBs, until the
+ * producer has moved `total` WQEBBs; the simulated device completes now and then, and when
+ * the ring is full. Checks on every WQE: ctrl index = low 16 bits of its counter, ds, the
+ * exact forced-completion rule, wr_id; on every doorbell: dbrec = BE32(pi & 0xffff); and that
+ * ENOMEM never comes without a signaled WQE outstanding (else nothing could ever free space).
+ */
+static void churn(uint32_t n, uint32_t start_pi, unsigned max_nbb, uint32_t total, uint64_t seed)
+{
+	static struct sim s;
+	struct memqp m;
+	struct memqp_cfg c = cfg(n, start_pi);
+	struct fv_sq *sq = &m.qp.sq;
+	uint32_t sig_pi = start_pi;	/* model: end of the last signaled WQE */
+	uint64_t wr_id = 0;
+	unsigned unrung = 0, enomem = 0, forced_seen = 0;
+
+	init_sges();
+	xq_init(&m, &c);
+	memset(&s, 0, sizeof(s));
+	s.m = &m;
+	s.ci = start_pi;
+	rng_state = seed;
+	while (sq->pi - start_pi < total) {
+		unsigned nbb = 1 + rnd(max_nbb);
+		bool sig = rnd(32) == 0;
+		uint32_t pi = sq->pi;
+		int err = post_blocks(&m, nbb, ++wr_id, sig ? FV_SIGNALED : 0);
+
+		if (err) {
+			cr_assert_eq(err, ENOMEM);
+			cr_assert_lt(fv_sq_room(sq), nbb, "ENOMEM with %u free for %u", fv_sq_room(sq), nbb);
+			cr_assert(sim_has_signaled(&s), "ENOMEM at pi %#x with no signaled WQE outstanding: "
+				  "the ring can never drain", pi);
+			cr_assert_eq(sq->pi, pi);
+			fv_sq_ring(sq);
+			sim_one_cqe(&s);
+			enomem++;
+			continue;
+		}
+		bool forced = !sig && pi + nbb - sig_pi > n / 2;
+
+		if (sig || forced)
+			sig_pi = pi + nbb;
+		forced_seen += forced;
+		cr_assert_eq(idx_at(&m, pi), pi & 0xffff, "WQE at %#x: index %#x", pi, idx_at(&m, pi));
+		cr_assert_eq(ds_at(&m, pi), nbb == 1 ? 3 : 1 + 4 * (nbb - 1), "WQE at %#x: ds", pi);
+		cr_assert_eq(fm_at(&m, pi), sig || forced ? 0x08 : 0, "WQE at %#x: fm_ce_se %#x (forced %d)",
+			     pi, fm_at(&m, pi), forced);
+		cr_assert_eq(sq->forced[pi & sq->mask], forced, "WQE at %#x: forced flag", pi);
+		cr_assert_eq(sq->wrid[pi & sq->mask], wr_id);
+		sim_push(&s, pi, nbb, wr_id, sig || forced);
+		if (++unrung >= 1 + rnd(3)) {
+			fv_sq_ring(sq);
+			cr_assert_eq(m.dbrec[MLX5_SND_DBR], htobe32(sq->pi & 0xffff), "dbrec at pi %#x", sq->pi);
+			unrung = 0;
+		}
+		if (rnd(4) == 0)
+			sim_one_cqe(&s);
+		cr_assert_eq(sq->ci, s.ci);
+		cr_assert_eq(fv_sq_room(sq), n - (sq->pi - sq->ci));
+	}
+	cr_assert_gt(enomem, 0, "the ring never filled: the test did not test draining");
+	cr_assert_gt(forced_seen, 0);
+	memqp_free(&m);
+}
+
+Test(sq_ring, churn_8_wqebbs_past_2_16)          { churn(8, 0, 4, 300000, 1); }
+Test(sq_ring, churn_16_wqebbs_from_0xfff0)       { churn(16, 0xfff0, 5, 300000, 2); }
+Test(sq_ring, churn_64_wqebbs_across_2_32)       { churn(64, 0xfffe0000u, 5, 400000, 3); }
+Test(sq_ring, churn_4_wqebbs_single_block_wqes)  { churn(4, 0xfffe, 1, 200000, 4); }
+Test(sq_ring, churn_4_wqebbs_two_block_wqes)     { churn(4, 0, 2, 200000, 5); }
+
+/*
+ * BUG (sq.h fv_sq_fm_ce_se, with unsig_max = sq_wqe_cnt / 2 from qp.h fv_qp_init_geom): the
+ * forced completion only bounds the unsignaled run to half the ring, so a WQE larger than
+ * half the ring can hit ENOMEM with nothing signaled outstanding — no completion will ever
+ * come and the QP can never post again (invariant 3). Here: 8 WQEBBs, four unsignaled NOPs
+ * (a run of 4 = unsig_max, not forced), then a 5-WQEBB WRITE (16 SGEs, ds 18) finds 4 free.
+ * libmlx5's sizing (mlx5-formats.md §3.10) allows it: RC with max_send_wr 1, max_send_sge 20
+ * gives an 8-WQEBB ring whose largest WQE is 6 WQEBBs; UD with max_send_wr 1 and 4 SGEs gives
+ * 2 WQEBBs, largest WQE 2.
+ */
+Test(sq_ring, wqe_over_half_the_ring_never_strands_it, .disabled = true)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg(8, 0);
+	struct fv_sq *sq = &m.qp.sq;
+	struct ibv_sge s16[16];
+	bool signaled_outstanding = false;
+
+	for (int i = 0; i < 16; i++)
+		s16[i] = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 8, .lkey = 5 };
+	xq_init(&m, &c);
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(fv_nop(rc_of(&m), (uint64_t)i, 0), 0);
+	int err = fv_write_sgl(rc_of(&m), 9, 0, s16, 16, RADDR, RKEY);
+
+	for (uint32_t p = sq->ci; p != sq->pi; p += (ds_at(&m, p) + 3) / 4)
+		signaled_outstanding |= (fm_at(&m, p) & 0x08) != 0;
+	cr_assert(err == 0 || signaled_outstanding,
+		  "ENOMEM with only unsignaled WQEs outstanding: the ring can never drain");
+	memqp_free(&m);
+}
+
+/* The same on the smallest UD geometry: 2 WQEBBs, a 1-WQEBB send then a 2-WQEBB send. */
+Test(sq_ring, ud_two_wqebb_ring_never_strands, .disabled = true)
+{
+	struct memqp m;
+	struct memqp_cfg c = { .qpt = FV_QPT_UD, .qpn = QPN, .sq_wqe_cnt = 2, .max_send_sge = 4 };
+	struct fv_ud *ud = (struct fv_ud *)&m.qp;
+	struct fv_ah ah;
+	struct ibv_sge empty = { .addr = (uintptr_t)buf, .length = 0, .lkey = 5 };
+	struct ibv_sge one = { .addr = (uintptr_t)buf, .length = 8, .lkey = 5 };
+
+	memset(&ah, 0, sizeof(ah));
+	xq_init(&m, &c);
+	cr_assert_eq(fv_send(ud, 1, 0, &empty, &ah, 1, 1), 0);	/* ds 4: 1 WQEBB, unsignaled */
+	int err = fv_send(ud, 2, 0, &one, &ah, 1, 1);		/* ds 5: 2 WQEBBs */
+
+	cr_assert(err == 0 || (fm_at(&m, 0) & 0x08),
+		  "ENOMEM with only unsignaled WQEs outstanding: the ring can never drain");
+	memqp_free(&m);
+}
