@@ -5,12 +5,18 @@
  * Entry n of the CQ is at buf + (n & mask) * cqe_size; its struct mlx5_cqe64 is the last 64
  * bytes of the entry (a 128-byte entry carries scattered data in its first half):
  *
- *   off  0 ........ 31  32        36              44        56            60      62  63
- *       | rsvd/inline | srqn_uidx | imm_inval_pkey | byte_cnt | sop_drop_qpn | wqe_ctr | . | op_own |
- *   (flags_rqpn @24, slid @22, ml_path @17)       error CQE: vendor_err @54, syndrome @55
- *
- *   op_own: opcode(7:4) | format(3:2: 1 = data in this CQE, 2 = data in the preceding 64 B) |
- *           SE(1) | owner(0)
+ *   off size field            (format 1 scatter data overlays bytes 0..31)
+ *    17   1  ml_path          DLID path bits 6:0
+ *    22   2  slid
+ *    24   4  flags_rqpn       src QPN 23:0, SL 27:24, GRH 29:28
+ *    32   4  srqn_uidx        SRQ number (CQE v0) or user index (v1), 23:0
+ *    36   4  imm_inval_pkey   immediate (raw) / invalidated rkey / pkey index
+ *    44   4  byte_cnt
+ *    54   1  vendor_err_synd  (error CQEs)     55  1  syndrome (error CQEs)
+ *    56   4  sop_drop_qpn     QPN 23:0, send opcode 31:24 (requester)
+ *    60   2  wqe_counter      send WQE index / SRQ WQE index
+ *    63   1  op_own           opcode 7:4 | format 3:2 (1: data at byte 0, 2: in the 64
+ *                             bytes before) | SE 1 | owner 0
  *
  * Entry ci is new iff opcode != INVALID and owner == bit log2(entries) of ci (§5.5); the
  * rest of it is read only after fv_dma_rmb(). Each poll call that consumed anything writes
@@ -28,6 +34,9 @@
  * completions were already returned; otherwise it is consumed and the call returns -1 with
  * errno EINVAL (ibv_poll_cq reports such CQEs as a poll error too). Drain a QP's completions
  * before fv_qp_cleanup().
+ *
+ * No locks: poll a CQ from one thread, and post to an RQ or SRQ from the thread that polls
+ * its CQ (polling advances the RQ tail and relinks the SRQ free list).
  */
 #ifndef FASTVERBS_CQ_H
 #define FASTVERBS_CQ_H
@@ -44,8 +53,8 @@ struct fv_cq {
 	uint8_t *buf64;		/* the mlx5_cqe64 of entry 0: buf + cqe_size - 64 */
 	uint32_t ci;		/* CQEs consumed */
 	uint32_t mask;		/* entries - 1 */
-	uint32_t log_cnt;	/* log2(entries): ci's bit that the owner bit must equal */
-	uint32_t cqe_shift;	/* log2(entry size): 6 or 7 */
+	uint32_t cnt;		/* entries: the bit of ci the owner bit must equal */
+	uint32_t cqe_size;	/* 64 or 128 */
 	volatile __be32 *dbrec;	/* [FV_CQ_SET_CI] consumer index, [FV_CQ_ARM_DB] arm */
 	struct fv_srq *srq;	/* fv_cq_bind_srq(): receives of QPs fastverbs does not own */
 	struct ibv_cq *ibcq;	/* NULL when described by raw geometry */
@@ -86,8 +95,8 @@ static inline int fv_cq_init_geom(struct fv_cq *cq, const struct fv_cq_geom *g)
 	memset(cq, 0, sizeof(*cq));
 	cq->buf64 = (uint8_t *)g->buf + g->cqe_size - 64;
 	cq->mask = g->cqe_cnt - 1;
-	cq->log_cnt = (uint32_t)__builtin_ctz(g->cqe_cnt);
-	cq->cqe_shift = (uint32_t)__builtin_ctz(g->cqe_size);
+	cq->cnt = g->cqe_cnt;
+	cq->cqe_size = g->cqe_size;
 	cq->dbrec = g->dbrec;
 	cq->ci = be32toh(g->dbrec[FV_CQ_SET_CI]) & 0xffffff;
 	cq->cqn = g->cqn;
@@ -137,13 +146,16 @@ static inline void fv_cq_bind_srq(struct fv_cq *cq, struct fv_srq *srq)
 	cq->srq = srq;
 }
 
-/* Requester CQE decoding: ibv_wc opcode, flags and byte_len source per send opcode. */
+/*
+ * Requester CQE decoding, per send opcode: ibv_wc opcode (bits 7:0), wc_flags (15:8), a fixed
+ * byte_len (23:16), and whether byte_len is the CQE's byte_cnt or the WQE says the opcode.
+ */
 #define FV_REQ_IMM ((unsigned)IBV_WC_WITH_IMM << 8)
-#define FV_REQ_CNT 0x1000u	/* byte_len = CQE byte_cnt */
-#define FV_REQ_8   0x2000u	/* byte_len = 8 */
-#define FV_REQ_UMR 0x4000u	/* bind or invalidate: told by the WQE */
+#define FV_REQ_8   (8u << 16)	/* byte_len = 8 */
+#define FV_REQ_CNT 0x1000000u	/* byte_len = CQE byte_cnt */
+#define FV_REQ_UMR 0x2000000u	/* bind or invalidate: told by the WQE */
 
-static const uint16_t fv_req_op[256] = {	/* unlisted (SEND, SEND_INVAL, NOP...): IBV_WC_SEND */
+static const uint32_t fv_req_op[256] = {	/* unlisted (SEND, SEND_INVAL, NOP...): IBV_WC_SEND */
 	[MLX5_OPCODE_RDMA_WRITE] = IBV_WC_RDMA_WRITE,
 	[MLX5_OPCODE_RDMA_WRITE_IMM] = IBV_WC_RDMA_WRITE | FV_REQ_IMM,
 	[MLX5_OPCODE_SEND_IMM] = IBV_WC_SEND | FV_REQ_IMM,
@@ -261,13 +273,14 @@ fv_cq_find_srq(const struct fv_cq *cq, struct fv_qp *qp, uint32_t srqn_uidx)
 /*
  * Consume the receive WQE a responder (or responder error) CQE completes: the RQ's oldest,
  * or the SRQ WQE named by wqe_counter (returned to the free list). Sets *wr_id and *max_gs,
- * returns the WQE's scatter list; NULL (nothing changed) if there is no RQ or SRQ to take from.
+ * returns the WQE's scatter list; NULL (nothing changed) if there is no RQ or SRQ to take
+ * from. rq_only: the caller knows qp has an RQ.
  */
 static inline __attribute__((always_inline)) const struct mlx5_wqe_data_seg *
 fv_cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
-		uint64_t *wr_id, uint32_t *max_gs)
+		uint64_t *wr_id, uint32_t *max_gs, const int rq_only)
 {
-	if (__builtin_expect(qp && qp->rq.entries, 1)) {
+	if (rq_only || (qp && qp->rq.entries)) {
 		struct fv_rq *rq = &qp->rq;
 		uint32_t slot = rq->tail++ & rq->mask;
 
@@ -291,96 +304,100 @@ fv_cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe6
 /* What decoding one CQE gave. */
 enum { FV_CQE_BAD = -1, FV_CQE_HIDE = 0, FV_CQE_REPORT = 1 };
 
-/* Error CQE (REQ_ERR / RESP_ERR): status from the syndrome, WQE retired like a success. */
-FV_COLD int
-fv_cqe_error(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
-	     uint8_t op_own, struct fv_wc *w)
-{
-	const struct mlx5_err_cqe *e = (const struct mlx5_err_cqe *)cqe;
-	uint32_t max_gs;
-
-	if ((op_own >> 4) == MLX5_CQE_REQ_ERR) {
-		if (!qp)
-			return FV_CQE_BAD;
-		uint32_t slot = fv_sq_retire(&qp->sq, be16toh(cqe->wqe_counter));
-
-		qp->sq.forced[slot] = 0;
-		w->wr_id = qp->sq.wrid[slot];
-		/* libmlx5 leaves the opcode undefined on errors; give the failed WQE's. */
-		w->opcode = (uint8_t)fv_req_entry(&qp->sq, slot, (uint8_t)(be32toh(cqe->sop_drop_qpn) >> 24));
-	} else if ((op_own >> 4) == MLX5_CQE_RESP_ERR) {
-		if (!fv_cq_take_recv(cq, qp, cqe, &w->wr_id, &max_gs))
-			return FV_CQE_BAD;
-		w->opcode = IBV_WC_RECV;
-	} else {
-		return FV_CQE_BAD;	/* resize, tag matching, signature error: not driven here */
-	}
-	w->status = fv_cqe_status(e->syndrome);
-	w->vendor_err = e->vendor_err_synd;
-	return FV_CQE_REPORT;
-}
+FV_COLD int fv_cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+			       uint8_t op_own, struct fv_wc *w);
 
 /*
- * Decode one CQE owned by software into w. qp is the fv_qp its QPN names (NULL: none).
- * Returns FV_CQE_REPORT, FV_CQE_HIDE (a forced completion) or FV_CQE_BAD (nothing changed).
+ * Decode one software-owned CQE into w; qp is the fv_qp its QPN names (NULL: none).
+ * slow = 0 is the inlined fast path: requester CQEs and RQ responder CQEs without scattered
+ * data. It hands everything else to the slow = 1 instance of this same body, out of line:
+ * scatter-to-CQE, SRQs, errors, CQEs it cannot decode.
+ * Returns FV_CQE_REPORT, FV_CQE_HIDE (a forced completion) or FV_CQE_BAD (no queue changed).
  */
 static inline __attribute__((always_inline)) int
 fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
-	      uint8_t op_own, struct fv_wc *w)
+	      uint8_t op_own, struct fv_wc *w, const int slow)
 {
-	uint32_t op = op_own >> 4, max_gs;
-	uint32_t sop = be32toh(cqe->sop_drop_qpn);
-	unsigned e;
+	uint32_t op = op_own >> 4, sop = be32toh(cqe->sop_drop_qpn), max_gs;
+	unsigned scat = op_own & (MLX5_INLINE_SCATTER_32 | MLX5_INLINE_SCATTER_64);
+	/* Everything is read first and w written once at the end: its byte-wide stores could
+	 * alias any queue field and would force reloads. */
+	uint64_t wr_id;
+	uint32_t len, src = 0, imm = 0;
+	unsigned e, status = IBV_WC_SUCCESS, vendor = 0;	/* e: opcode | wc_flags << 8 */
 
-	w->qp_num = sop & 0xffffff;
-	w->status = IBV_WC_SUCCESS;
-	w->vendor_err = 0;
-	w->src_qp = 0;
-	w->imm_data = 0;
-	w->byte_len = 0;
-	if (__builtin_expect((op_own & 0x0c) == 0x0c, 0))
+	/* Fast: REQ (op_own 7:2 all zero) or RESP_* on an RQ, no scattered data, known QP. */
+	if (!slow && __builtin_expect(!qp || ((op_own & 0xfc) &&
+				      (scat || op > MLX5_CQE_RESP_SEND_INV || !qp->rq.entries)), 0))
+		return fv_cqe_decode_slow(cq, qp, cqe, op_own, w);
+	if (slow && (scat == 0x0c || (!qp && (op == MLX5_CQE_REQ || op == MLX5_CQE_REQ_ERR))))
 		return FV_CQE_BAD;	/* compressed CQEs are never requested */
 
 	if (op == MLX5_CQE_REQ) {
-		if (__builtin_expect(!qp, 0))
-			return FV_CQE_BAD;
 		uint32_t slot = fv_sq_retire(&qp->sq, be16toh(cqe->wqe_counter));
 
+		wr_id = qp->sq.wrid[slot];
 		e = fv_req_entry(&qp->sq, slot, (uint8_t)(sop >> 24));
-		w->wr_id = qp->sq.wrid[slot];
-		w->opcode = (uint8_t)e;
-		w->wc_flags = (uint8_t)(e >> 8) & IBV_WC_WITH_IMM;
-		if (e & (FV_REQ_CNT | FV_REQ_8))
-			w->byte_len = (e & FV_REQ_8) ? 8 : be32toh(cqe->byte_cnt);
-		if (__builtin_expect(op_own & 0x0c, 0))
-			w->status = fv_scatter_send(qp, slot, fv_cqe_data(cqe, op_own), w->byte_len);
+		len = (e & FV_REQ_CNT) ? be32toh(cqe->byte_cnt) : (e >> 16) & 0xff;
+		if (slow && scat)
+			status = fv_scatter_send(qp, slot, fv_cqe_data(cqe, op_own), len);
 		if (__builtin_expect(qp->sq.forced[slot], 0)) {
 			qp->sq.forced[slot] = 0;	/* asked by fastverbs, not by the caller */
-			return w->status == IBV_WC_SUCCESS ? FV_CQE_HIDE : FV_CQE_REPORT;
+			if (status == IBV_WC_SUCCESS)
+				return FV_CQE_HIDE;
 		}
-		return FV_CQE_REPORT;
-	}
-	if (__builtin_expect(op - 1 >= MLX5_CQE_RESP_SEND_INV, 0)) {
-		w->wc_flags = 0;
-		return fv_cqe_error(cq, qp, cqe, op_own, w);
-	}
+	} else if (op - 1 < MLX5_CQE_RESP_SEND_INV) {	/* RESP_WR_IMM, _SEND, _SEND_IMM, _SEND_INV */
+		const struct mlx5_wqe_data_seg *sg = fv_cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, !slow);
+		uint32_t rqpn = be32toh(cqe->flags_rqpn);
 
-	const struct mlx5_wqe_data_seg *sg = fv_cq_take_recv(cq, qp, cqe, &w->wr_id, &max_gs);
-	uint32_t rqpn = be32toh(cqe->flags_rqpn);
+		if (slow && !sg)
+			return FV_CQE_BAD;
+		e = fv_resp_op[op] | ((rqpn & 0x30000000) ? IBV_WC_GRH << 8 : 0);
+		len = be32toh(cqe->byte_cnt);
+		src = rqpn & 0xffffff;
+		imm = cqe->imm_inval_pkey;	/* immediate: raw, as on the wire */
+		if (op == MLX5_CQE_RESP_SEND_INV)
+			imm = be32toh(imm);	/* invalidated rkey: host order */
+		if (slow && scat)
+			status = fv_scatter(sg, max_gs, NULL, NULL, fv_cqe_data(cqe, op_own), len);
+	} else {
+		if (!slow)
+			__builtin_unreachable();	/* the fast path sent everything else here */
+		/* Error CQE: status from the syndrome, the WQE retired as a success would be. */
+		const struct mlx5_err_cqe *x = (const struct mlx5_err_cqe *)cqe;
 
-	if (__builtin_expect(!sg, 0))
-		return FV_CQE_BAD;
-	e = fv_resp_op[op];
+		if (op == MLX5_CQE_REQ_ERR) {
+			uint32_t slot = fv_sq_retire(&qp->sq, be16toh(cqe->wqe_counter));
+
+			qp->sq.forced[slot] = 0;
+			wr_id = qp->sq.wrid[slot];
+			/* libmlx5 leaves the opcode undefined on errors; give the failed WQE's. */
+			e = fv_req_entry(&qp->sq, slot, (uint8_t)(sop >> 24)) & 0xff;
+		} else if (op == MLX5_CQE_RESP_ERR && fv_cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, 0)) {
+			e = IBV_WC_RECV;
+		} else {
+			return FV_CQE_BAD;	/* resize, tag matching, signature error: not driven here */
+		}
+		len = 0;
+		status = fv_cqe_status(x->syndrome);
+		vendor = x->vendor_err_synd;
+	}
+	w->wr_id = wr_id;
+	w->byte_len = len;
+	w->qp_num = sop & 0xffffff;
+	w->src_qp = src;
+	w->invalidated_rkey = imm;
+	w->status = (uint8_t)status;
 	w->opcode = (uint8_t)e;
-	w->wc_flags = (uint8_t)((e >> 8) | ((rqpn & 0x30000000) ? IBV_WC_GRH : 0));
-	w->byte_len = be32toh(cqe->byte_cnt);
-	w->src_qp = rqpn & 0xffffff;
-	w->imm_data = cqe->imm_inval_pkey;
-	if (op == MLX5_CQE_RESP_SEND_INV)
-		w->invalidated_rkey = be32toh(cqe->imm_inval_pkey);
-	if (__builtin_expect(op_own & 0x0c, 0))
-		w->status = fv_scatter(sg, max_gs, NULL, NULL, fv_cqe_data(cqe, op_own), w->byte_len);
+	w->wc_flags = (uint8_t)(e >> 8);
+	w->vendor_err = (uint8_t)vendor;
 	return FV_CQE_REPORT;
+}
+
+FV_COLD int fv_cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+			       uint8_t op_own, struct fv_wc *w)
+{
+	return fv_cqe_decode(cq, qp, cqe, op_own, w, 1);
 }
 
 /* Store w as ibv_poll_cq would fill *wc from cqe (mlx5-formats.md §5.6). */
@@ -406,24 +423,32 @@ fv_wc_to_ibv(struct ibv_wc *wc, const struct fv_wc *w, const struct mlx5_cqe64 *
 }
 
 /*
- * The one poll loop behind fv_poll (ibv = 0: out is struct fv_wc[]) and fv_poll_cq
- * (ibv = 1: out is struct ibv_wc[]); ibv is a constant in each, so the other form folds away.
+ * The one poll loop behind fv_poll (ibv = 0: out is struct fv_wc[], decoded in place) and
+ * fv_poll_cq (ibv = 1: out is struct ibv_wc[], converted from a fv_wc); ibv is a constant in
+ * each, so the other form folds away.
  */
 static inline __attribute__((always_inline)) int
 fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 {
-	uint32_t ci = cq->ci, cur_qpn = ~0u;
+	/* Locals: the stores into out could otherwise alias them and force reloads. */
+	const uint8_t *buf = cq->buf64;
+	uint32_t ci = cq->ci, mask = cq->mask, size = cq->cqe_size, cnt = cq->cnt;
+	uint32_t cur_qpn = ~0u;
 	struct fv_qp *qp = NULL;
+	uint8_t *o = (uint8_t *)out;	/* the next output entry */
+	const size_t osz = ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc);
 	int i = 0, bad = 0;
 
 	while (i < n) {
-		const struct mlx5_cqe64 *cqe =
-			(const struct mlx5_cqe64 *)(cq->buf64 + ((size_t)(ci & cq->mask) << cq->cqe_shift));
+		const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)(buf + (size_t)(ci & mask) * size);
 		uint8_t op_own = cqe->op_own;
-		struct fv_wc w;
+		struct fv_wc tmp, *w = ibv ? &tmp : (struct fv_wc *)o;
 		int r;
 
-		if ((op_own >> 4) == MLX5_CQE_INVALID || ((op_own ^ (ci >> cq->log_cnt)) & 1))
+		/* New iff owner == the pass bit of ci and opcode != INVALID (0xf): with x the owner
+		 * flipped to 0 when it matches, (x & 0xf1) + 0x10 carries into bit 8 for opcode 0xf
+		 * and keeps bit 0 for a mismatch -- one test for both. */
+		if ((((op_own ^ !!(ci & cnt)) & 0xf1) + 0x10) & 0x101)
 			break;
 		fv_dma_rmb();	/* the rest of the CQE only after its owner bit */
 		uint32_t qpn = be32toh(cqe->sop_drop_qpn) & 0xffffff;
@@ -432,7 +457,7 @@ fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 			qp = fv_registry_qp(qpn);
 			cur_qpn = qpn;
 		}
-		r = fv_cqe_decode(cq, qp, cqe, op_own, &w);
+		r = fv_cqe_decode(cq, qp, cqe, op_own, w, 0);
 		if (__builtin_expect(r == FV_CQE_BAD, 0)) {
 			if (i)
 				break;	/* return what we have; this CQE comes first next time */
@@ -444,9 +469,8 @@ fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 		if (r == FV_CQE_HIDE)
 			continue;
 		if (ibv)
-			fv_wc_to_ibv((struct ibv_wc *)out + i, &w, cqe, op_own);
-		else
-			((struct fv_wc *)out)[i] = w;
+			fv_wc_to_ibv((struct ibv_wc *)o, w, cqe, op_own);
+		o += osz;
 		i++;
 	}
 	if (ci != cq->ci) {
