@@ -925,3 +925,26 @@ Test(srq, xrc_target_by_srq_number_or_cq_binding)
 	srqmem_free(&q1);
 	srqmem_free(&q2);
 }
+
+Test(cq, geometry_refused_and_taken)
+{
+	struct fv_cq cq;
+	uint8_t buf[4 * 128];
+	__be32 db[2] = { htobe32(0x1000005), 0 };
+	struct fv_cq_geom g = { .buf = buf, .cqe_cnt = 4, .cqe_size = 96, .dbrec = db };
+
+	cr_assert_eq(fv_cq_init_geom(&cq, &g), EINVAL, "entry size 96");
+	g.cqe_size = 128;
+	g.cqe_cnt = 6;
+	cr_assert_eq(fv_cq_init_geom(&cq, &g), EINVAL, "not a power of two");
+	g.cqe_cnt = 1u << 25;
+	cr_assert_eq(fv_cq_init_geom(&cq, &g), EINVAL, "above 2^24 entries");
+	g.cqe_cnt = 4;
+	g.dbrec = NULL;
+	cr_assert_eq(fv_cq_init_geom(&cq, &g), EINVAL, "no doorbell record");
+	g.dbrec = db;
+	cr_assert_eq(fv_cq_init_geom(&cq, &g), 0);
+	cr_assert_eq(cq.ci, 5, "24 bits of the consumer record");
+	cr_assert_eq(cq.buf64, buf + 64, "the cqe64 is the second half of a 128-byte entry");
+	fv_cq_cleanup(&cq);
+}
