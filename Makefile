@@ -26,15 +26,19 @@ EX_SRCS    := $(filter-out examples/common.c,$(wildcard examples/*.c))
 EX_BINS    := $(patsubst examples/%.c,$(B)/examples/%,$(EX_SRCS))
 GEN_OPS    := $(B)/tools/gen-ops
 
-.PHONY: all test test-run test-plain test-san bench run install uninstall gen check-gen \
+# sim/sim.mk defines sim-all (build the software device) and SIM_RUN (sim/fvsim-run).
+.PHONY: sim-all all test test-run test-plain test-san bench run install uninstall gen check-gen \
         check-compile-fail check-clang check-install deps clean
 
 all: $(TEST_BINS) $(EX_BINS) sim-all
 
 # The software device plugs in here: sim/sim.mk defines sim-all, SIM_ENV and its own rules.
--include sim/sim.mk
-sim-all ?=
+ifneq ($(wildcard sim/sim.mk),)
+include sim/sim.mk
+else
+sim-all: ;
 SIM_RUN ?=
+endif
 
 $(B)/tests/%: tests/%.c $(TEST_LIB) $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)

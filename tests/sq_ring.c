@@ -137,17 +137,22 @@ Test(sq_ring, room_counts_wqebbs)
 	memqp_free(&m);
 }
 
-/* unsig_max is half the ring, whatever its size. */
-Test(sq_ring, unsig_max_is_half_the_ring)
+/*
+ * unsig_max is half the ring, less when the largest WQE the caps allow would not fit beside
+ * the run: cfg() allows 16 SGEs on RC, ds 19 = 5 WQEBBs.
+ */
+Test(sq_ring, unsig_max_leaves_room_for_the_largest_wqe)
 {
-	static const uint32_t sizes[] = { 2, 4, 8, 64, 1024, 32768 };
+	static const uint32_t sizes[] = { 2, 4, 8, 16, 64, 1024, 32768 };
+	static const uint32_t want[] = { 0, 0, 3, 8, 32, 512, 16384 };
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		struct memqp m;
 		struct memqp_cfg c = cfg(sizes[i], 0);
 
 		xq_init(&m, &c);
-		cr_assert_eq(m.qp.sq.unsig_max, sizes[i] / 2, "%u WQEBBs", sizes[i]);
+		cr_assert_eq(m.qp.sq.unsig_max, want[i], "%u WQEBBs: %u", sizes[i], m.qp.sq.unsig_max);
+		cr_assert_eq(model_unsig_max(&c), want[i]);
 		cr_assert_eq(fv_sq_room(&m.qp.sq), sizes[i]);
 		memqp_free(&m);
 	}
@@ -352,7 +357,7 @@ static void churn(uint32_t n, uint32_t start_pi, unsigned max_nbb, uint32_t tota
 			enomem++;
 			continue;
 		}
-		bool forced = !sig && pi + nbb - sig_pi > n / 2;
+		bool forced = !sig && pi + nbb - sig_pi > model_unsig_max(&c);
 
 		if (sig || forced)
 			sig_pi = pi + nbb;
@@ -386,16 +391,15 @@ Test(sq_ring, churn_4_wqebbs_single_block_wqes)  { churn(4, 0xfffe, 1, 200000, 4
 Test(sq_ring, churn_4_wqebbs_two_block_wqes)     { churn(4, 0, 2, 200000, 5); }
 
 /*
- * BUG (sq.h fv_sq_fm_ce_se, with unsig_max = sq_wqe_cnt / 2 from qp.h fv_qp_init_geom): the
- * forced completion only bounds the unsignaled run to half the ring, so a WQE larger than
- * half the ring can hit ENOMEM with nothing signaled outstanding — no completion will ever
+ * Invariant 3 with WQEs larger than half the ring: bounding the unsignaled run to half the
+ * ring alone is not enough; a WQE larger than half the ring could hit ENOMEM with nothing signaled outstanding — no completion will ever
  * come and the QP can never post again (invariant 3). Here: 8 WQEBBs, four unsignaled NOPs
  * (a run of 4 = unsig_max, not forced), then a 5-WQEBB WRITE (16 SGEs, ds 18) finds 4 free.
  * libmlx5's sizing (mlx5-formats.md §3.10) allows it: RC with max_send_wr 1, max_send_sge 20
  * gives an 8-WQEBB ring whose largest WQE is 6 WQEBBs; UD with max_send_wr 1 and 4 SGEs gives
  * 2 WQEBBs, largest WQE 2.
  */
-Test(sq_ring, wqe_over_half_the_ring_never_strands_it, .disabled = true)
+Test(sq_ring, wqe_over_half_the_ring_never_strands_it)
 {
 	struct memqp m;
 	struct memqp_cfg c = cfg(8, 0);
@@ -418,7 +422,7 @@ Test(sq_ring, wqe_over_half_the_ring_never_strands_it, .disabled = true)
 }
 
 /* The same on the smallest UD geometry: 2 WQEBBs, a 1-WQEBB send then a 2-WQEBB send. */
-Test(sq_ring, ud_two_wqebb_ring_never_strands, .disabled = true)
+Test(sq_ring, ud_two_wqebb_ring_never_strands)
 {
 	struct memqp m;
 	struct memqp_cfg c = { .qpt = FV_QPT_UD, .qpn = QPN, .sq_wqe_cnt = 2, .max_send_sge = 4 };

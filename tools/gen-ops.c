@@ -98,15 +98,20 @@ static const char *imm_fields(const struct op *o)
 	return is(o->imm, "IMM") ? ", .imm = imm" : is(o->imm, "INV") ? ", .imm = htobe32(inv_rkey)" : "";
 }
 
-static const char *dest_params(const struct qpt *q)
+/* A NOP carries no transport segment, so it takes no destination. */
+static const char *dest_params(const struct qpt *q, const struct op *o)
 {
+	if (is(o->payload, "NONE"))
+		return "";
 	if (is(q->dest, "AV"))   return ", const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey";
 	if (is(q->dest, "SRQN")) return ", uint32_t remote_srqn";
 	return "";
 }
 
-static const char *dest_fields(const struct qpt *q)
+static const char *dest_fields(const struct qpt *q, const struct op *o)
 {
+	if (is(o->payload, "NONE"))
+		return "";
 	if (is(q->dest, "AV"))   return ", .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey";
 	if (is(q->dest, "SRQN")) return ", .srqn = remote_srqn";
 	return "";
@@ -118,10 +123,10 @@ static void emit_builder(const struct qpt *q, const struct op *o, const struct f
 	       q->name, o->name, f->suffix, o->desc, q->ibv + 8, f->doc);
 	printf("static inline int fv_%s_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s)\n{\n",
 	       q->name, o->name, f->suffix, q->name, f->params, remote_params(o), imm_params(o),
-	       dest_params(q));
+	       dest_params(q, o));
 	printf("\treturn fv_build(&h->qp, %s, &(struct fv_req){ .wr_id = wr_id, .flags = flags,\n"
 	       "\t\t.opcode = %s, %s%s%s%s });\n}\n\n",
-	       q->fv, o->mlx5, f->fields, remote_fields(o), imm_fields(o), dest_fields(q));
+	       q->fv, o->mlx5, f->fields, remote_fields(o), imm_fields(o), dest_fields(q, o));
 }
 
 static void emit_front(const struct op *o, const struct form *f)

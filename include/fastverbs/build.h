@@ -43,11 +43,18 @@ struct fv_req {
 	uint32_t len;			/* FV_PL_INLINE: total bytes */
 };
 
-/* 16-byte units before the payload. */
+/* Units of the transport segment (UD address vector, XRC SRQ number) a message carries. */
+static FV_ALWAYS_INLINE unsigned fv_transport_ds(enum fv_qpt qpt)
+{
+	return qpt == FV_QPT_UD ? 3 : qpt == FV_QPT_XRC ? 1 : 0;
+}
+
+/* 16-byte units before the payload. A NOP (no payload at all) is the control segment alone. */
 static FV_ALWAYS_INLINE unsigned fv_req_hdr_ds(enum fv_qpt qpt, const struct fv_req *r)
 {
-	return 1 + (qpt == FV_QPT_UD ? 3 : qpt == FV_QPT_XRC ? 1 : 0) +
-	       !!(r->segs & FV_SEG_RADDR) + !!(r->segs & FV_SEG_ATOMIC);
+	if (r->payload == FV_PL_NONE)
+		return 1;
+	return 1 + fv_transport_ds(qpt) + !!(r->segs & FV_SEG_RADDR) + !!(r->segs & FV_SEG_ATOMIC);
 }
 
 /* Payload units: one per non-empty SGE (empty ones are skipped, as libmlx5 does). */
@@ -78,7 +85,7 @@ static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const st
 	unsigned hdr = fv_req_hdr_ds(qpt, r), ds, nbb, max_ds = FV_MAX_DS;
 
 	if (r->payload == FV_PL_SGL) {
-		if (r->nsge > 1 && (unsigned)r->nsge > qp->max_send_sge)
+		if (r->nsge != 1 && (unsigned)r->nsge > qp->max_send_sge)	/* also nsge < 0 */
 			return ENOMEM;
 		max_ds = hdr + (unsigned)r->nsge;
 	} else if (r->payload == FV_PL_INLINE) {
@@ -97,9 +104,9 @@ static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const st
 	uint8_t *wqe = fv_sq_next_wqe(sq), *p = wqe + FV_DS;
 	uint8_t fm = fv_sq_fm_ce_se(sq, r->flags, nbb);
 
-	if (qpt == FV_QPT_XRC)
+	if (qpt == FV_QPT_XRC && r->payload != FV_PL_NONE)
 		p = fv_wqe_xrc(ring, p, r->srqn, may_wrap);
-	if (qpt == FV_QPT_UD)
+	if (qpt == FV_QPT_UD && r->payload != FV_PL_NONE)
 		p = fv_wqe_av(ring, p, r->av, r->remote_qpn, r->qkey, may_wrap);
 	if (r->segs & FV_SEG_RADDR)
 		p = fv_wqe_raddr(ring, p, r->raddr, r->rkey, may_wrap);

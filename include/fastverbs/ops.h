@@ -348,10 +348,10 @@ static inline int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigne
 }
 
 /* fv_ud_nop: NOP (control segment only, e.g. to ask for a completion) on a UD QP, no payload. 0 or ENOMEM; no doorbell. */
-static inline int fv_ud_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static inline int fv_ud_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
 {
 	return fv_build(&h->qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_NOP, .payload = FV_PL_NONE, .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey });
+		.opcode = MLX5_OPCODE_NOP, .payload = FV_PL_NONE });
 }
 
 /* ---- XRC_SEND ---- */
@@ -510,10 +510,10 @@ static inline int fv_xrc_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned fla
 }
 
 /* fv_xrc_nop: NOP (control segment only, e.g. to ask for a completion) on a XRC_SEND QP, no payload. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t remote_srqn)
+static inline int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_NOP, .payload = FV_PL_NONE, .srqn = remote_srqn });
+		.opcode = MLX5_OPCODE_NOP, .payload = FV_PL_NONE });
 }
 
 /* ---- generic fronts: fv_write(&rc, ...) picks fv_rc_write; a handle whose QP type

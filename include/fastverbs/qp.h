@@ -95,6 +95,29 @@ static inline int fv_qpt_of(enum ibv_qp_type t)
 	}
 }
 
+/* WQEBBs of the largest WQE the QP's caps allow: ctrl, transport, raddr, atomic + payload. */
+static inline uint32_t fv_max_wqe_bb(const struct fv_qp_geom *g)
+{
+	uint32_t hdr = 1 + (g->qpt == FV_QPT_UD ? 3 : g->qpt == FV_QPT_XRC ? 1 : 0) + 2;
+	uint32_t inl = fv_inline_ds(g->max_inline), sges = g->max_send_sge;
+	uint32_t ds = hdr + (inl > sges ? inl : sges);
+
+	return fv_ds_to_bb(ds > FV_MAX_DS ? FV_MAX_DS : ds);
+}
+
+/*
+ * Longest unsignaled run (WQEBBs) before fastverbs asks for a completion itself: at most half
+ * the ring, and small enough that the largest WQE always fits beside it, so a refusal for
+ * lack of space always has a signaled WQE outstanding whose completion frees room.
+ */
+static inline uint32_t fv_unsig_max(const struct fv_qp_geom *g)
+{
+	uint32_t half = g->sq_wqe_cnt / 2, big = fv_max_wqe_bb(g);
+	uint32_t fit = g->sq_wqe_cnt > big ? g->sq_wqe_cnt - big : 0;
+
+	return fit < half ? fit : half;
+}
+
 /*
  * Set up qp from a raw geometry and register it for CQ polling. Producer counters continue from the doorbell records,
  * so a QP can be taken over after libmlx5 posted on it (once its work has completed).
@@ -126,7 +149,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	sq->mask = g->sq_wqe_cnt - 1;
 	sq->dbrec = &g->dbrec[MLX5_SND_DBR];
 	sq->pi = sq->ci = sq->rung_pi = sq->last_pi = sq->sig_pi = be32toh(*sq->dbrec) & 0xffff;
-	sq->unsig_max = g->sq_wqe_cnt / 2;
+	sq->unsig_max = fv_unsig_max(g);
 	sq->qpn8 = htobe32(g->qpn << 8);
 	sq->sig_all = g->sq_sig_all ? FV_SIGNALED : 0;
 	sq->bf_reg = g->bf_reg;

@@ -7,7 +7,7 @@ void memqp_init(struct memqp *m, const struct memqp_cfg *c)
 {
 	memset(m, 0, sizeof(*m));
 	m->sq_bytes = c->sq_wqe_cnt * 64;
-	m->sq = aligned_alloc(4096, m->sq_bytes);
+	m->sq = aligned_alloc(4096, (m->sq_bytes + 4095) & ~4095u);	/* C11: size a multiple of the alignment */
 	m->rq = c->rq_wqe_cnt ? aligned_alloc(4096, (c->rq_wqe_cnt * c->rq_stride + 4095) & ~4095u) : NULL;
 	m->dbrec = aligned_alloc(64, 64);
 	m->bf = aligned_alloc(64, 512);

@@ -187,3 +187,18 @@ void xq_init(struct memqp *m, const struct memqp_cfg *c)
 	m->sq_bytes = c->sq_wqe_cnt * 64;
 	m->qp.sq.pi = m->qp.sq.ci = m->qp.sq.rung_pi = m->qp.sq.last_pi = m->qp.sq.sig_pi = c->start_pi;
 }
+
+/* Largest WQE: ctrl, transport, raddr, atomic, then the larger of max_send_sge data segments
+ * and a max_inline inline segment; capped at 63 units. */
+uint32_t model_unsig_max(const struct memqp_cfg *c)
+{
+	uint32_t units = 1 + 2 + (c->qpt == FV_QPT_UD ? 3u : c->qpt == FV_QPT_XRC ? 1u : 0u);
+	uint32_t inline_units = (c->max_inline + 4 + 15) / 16;
+
+	units += c->max_send_sge > inline_units ? c->max_send_sge : inline_units;
+	if (units > 63)
+		units = 63;
+	uint32_t largest = (units * 16 + 63) / 64, left = c->sq_wqe_cnt > largest ? c->sq_wqe_cnt - largest : 0;
+
+	return c->sq_wqe_cnt / 2 < left ? c->sq_wqe_cnt / 2 : left;
+}

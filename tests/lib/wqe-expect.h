@@ -86,4 +86,11 @@ void xq_init(struct memqp *m, const struct memqp_cfg *c);
 /* NULL when n bytes are equal; else a static description of the first difference. */
 const char *x_diff(const void *got, const void *want, size_t n);
 
+/*
+ * The longest unsignaled run (WQEBBs) before fastverbs must ask for a completion itself
+ * (README, invariant 3): half the ring, or less when the QP's largest possible WQE would not
+ * fit beside the run.
+ */
+uint32_t model_unsig_max(const struct memqp_cfg *c);
+
 #endif
