@@ -53,8 +53,8 @@ static struct memqp_cfg cfg(enum fv_qpt qpt, uint32_t wqebbs)
 static void pair_open(struct pair *p, const struct memqp_cfg *c)
 {
 	memset(p, 0, sizeof(*p));
-	xq_init(&p->a, c);
-	xq_init(&p->b, c);
+	memqp_init(&p->a, c);
+	memqp_init(&p->b, c);
 	for (struct memqp *m = &p->a; m; m = m == &p->a ? &p->b : NULL) {
 		poison(m->sq, m->sq_bytes, 0xa5);
 		poison(m->bf, 512, 0x3c);

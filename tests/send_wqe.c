@@ -121,8 +121,8 @@ static void rig_open(struct rig *g, const struct memqp_cfg *c)
 {
 	memset(g, 0, sizeof(*g));
 	fill_pattern();
-	xq_init(&g->t, c);
-	xq_init(&g->v, c);
+	memqp_init(&g->t, c);
+	memqp_init(&g->v, c);
 	poison(g->t.sq, g->t.sq_bytes, 0x5a);
 	poison(g->v.sq, g->v.sq_bytes, 0x5a);
 	poison(g->t.bf, 512, 0x33);
@@ -457,7 +457,7 @@ Test(send_wqe, doc_worked_example_rc_write)
 	struct memqp m;
 	struct ibv_sge s = sge(0, 32);
 
-	xq_init(&m, &(struct memqp_cfg){ .qpt = FV_QPT_RC, .qpn = 0x123, .sq_wqe_cnt = 64,
+	memqp_init(&m, &(struct memqp_cfg){ .qpt = FV_QPT_RC, .qpn = 0x123, .sq_wqe_cnt = 64,
 		.max_send_sge = 1, .start_pi = 5 });
 	cr_assert_eq(fv_write((struct fv_rc *)&m.qp, 7, FV_SIGNALED, &s, RADDR, RKEY), 0);
 	cr_assert_arr_eq(memqp_block(&m, 5), want, 16, "ctrl:\n%s", hexstr(memqp_block(&m, 5), 16));
@@ -890,8 +890,8 @@ Test(send_wqe, bf_batch_gets_8_byte_doorbell_of_last_wqe)
 	uint8_t before[512], want[512];
 	struct memqp_cfg c = cfg(FV_QPT_RC, 64, 0);
 
-	xq_init(&m, &c);
-	xq_init(&v, &c);
+	memqp_init(&m, &c);
+	memqp_init(&v, &c);
 	poison(m.bf, 512, 0x33);
 	poison(v.bf, 512, 0x33);
 	memcpy(before, m.bf, 512);
@@ -930,7 +930,7 @@ Test(send_wqe, bf_lone_nop_gets_8_byte_doorbell)
 
 	struct memqp_cfg c = cfg(FV_QPT_RC, 16, 0);
 
-	xq_init(&m, &c);
+	memqp_init(&m, &c);
 	poison(m.bf, 512, 0x33);
 	memcpy(before, m.bf, 512);
 	cr_assert_eq(fv_nop((struct fv_rc *)&m.qp, 1, FV_SIGNALED), 0);
@@ -951,7 +951,7 @@ Test(send_wqe, bf_wqe_larger_than_half_gets_8_byte_doorbell)
 		s[i] = sge(i, 8);
 	struct memqp_cfg c = cfg(FV_QPT_RC, 16, 0);
 
-	xq_init(&m, &c);
+	memqp_init(&m, &c);
 	poison(m.bf, 512, 0x33);
 	memcpy(before, m.bf, 512);
 	cr_assert_eq(fv_send_sgl((struct fv_rc *)&m.qp, 1, 0, s, 16), 0);
@@ -971,7 +971,7 @@ Test(send_wqe, bf_halves_alternate)
 
 	struct memqp_cfg c = cfg(FV_QPT_RC, 16, 0);
 
-	xq_init(&m, &c);
+	memqp_init(&m, &c);
 	for (int i = 0; i < 6; i++) {
 		uint8_t before[512], want[512];
 		uint32_t pi = m.qp.sq.pi;
@@ -1023,7 +1023,7 @@ Test(send_wqe, ring_with_nothing_new_writes_nothing)
 
 	struct memqp_cfg c = cfg(FV_QPT_RC, 16, 0x1234);
 
-	xq_init(&m, &c);
+	memqp_init(&m, &c);
 	poison(m.bf, 512, 0x77);
 	memcpy(before, m.bf, 512);
 	dbr = m.dbrec[MLX5_SND_DBR];

@@ -121,7 +121,7 @@ Test(sq_ring, room_counts_wqebbs)
 	struct fv_sq *sq = &m.qp.sq;
 
 	init_sges();
-	xq_init(&m, &c);
+	memqp_init(&m, &c);
 	cr_assert_eq(fv_sq_room(sq), 16);
 	cr_assert_eq(post_blocks(&m, 1, 1, 0), 0);
 	cr_assert_eq(fv_sq_room(sq), 15);
@@ -150,7 +150,7 @@ Test(sq_ring, unsig_max_leaves_room_for_the_largest_wqe)
 		struct memqp m;
 		struct memqp_cfg c = cfg(sizes[i], 0);
 
-		xq_init(&m, &c);
+		memqp_init(&m, &c);
 		cr_assert_eq(m.qp.sq.unsig_max, want[i], "%u WQEBBs: %u", sizes[i], m.qp.sq.unsig_max);
 		cr_assert_eq(model_unsig_max(&c), want[i]);
 		cr_assert_eq(fv_sq_room(&m.qp.sq), sizes[i]);
@@ -170,7 +170,7 @@ static void retire_each(uint32_t start_pi)
 	uint32_t starts[7];
 
 	init_sges();
-	xq_init(&m, &c);
+	memqp_init(&m, &c);
 	for (int i = 0; i < 7; i++) {
 		starts[i] = sq->pi;
 		cr_assert_eq(post_blocks(&m, sizes[i], 0xabc0 + (uint64_t)i, FV_SIGNALED), 0);
@@ -204,7 +204,7 @@ Test(sq_ring, retire_later_wqe_retires_earlier_ones)
 	struct fv_sq *sq = &m.qp.sq;
 
 	init_sges();
-	xq_init(&m, &c);
+	memqp_init(&m, &c);
 	for (int i = 0; i < 4; i++)
 		cr_assert_eq(post_blocks(&m, 2, (uint64_t)i, 0), 0);
 	cr_assert_eq(post_blocks(&m, 3, 99, FV_SIGNALED), 0);	/* at 0x30006 */
@@ -225,7 +225,7 @@ Test(sq_ring, long_unsignaled_run_gets_a_forced_completion)
 	struct memqp_cfg c = cfg(16, 0xfffc);
 	struct fv_sq *sq = &m.qp.sq;
 
-	xq_init(&m, &c);
+	memqp_init(&m, &c);
 	for (uint32_t i = 0; i < 16; i++) {
 		uint32_t pi = sq->pi;
 		bool forced = i == 8;
@@ -246,7 +246,7 @@ Test(sq_ring, forced_completion_counts_wqebbs)
 	struct fv_sq *sq = &m.qp.sq;
 
 	init_sges();
-	xq_init(&m, &c);
+	memqp_init(&m, &c);
 	for (uint32_t i = 0; i < 8; i++) {
 		uint32_t pi = sq->pi;
 
@@ -265,7 +265,7 @@ Test(sq_ring, explicit_signal_resets_the_run)
 	struct fv_sq *sq = &m.qp.sq;
 	uint32_t pi0 = 0x7fff0;
 
-	xq_init(&m, &c);
+	memqp_init(&m, &c);
 	for (uint32_t i = 0; i < 14; i++) {
 		unsigned f = i == 5 ? FV_SIGNALED : i == 2 ? FV_SOLICITED : 0;
 
@@ -293,7 +293,7 @@ Test(sq_ring, sq_sig_all_never_forces)
 	struct fv_sq *sq = &m.qp.sq;
 
 	c.sq_sig_all = 1;
-	xq_init(&m, &c);
+	memqp_init(&m, &c);
 	for (uint32_t i = 0; i < 40; i++) {
 		uint32_t pi = sq->pi;
 
@@ -335,7 +335,7 @@ static void churn(uint32_t n, uint32_t start_pi, unsigned max_nbb, uint32_t tota
 	unsigned unrung = 0, enomem = 0, forced_seen = 0;
 
 	init_sges();
-	xq_init(&m, &c);
+	memqp_init(&m, &c);
 	memset(&s, 0, sizeof(s));
 	s.m = &m;
 	s.ci = start_pi;
@@ -409,7 +409,7 @@ Test(sq_ring, wqe_over_half_the_ring_never_strands_it)
 
 	for (int i = 0; i < 16; i++)
 		s16[i] = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 8, .lkey = 5 };
-	xq_init(&m, &c);
+	memqp_init(&m, &c);
 	for (int i = 0; i < 4; i++)
 		cr_assert_eq(fv_nop(rc_of(&m), (uint64_t)i, 0), 0);
 	int err = fv_write_sgl(rc_of(&m), 9, 0, s16, 16, RADDR, RKEY);
@@ -432,7 +432,7 @@ Test(sq_ring, ud_two_wqebb_ring_never_strands)
 	struct ibv_sge one = { .addr = (uintptr_t)buf, .length = 8, .lkey = 5 };
 
 	memset(&ah, 0, sizeof(ah));
-	xq_init(&m, &c);
+	memqp_init(&m, &c);
 	cr_assert_eq(fv_send(ud, 1, 0, &empty, &ah, 1, 1), 0);	/* ds 4: 1 WQEBB, unsignaled */
 	int err = fv_send(ud, 2, 0, &one, &ah, 1, 1);		/* ds 5: 2 WQEBBs */
 

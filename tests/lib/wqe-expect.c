@@ -164,30 +164,6 @@ const char *x_diff(const void *got, const void *want, size_t n)
 	return s;
 }
 
-void xq_init(struct memqp *m, const struct memqp_cfg *c)
-{
-	struct memqp_cfg page = *c;
-
-	if (c->sq_wqe_cnt >= 64) {
-		memqp_init(m, c);
-		return;
-	}
-	page.sq_wqe_cnt = 64;
-	memqp_init(m, &page);
-	fv_qp_cleanup(&m->qp);
-
-	struct fv_qp_geom g = {
-		.qpt = c->qpt, .qpn = c->qpn, .sq_buf = m->sq, .sq_wqe_cnt = c->sq_wqe_cnt,
-		.rq_buf = m->rq, .rq_wqe_cnt = c->rq_wqe_cnt, .rq_stride = c->rq_stride,
-		.dbrec = m->dbrec, .bf_reg = m->bf, .bf_size = c->bf_size,
-		.max_inline = c->max_inline, .max_send_sge = c->max_send_sge,
-		.max_recv_sge = c->max_recv_sge, .sq_sig_all = c->sq_sig_all,
-	};
-	cr_assert_eq(fv_qp_init_geom(&m->qp, &g), 0);
-	m->sq_bytes = c->sq_wqe_cnt * 64;
-	m->qp.sq.pi = m->qp.sq.ci = m->qp.sq.rung_pi = m->qp.sq.last_pi = m->qp.sq.sig_pi = c->start_pi;
-}
-
 /* Largest WQE: ctrl, transport, raddr, atomic, then the larger of max_send_sge data segments
  * and a max_inline inline segment; capped at 63 units. */
 uint32_t model_unsig_max(const struct memqp_cfg *c)

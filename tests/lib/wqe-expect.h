@@ -76,12 +76,6 @@ void xw_inline(struct xwqe *w, const void *payload, uint32_t len);
 /* Fill in ds (= composed bytes / 16) and return the WQE's WQEBBs, ceil(ds/4). */
 unsigned xw_end(struct xwqe *w);
 
-/*
- * memqp_init for any ring size. memqp_init's aligned_alloc(4096, size) is invalid C11 for a
- * ring under 4096 bytes (ASan aborts): such a ring is carved from a one-page allocation,
- * described to fastverbs with the small geometry.
- */
-void xq_init(struct memqp *m, const struct memqp_cfg *c);
 
 /* NULL when n bytes are equal; else a static description of the first difference. */
 const char *x_diff(const void *got, const void *want, size_t n);
