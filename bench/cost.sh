@@ -1,0 +1,34 @@
+#!/bin/sh
+# Instructions per WR / per CQE on plain memory, counted by valgrind's callgrind (repeatable).
+#   bench/cost.sh [build dir]        CC, CFLAGS override the compiler and its flags
+# Posting: RC RDMA WRITE, one SGE, typed path (fv_write + fv_ring), 1 and 32 WRs per doorbell.
+# Polling: RC SEND completions through fv_poll and fv_poll_cq, 1 and 16 CQEs per call.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$top/build/bench}
+CC=${CC:-gcc}
+CFLAGS=${CFLAGS:--O2 -g}
+command -v valgrind >/dev/null 2>&1 || { echo "cost.sh: valgrind is not installed" >&2; exit 1; }
+mkdir -p "$out"
+for b in cost_typed cost_poll; do
+	$CC -std=c11 -Wall -Wextra -Werror $CFLAGS -D_GNU_SOURCE -I"$top/include" \
+	    -o "$out/$b" "$top/bench/$b.c" -libverbs -lmlx5
+done
+
+# count FUNCTION PROGRAM ARGS...: instructions collected inside FUNCTION (and its clones)
+# divided by the count the program prints as "<unit> N".
+count() {
+	fn=$1; shift
+	res=$(valgrind --tool=callgrind --toggle-collect="$fn*" --callgrind-out-file=/dev/null "$@" 2>&1)
+	total=$(echo "$res" | sed -n 's/.*Collected : *\([0-9]*\).*/\1/p')
+	n=$(echo "$res" | sed -n 's/^\(wrs\|cqes\) \([0-9]*\)$/\2/p')
+	awk -v t="$total" -v n="$n" 'BEGIN { printf "%7.1f\n", t / n }'
+}
+
+printf '%-44s %s\n' "case ($CC $CFLAGS)" "instructions"
+printf '%-44s %s\n' "fv_write + fv_ring, 1 WR per doorbell" "$(count one "$out/cost_typed" 1)"
+printf '%-44s %s\n' "fv_write + fv_ring, 32 WRs per doorbell" "$(count one "$out/cost_typed" 32)"
+printf '%-44s %s\n' "fv_poll, 1 CQE per call" "$(count drain "$out/cost_poll" 1)"
+printf '%-44s %s\n' "fv_poll, 16 CQEs per call" "$(count drain "$out/cost_poll" 16)"
+printf '%-44s %s\n' "fv_poll_cq, 1 CQE per call" "$(count drain "$out/cost_poll" 1 ibv)"
+printf '%-44s %s\n' "fv_poll_cq, 16 CQEs per call" "$(count drain "$out/cost_poll" 16 ibv)"
