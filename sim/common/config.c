@@ -1,0 +1,55 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int env_int(const char *name, int def, int lo, int hi)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return def;
+	n = strtol(v, &end, 10);
+	if (*end || n < lo || n > hi)
+		return def;
+	return (int)n;
+}
+
+void sim_config_load(struct sim_config *cfg)
+{
+	const char *mode = getenv("FVSIM_MODE");
+
+	cfg->ndev = env_int("FVSIM_DEVICES", 1, 1, SIM_MAX_DEVICES);
+	cfg->nports = env_int("FVSIM_PORTS", 1, 1, SIM_MAX_PORTS);
+	cfg->step_mode = mode && !strcmp(mode, "step");
+}
+
+/* Mellanox OUI 00:02:c9 in the top bytes, like real ConnectX node GUIDs. */
+uint64_t sim_node_guid(int dev)
+{
+	return 0x0002c90300f50000ull | ((uint64_t)dev << 8);
+}
+
+uint64_t sim_port_guid(int dev, int port)
+{
+	return sim_node_guid(dev) + (uint64_t)port;
+}
+
+/* LIDs 1, 2, ... in device-then-port order; they route packets between simulated ports. */
+uint16_t sim_port_lid(int dev, int port, int nports)
+{
+	return (uint16_t)(1 + dev * nports + (port - 1));
+}
+
+void sim_port_gid(int dev, int port, uint8_t gid[16])
+{
+	uint64_t guid = sim_port_guid(dev, port);
+
+	memset(gid, 0, 16);
+	gid[0] = 0xfe;
+	gid[1] = 0x80;
+	for (int i = 0; i < 8; i++)
+		gid[8 + i] = (uint8_t)(guid >> (56 - 8 * i));
+}

@@ -1,0 +1,30 @@
+/* Environment options and the fixed identity of the simulated devices (names, GUIDs,
+ * LIDs): the sysfs generator and the device model must agree on them. */
+#ifndef FVSIM_CONFIG_H
+#define FVSIM_CONFIG_H
+
+#include <stdint.h>
+
+#define SIM_MAX_DEVICES 8
+#define SIM_MAX_PORTS 2 /* libmlx5 keeps per-port caches for 2 ports only */
+#define SIM_GID_TBL_LEN 8
+#define SIM_PKEY_TBL_LEN 1
+#define SIM_FW_VER "16.35.2000"
+#define SIM_VENDOR_ID 0x02c9
+#define SIM_VENDOR_PART_ID 4119 /* ConnectX-5, PCI device 0x1017 */
+#define SIM_PCI_DEVICE 0x1017
+
+struct sim_config {
+	int ndev; /* FVSIM_DEVICES, 1..8 */
+	int nports; /* FVSIM_PORTS, 1..2 */
+	int step_mode; /* FVSIM_MODE=step: no device thread */
+};
+
+void sim_config_load(struct sim_config *cfg);
+
+uint64_t sim_node_guid(int dev);
+uint64_t sim_port_guid(int dev, int port);
+uint16_t sim_port_lid(int dev, int port, int nports);
+void sim_port_gid(int dev, int port, uint8_t gid[16]);
+
+#endif

@@ -1,0 +1,50 @@
+#include "cqe.h"
+
+#include <string.h>
+
+#include "../common/be.h"
+#include "../common/log.h"
+#include "synd.h"
+
+bool sim_cq_room(const struct sim_cq *cq, uint32_t n)
+{
+	uint32_t ci = ld_dbrec(&cq->dbrec[0]) & 0xffffff;
+	uint32_t used = (cq->pi - ci) & 0xffffff;
+
+	/* A consumer index ahead of what we produced is garbage: treat the CQ as full
+	 * rather than overwrite CQEs the user may still be reading. */
+	return used <= cq->cqe_cnt && cq->cqe_cnt - used >= n;
+}
+
+void sim_cq_push(struct sim_cq *cq, const struct sim_cqe *e)
+{
+	uint8_t *entry = cq->buf + (size_t)(cq->pi & (cq->cqe_cnt - 1)) * cq->cqe_size;
+	uint8_t *c = cq->cqe_size == 128 ? entry + 64 : entry;
+	uint8_t owner = (cq->pi >> cq->log_cnt) & 1;
+	bool err = e->op == CQE_REQ_ERR || e->op == CQE_RESP_ERR;
+
+	/* Bytes 0..62 first; op_own last with release order, so a poller that sees the new
+	 * owner bit also sees the rest (mlx5-formats.md 5.5). Scatter-to-CQE format bits are
+	 * never set: data always lands in the WQE's buffers. */
+	memset(c, 0, 63);
+	st_be32(c + 32, e->srqn_uidx);
+	if (err) {
+		c[54] = e->vendor;
+		c[55] = e->syndrome;
+		st_be32(c + 56, (uint32_t)e->sop << 24 | (e->qpn & 0xffffff));
+	} else {
+		st_be16(c + 22, e->slid);
+		st_be32(c + 24, e->flags_rqpn);
+		memcpy(c + 36, e->imm, 4);
+		st_be32(c + 44, e->byte_cnt);
+		st_be32(c + 56, (e->op == CQE_REQ ? (uint32_t)e->sop << 24 : 0) |
+					(e->qpn & 0xffffff));
+	}
+	st_be16(c + 60, e->wqe_counter);
+	__atomic_store_n(&c[63], (uint8_t)(e->op << 4 | (e->se ? 2 : 0) | owner),
+			 __ATOMIC_RELEASE);
+	cq->pi++;
+	sim_dbg("CQ 0x%x: CQE op %u synd 0x%x qpn 0x%x wqe %u len %u", cq->cqn, e->op,
+		e->syndrome, e->qpn, e->wqe_counter, e->byte_cnt);
+	sim_cq_event_after_push(cq, e->se || err);
+}

@@ -1,0 +1,25 @@
+/* Writing CQEs into the user's CQ ring (mlx5-formats.md 5.2-5.5). */
+#ifndef FVSIM_CQE_H
+#define FVSIM_CQE_H
+
+#include "../model/obj.h"
+
+struct sim_cqe {
+	uint8_t op; /* CQE_* */
+	uint8_t syndrome, vendor;
+	uint8_t sop; /* send opcode (requester CQEs) */
+	bool se;
+	uint16_t wqe_counter, slid;
+	uint32_t qpn, srqn_uidx, byte_cnt, flags_rqpn;
+	uint8_t imm[4]; /* copied verbatim from the WQE */
+};
+
+/* True if n more CQEs fit without overrunning the consumer index in the doorbell record. */
+bool sim_cq_room(const struct sim_cq *cq, uint32_t n);
+void sim_cq_push(struct sim_cq *cq, const struct sim_cqe *e);
+
+/* Completion events: notice new arm requests, fire pending ones (events.c). */
+void sim_cq_poll_arm(struct sim_cq *cq);
+void sim_cq_event_after_push(struct sim_cq *cq, bool solicited_or_error);
+
+#endif

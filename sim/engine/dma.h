@@ -1,0 +1,23 @@
+/* Device memory access to user buffers. Every copy goes through process_vm_readv on this
+ * process, so a buffer that vanished after registration becomes an error, not a crash;
+ * the same call with another pid is the path to a cross-process fabric. */
+#ifndef FVSIM_DMA_H
+#define FVSIM_DMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sim_iov {
+	uint64_t addr;
+	uint64_t len;
+};
+
+#define SIM_MAX_IOV 64
+
+/* Copies len bytes gathered from src into the scatter list dst; 0 or EFAULT. */
+int sim_dma_copy(const struct sim_iov *dst, int ndst, const struct sim_iov *src, int nsrc,
+		 uint64_t len);
+int sim_dma_read(void *buf, uint64_t addr, size_t len);
+int sim_dma_write(uint64_t addr, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,78 @@
+/* Scheduling: which QP works next. A QP in RTS executes its SQ head; one in error flushes.
+ * The SQ doorbell record is the only signal of new work: BlueFlame stores land in plain
+ * memory nobody watches (mlx5-formats.md 1.7). */
+#include "engine.h"
+
+#include <infiniband/verbs.h>
+
+#include "../common/be.h"
+#include "../model/world.h"
+#include "cqe.h"
+
+bool sim_sq_pending(const struct sim_qp *qp)
+{
+	return qp->sq_cnt && (ld_dbrec(&qp->dbrec[1]) & 0xffff) != (qp->sq_ci & 0xffff);
+}
+
+static enum sim_work qp_work(struct sim_qp *qp, bool step, uint64_t now)
+{
+	switch (qp->state) {
+	case IBV_QPS_RTS:
+		return sim_sq_pending(qp) ? sim_exec_head(qp, step, now) : SIM_W_IDLE;
+	case IBV_QPS_ERR:
+	case IBV_QPS_SQE:
+		return sim_flush_one(qp);
+	default:
+		return SIM_W_IDLE; /* RESET, INIT, RTR and SQD hold their send queue */
+	}
+}
+
+static void poll_arms(void)
+{
+	struct sim_list *pos, *tmp;
+
+	sim_list_for_each_safe(pos, tmp, &sim_world.cqs)
+		sim_cq_poll_arm(sim_container_of(pos, struct sim_cq, link));
+}
+
+enum sim_work sim_engine_step(void)
+{
+	struct sim_list *pos, *tmp;
+	uint64_t now = sim_now_ns();
+	enum sim_work best = SIM_W_IDLE;
+
+	poll_arms();
+	sim_list_for_each_safe(pos, tmp, &sim_world.qps) {
+		struct sim_qp *qp = sim_container_of(pos, struct sim_qp, link);
+		enum sim_work r = qp_work(qp, true, now);
+
+		if (r == SIM_W_DONE) {
+			/* Round robin: the QP that just worked goes to the back of the line. */
+			sim_list_del(&qp->link);
+			sim_list_add_tail(&sim_world.qps, &qp->link);
+			return SIM_W_DONE;
+		}
+		if (r == SIM_W_WAIT)
+			best = SIM_W_WAIT;
+	}
+	return best;
+}
+
+int sim_engine_pass(int budget)
+{
+	struct sim_list *pos, *tmp;
+	uint64_t now = sim_now_ns();
+	int done = 0;
+
+	poll_arms();
+	sim_list_for_each_safe(pos, tmp, &sim_world.qps) {
+		struct sim_qp *qp = sim_container_of(pos, struct sim_qp, link);
+
+		for (int i = 0; i < budget; i++) {
+			if (qp_work(qp, false, now) != SIM_W_DONE)
+				break;
+			done++;
+		}
+	}
+	return done;
+}

@@ -1,0 +1,75 @@
+/* Completion-channel events. libmlx5 arms a CQ in user space: it writes the arm word
+ * (sn, solicited flag, consumer index) to CQ doorbell record word 1 and then rings the
+ * context's CQ doorbell register (UAR page 0 + 0x20) with the same word and the CQN. The
+ * record alone is ambiguous (the first arm of a fresh CQ writes 0, its initial value),
+ * so both are watched. An armed CQ fires one event, then waits for the next arm. */
+#include <unistd.h>
+
+#include "../common/be.h"
+#include "../common/log.h"
+#include "../model/world.h"
+#include "cqe.h"
+#include "dma.h"
+
+#define ARM_SOLICITED (1u << 24)
+
+static void fire(struct sim_cq *cq)
+{
+	uint64_t desc = cq->user_handle; /* struct ib_uverbs_comp_event_desc */
+
+	cq->armed = false;
+	if (!cq->chan)
+		return;
+	if (write(cq->chan->wr, &desc, sizeof(desc)) != (ssize_t)sizeof(desc)) {
+		sim_warn("CQ 0x%x: completion event lost", cq->cqn);
+		return;
+	}
+	cq->comp_events++;
+}
+
+static void arm(struct sim_cq *cq, uint32_t word)
+{
+	cq->arm_seen = word;
+	cq->arm_valid = true;
+	cq->armed = true;
+	cq->arm_solicited = word & ARM_SOLICITED;
+	cq->arm_ci = word & 0xffffff;
+	/* CQEs already past the armed consumer index fire at once, like the HCA does. */
+	if (!cq->arm_solicited && ((cq->pi - cq->arm_ci) & 0xffffff))
+		fire(cq);
+}
+
+void sim_cq_poll_arm(struct sim_cq *cq)
+{
+	struct sim_ctx *ctx = cq->ctx;
+	uint32_t word;
+	uint64_t reg;
+
+	if (!cq->chan)
+		return;
+	word = ld_dbrec(&cq->dbrec[1]);
+	/* The register is plain memory we mapped; read it fault-safely since libmlx5 unmaps
+	 * UAR pages before it closes the device. */
+	if (ctx->uar[0] && !sim_dma_read(&reg, (uint64_t)(uintptr_t)ctx->uar[0] + 0x20, 8)) {
+		reg = be64toh(reg);
+		if (reg != cq->uar_seen) {
+			cq->uar_seen = reg;
+			if ((reg & 0xffffff) == cq->cqn) {
+				arm(cq, (uint32_t)(reg >> 32));
+				return;
+			}
+		}
+	}
+	if (!cq->arm_valid || word != cq->arm_seen)
+		if (cq->arm_valid || word != 0)
+			arm(cq, word);
+}
+
+void sim_cq_event_after_push(struct sim_cq *cq, bool solicited_or_error)
+{
+	if (!cq->chan)
+		return;
+	sim_cq_poll_arm(cq);
+	if (cq->armed && (!cq->arm_solicited || solicited_or_error))
+		fire(cq);
+}

@@ -1,0 +1,258 @@
+/* The requester half of the engine: take the SQ head WQE, check it like the HCA
+ * (structure, opcode for the QP type, local keys), route it to the responder, and
+ * complete it — CQE when signaled, error CQE always, RNR and transport retries. */
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+
+#include "../common/log.h"
+#include "../model/world.h"
+#include "cqe.h"
+#include "engine.h"
+#include "msg.h"
+#include "synd.h"
+#include "wqe.h"
+#include "xlate.h"
+
+/* Decoded WQE scratch space; the engine only runs under the world lock. */
+static struct sim_wqe wqe;
+
+uint64_t sim_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool reliable(uint8_t type)
+{
+	return type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
+}
+
+static void req_cqe(struct sim_qp *qp, const struct sim_wqe *w, uint32_t ci, uint8_t synd,
+		    uint32_t byte_cnt)
+{
+	struct sim_cqe e = { 0 };
+
+	e.op = synd ? CQE_REQ_ERR : CQE_REQ;
+	e.syndrome = synd;
+	e.vendor = synd == SYND_FLUSH ? 0xf9 : 0;
+	e.sop = w->opcode;
+	e.qpn = qp->qpn;
+	e.wqe_counter = (uint16_t)ci;
+	e.byte_cnt = byte_cnt;
+	e.srqn_uidx = qp->ctx->cqe_version ? qp->uidx : 0;
+	sim_cq_push(qp->scq, &e);
+}
+
+static void retire(struct sim_qp *qp, const struct sim_wqe *w)
+{
+	qp->sq_ci += w->nbb;
+	qp->retrying = false;
+}
+
+/* A failed WQE always reports, whatever its CE bits. Unreliable QPs stop only their send
+ * queue (SQE state), reliable ones the whole QP. */
+static enum sim_work fail(struct sim_qp *qp, struct sim_wqe *w, uint8_t synd)
+{
+	sim_info("QP 0x%x: WQE %u (opcode 0x%02x) failed, syndrome 0x%02x", qp->qpn,
+		 (unsigned)(qp->sq_ci & 0xffff), w->opcode, synd);
+	req_cqe(qp, w, qp->sq_ci, synd, 0);
+	retire(qp, w);
+	qp->state = reliable(qp->type) || synd == SYND_RETRY_EXC || synd == SYND_RNR_EXC ?
+			    IBV_QPS_ERR : IBV_QPS_SQE;
+	return SIM_W_DONE;
+}
+
+static enum sim_work succeed(struct sim_qp *qp, struct sim_wqe *w, uint32_t byte_cnt)
+{
+	uint8_t ce = w->fm_ce_se & WQE_CE_MASK;
+
+	if (ce == 0x08 || ce == 0x0c)
+		req_cqe(qp, w, qp->sq_ci, SYND_OK, byte_cnt);
+	retire(qp, w);
+	return SIM_W_DONE;
+}
+
+/* RNR timer values of the IB spec in microseconds, by the responder's min_rnr_timer;
+ * capped so a program that sets 0 (655 ms) does not crawl. */
+static const uint32_t rnr_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920,
+	2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880,
+	163840, 245760, 327680, 491520,
+};
+#define RETRY_CAP_US 10000u
+
+/* One failed attempt at the head WQE; errors out once the retry count is spent. rnr_retry
+ * 7 means retry forever. */
+static enum sim_work retry(struct sim_qp *qp, struct sim_wqe *w, bool rnr, uint8_t timer,
+			   uint64_t now)
+{
+	uint8_t limit = rnr ? qp->rnr_retry : qp->retry_cnt;
+	uint64_t us;
+
+	if (!qp->retrying) {
+		qp->retrying = true;
+		qp->retries_left = limit;
+	} else if (!(rnr && limit == 7)) {
+		if (qp->retries_left == 0)
+			return fail(qp, w, rnr ? SYND_RNR_EXC : SYND_RETRY_EXC);
+		qp->retries_left--;
+	}
+	if (rnr)
+		us = rnr_us[timer & 31];
+	else /* local ACK timeout 4.096 us << timeout; 0 disables it: wait the cap */
+		us = qp->timeout ? (4096ull << qp->timeout) / 1000 : RETRY_CAP_US;
+	if (us > RETRY_CAP_US)
+		us = RETRY_CAP_US;
+	if (us < 50)
+		us = 50;
+	qp->retry_at_ns = now + us * 1000;
+	return rnr && limit == 7 ? SIM_W_WAIT : SIM_W_DONE;
+}
+
+/* Builds host iovecs for the payload: inline bytes straight from the decoded WQE, pointer
+ * segments through their lkeys (local read needs no access bit). */
+static int gather(struct sim_qp *qp, struct sim_wqe *w, struct sim_iov *iov, int *n)
+{
+	int k = 0;
+
+	for (int i = 0; i < w->npieces; i++) {
+		struct sim_piece *p = &w->piece[i];
+		struct sim_sge sg = { p->lkey, p->len, p->addr };
+		int got, synd;
+
+		if (!p->len)
+			continue;
+		if (p->inl) {
+			iov[k].addr = (uint64_t)(uintptr_t)(w->raw + p->addr);
+			iov[k].len = p->len;
+			k++;
+			continue;
+		}
+		synd = sim_xlate_local(qp->ctx->dev, qp->pd, &sg, 1, 0, p->len, 0, iov + k, &got);
+		if (synd)
+			return synd;
+		k += got;
+	}
+	*n = k;
+	return SYND_OK;
+}
+
+/* READ and atomic results land in the data segments: they need local write access. */
+static int landing(struct sim_qp *qp, struct sim_wqe *w, uint64_t len, struct sim_iov *iov,
+		   int *n)
+{
+	struct sim_sge sg[63];
+
+	for (int i = 0; i < w->npieces; i++) {
+		sg[i].lkey = w->piece[i].lkey;
+		sg[i].len = w->piece[i].len;
+		sg[i].addr = w->piece[i].addr;
+	}
+	return sim_xlate_local(qp->ctx->dev, qp->pd, sg, w->npieces, 0, len,
+			       IBV_ACCESS_LOCAL_WRITE, iov, n);
+}
+
+static void build_grh(struct sim_qp *qp, const struct sim_av *av, uint64_t len, uint8_t *g)
+{
+	struct sim_dev *dev = qp->ctx->dev;
+
+	/* IPv6-shaped GRH: version 6, traffic class, flow label, payload length, next
+	 * header 0x1b (BTH), hop limit, source GID (our port's GID 0), destination GID. */
+	memset(g, 0, 40);
+	g[0] = (uint8_t)(0x60 | av->tclass >> 4);
+	g[1] = (uint8_t)(av->tclass << 4 | ((av->flow_label >> 16) & 0xf));
+	g[2] = (uint8_t)(av->flow_label >> 8);
+	g[3] = (uint8_t)av->flow_label;
+	g[4] = (uint8_t)((len + 28) >> 8); /* BTH + DETH + payload + ICRC, as on the wire */
+	g[5] = (uint8_t)(len + 28);
+	g[6] = 0x1b;
+	g[7] = av->hop_limit;
+	memcpy(g + 8, dev->port[qp->port].gid, 16);
+	memcpy(g + 24, av->rgid, 16);
+}
+
+enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
+{
+	struct sim_iov payload[SIM_MAX_IOV], result[SIM_MAX_IOV];
+	struct sim_wqe *w = &wqe;
+	struct sim_msg m;
+	struct sim_dev *src_dev = qp->ctx->dev;
+	uint16_t dlid;
+	int np = 0, nr = 0, synd, port;
+	bool rel = reliable(qp->type);
+
+	if (qp->retrying && !step && now < qp->retry_at_ns)
+		return SIM_W_WAIT;
+	/* Room for our CQE first: even an unsignaled WQE may fail and must report. */
+	if (!sim_cq_room(qp->scq, 1))
+		return SIM_W_WAIT;
+	synd = sim_wqe_parse(qp, qp->sq_ci, w);
+	if (synd)
+		return fail(qp, w, (uint8_t)synd);
+	if (w->opcode == OP_NOP)
+		return succeed(qp, w, 0);
+
+	memset(&m, 0, sizeof(m));
+	m.src = qp;
+	m.op = w->opcode;
+	m.se = w->fm_ce_se & WQE_SOLICITED;
+	memcpy(m.imm, w->imm, 4);
+	m.len = w->len;
+	m.raddr = w->raddr;
+	m.rkey = w->rkey;
+	m.swap_add = w->swap_add;
+	m.compare = w->compare;
+	m.xrc_srqn = w->xrc_srqn;
+	if (w->opcode == OP_RDMA_READ || w->has_atomic) {
+		if (w->has_atomic)
+			m.len = 8;
+		synd = landing(qp, w, m.len, result, &nr);
+		m.result = result;
+		m.nresult = nr;
+	} else {
+		synd = gather(qp, w, payload, &np);
+		m.payload = payload;
+		m.npayload = np;
+	}
+	if (synd)
+		return fail(qp, w, (uint8_t)synd);
+
+	if (qp->type == IBV_QPT_UD) {
+		dlid = w->av.rlid;
+		m.dqpn = w->av.dqpn;
+		m.qkey = w->av.qkey;
+		m.sl = w->av.sl;
+		m.slid = src_dev->port[qp->port].lid;
+		if (w->av.grh) {
+			m.grh = true;
+			build_grh(qp, &w->av, m.len, m.grh_bytes);
+		}
+	} else {
+		dlid = qp->path.dlid;
+		m.dqpn = qp->dest_qpn;
+		m.sl = qp->path.sl;
+		m.slid = src_dev->port[qp->path.port ? qp->path.port : qp->port].lid;
+	}
+	m.dst_dev = sim_find_lid(dlid, &port);
+
+	switch (m.dst_dev ? sim_respond(&m) : (rel ? SIM_R_UNREACHABLE : SIM_R_ACK)) {
+	case SIM_R_ACK:
+		return succeed(qp, w, (uint32_t)m.len);
+	case SIM_R_NAK:
+		return fail(qp, w, m.nak);
+	case SIM_R_RNR: {
+		struct sim_qp *peer = sim_idmap_get(&m.dst_dev->qps, m.dqpn);
+
+		return retry(qp, w, true, peer ? peer->min_rnr_timer : 0, now);
+	}
+	case SIM_R_UNREACHABLE:
+		return retry(qp, w, false, 0, now);
+	case SIM_R_BLOCKED:
+	default:
+		return SIM_W_WAIT;
+	}
+}

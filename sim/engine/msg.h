@@ -1,0 +1,44 @@
+/* What travels from a requester QP to a responder QP: one message of one operation,
+ * already translated on the requester side. Execution is split at this boundary like the
+ * wire splits two HCAs, so a responder in another process can later take the same path. */
+#ifndef FVSIM_MSG_H
+#define FVSIM_MSG_H
+
+#include "../model/obj.h"
+#include "dma.h"
+
+struct sim_msg {
+	struct sim_qp *src;
+	uint16_t slid;
+	uint8_t sl;
+	struct sim_dev *dst_dev;
+	uint32_t dqpn;
+	uint8_t op; /* send opcode OP_* */
+	bool se;
+	uint8_t imm[4];
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t len;
+	const struct sim_iov *payload; /* SEND/WRITE data, requester memory */
+	int npayload;
+	const struct sim_iov *result; /* READ/atomic landing area, requester memory */
+	int nresult;
+	uint64_t swap_add, compare;
+	uint32_t qkey; /* UD */
+	uint32_t xrc_srqn; /* XRC */
+	bool grh; /* UD: a GRH precedes the payload */
+	uint8_t grh_bytes[40];
+	uint8_t nak; /* out: syndrome for the requester on SIM_R_NAK */
+};
+
+enum sim_resp {
+	SIM_R_ACK, /* accepted (or, on UC/UD, silently dropped) */
+	SIM_R_NAK, /* RC: the responder refused; m->nak holds the requester's syndrome */
+	SIM_R_RNR, /* RC: no receive WQE */
+	SIM_R_UNREACHABLE, /* RC: no such QP, or not able to receive: requester times out */
+	SIM_R_BLOCKED, /* the responder's CQ is full: nothing happened, try later */
+};
+
+enum sim_resp sim_respond(struct sim_msg *m);
+
+#endif

@@ -1,0 +1,71 @@
+#include "thread.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+#include "../model/world.h"
+#include "engine.h"
+
+static pid_t running_in; /* pid of the process whose thread runs, 0 if none */
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void nap(long ns)
+{
+	struct timespec ts = { 0, ns };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Spin (yielding) while work keeps coming, then back off to short sleeps: a program
+ * polling its CQ gets microsecond turnaround, an idle one costs little CPU. */
+static void *device_main(void *arg)
+{
+	unsigned idle = 0;
+
+	(void)arg;
+	for (;;) {
+		int done = 0;
+		bool step;
+
+		sim_lock();
+		step = sim_world.cfg.step_mode;
+		if (!step)
+			done = sim_engine_pass(64);
+		sim_unlock();
+		if (done) {
+			idle = 0;
+			continue;
+		}
+		idle++;
+		if (step || idle > 20000)
+			nap(1000000);
+		else if (idle > 2000)
+			nap(50000);
+		else
+			sched_yield();
+	}
+	return NULL;
+}
+
+void sim_thread_ensure(void)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+
+	if (sim_world.cfg.step_mode)
+		return;
+	pthread_mutex_lock(&start_lock);
+	if (running_in != getpid()) {
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&th, &attr, device_main, NULL) == 0)
+			running_in = getpid();
+		else
+			sim_err("cannot start the device thread");
+		pthread_attr_destroy(&attr);
+	}
+	pthread_mutex_unlock(&start_lock);
+}

@@ -1,0 +1,10 @@
+/* The device thread that runs the engine for real programs. */
+#ifndef FVSIM_THREAD_H
+#define FVSIM_THREAD_H
+
+/* Starts the thread in this process unless step mode is on or it already runs. Threads
+ * do not survive fork(), so this is called whenever a context is opened rather than from
+ * a constructor: a forked child starts its own thread with its first context. */
+void sim_thread_ensure(void);
+
+#endif

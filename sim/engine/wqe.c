@@ -1,0 +1,185 @@
+#include "wqe.h"
+
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "../common/be.h"
+#include "synd.h"
+
+#define MAX_MSG (1ull << 31)
+#define UD_MTU 4096u
+
+/* Copies len bytes starting at byte offset off of the ring, wrapping at its end: a WQE
+ * that starts in the last slots continues at slot 0 (mlx5-formats.md 1.4). */
+static void ring_copy(const struct sim_qp *qp, uint32_t off, void *dst, uint32_t len)
+{
+	uint32_t size = qp->sq_cnt * 64, first;
+
+	off &= size - 1;
+	first = size - off < len ? size - off : len;
+	memcpy(dst, qp->sq_buf + off, first);
+	if (len > first)
+		memcpy((uint8_t *)dst + first, qp->sq_buf, len - first);
+}
+
+uint32_t sim_wqe_peek(const struct sim_qp *qp, uint32_t ci, uint8_t *opcode)
+{
+	uint8_t ctrl[16];
+	uint32_t ds;
+
+	ring_copy(qp, (ci & (qp->sq_cnt - 1)) * 64, ctrl, 16);
+	*opcode = ctrl[3];
+	ds = ctrl[7] & 0x3f;
+	return ds ? (ds + 3) / 4 : 1;
+}
+
+static bool opcode_allowed(uint8_t type, uint8_t op)
+{
+	switch (op) {
+	case OP_NOP:
+	case OP_SEND:
+	case OP_SEND_IMM:
+		return true;
+	case OP_SEND_INVAL:
+	case OP_RDMA_WRITE:
+	case OP_RDMA_WRITE_IMM:
+		return type != IBV_QPT_UD;
+	case OP_RDMA_READ:
+	case OP_ATOMIC_CS:
+	case OP_ATOMIC_FA:
+		return type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
+	default:
+		return false; /* UMR (memory windows), masked atomics, TSO: not modelled */
+	}
+}
+
+static void parse_av(const uint8_t *p, struct sim_av *av)
+{
+	uint32_t grh = ld_be32(p + 28);
+
+	av->qkey = ld_be32(p);
+	av->dqpn = ld_be32(p + 8) & 0xffffff;
+	av->sl = p[12] & 0xf;
+	av->rlid = ld_be16(p + 14);
+	av->grh = false;
+	if (ld_be32(p + 8) & 0x80000000u) { /* extended AV: GRH fields present */
+		av->grh = grh & (1u << 30);
+		av->sgid_index = (grh >> 20) & 0xff;
+		av->flow_label = grh & 0xfffff;
+		av->tclass = p[26];
+		av->hop_limit = p[27];
+		memcpy(av->rgid, p + 32, 16);
+	}
+}
+
+int sim_wqe_parse(const struct sim_qp *qp, uint32_t ci, struct sim_wqe *w)
+{
+	uint32_t total, pos = 16, word;
+	uint8_t type = qp->type;
+
+	w->nbb = sim_wqe_peek(qp, ci, &w->opcode);
+	w->ds = 0;
+	w->npieces = 0;
+	w->len = 0;
+	w->has_raddr = w->has_atomic = w->has_av = w->has_xrc = false;
+	ring_copy(qp, (ci & (qp->sq_cnt - 1)) * 64, w->raw, 16);
+	word = ld_be32(w->raw);
+	w->opmod = (uint8_t)(word >> 24);
+	w->idx = (uint16_t)(word >> 8);
+	w->qpn = ld_be32(w->raw + 4) >> 8;
+	w->ds = w->raw[7] & 0x3f;
+	w->fm_ce_se = w->raw[11];
+	memcpy(w->imm, w->raw + 12, 4);
+	/* Stale or foreign WQEs: the index must be the producer counter at this slot and
+	 * the QPN our own; the WQE must fit the ring. */
+	if (!w->ds || w->nbb > qp->sq_cnt || w->idx != (uint16_t)ci || w->qpn != qp->qpn)
+		return SYND_LOC_QP_OP;
+	total = w->ds * 16u;
+	ring_copy(qp, (ci & (qp->sq_cnt - 1)) * 64, w->raw, total);
+	if (!opcode_allowed(type, w->opcode))
+		return SYND_LOC_QP_OP;
+	if (w->opcode == OP_NOP)
+		return SYND_OK;
+
+	if (type == IBV_QPT_XRC_SEND) {
+		if (pos + 16 > total)
+			return SYND_LOC_QP_OP;
+		w->has_xrc = true;
+		w->xrc_srqn = ld_be32(w->raw + pos) & 0xffffff;
+		pos += 16;
+	}
+	if (type == IBV_QPT_UD) {
+		uint32_t avlen;
+
+		if (pos + 16 > total)
+			return SYND_LOC_QP_OP;
+		avlen = (ld_be32(w->raw + pos + 8) & 0x80000000u) ? 48 : 16;
+		if (pos + avlen > total)
+			return SYND_LOC_QP_OP;
+		w->has_av = true;
+		parse_av(w->raw + pos, &w->av);
+		pos += avlen;
+	}
+	if (w->opcode == OP_RDMA_WRITE || w->opcode == OP_RDMA_WRITE_IMM ||
+	    w->opcode == OP_RDMA_READ || w->opcode == OP_ATOMIC_CS || w->opcode == OP_ATOMIC_FA) {
+		if (pos + 16 > total)
+			return SYND_LOC_QP_OP;
+		w->has_raddr = true;
+		w->raddr = ld_be64(w->raw + pos);
+		w->rkey = ld_be32(w->raw + pos + 8);
+		pos += 16;
+	}
+	if (w->opcode == OP_ATOMIC_CS || w->opcode == OP_ATOMIC_FA) {
+		if (pos + 16 > total)
+			return SYND_LOC_QP_OP;
+		w->has_atomic = true;
+		w->swap_add = ld_be64(w->raw + pos);
+		w->compare = ld_be64(w->raw + pos + 8);
+		pos += 16;
+	}
+	/* The rest is data: pointer segments, or inline segments flagged by bit 31. */
+	while (pos < total) {
+		uint32_t bc = ld_be32(w->raw + pos);
+		struct sim_piece *pc = &w->piece[w->npieces++];
+
+		if (bc & 0x80000000u) {
+			uint32_t len = bc & 0x7fffffffu;
+
+			if (4 + len > total - pos)
+				return SYND_LOC_QP_OP;
+			pc->inl = true;
+			pc->len = len;
+			pc->addr = pos + 4;
+			pc->lkey = 0;
+			pos += (4 + len + 15) & ~15u;
+		} else {
+			pc->inl = false;
+			pc->len = bc;
+			pc->lkey = ld_be32(w->raw + pos + 4);
+			pc->addr = ld_be64(w->raw + pos + 8);
+			pos += 16;
+		}
+		w->len += pc->len;
+	}
+
+	switch (w->opcode) {
+	case OP_RDMA_READ:
+	case OP_ATOMIC_CS:
+	case OP_ATOMIC_FA:
+		/* The data segments name where the response lands: no inline allowed. */
+		for (int i = 0; i < w->npieces; i++)
+			if (w->piece[i].inl)
+				return SYND_LOC_QP_OP;
+		if (w->opcode != OP_RDMA_READ && w->len < 8)
+			return SYND_LOC_LEN;
+		break;
+	default:
+		break;
+	}
+	if (w->len > MAX_MSG)
+		return SYND_LOC_LEN;
+	if (type == IBV_QPT_UD && w->len > UD_MTU)
+		return SYND_LOC_LEN;
+	return SYND_OK;
+}

@@ -1,0 +1,50 @@
+/* Decoding one send WQE from the SQ ring into its segments (mlx5-formats.md 2, 3). */
+#ifndef FVSIM_WQE_H
+#define FVSIM_WQE_H
+
+#include "../model/obj.h"
+#include "xlate.h"
+
+#define SIM_WQE_MAX_BYTES (63 * 16)
+
+/* One piece of payload: a pointer segment (lkey, addr) or inline bytes of the WQE. */
+struct sim_piece {
+	bool inl;
+	uint32_t lkey, len;
+	uint64_t addr; /* pointer: local address; inline: offset into raw[] */
+};
+
+struct sim_av {
+	uint32_t qkey, dqpn;
+	uint16_t rlid;
+	uint8_t sl;
+	bool grh;
+	uint8_t tclass, hop_limit, sgid_index;
+	uint32_t flow_label;
+	uint8_t rgid[16];
+};
+
+struct sim_wqe {
+	uint8_t raw[SIM_WQE_MAX_BYTES]; /* the WQE unwrapped from the ring */
+	uint16_t idx;
+	uint8_t opcode, opmod, fm_ce_se, ds;
+	uint32_t qpn, nbb;
+	uint8_t imm[4];
+	bool has_raddr, has_atomic, has_av, has_xrc;
+	uint64_t raddr, swap_add, compare;
+	uint32_t rkey, xrc_srqn;
+	struct sim_av av;
+	int npieces;
+	struct sim_piece piece[63];
+	uint64_t len; /* payload bytes */
+};
+
+/* Reads the control segment at WQEBB counter ci: opcode, WQE index and size, enough to
+ * retire the WQE even when the rest is garbage. Returns the WQEBBs it spans (>= 1). */
+uint32_t sim_wqe_peek(const struct sim_qp *qp, uint32_t ci, uint8_t *opcode);
+
+/* Full decode and structural check of the WQE at ci; SYND_OK or the error syndrome the
+ * HCA would report. w->nbb is valid either way. */
+int sim_wqe_parse(const struct sim_qp *qp, uint32_t ci, struct sim_wqe *w);
+
+#endif

@@ -1,0 +1,96 @@
+/* CQ commands: the mlx5 driver request names the CQE ring, its doorbell record and the
+ * CQE size; libmlx5 passes the entry count minus one. */
+#include <errno.h>
+
+#include <rdma/ib_user_verbs.h>
+#include <rdma/mlx5-abi.h>
+
+#include "../model/model.h"
+#include "../model/world.h"
+#include "uverbs.h"
+
+static int create(struct sim_cmd *c, uint64_t user_handle, uint32_t cqe, int32_t channel,
+		  struct sim_cq **out)
+{
+	struct mlx5_ib_create_cq dreq;
+	struct sim_cq_init in = { 0 };
+
+	if (c->drv_len < offsetof(struct mlx5_ib_create_cq, flags))
+		return EINVAL;
+	CMD_DRV(c, dreq);
+	in.user_handle = user_handle;
+	in.buf = dreq.buf_addr;
+	in.dbrec = dreq.db_addr;
+	in.cqe = cqe;
+	in.cqe_size = dreq.cqe_size;
+	in.comp_channel = channel;
+	in.flags = dreq.flags;
+	in.comp_en = dreq.cqe_comp_en;
+	return sim_cq_create(c->ctx, &in, out);
+}
+
+int sim_cmd_create_cq(struct sim_cmd *c)
+{
+	struct ib_uverbs_create_cq req;
+	struct ib_uverbs_create_cq_resp resp = { 0 };
+	struct mlx5_ib_create_cq_resp dresp = { 0 };
+	struct sim_cq *cq;
+	int err;
+
+	CMD_REQ(c, req);
+	err = create(c, req.user_handle, req.cqe, req.comp_channel, &cq);
+	if (err)
+		return err;
+	resp.cq_handle = cq->handle;
+	resp.cqe = cq->cqe_cnt - 1;
+	dresp.cqn = cq->cqn;
+	CMD_RESP(c, resp);
+	CMD_DRV_RESP(c, dresp);
+	return 0;
+}
+
+int sim_cmd_create_cq_ex(struct sim_cmd *c)
+{
+	struct ib_uverbs_ex_create_cq req;
+	struct ib_uverbs_ex_create_cq_resp resp = { 0 };
+	struct mlx5_ib_create_cq_resp dresp = { 0 };
+	struct sim_cq *cq;
+	int err;
+
+	CMD_REQ(c, req);
+	/* Completion timestamps need a device clock the model does not have. */
+	if (req.comp_mask || (req.flags & ~IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN))
+		return EOPNOTSUPP;
+	err = create(c, req.user_handle, req.cqe, req.comp_channel, &cq);
+	if (err)
+		return err;
+	resp.base.cq_handle = cq->handle;
+	resp.base.cqe = cq->cqe_cnt - 1;
+	resp.response_length = sizeof(resp);
+	dresp.cqn = cq->cqn;
+	CMD_RESP(c, resp);
+	CMD_DRV_RESP(c, dresp);
+	return 0;
+}
+
+int sim_cmd_destroy_cq(struct sim_cmd *c)
+{
+	struct ib_uverbs_destroy_cq req;
+	struct ib_uverbs_destroy_cq_resp resp = { 0 };
+	struct sim_cq *cq;
+	uint32_t events;
+	int err;
+
+	CMD_REQ(c, req);
+	cq = sim_handle_get(c->ctx, req.cq_handle, SIM_UOBJ_CQ);
+	if (!cq)
+		return EINVAL;
+	events = cq->comp_events;
+	err = sim_cq_destroy(cq);
+	if (err)
+		return err;
+	/* libibverbs waits until the user acked this many completion events. */
+	resp.comp_events_reported = events;
+	CMD_RESP(c, resp);
+	return 0;
+}

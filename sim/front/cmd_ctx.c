@@ -1,0 +1,170 @@
+/* Context and device commands: GET_CONTEXT with the mlx5 ucontext response libmlx5 needs
+ * (uverbs-emulation.md), QUERY_DEVICE, QUERY_PORT, CREATE_COMP_CHANNEL. */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/mlx5-abi.h>
+
+#include "../common/config.h"
+#include "../model/world.h"
+#include "uverbs.h"
+
+int sim_cmd_get_context(struct sim_cmd *c)
+{
+	struct sim_ctx *ctx = c->ctx;
+	struct mlx5_ib_alloc_ucontext_req_v2 dreq;
+	struct ib_uverbs_get_context_resp resp = { 0 };
+	struct mlx5_ib_alloc_ucontext_resp dresp = { 0 };
+	int fds[2];
+
+	if (ctx->live)
+		return EINVAL;
+	CMD_DRV(c, dreq);
+	/* CQE version 1 (user index in CQEs) when libmlx5 can take it, as the kernel does. */
+	ctx->cqe_version = c->drv_len > offsetof(struct mlx5_ib_alloc_ucontext_req_v2,
+						  max_cqe_version) && dreq.max_cqe_version ? 1 : 0;
+	/* A real async fd: libmlx5 takes an ioctl-only path when it is missing. The write end
+	 * is non-blocking so undelivered events never stall the device. */
+	if (pipe2(fds, O_CLOEXEC))
+		return errno;
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	ctx->async_rd = fds[0];
+	ctx->async_wr = fds[1];
+	resp.async_fd = (uint32_t)fds[0];
+	resp.num_comp_vectors = 1;
+
+	dresp.qp_tab_size = 1u << 18;
+	dresp.bf_reg_size = 512; /* two 256-byte BlueFlame halves per register */
+	dresp.tot_bfregs = 16; /* non-zero keeps libmlx5 on the static UAR path */
+	dresp.cache_line_size = 64;
+	dresp.max_sq_desc_sz = 1008; /* 63 16-byte units: the DS field's limit */
+	dresp.max_rq_desc_sz = 512;
+	dresp.max_send_wqebb = 32768;
+	dresp.max_recv_wr = 32768;
+	dresp.max_srq_recv_wr = 32767;
+	dresp.num_ports = (uint16_t)ctx->dev->nports;
+	dresp.response_length = sizeof(dresp);
+	dresp.cqe_version = ctx->cqe_version;
+	dresp.log_uar_size = 12;
+	dresp.num_uars_per_page = 1;
+	CMD_RESP(c, resp);
+	CMD_DRV_RESP(c, dresp);
+	ctx->live = true;
+	c->context_created = true;
+	return 0;
+}
+
+#define DEV_CAP_FLAGS                                                                    \
+	(IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR | IBV_DEVICE_CHANGE_PHY_PORT | \
+	 IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |                       \
+	 IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_N_NOTIFY_CQ | IBV_DEVICE_XRC)
+
+static void fill_device(const struct sim_dev *dev, struct ib_uverbs_query_device_resp *r)
+{
+	r->fw_ver = 16ull << 32 | 35ull << 16 | 2000;
+	r->node_guid = htobe64(dev->node_guid);
+	r->sys_image_guid = htobe64(dev->node_guid);
+	r->max_mr_size = ~0ull;
+	r->page_size_cap = ~4095ull;
+	r->vendor_id = SIM_VENDOR_ID;
+	r->vendor_part_id = SIM_VENDOR_PART_ID;
+	r->max_qp = 1u << 18;
+	r->max_qp_wr = 32768;
+	r->device_cap_flags = DEV_CAP_FLAGS;
+	r->max_sge = 30;
+	r->max_sge_rd = 30;
+	r->max_cq = 1u << 24;
+	r->max_cqe = (1u << 22) - 1;
+	r->max_mr = 1u << 24;
+	r->max_pd = 1u << 24;
+	r->max_qp_rd_atom = 16;
+	r->max_res_rd_atom = 16u << 18;
+	r->max_qp_init_rd_atom = 16;
+	r->atomic_cap = IBV_ATOMIC_HCA;
+	r->max_ah = 1u << 30;
+	r->max_srq = 1u << 23;
+	r->max_srq_wr = 32767;
+	r->max_srq_sge = 31;
+	r->max_pkeys = SIM_PKEY_TBL_LEN;
+	r->local_ca_ack_delay = 16;
+	r->phys_port_cnt = (uint8_t)dev->nports;
+}
+
+int sim_cmd_query_device(struct sim_cmd *c)
+{
+	struct ib_uverbs_query_device_resp resp = { 0 };
+
+	fill_device(c->ctx->dev, &resp);
+	CMD_RESP(c, resp);
+	return 0;
+}
+
+int sim_cmd_query_device_ex(struct sim_cmd *c)
+{
+	struct ib_uverbs_ex_query_device req;
+	struct ib_uverbs_ex_query_device_resp resp = { 0 };
+
+	CMD_REQ(c, req);
+	if (req.comp_mask || req.reserved)
+		return EINVAL;
+	fill_device(c->ctx->dev, &resp.base);
+	resp.device_cap_flags_ex = DEV_CAP_FLAGS;
+	/* Fields past the caller's room are not reported; it learns so from the length. */
+	resp.response_length = (uint32_t)(c->out_core < sizeof(resp) ? c->out_core : sizeof(resp));
+	CMD_RESP(c, resp);
+	return 0;
+}
+
+int sim_cmd_query_port(struct sim_cmd *c)
+{
+	struct ib_uverbs_query_port req;
+	struct ib_uverbs_query_port_resp resp = { 0 };
+	const struct sim_dev *dev = c->ctx->dev;
+
+	CMD_REQ(c, req);
+	if (req.port_num < 1 || req.port_num > dev->nports)
+		return EINVAL;
+	resp.port_cap_flags = 0x2651e848;
+	resp.max_msg_sz = 1u << 30;
+	resp.gid_tbl_len = SIM_GID_TBL_LEN;
+	resp.pkey_tbl_len = SIM_PKEY_TBL_LEN;
+	resp.lid = dev->port[req.port_num].lid;
+	resp.sm_lid = 1;
+	resp.state = IBV_PORT_ACTIVE;
+	resp.max_mtu = IBV_MTU_4096;
+	resp.active_mtu = IBV_MTU_4096;
+	resp.max_vl_num = 4;
+	resp.subnet_timeout = 18;
+	resp.active_width = 2; /* 4X */
+	resp.active_speed = 32; /* EDR */
+	resp.phys_state = 5; /* LinkUp */
+	resp.link_layer = IBV_LINK_LAYER_INFINIBAND;
+	CMD_RESP(c, resp);
+	return 0;
+}
+
+int sim_cmd_create_comp_channel(struct sim_cmd *c)
+{
+	struct ib_uverbs_create_comp_channel_resp resp = { 0 };
+	struct sim_channel *ch = calloc(1, sizeof(*ch));
+	int fds[2];
+
+	if (!ch)
+		return ENOMEM;
+	if (pipe2(fds, O_CLOEXEC)) {
+		free(ch);
+		return errno;
+	}
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	ch->rd = fds[0];
+	ch->wr = fds[1];
+	sim_list_add_tail(&c->ctx->channels, &ch->link);
+	resp.fd = (uint32_t)fds[0];
+	CMD_RESP(c, resp);
+	return 0;
+}

@@ -1,0 +1,129 @@
+/* PD, MR, AH and XRCD commands. */
+#include <errno.h>
+
+#include <rdma/ib_user_verbs.h>
+#include <rdma/mlx5-abi.h>
+
+#include "../model/model.h"
+#include "../model/world.h"
+#include "uverbs.h"
+
+int sim_cmd_alloc_pd(struct sim_cmd *c)
+{
+	struct ib_uverbs_alloc_pd_resp resp = { 0 };
+	struct mlx5_ib_alloc_pd_resp dresp = { 0 };
+	struct sim_pd *pd;
+	int err = sim_pd_alloc(c->ctx, &pd);
+
+	if (err)
+		return err;
+	resp.pd_handle = pd->handle;
+	dresp.pdn = pd->pdn;
+	CMD_RESP(c, resp);
+	CMD_DRV_RESP(c, dresp);
+	return 0;
+}
+
+int sim_cmd_dealloc_pd(struct sim_cmd *c)
+{
+	struct ib_uverbs_dealloc_pd req;
+	struct sim_pd *pd;
+
+	CMD_REQ(c, req);
+	pd = sim_handle_get(c->ctx, req.pd_handle, SIM_UOBJ_PD);
+	return pd ? sim_pd_free(pd) : EINVAL;
+}
+
+int sim_cmd_reg_mr(struct sim_cmd *c)
+{
+	struct ib_uverbs_reg_mr req;
+	struct ib_uverbs_reg_mr_resp resp = { 0 };
+	struct sim_pd *pd;
+	struct sim_mr *mr;
+	int err;
+
+	CMD_REQ(c, req);
+	pd = sim_handle_get(c->ctx, req.pd_handle, SIM_UOBJ_PD);
+	if (!pd)
+		return EINVAL;
+	err = sim_mr_reg(c->ctx, pd, req.start, req.length, req.hca_va, req.access_flags, &mr);
+	if (err)
+		return err;
+	resp.mr_handle = mr->handle;
+	resp.lkey = mr->key;
+	resp.rkey = mr->key;
+	CMD_RESP(c, resp);
+	return 0;
+}
+
+int sim_cmd_dereg_mr(struct sim_cmd *c)
+{
+	struct ib_uverbs_dereg_mr req;
+	struct sim_mr *mr;
+
+	CMD_REQ(c, req);
+	mr = sim_handle_get(c->ctx, req.mr_handle, SIM_UOBJ_MR);
+	return mr ? sim_mr_dereg(mr) : EINVAL;
+}
+
+/* On an IB port libmlx5 builds address vectors itself; this serves callers that still
+ * ask the kernel (and keeps the PD busy while the AH lives). */
+int sim_cmd_create_ah(struct sim_cmd *c)
+{
+	struct ib_uverbs_create_ah req;
+	struct ib_uverbs_create_ah_resp resp = { 0 };
+	struct mlx5_ib_create_ah_resp dresp = { 0 };
+	struct sim_pd *pd;
+	struct sim_ah *ah;
+	int err;
+
+	CMD_REQ(c, req);
+	pd = sim_handle_get(c->ctx, req.pd_handle, SIM_UOBJ_PD);
+	if (!pd)
+		return EINVAL;
+	if (req.attr.port_num < 1 || req.attr.port_num > c->ctx->dev->nports)
+		return EINVAL;
+	err = sim_ah_create(c->ctx, pd, &ah);
+	if (err)
+		return err;
+	resp.ah_handle = ah->handle;
+	dresp.response_length = sizeof(dresp);
+	CMD_RESP(c, resp);
+	CMD_DRV_RESP(c, dresp);
+	return 0;
+}
+
+int sim_cmd_destroy_ah(struct sim_cmd *c)
+{
+	struct ib_uverbs_destroy_ah req;
+	struct sim_ah *ah;
+
+	CMD_REQ(c, req);
+	ah = sim_handle_get(c->ctx, req.ah_handle, SIM_UOBJ_AH);
+	return ah ? sim_ah_destroy(ah) : EINVAL;
+}
+
+int sim_cmd_open_xrcd(struct sim_cmd *c)
+{
+	struct ib_uverbs_open_xrcd req;
+	struct ib_uverbs_open_xrcd_resp resp = { 0 };
+	struct sim_xrcd *x;
+	uint32_t handle;
+	int err;
+
+	CMD_REQ(c, req);
+	err = sim_xrcd_open(c->ctx, (int)req.fd, (int)req.oflags, &x, &handle);
+	if (err)
+		return err;
+	resp.xrcd_handle = handle;
+	CMD_RESP(c, resp);
+	return 0;
+}
+
+int sim_cmd_close_xrcd(struct sim_cmd *c)
+{
+	struct ib_uverbs_close_xrcd req;
+
+	CMD_REQ(c, req);
+	return sim_xrcd_close(c->ctx, req.xrcd_handle, false);
+}

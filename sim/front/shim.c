@@ -1,0 +1,345 @@
+/* The LD_PRELOAD face of the device: libc calls that touch /dev/infiniband/uverbsN are
+ * answered here, everything else passes through to the next definition (libc, or the
+ * sanitizer runtime's interceptors, which must come first in LD_PRELOAD).
+ *   open*      /dev/infiniband/uverbsN -> a /dev/null fd we remember, with a new context
+ *   stat*      the device node exists, as char device 231:(192+N)
+ *   fstat*     our fds report that same char device
+ *   ioctl      ENOTTY: libibverbs then uses the write() command ABI for everything
+ *   write      uverbs commands
+ *   mmap       UAR pages: anonymous memory
+ *   close      tears the context down
+ *   socket     refuses NETLINK_RDMA so discovery falls back to sysfs */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/netlink.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+#include "../model/world.h"
+#include "fdtab.h"
+#include "uverbs.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define UVERBS_MAJOR 231
+#define UVERBS_MINOR_BASE 192
+#define DEV_PREFIX "/dev/infiniband/uverbs"
+
+/* The next definition of a libc function, looked up once. */
+#define REAL(ret, name, ...)                                                           \
+	static ret (*real_##name)(__VA_ARGS__);                                        \
+	if (!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE))                          \
+		__atomic_store_n(&real_##name, (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name), \
+				 __ATOMIC_RELEASE)
+
+/* Index N of a "/dev/infiniband/uverbsN" path within the configured devices, else -1. */
+static int uverbs_index(const char *path)
+{
+	const char *p;
+	long n = 0;
+
+	if (!path || strncmp(path, DEV_PREFIX, sizeof(DEV_PREFIX) - 1))
+		return -1;
+	p = path + sizeof(DEV_PREFIX) - 1;
+	if (!*p)
+		return -1;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9' || n > 1000)
+			return -1;
+		n = n * 10 + (*p - '0');
+	}
+	sim_world_init();
+	return n < sim_world.ndev ? (int)n : -1;
+}
+
+static int open_device(int index, int flags)
+{
+	struct sim_ctx *ctx;
+	int fd, err;
+
+	/* A real fd keeps the number reserved and makes poll/fcntl/dup behave. */
+	fd = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | (flags & O_CLOEXEC));
+	if (fd < 0)
+		return -1;
+	sim_lock();
+	ctx = sim_ctx_new(index, fd);
+	err = ctx ? sim_fd_set(fd, ctx) : ENOMEM;
+	if (err && ctx)
+		sim_ctx_destroy(ctx);
+	sim_unlock();
+	if (err) {
+		syscall(SYS_close, fd);
+		errno = err;
+		return -1;
+	}
+	sim_dbg("opened uverbs%d as fd %d", index, fd);
+	return fd;
+}
+
+static mode_t open_mode(int flags, va_list ap)
+{
+	return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
+}
+
+EXPORT int open(const char *path, int flags, ...)
+{
+	REAL(int, open, const char *, int, ...);
+	int dev = uverbs_index(path);
+	va_list ap;
+	mode_t mode;
+
+	va_start(ap, flags);
+	mode = open_mode(flags, ap);
+	va_end(ap);
+	return dev >= 0 ? open_device(dev, flags) : real_open(path, flags, mode);
+}
+
+EXPORT int open64(const char *path, int flags, ...)
+{
+	REAL(int, open64, const char *, int, ...);
+	int dev = uverbs_index(path);
+	va_list ap;
+	mode_t mode;
+
+	va_start(ap, flags);
+	mode = open_mode(flags, ap);
+	va_end(ap);
+	return dev >= 0 ? open_device(dev, flags) : real_open64(path, flags, mode);
+}
+
+EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+	REAL(int, openat, int, const char *, int, ...);
+	int dev = uverbs_index(path);
+	va_list ap;
+	mode_t mode;
+
+	va_start(ap, flags);
+	mode = open_mode(flags, ap);
+	va_end(ap);
+	return dev >= 0 ? open_device(dev, flags) : real_openat(dirfd, path, flags, mode);
+}
+
+EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+{
+	REAL(int, openat64, int, const char *, int, ...);
+	int dev = uverbs_index(path);
+	va_list ap;
+	mode_t mode;
+
+	va_start(ap, flags);
+	mode = open_mode(flags, ap);
+	va_end(ap);
+	return dev >= 0 ? open_device(dev, flags) : real_openat64(dirfd, path, flags, mode);
+}
+
+/* _FORTIFY_SOURCE entry points. */
+EXPORT int __open_2(const char *path, int flags)
+{
+	REAL(int, __open_2, const char *, int);
+	int dev = uverbs_index(path);
+
+	return dev >= 0 ? open_device(dev, flags) : real___open_2(path, flags);
+}
+
+EXPORT int __open64_2(const char *path, int flags)
+{
+	REAL(int, __open64_2, const char *, int);
+	int dev = uverbs_index(path);
+
+	return dev >= 0 ? open_device(dev, flags) : real___open64_2(path, flags);
+}
+
+EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+	REAL(int, __openat_2, int, const char *, int);
+	int dev = uverbs_index(path);
+
+	return dev >= 0 ? open_device(dev, flags) : real___openat_2(dirfd, path, flags);
+}
+
+static void fake_node(struct stat *st, int dev)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFCHR | 0666;
+	st->st_rdev = makedev(UVERBS_MAJOR, UVERBS_MINOR_BASE + dev);
+	st->st_dev = makedev(0, 5);
+	st->st_ino = 0x5100 + (ino_t)dev;
+	st->st_nlink = 1;
+	st->st_blksize = 4096;
+}
+
+EXPORT int stat(const char *path, struct stat *st)
+{
+	REAL(int, stat, const char *, struct stat *);
+	int dev = uverbs_index(path);
+
+	if (dev < 0)
+		return real_stat(path, st);
+	fake_node(st, dev);
+	return 0;
+}
+
+EXPORT int stat64(const char *path, struct stat64 *st)
+{
+	REAL(int, stat64, const char *, struct stat64 *);
+	int dev = uverbs_index(path);
+
+	if (dev < 0)
+		return real_stat64(path, st);
+	fake_node((struct stat *)st, dev);
+	return 0;
+}
+
+EXPORT int lstat(const char *path, struct stat *st)
+{
+	REAL(int, lstat, const char *, struct stat *);
+	int dev = uverbs_index(path);
+
+	if (dev < 0)
+		return real_lstat(path, st);
+	fake_node(st, dev);
+	return 0;
+}
+
+EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	REAL(int, fstatat, int, const char *, struct stat *, int);
+	int dev = uverbs_index(path);
+
+	if (dev < 0)
+		return real_fstatat(dirfd, path, st, flags);
+	fake_node(st, dev);
+	return 0;
+}
+
+/* Our fds are /dev/null underneath; report the uverbs char device instead, which
+ * libibverbs compares with the number in sysfs. */
+static void patch_fstat(int fd, struct stat *st)
+{
+	struct sim_ctx *ctx = sim_fd_ctx(fd);
+
+	if (ctx)
+		st->st_rdev = makedev(UVERBS_MAJOR, UVERBS_MINOR_BASE + ctx->dev->index);
+}
+
+EXPORT int fstat(int fd, struct stat *st)
+{
+	REAL(int, fstat, int, struct stat *);
+	int r = real_fstat(fd, st);
+
+	if (!r)
+		patch_fstat(fd, st);
+	return r;
+}
+
+EXPORT int fstat64(int fd, struct stat64 *st)
+{
+	REAL(int, fstat64, int, struct stat64 *);
+	int r = real_fstat64(fd, st);
+
+	if (!r)
+		patch_fstat(fd, (struct stat *)st);
+	return r;
+}
+
+EXPORT int ioctl(int fd, unsigned long req, ...)
+{
+	REAL(int, ioctl, int, unsigned long, ...);
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (sim_fd_ctx(fd)) {
+		errno = ENOTTY;
+		return -1;
+	}
+	return real_ioctl(fd, req, arg);
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t count)
+{
+	REAL(ssize_t, write, int, const void *, size_t);
+	struct sim_ctx *ctx = sim_fd_ctx(fd);
+
+	return ctx ? sim_uverbs_write(ctx, buf, count) : real_write(fd, buf, count);
+}
+
+/* mlx5 mmap offsets: page index = command << 8 | UAR index (mlx5-abi.h). Regular,
+ * write-combining and non-cached UAR pages become anonymous shared memory: BlueFlame and
+ * doorbell stores land there and are never read back, except the CQ arm register. */
+static void *map_uar(struct sim_ctx *ctx, void *addr, size_t len, int prot, int flags, off_t off)
+{
+	REAL(void *, mmap, void *, size_t, int, int, int, off_t);
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long pgoff = (unsigned long)off / (unsigned long)page;
+	unsigned cmd = (pgoff >> 8) & 0xff, index = (pgoff & 0xff) | ((pgoff >> 16) << 8);
+	void *p;
+
+	if (cmd != 0 && cmd != 2 && cmd != 3 && cmd != 6) {
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
+	p = real_mmap(addr, len, prot | PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS | (flags & MAP_FIXED), -1, 0);
+	if (p != MAP_FAILED && cmd != 6 && index < 16) {
+		sim_lock();
+		ctx->uar[index] = p;
+		ctx->uar_len[index] = len;
+		sim_unlock();
+	}
+	return p;
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	REAL(void *, mmap, void *, size_t, int, int, int, off_t);
+	struct sim_ctx *ctx = sim_fd_ctx(fd);
+
+	return ctx ? map_uar(ctx, addr, len, prot, flags, off) : real_mmap(addr, len, prot, flags, fd, off);
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	REAL(void *, mmap64, void *, size_t, int, int, int, off_t);
+	struct sim_ctx *ctx = sim_fd_ctx(fd);
+
+	return ctx ? map_uar(ctx, addr, len, prot, flags, off) : real_mmap64(addr, len, prot, flags, fd, off);
+}
+
+EXPORT int close(int fd)
+{
+	REAL(int, close, int);
+	struct sim_ctx *ctx = sim_fd_ctx(fd);
+
+	if (ctx) {
+		sim_lock();
+		sim_fd_clear(fd);
+		sim_ctx_destroy(ctx);
+		sim_unlock();
+		sim_dbg("closed uverbs fd %d", fd);
+	}
+	return real_close(fd);
+}
+
+EXPORT int socket(int domain, int type, int protocol)
+{
+	REAL(int, socket, int, int, int);
+
+	if (domain == AF_NETLINK && protocol == NETLINK_RDMA) {
+		errno = EPROTONOSUPPORT;
+		return -1;
+	}
+	return real_socket(domain, type, protocol);
+}

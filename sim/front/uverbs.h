@@ -1,0 +1,85 @@
+/* The legacy uverbs write() command channel (kernel-headers rdma/ib_user_verbs.h). */
+#ifndef FVSIM_UVERBS_H
+#define FVSIM_UVERBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+
+struct sim_ctx;
+
+/* write(2) on a fake uverbs fd: returns count on success, else -1 with errno set. */
+ssize_t sim_uverbs_write(struct sim_ctx *ctx, const void *buf, size_t count);
+
+/* One decoded command, as the handlers see it. */
+struct sim_cmd {
+	struct sim_ctx *ctx;
+	bool ex;
+	const uint8_t *req; /* core request (legacy: starting with the response pointer) */
+	size_t req_len;
+	const uint8_t *drv; /* driver (mlx5) request */
+	size_t drv_len;
+	uint8_t resp[512]; /* core response, filled by the handler */
+	size_t resp_len;
+	uint8_t drv_resp[512]; /* driver response */
+	size_t drv_resp_len;
+	size_t out_core; /* room the caller gave for the core response */
+	bool context_created; /* GET_CONTEXT succeeded: start the device thread */
+};
+
+/* Copies a request struct out of the command, zero-filling a short one. */
+#define CMD_REQ(c, var) cmd_copy(&(var), sizeof(var), (c)->req, (c)->req_len)
+#define CMD_DRV(c, var) cmd_copy(&(var), sizeof(var), (c)->drv, (c)->drv_len)
+#define CMD_RESP(c, var) cmd_resp((c), &(var), sizeof(var))
+#define CMD_DRV_RESP(c, var) cmd_drv_resp((c), &(var), sizeof(var))
+
+static inline void cmd_copy(void *dst, size_t n, const uint8_t *src, size_t len)
+{
+	memset(dst, 0, n);
+	memcpy(dst, src, len < n ? len : n);
+}
+
+static inline void cmd_resp(struct sim_cmd *c, const void *p, size_t n)
+{
+	memcpy(c->resp, p, n);
+	c->resp_len = n;
+}
+
+static inline void cmd_drv_resp(struct sim_cmd *c, const void *p, size_t n)
+{
+	memcpy(c->drv_resp, p, n);
+	c->drv_resp_len = n;
+}
+
+/* Handlers, one file per object family; each returns 0 or an errno. */
+int sim_cmd_get_context(struct sim_cmd *c);
+int sim_cmd_query_device(struct sim_cmd *c);
+int sim_cmd_query_device_ex(struct sim_cmd *c);
+int sim_cmd_query_port(struct sim_cmd *c);
+int sim_cmd_create_comp_channel(struct sim_cmd *c);
+int sim_cmd_alloc_pd(struct sim_cmd *c);
+int sim_cmd_dealloc_pd(struct sim_cmd *c);
+int sim_cmd_reg_mr(struct sim_cmd *c);
+int sim_cmd_dereg_mr(struct sim_cmd *c);
+int sim_cmd_create_ah(struct sim_cmd *c);
+int sim_cmd_destroy_ah(struct sim_cmd *c);
+int sim_cmd_open_xrcd(struct sim_cmd *c);
+int sim_cmd_close_xrcd(struct sim_cmd *c);
+int sim_cmd_create_cq(struct sim_cmd *c);
+int sim_cmd_create_cq_ex(struct sim_cmd *c);
+int sim_cmd_destroy_cq(struct sim_cmd *c);
+int sim_cmd_create_qp(struct sim_cmd *c);
+int sim_cmd_create_qp_ex(struct sim_cmd *c);
+int sim_cmd_query_qp(struct sim_cmd *c);
+int sim_cmd_modify_qp(struct sim_cmd *c);
+int sim_cmd_modify_qp_ex(struct sim_cmd *c);
+int sim_cmd_destroy_qp(struct sim_cmd *c);
+int sim_cmd_create_srq(struct sim_cmd *c);
+int sim_cmd_create_xsrq(struct sim_cmd *c);
+int sim_cmd_modify_srq(struct sim_cmd *c);
+int sim_cmd_query_srq(struct sim_cmd *c);
+int sim_cmd_destroy_srq(struct sim_cmd *c);
+
+#endif

@@ -1,0 +1,215 @@
+/* Protection domains, memory regions, address handles and XRC domains. */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+
+#include <infiniband/verbs.h>
+
+#include "../common/log.h"
+#include "../common/mapped.h"
+#include "model.h"
+#include "world.h"
+
+int sim_pd_alloc(struct sim_ctx *ctx, struct sim_pd **out)
+{
+	struct sim_pd *pd = calloc(1, sizeof(*pd));
+
+	if (!pd)
+		return ENOMEM;
+	pd->ctx = ctx;
+	pd->handle = sim_handle_new(ctx, SIM_UOBJ_PD, pd);
+	if (pd->handle == UINT32_MAX) {
+		free(pd);
+		return ENOMEM;
+	}
+	pd->pdn = ctx->dev->next_pdn++;
+	*out = pd;
+	return 0;
+}
+
+int sim_pd_free(struct sim_pd *pd)
+{
+	if (pd->users)
+		return EBUSY;
+	sim_handle_del(pd->ctx, pd->handle);
+	free(pd);
+	return 0;
+}
+
+/* Access bits the kernel accepts for ibv_reg_mr; the optional range (bit 20 and up,
+ * relaxed ordering) is ignored like the kernel ignores it. */
+#define MR_ACCESS_KNOWN                                                                   \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |      \
+	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |          \
+	 IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)
+#define MR_ACCESS_OPTIONAL 0xfff00000u
+
+int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t len,
+	       uint64_t iova, uint32_t access, struct sim_mr **out)
+{
+	struct sim_dev *dev = ctx->dev;
+	struct sim_mr *mr;
+	uint32_t index;
+	int err;
+
+	if (!len || start + len < start || iova + len < iova)
+		return EINVAL;
+	if ((start & 4095) != (iova & 4095))
+		return EINVAL;
+	if (access & ~(MR_ACCESS_KNOWN | MR_ACCESS_OPTIONAL))
+		return EINVAL;
+	/* Remote write or atomic access needs local write (IB spec, enforced by the kernel). */
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	/* Pinning fails on unmapped memory; on-demand paging regions are not pinned. */
+	if (!(access & IBV_ACCESS_ON_DEMAND)) {
+		err = sim_range_mapped(start, len);
+		if (err)
+			return err;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return ENOMEM;
+	index = dev->next_mkey++;
+	mr->ctx = ctx;
+	mr->pd = pd;
+	mr->key = (index << 8) | ((index * 0x3b + 0x5a) & 0xff);
+	mr->iova = iova;
+	mr->len = len;
+	mr->host = start;
+	mr->access = access;
+	mr->handle = sim_handle_new(ctx, SIM_UOBJ_MR, mr);
+	if (mr->handle == UINT32_MAX || sim_idmap_put(&dev->mrs, index, mr)) {
+		if (mr->handle != UINT32_MAX)
+			sim_handle_del(ctx, mr->handle);
+		free(mr);
+		return ENOMEM;
+	}
+	pd->users++;
+	sim_dbg("%s: MR key 0x%x [0x%llx +0x%llx) access 0x%x", dev->name, mr->key,
+		(unsigned long long)iova, (unsigned long long)len, access);
+	*out = mr;
+	return 0;
+}
+
+int sim_mr_dereg(struct sim_mr *mr)
+{
+	sim_idmap_del(&mr->ctx->dev->mrs, mr->key >> 8);
+	sim_handle_del(mr->ctx, mr->handle);
+	mr->pd->users--;
+	free(mr);
+	return 0;
+}
+
+struct sim_mr *sim_mr_find(struct sim_dev *dev, uint32_t key)
+{
+	struct sim_mr *mr = sim_idmap_get(&dev->mrs, key >> 8);
+
+	return mr && mr->key == key ? mr : NULL;
+}
+
+int sim_ah_create(struct sim_ctx *ctx, struct sim_pd *pd, struct sim_ah **out)
+{
+	struct sim_ah *ah = calloc(1, sizeof(*ah));
+
+	if (!ah)
+		return ENOMEM;
+	ah->ctx = ctx;
+	ah->pd = pd;
+	ah->handle = sim_handle_new(ctx, SIM_UOBJ_AH, ah);
+	if (ah->handle == UINT32_MAX) {
+		free(ah);
+		return ENOMEM;
+	}
+	pd->users++;
+	*out = ah;
+	return 0;
+}
+
+int sim_ah_destroy(struct sim_ah *ah)
+{
+	ah->pd->users--;
+	sim_handle_del(ah->ctx, ah->handle);
+	free(ah);
+	return 0;
+}
+
+/* An XRC domain opened with a file is shared by every context that opens the same
+ * inode; without a file (fd -1) each open makes a private one. */
+int sim_xrcd_open(struct sim_ctx *ctx, int fd, int oflags, struct sim_xrcd **out,
+		  uint32_t *handle)
+{
+	struct sim_dev *dev = ctx->dev;
+	struct sim_xrcd *x = NULL;
+	struct stat st;
+	bool found = false;
+
+	if (fd != -1) {
+		if (fstat(fd, &st))
+			return EBADF;
+		struct sim_list *pos, *tmp;
+		sim_list_for_each_safe(pos, tmp, &dev->xrcds) {
+			struct sim_xrcd *c = sim_container_of(pos, struct sim_xrcd, link);
+
+			if (c->has_inode && c->st_dev == st.st_dev && c->st_ino == st.st_ino) {
+				x = c;
+				found = true;
+				break;
+			}
+		}
+		if (found && (oflags & O_CREAT) && (oflags & O_EXCL))
+			return EEXIST;
+		if (!found && !(oflags & O_CREAT))
+			return ENOENT;
+	}
+	if (!x) {
+		x = calloc(1, sizeof(*x));
+		if (!x)
+			return ENOMEM;
+		x->dev = dev;
+		x->xrcdn = dev->next_xrcdn++;
+		if (fd != -1) {
+			x->has_inode = true;
+			x->st_dev = st.st_dev;
+			x->st_ino = st.st_ino;
+		}
+		sim_list_add_tail(&dev->xrcds, &x->link);
+	}
+	*handle = sim_handle_new(ctx, SIM_UOBJ_XRCD, x);
+	if (*handle == UINT32_MAX) {
+		if (!found) {
+			sim_list_del(&x->link);
+			free(x);
+		}
+		return ENOMEM;
+	}
+	x->opens++;
+	*out = x;
+	return 0;
+}
+
+int sim_xrcd_close(struct sim_ctx *ctx, uint32_t handle, bool force)
+{
+	struct sim_xrcd *x = sim_handle_get(ctx, handle, SIM_UOBJ_XRCD);
+
+	if (!x)
+		return EINVAL;
+	if (x->users && x->opens == 1 && !force)
+		return EBUSY;
+	sim_handle_del(ctx, handle);
+	if (--x->opens == 0 && x->users == 0) {
+		sim_list_del(&x->link);
+		free(x);
+	}
+	return 0;
+}
+
+void sim_xrcd_put(struct sim_xrcd *x)
+{
+	if (--x->users == 0 && x->opens == 0) {
+		sim_list_del(&x->link);
+		free(x);
+	}
+}

@@ -1,0 +1,66 @@
+/* Operations on model objects, called by the command front end with the world locked.
+ * Each returns 0 or a positive errno, the value the uverbs write() reports. */
+#ifndef FVSIM_MODEL_H
+#define FVSIM_MODEL_H
+
+#include "obj.h"
+
+int sim_pd_alloc(struct sim_ctx *ctx, struct sim_pd **out);
+int sim_pd_free(struct sim_pd *pd);
+
+int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t len,
+	       uint64_t iova, uint32_t access, struct sim_mr **out);
+int sim_mr_dereg(struct sim_mr *mr);
+struct sim_mr *sim_mr_find(struct sim_dev *dev, uint32_t key);
+
+int sim_ah_create(struct sim_ctx *ctx, struct sim_pd *pd, struct sim_ah **out);
+int sim_ah_destroy(struct sim_ah *ah);
+
+int sim_xrcd_open(struct sim_ctx *ctx, int fd, int oflags, struct sim_xrcd **out,
+		  uint32_t *handle);
+/* force: drop the handle even if QPs or SRQs of other contexts still use the XRCD. */
+int sim_xrcd_close(struct sim_ctx *ctx, uint32_t handle, bool force);
+void sim_xrcd_put(struct sim_xrcd *x); /* a QP or SRQ stops using it */
+
+struct sim_cq_init {
+	uint64_t user_handle, buf, dbrec;
+	uint32_t cqe; /* entries requested minus one, as libmlx5 passes it */
+	uint32_t cqe_size;
+	int comp_channel; /* fd or -1 */
+	uint32_t flags; /* mlx5 create flags */
+	uint8_t comp_en;
+};
+int sim_cq_create(struct sim_ctx *ctx, const struct sim_cq_init *in, struct sim_cq **out);
+int sim_cq_destroy(struct sim_cq *cq);
+
+struct sim_srq_init {
+	uint64_t user_handle, buf, dbrec;
+	bool xrc;
+	struct sim_pd *pd;
+	struct sim_cq *cq;
+	struct sim_xrcd *xrcd;
+	uint32_t max_wr, max_sge, limit, uidx, flags;
+};
+int sim_srq_create(struct sim_ctx *ctx, const struct sim_srq_init *in, struct sim_srq **out);
+int sim_srq_modify(struct sim_srq *srq, uint32_t mask, uint32_t max_wr, uint32_t limit);
+int sim_srq_destroy(struct sim_srq *srq);
+
+struct sim_qp_init {
+	uint64_t user_handle, buf, dbrec;
+	uint8_t type;
+	bool sq_sig_all;
+	struct sim_pd *pd;
+	struct sim_cq *scq, *rcq;
+	struct sim_srq *srq;
+	struct sim_xrcd *xrcd;
+	uint32_t sq_wqe_cnt, rq_wqe_cnt, rq_wqe_shift, flags, uidx;
+	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge, max_inline;
+};
+int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_qp **out);
+int sim_qp_modify(struct sim_qp *qp, const struct sim_qp_attr *attr);
+int sim_qp_destroy(struct sim_qp *qp);
+
+/* Async event to the context's async fd (struct ib_uverbs_async_event_desc). */
+void sim_async_event(struct sim_ctx *ctx, uint64_t element, uint32_t type);
+
+#endif

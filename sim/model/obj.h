@@ -1,0 +1,195 @@
+/* The state a real HCA keeps per object: what the uverbs commands create and what the
+ * engine reads and updates while it executes work requests. All of it is protected by
+ * the one world lock (sim_lock). */
+#ifndef FVSIM_OBJ_H
+#define FVSIM_OBJ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../common/config.h"
+#include "../common/idmap.h"
+#include "../common/list.h"
+
+enum sim_uobj_type {
+	SIM_UOBJ_FREE = 0,
+	SIM_UOBJ_PD,
+	SIM_UOBJ_MR,
+	SIM_UOBJ_CQ,
+	SIM_UOBJ_QP,
+	SIM_UOBJ_SRQ,
+	SIM_UOBJ_AH,
+	SIM_UOBJ_XRCD,
+};
+
+struct sim_port {
+	uint16_t lid;
+	uint8_t gid[16];
+};
+
+struct sim_dev {
+	int index;
+	char name[16];
+	int nports;
+	struct sim_port port[SIM_MAX_PORTS + 1]; /* 1-based like port_num */
+	uint64_t node_guid;
+	uint32_t next_pdn, next_cqn, next_qpn, next_srqn, next_xrcdn, next_mkey;
+	struct sim_idmap qps, cqs, srqs, mrs; /* by QPN, CQN, SRQN, mkey index */
+	struct sim_list xrcds;
+};
+
+struct sim_uobj {
+	uint8_t type;
+	void *obj;
+};
+
+/* One opened /dev/infiniband/uverbsN file: a user context and its handle space. */
+struct sim_ctx {
+	struct sim_list link;
+	struct sim_dev *dev;
+	int cmd_fd;
+	bool live; /* GET_CONTEXT done */
+	int async_rd, async_wr; /* async event pipe; the read end goes to the user */
+	uint8_t cqe_version;
+	struct sim_uobj *h;
+	uint32_t nh, caph;
+	struct sim_list channels;
+	unsigned nqp_created; /* picks the next BlueFlame register */
+	void *uar[16]; /* mmapped UAR pages; uar[0] + 0x20 is the CQ arm doorbell */
+	size_t uar_len[16];
+};
+
+struct sim_channel {
+	struct sim_list link;
+	int rd, wr;
+};
+
+struct sim_pd {
+	struct sim_ctx *ctx;
+	uint32_t handle, pdn;
+	int users;
+};
+
+struct sim_mr {
+	struct sim_ctx *ctx;
+	struct sim_pd *pd;
+	uint32_t handle;
+	uint32_t key; /* lkey == rkey, (mkey index << 8) | tag */
+	uint64_t iova, len, host;
+	uint32_t access; /* IBV_ACCESS_* */
+};
+
+struct sim_ah {
+	struct sim_ctx *ctx;
+	struct sim_pd *pd;
+	uint32_t handle;
+};
+
+struct sim_xrcd {
+	struct sim_list link; /* dev->xrcds */
+	struct sim_dev *dev;
+	uint32_t xrcdn;
+	int opens; /* handles in any context */
+	int users; /* SRQs and QPs */
+	bool has_inode;
+	dev_t st_dev;
+	ino_t st_ino;
+};
+
+struct sim_cq {
+	struct sim_list link; /* world.cqs */
+	struct sim_ctx *ctx;
+	uint32_t handle, cqn;
+	uint64_t user_handle;
+	uint8_t *buf;
+	volatile uint32_t *dbrec; /* [0] consumer index, [1] arm word */
+	uint32_t cqe_cnt, log_cnt, cqe_size;
+	uint32_t pi; /* CQEs written */
+	struct sim_channel *chan;
+	uint32_t comp_events;
+	int users;
+	/* Completion events: armed by a new arm word; fired once per arm. */
+	uint32_t arm_seen; /* last arm word acted on */
+	bool arm_valid, armed, arm_solicited;
+	uint32_t arm_ci;
+	uint64_t uar_seen; /* last value seen in the context's CQ arm register */
+};
+
+struct sim_srq {
+	struct sim_ctx *ctx;
+	uint32_t handle, srqn;
+	uint64_t user_handle;
+	bool xrc;
+	struct sim_pd *pd;
+	struct sim_cq *cq; /* XRC SRQs complete on their own CQ */
+	struct sim_xrcd *xrcd;
+	uint8_t *buf;
+	volatile uint32_t *dbrec;
+	uint32_t wqe_cnt, wqe_shift, max_gs;
+	uint32_t max_wr, limit;
+	uint32_t head; /* next WQE index the device takes */
+	uint16_t consumed; /* WQEs taken so far (compared with the 16-bit doorbell counter) */
+	uint32_t uidx;
+	bool sig;
+	int users;
+};
+
+struct sim_path {
+	uint16_t dlid;
+	uint8_t sl, src_path_bits, static_rate, port;
+	bool grh;
+	uint8_t dgid[16];
+	uint32_t flow_label;
+	uint8_t sgid_index, hop_limit, tclass;
+};
+
+struct sim_qp {
+	struct sim_list link; /* world.qps */
+	struct sim_ctx *ctx;
+	uint32_t handle, qpn;
+	uint64_t user_handle;
+	uint8_t type; /* IBV_QPT_* */
+	uint8_t state; /* IBV_QPS_* */
+	struct sim_pd *pd;
+	struct sim_cq *scq, *rcq;
+	struct sim_srq *srq;
+	struct sim_xrcd *xrcd;
+	uint32_t uidx;
+	bool sq_sig_all, rq_sig;
+	uint8_t *sq_buf, *rq_buf;
+	uint32_t sq_cnt; /* WQEBBs */
+	uint32_t rq_cnt, rq_shift;
+	volatile uint32_t *dbrec; /* [0] RQ counter, [1] SQ WQEBB counter */
+	uint32_t sq_ci; /* WQEBBs consumed */
+	uint32_t rq_ci; /* RQ WQEs consumed */
+	struct {
+		uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge, max_inline;
+	} cap;
+	/* Attributes set by MODIFY_QP. */
+	uint8_t port;
+	uint16_t pkey_index, alt_pkey_index;
+	uint32_t qkey, access, dest_qpn, rq_psn, sq_psn;
+	uint8_t path_mtu, timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t max_rd_atomic, max_dest_rd_atomic, path_mig_state, en_sqd_async;
+	uint8_t alt_port, alt_timeout;
+	struct sim_path path, alt_path;
+	/* Retry state of the SQ head WQE while the responder says RNR or cannot be reached. */
+	bool retrying;
+	uint8_t retries_left;
+	uint64_t retry_at_ns;
+	uint32_t events_reported;
+};
+
+/* Decoded MODIFY_QP request (IBV_QP_* mask bits, IBV_QPS_* states). */
+struct sim_qp_attr {
+	uint32_t mask;
+	uint8_t state, cur_state, path_mtu, path_mig_state, en_sqd_async;
+	uint8_t max_rd_atomic, max_dest_rd_atomic, min_rnr_timer, port, timeout;
+	uint8_t retry_cnt, rnr_retry, alt_port, alt_timeout;
+	uint32_t qkey, rq_psn, sq_psn, dest_qpn, access;
+	uint16_t pkey_index, alt_pkey_index;
+	struct sim_path path, alt_path;
+};
+
+#endif

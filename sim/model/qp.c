@@ -1,0 +1,155 @@
+/* Queue pairs: creation from the buffers libmlx5 allocated, and destruction. The state
+ * machine lives in qp_state.c. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <infiniband/verbs.h>
+
+#include "../common/log.h"
+#include "../common/mapped.h"
+#include "model.h"
+#include "world.h"
+
+#define MAX_WQE_CNT 32768u /* log_max_qp_sz 15, also what we report as max_send_wqebb */
+#define MLX5_QP_FLAG_SIGNATURE 1u
+#define MLX5_QP_FLAG_TYPE_DCT (1u << 4)
+#define MLX5_QP_FLAG_TYPE_DCI (1u << 5)
+
+static bool pow2_or_zero(uint32_t v)
+{
+	return (v & (v - 1)) == 0;
+}
+
+static int check_geometry(const struct sim_qp_init *in)
+{
+	uint64_t rq_bytes, sq_bytes;
+	int err;
+
+	if (!pow2_or_zero(in->sq_wqe_cnt) || in->sq_wqe_cnt > MAX_WQE_CNT ||
+	    !pow2_or_zero(in->rq_wqe_cnt) || in->rq_wqe_cnt > MAX_WQE_CNT)
+		return EINVAL;
+	if (in->rq_wqe_cnt && (in->rq_wqe_shift < 4 || in->rq_wqe_shift > 10))
+		return EINVAL;
+	/* A QP on an SRQ, an XRC initiator or target has no receive ring of its own. */
+	if (in->rq_wqe_cnt && (in->srq || in->type == IBV_QPT_XRC_SEND || in->type == IBV_QPT_XRC_RECV))
+		return EINVAL;
+	if (in->sq_wqe_cnt && in->type == IBV_QPT_XRC_RECV)
+		return EINVAL;
+	rq_bytes = (uint64_t)in->rq_wqe_cnt << (in->rq_wqe_cnt ? in->rq_wqe_shift : 0);
+	sq_bytes = (uint64_t)in->sq_wqe_cnt * 64;
+	if ((err = sim_range_mapped(in->buf, rq_bytes + sq_bytes)))
+		return err;
+	if ((err = sim_range_mapped(in->dbrec, 8)))
+		return err;
+	if (in->dbrec & 3)
+		return EINVAL;
+	return 0;
+}
+
+static int check_type(const struct sim_qp_init *in)
+{
+	switch (in->type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		if (!in->pd || !in->scq || !in->rcq)
+			return EINVAL;
+		if (in->srq && in->srq->xrc)
+			return EINVAL;
+		return 0;
+	case IBV_QPT_XRC_SEND:
+		return in->pd && in->scq && !in->srq ? 0 : EINVAL;
+	case IBV_QPT_XRC_RECV:
+		return in->xrcd && !in->srq ? 0 : EINVAL;
+	case IBV_QPT_RAW_PACKET:
+	case IBV_QPT_DRIVER:
+		return EOPNOTSUPP; /* no Ethernet port, no DC */
+	default:
+		return EINVAL;
+	}
+}
+
+int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_qp **out)
+{
+	struct sim_dev *dev = ctx->dev;
+	struct sim_qp *qp;
+	int err;
+
+	if ((err = check_type(in)) || (err = check_geometry(in)))
+		return err;
+	if (in->flags & (MLX5_QP_FLAG_TYPE_DCT | MLX5_QP_FLAG_TYPE_DCI))
+		return EOPNOTSUPP;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return ENOMEM;
+	qp->ctx = ctx;
+	qp->qpn = dev->next_qpn++;
+	qp->user_handle = in->user_handle;
+	qp->type = in->type;
+	qp->state = IBV_QPS_RESET;
+	qp->pd = in->pd;
+	qp->scq = in->scq;
+	qp->rcq = in->rcq;
+	qp->srq = in->srq;
+	qp->xrcd = in->xrcd;
+	/* CQE version 1 identifies the QP by its user index; XRC targets have none (their
+	 * completions carry the XRC SRQ's index). */
+	qp->uidx = ctx->cqe_version && in->type != IBV_QPT_XRC_RECV ? in->uidx & 0xffffff : 0;
+	qp->sq_sig_all = in->sq_sig_all;
+	qp->rq_sig = in->flags & MLX5_QP_FLAG_SIGNATURE;
+	qp->rq_buf = (uint8_t *)(uintptr_t)in->buf;
+	qp->rq_cnt = in->rq_wqe_cnt;
+	qp->rq_shift = in->rq_wqe_cnt ? in->rq_wqe_shift : 0;
+	qp->sq_buf = qp->rq_buf + ((size_t)qp->rq_cnt << qp->rq_shift);
+	qp->sq_cnt = in->sq_wqe_cnt;
+	qp->dbrec = (volatile uint32_t *)(uintptr_t)in->dbrec;
+	qp->cap.max_send_wr = in->max_send_wr;
+	qp->cap.max_recv_wr = in->max_recv_wr;
+	qp->cap.max_send_sge = in->max_send_sge;
+	qp->cap.max_recv_sge = in->max_recv_sge;
+	qp->cap.max_inline = in->max_inline;
+	qp->port = 1;
+	qp->path_mtu = IBV_MTU_4096;
+	qp->handle = sim_handle_new(ctx, SIM_UOBJ_QP, qp);
+	if (qp->handle == UINT32_MAX || sim_idmap_put(&dev->qps, qp->qpn, qp)) {
+		if (qp->handle != UINT32_MAX)
+			sim_handle_del(ctx, qp->handle);
+		free(qp);
+		return ENOMEM;
+	}
+	if (qp->pd)
+		qp->pd->users++;
+	if (qp->scq)
+		qp->scq->users++;
+	if (qp->rcq)
+		qp->rcq->users++;
+	if (qp->srq)
+		qp->srq->users++;
+	if (qp->xrcd)
+		qp->xrcd->users++;
+	sim_list_add_tail(&sim_world.qps, &qp->link);
+	ctx->nqp_created++;
+	sim_dbg("%s: QP 0x%x type %d sq %u rq %u<<%u uidx %u", dev->name, qp->qpn, qp->type,
+		qp->sq_cnt, qp->rq_cnt, qp->rq_shift, qp->uidx);
+	*out = qp;
+	return 0;
+}
+
+int sim_qp_destroy(struct sim_qp *qp)
+{
+	sim_list_del(&qp->link);
+	sim_idmap_del(&qp->ctx->dev->qps, qp->qpn);
+	sim_handle_del(qp->ctx, qp->handle);
+	if (qp->pd)
+		qp->pd->users--;
+	if (qp->scq)
+		qp->scq->users--;
+	if (qp->rcq)
+		qp->rcq->users--;
+	if (qp->srq)
+		qp->srq->users--;
+	if (qp->xrcd)
+		sim_xrcd_put(qp->xrcd);
+	free(qp);
+	return 0;
+}

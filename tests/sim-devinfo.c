@@ -1,0 +1,87 @@
+/* The stock rdma-core tools see the software device: `fvsim-run ibv_devinfo` lists
+ * mlx5_0 with an active InfiniBand port, and FVSIM_DEVICES adds devices. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+/* Runs `fvsim-run ARGS...` with a clean LD_PRELOAD (this test binary may itself carry
+ * the ASan runtime in it) and returns its standard output. */
+static char *run_tool(const char *env, char *const args[])
+{
+	const char *runner = getenv("FVSIM_RUN");
+	static char out[65536];
+	size_t len = 0;
+	int fd[2], status;
+	pid_t pid;
+
+	cr_assert(runner, "FVSIM_RUN unset: run this test through sim/fvsim-run");
+	cr_assert_eq(pipe(fd), 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		char *argv[16];
+		int n = 0;
+
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		unsetenv("LD_PRELOAD");
+		if (env)
+			putenv((char *)env);
+		argv[n++] = (char *)runner;
+		for (int i = 0; args[i] && n < 15; i++)
+			argv[n++] = args[i];
+		argv[n] = NULL;
+		execv(runner, argv);
+		_exit(127);
+	}
+	close(fd[1]);
+	for (;;) {
+		ssize_t r = read(fd[0], out + len, sizeof(out) - 1 - len);
+
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd[0]);
+	out[len] = 0;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "tool failed: %d\n%s", status, out);
+	return out;
+}
+
+Test(sim_devinfo, lists_mlx5_0)
+{
+	char *args[] = { "ibv_devinfo", NULL };
+	char *out = run_tool(NULL, args);
+
+	cr_expect(strstr(out, "hca_id:\tmlx5_0"), "no mlx5_0 in:\n%s", out);
+	cr_expect(strstr(out, "PORT_ACTIVE"), "port not active:\n%s", out);
+	cr_expect(strstr(out, "link_layer:\t\tInfiniBand"), "not IB:\n%s", out);
+	cr_expect(strstr(out, "vendor_part_id:\t\t\t4119"), "not a ConnectX-5:\n%s", out);
+}
+
+Test(sim_devinfo, verbose_shows_caps)
+{
+	char *args[] = { "ibv_devinfo", "-v", NULL };
+	char *out = run_tool(NULL, args);
+
+	cr_expect(strstr(out, "atomic_cap:\t\t\tATOMIC_HCA"), "%s", out);
+	cr_expect(strstr(out, "XRC"), "%s", out);
+	cr_expect(strstr(out, "GID[  0]:\t\tfe80:0000:0000:0000:0002:c903:00f5:0001"), "%s", out);
+}
+
+Test(sim_devinfo, more_devices_from_env)
+{
+	char *args[] = { "ibv_devices", NULL };
+	char *out = run_tool("FVSIM_DEVICES=3", args);
+
+	cr_expect(strstr(out, "mlx5_0"), "%s", out);
+	cr_expect(strstr(out, "mlx5_2"), "%s", out);
+	cr_expect(!strstr(out, "mlx5_3"), "%s", out);
+}
