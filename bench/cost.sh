@@ -15,20 +15,19 @@ for b in cost_typed cost_poll; do
 	    -o "$out/$b" "$top/bench/$b.c" -libverbs -lmlx5
 done
 
-# count FUNCTION PROGRAM ARGS...: instructions collected inside FUNCTION (and its clones)
-# divided by the count the program prints as "<unit> N".
+# count PROGRAM ARGS...: instructions the program collects between its own toggles (client
+# requests around the measured call), divided by the count it prints as "<unit> N".
 count() {
-	fn=$1; shift
-	res=$(valgrind --tool=callgrind --toggle-collect="$fn*" --callgrind-out-file=/dev/null "$@" 2>&1)
+	res=$(valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=/dev/null "$@" 2>&1)
 	total=$(echo "$res" | sed -n 's/.*Collected : *\([0-9]*\).*/\1/p')
 	n=$(echo "$res" | sed -n 's/^\(wrs\|cqes\) \([0-9]*\)$/\2/p')
 	awk -v t="$total" -v n="$n" 'BEGIN { printf "%7.1f\n", t / n }'
 }
 
 printf '%-44s %s\n' "case ($CC $CFLAGS)" "instructions"
-printf '%-44s %s\n' "fv_write + fv_ring, 1 WR per doorbell" "$(count one "$out/cost_typed" 1)"
-printf '%-44s %s\n' "fv_write + fv_ring, 32 WRs per doorbell" "$(count one "$out/cost_typed" 32)"
-printf '%-44s %s\n' "fv_poll, 1 CQE per call" "$(count drain "$out/cost_poll" 1)"
-printf '%-44s %s\n' "fv_poll, 16 CQEs per call" "$(count drain "$out/cost_poll" 16)"
-printf '%-44s %s\n' "fv_poll_cq, 1 CQE per call" "$(count drain "$out/cost_poll" 1 ibv)"
-printf '%-44s %s\n' "fv_poll_cq, 16 CQEs per call" "$(count drain "$out/cost_poll" 16 ibv)"
+printf '%-44s %s\n' "fv_write + fv_ring, 1 WR per doorbell" "$(count "$out/cost_typed" 1)"
+printf '%-44s %s\n' "fv_write + fv_ring, 32 WRs per doorbell" "$(count "$out/cost_typed" 32)"
+printf '%-44s %s\n' "fv_poll, 1 CQE per call" "$(count "$out/cost_poll" 1)"
+printf '%-44s %s\n' "fv_poll, 16 CQEs per call" "$(count "$out/cost_poll" 16)"
+printf '%-44s %s\n' "fv_poll_cq, 1 CQE per call" "$(count "$out/cost_poll" 1 ibv)"
+printf '%-44s %s\n' "fv_poll_cq, 16 CQEs per call" "$(count "$out/cost_poll" 16 ibv)"

@@ -1,8 +1,9 @@
 /*
  * Instructions per polled CQE, on plain memory: a CQ pre-filled with valid requester CQEs
  * (RC SEND completions, every WQE signaled) for a QP registered with fv_qp_init_geom, drained
- * by fv_poll (or fv_poll_cq) PER_CALL entries at a time. Run under callgrind (bench/cost.sh):
- * only drain() is counted, after a warm-up pass.
+ * by fv_poll (or fv_poll_cq) PER_CALL entries at a time. Run under callgrind with
+ * --collect-atstart=no (bench/cost.sh): only the calls of drain() after the warm-up pass are
+ * counted, with everything they run.
  *
  *   cost_poll PER_CALL [ibv]     ibv: poll with fv_poll_cq into struct ibv_wc
  */
@@ -76,10 +77,15 @@ int main(int argc, char **argv)
 			    .dbrec = cq_db, .cqn = 1 }))
 		return 1;
 	for (int p = 0; p < PASSES; p++) {
+		int got;
+
 		fill(&rc, (uint32_t)p * N);
-		if (p == 1)
-			CALLGRIND_ZERO_STATS;	/* pass 0 warmed up */
-		if (drain(&cq, N, per_call, ibv) != N)
+		if (p)	/* pass 0 warms up */
+			CALLGRIND_TOGGLE_COLLECT;
+		got = drain(&cq, N, per_call, ibv);
+		if (p)
+			CALLGRIND_TOGGLE_COLLECT;
+		if (got != N)
 			return 1;
 	}
 	printf("cqes %d\n", (PASSES - 1) * N);

@@ -7,8 +7,8 @@
  * register filled with the same pattern), the twin gets only the WRs that should have been
  * posted, and afterwards the two must not differ anywhere a device or a later post could
  * look: the whole SQ ring, the doorbell record pair, the 512-byte BlueFlame register, the
- * producer/doorbell/signalling counters, the BF half, the cached fence, wr_id and forced
- * flags per slot.
+ * producer/doorbell/signalling counters, the BF half, the cached fence, wr_id and end (with
+ * the asked-for-completion flag) per slot.
  */
 #include <limits.h>
 #include <criterion/criterion.h>
@@ -89,10 +89,12 @@ static void assert_same(const struct pair *p, const char *what)
 	cr_assert_eq(x->rung_pi, y->rung_pi, "%s: rung_pi", what);
 	cr_assert_eq(x->last_pi, y->last_pi, "%s: last_pi", what);
 	cr_assert_eq(x->sig_pi, y->sig_pi, "%s: sig_pi (unsignaled run)", what);
+	cr_assert_eq(x->lim, y->lim, "%s: lim (fast-path limit)", what);
 	cr_assert_eq(x->bf_offset, y->bf_offset, "%s: BF half", what);
 	cr_assert_eq(x->fence_cache, y->fence_cache, "%s: cached fence", what);
 	cr_assert_arr_eq(x->wrid, y->wrid, (x->mask + 1) * sizeof(uint64_t), "%s: wr_id table", what);
-	cr_assert_arr_eq(x->forced, y->forced, x->mask + 1, "%s: forced-completion flags", what);
+	cr_assert_arr_eq(x->end, y->end, (x->mask + 1) * sizeof(uint64_t),
+			 "%s: per-slot WQE ends and asked-for-completion flags", what);
 }
 
 /* A WR for op on a QP of type qpt, with valid fields for everything but what the test breaks. */

@@ -5,8 +5,7 @@
  * across many ring wraps and past 2^16 and 2^32 WQEBBs.
  *
  * The device and the poller are simulated here: a FIFO of outstanding WQEs; "one CQE" retires
- * up to the oldest signaled one with fv_sq_retire and, like cq.h, clears the slot's forced
- * flag when it consumes that completion.
+ * up to the oldest signaled one with fv_sq_retire, as cq.h does.
  */
 #include <criterion/criterion.h>
 #include <fastverbs/compat/post_send.h>
@@ -106,7 +105,6 @@ static bool sim_one_cqe(struct sim *s)
 		cr_assert_eq(sq->ci, w.start + w.nbb, "retire %#x: ci %#x, want %#x", w.start, sq->ci,
 			     w.start + w.nbb);
 		cr_assert_eq(sq->wrid[slot], w.wr_id, "retire %#x: wr_id", w.start);
-		sq->forced[slot] = 0;	/* consumed, as cq.h does */
 		s->ci = sq->ci;
 		return true;
 	}
@@ -158,9 +156,25 @@ Test(sq_ring, unsig_max_leaves_room_for_the_largest_wqe)
 	}
 }
 
+/* The 16-bit WQE index names a slot only on rings of at most 2^16 WQEBBs (mlx5: 2^15). */
+Test(sq_ring, ring_over_2_16_wqebbs_refused)
+{
+	struct fv_qp qp;
+	__be32 db[2] = { 0, 0 };
+	void *ring = (void *)(uintptr_t)0x10000;	/* never touched */
+	struct fv_qp_geom g = { .qpt = FV_QPT_RC, .qpn = QPN, .sq_buf = ring, .sq_wqe_cnt = 1u << 17,
+				.dbrec = db, .bf_reg = buf };
+
+	cr_assert_eq(fv_qp_init_geom(&qp, &g), EINVAL);
+	g.sq_wqe_cnt = 1u << 16;
+	cr_assert_eq(fv_qp_init_geom(&qp, &g), 0);
+	cr_assert_eq(fv_sq_room(&qp.sq), 1u << 16);
+	fv_qp_cleanup(&qp);
+}
+
 /* ---- retire ---- */
 
-/* fv_sq_retire: returns the WQE's slot, moves ci just past it (size from its ctrl ds), keeps wr_id. */
+/* fv_sq_retire: returns the WQE's slot, moves ci just past it, keeps wr_id. */
 static void retire_each(uint32_t start_pi)
 {
 	static const unsigned sizes[] = { 1, 2, 5, 3, 1, 4, 2 };
@@ -232,7 +246,7 @@ Test(sq_ring, long_unsignaled_run_gets_a_forced_completion)
 
 		cr_assert_eq(fv_nop(rc_of(&m), i, 0), 0);
 		cr_assert_eq(fm_at(&m, pi), forced ? 0x08 : 0x00, "NOP %u: fm_ce_se %#x", i, fm_at(&m, pi));
-		cr_assert_eq(sq->forced[pi & sq->mask], forced, "NOP %u: forced flag", i);
+		cr_assert_eq(memqp_forced(&m, pi), forced, "NOP %u: forced flag", i);
 	}
 	cr_assert_eq(fv_nop(rc_of(&m), 16, 0), ENOMEM);
 	memqp_free(&m);
@@ -252,7 +266,7 @@ Test(sq_ring, forced_completion_counts_wqebbs)
 
 		cr_assert_eq(post_blocks(&m, 2, i, FV_SOLICITED), 0);
 		cr_assert_eq(fm_at(&m, pi), i == 4 ? 0x0a : 0x02, "WQE %u: fm_ce_se %#x", i, fm_at(&m, pi));
-		cr_assert_eq(sq->forced[pi & sq->mask], i == 4, "WQE %u: forced flag", i);
+		cr_assert_eq(memqp_forced(&m, pi), i == 4, "WQE %u: forced flag", i);
 	}
 	memqp_free(&m);
 }
@@ -276,12 +290,38 @@ Test(sq_ring, explicit_signal_resets_the_run)
 		uint8_t want = i == 5 ? 0x08 : i == 2 ? 0x02 : 0;
 
 		cr_assert_eq(fm_at(&m, pi0 + i), want, "NOP %u: fm_ce_se %#x", i, fm_at(&m, pi0 + i));
-		cr_assert_eq(sq->forced[(pi0 + i) & sq->mask], 0, "NOP %u: forced", i);
+		cr_assert_eq(memqp_forced(&m, pi0 + i), 0, "NOP %u: forced", i);
 	}
 	sq->ci = sq->pi;	/* make room; this test is about the run only */
 	cr_assert_eq(fv_nop(rc_of(&m), 14, 0), 0);
 	cr_assert_eq(fm_at(&m, pi0 + 14), 0x08, "the 9th after the signal is forced");
-	cr_assert_eq(sq->forced[(pi0 + 14) & sq->mask], 1);
+	cr_assert_eq(memqp_forced(&m, pi0 + 14), 1);
+	memqp_free(&m);
+}
+
+/* A cached initiator fence goes to the next WQE only, also in the middle of a run that needs
+ * no forced completion (the fast path), and FV_FENCE on that WQE overrides it. */
+Test(sq_ring, cached_fence_goes_to_the_next_wqe_only)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg(64, 0x1fffe);
+	struct fv_sq *sq = &m.qp.sq;
+	static const struct { unsigned flags; uint8_t cache, want; } k[] = {
+		{ 0, 0x20, 0x20 }, { 0, 0, 0 }, { FV_SIGNALED, 0x20, 0x28 }, { FV_FENCE, 0x20, 0x80 },
+		{ FV_SOLICITED, 0, 0x02 },
+	};
+
+	memqp_init(&m, &c);
+	cr_assert_eq(fv_nop(rc_of(&m), 0, 0), 0);
+	for (uint32_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		uint32_t pi = sq->pi;
+
+		if (k[i].cache)
+			fv_sq_cache_fence(sq, k[i].cache);
+		cr_assert_eq(fv_nop(rc_of(&m), i, k[i].flags), 0);
+		cr_assert_eq(fm_at(&m, pi), k[i].want, "NOP %u: fm_ce_se %#x", i, fm_at(&m, pi));
+		cr_assert_eq(sq->fence_cache, 0, "NOP %u took the cached fence", i);
+	}
 	memqp_free(&m);
 }
 
@@ -299,7 +339,7 @@ Test(sq_ring, sq_sig_all_never_forces)
 
 		cr_assert_eq(fv_nop(rc_of(&m), i, 0), 0);
 		cr_assert_eq(fm_at(&m, pi), 0x08);
-		cr_assert_eq(sq->forced[pi & sq->mask], 0, "NOP %u forced", i);
+		cr_assert_eq(memqp_forced(&m, pi), 0, "NOP %u forced", i);
 		cr_assert_eq(fv_sq_retire(sq, (uint16_t)pi), pi & 7);
 	}
 	memqp_free(&m);
@@ -366,7 +406,7 @@ static void churn(uint32_t n, uint32_t start_pi, unsigned max_nbb, uint32_t tota
 		cr_assert_eq(ds_at(&m, pi), nbb == 1 ? 3 : 1 + 4 * (nbb - 1), "WQE at %#x: ds", pi);
 		cr_assert_eq(fm_at(&m, pi), sig || forced ? 0x08 : 0, "WQE at %#x: fm_ce_se %#x (forced %d)",
 			     pi, fm_at(&m, pi), forced);
-		cr_assert_eq(sq->forced[pi & sq->mask], forced, "WQE at %#x: forced flag", pi);
+		cr_assert_eq(memqp_forced(&m, pi), forced, "WQE at %#x: forced flag", pi);
 		cr_assert_eq(sq->wrid[pi & sq->mask], wr_id);
 		sim_push(&s, pi, nbb, wr_id, sig || forced);
 		if (++unrung >= 1 + rnd(3)) {

@@ -57,11 +57,16 @@ static FV_ALWAYS_INLINE unsigned fv_req_hdr_ds(enum fv_qpt qpt, const struct fv_
 	return 1 + fv_transport_ds(qpt) + !!(r->segs & FV_SEG_RADDR) + !!(r->segs & FV_SEG_ATOMIC);
 }
 
-/* Payload units: one per non-empty SGE (empty ones are skipped, as libmlx5 does). */
-static FV_ALWAYS_INLINE unsigned fv_req_payload_ds(const struct fv_req *r)
+/*
+ * Payload units: one per non-empty SGE (empty ones are skipped, as libmlx5 does).
+ * sge1: the payload is one SGE, known not to be empty.
+ */
+static FV_ALWAYS_INLINE unsigned fv_req_payload_ds(const struct fv_req *r, const int sge1)
 {
 	unsigned n = 0;
 
+	if (sge1)
+		return 1;
 	if (r->payload == FV_PL_SGL) {
 		for (int i = 0; i < r->nsge; i++)
 			n += r->sgl[i].length != 0;
@@ -72,17 +77,13 @@ static FV_ALWAYS_INLINE unsigned fv_req_payload_ds(const struct fv_req *r)
 	return 0;
 }
 
-/*
- * Build the request's WQE at the producer counter and commit it; no doorbell.
- * Checks only what can vary at run time on the typed path: SGE count (beyond one),
- * inline length and ring space. Returns 0 or ENOMEM (libmlx5's errno for all three);
- * nothing is written when it refuses.
- */
-static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+/* fv_build's body; sge1 as for fv_req_payload_ds. */
+static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
+					 const int sge1)
 {
 	struct fv_sq *sq = &qp->sq;
 	const struct fv_ring *ring = &sq->ring;
-	unsigned hdr = fv_req_hdr_ds(qpt, r), ds, nbb, max_ds = FV_MAX_DS;
+	unsigned hdr = fv_req_hdr_ds(qpt, r), ds, nbb, fm, max_ds = FV_MAX_DS;
 
 	if (r->payload == FV_PL_SGL) {
 		if (r->nsge != 1 && (unsigned)r->nsge > qp->max_send_sge)	/* also nsge < 0 */
@@ -94,15 +95,14 @@ static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const st
 	} else {
 		max_ds = hdr;
 	}
-	ds = hdr + fv_req_payload_ds(r);
+	ds = hdr + fv_req_payload_ds(r, sge1);
 	nbb = fv_ds_to_bb(ds);
-	if (nbb > fv_sq_room(sq))
+	if (!fv_sq_take(sq, r->flags, nbb, &fm))
 		return ENOMEM;
 
 	/* A WQE that fits its first block never meets the ring end. */
 	bool may_wrap = max_ds > 4 && ds > 4;
 	uint8_t *wqe = fv_sq_next_wqe(sq), *p = wqe + FV_DS;
-	uint8_t fm = fv_sq_fm_ce_se(sq, r->flags, nbb);
 
 	if (qpt == FV_QPT_XRC && r->payload != FV_PL_NONE)
 		p = fv_wqe_xrc(ring, p, r->srqn, may_wrap);
@@ -116,16 +116,36 @@ static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const st
 		for (int i = 0; i < r->nsge; i++) {
 			const struct ibv_sge *s = &r->sgl[i];
 
-			if (s->length)	/* an atomic's result is always 8 bytes */
-				p = fv_wqe_data(ring, p, (r->segs & FV_SEG_ATOMIC) ? 8 : s->length,
-						s->lkey, s->addr, may_wrap);
+			if (!sge1 && !s->length)
+				continue;
+			if (r->segs & FV_SEG_ATOMIC)	/* an atomic's result is always 8 bytes */
+				p = fv_wqe_data(ring, p, 8, s->lkey, s->addr, may_wrap);
+			else
+				p = fv_wqe_sge(ring, p, s, may_wrap);
 		}
 	} else if (r->payload == FV_PL_INLINE && r->len) {
 		fv_wqe_inline(ring, p, r->sgl, r->nsge, r->len, may_wrap);
 	}
 	fv_wqe_ctrl(wqe, sq->pi, 0, r->opcode, sq->qpn8, ds, fm, r->imm);
-	fv_sq_commit(sq, r->wr_id, nbb);
+	fv_sq_commit(sq, r->wr_id, r->flags, nbb);
 	return 0;
+}
+
+/*
+ * Build the request's WQE at the producer counter and commit it; no doorbell.
+ * Checks only what can vary at run time on the typed path: SGE count (beyond one),
+ * inline length and ring space. Returns 0 or ENOMEM (libmlx5's errno for all three);
+ * nothing is written when it refuses.
+ *
+ * With one SGE (the typed one-SGE builders) the WQE's size is a constant, and folds into
+ * its stores, unless the SGE is empty and takes no data segment: a second copy of the body
+ * for that rare case (a call would cost more: the compiler forgets the ring's fields).
+ */
+static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+{
+	if (r->payload == FV_PL_SGL && r->nsge == 1 && __builtin_expect(r->sgl[0].length != 0, 1))
+		return fv_build_wqe(qp, qpt, r, 1);
+	return fv_build_wqe(qp, qpt, r, 0);
 }
 
 #endif /* FASTVERBS_BUILD_H */

@@ -24,7 +24,7 @@
  *
  * A CQE names its QP by number; fv_registry_qp() finds the fv_qp (looked up once per run of
  * CQEs of the same QP within a call). Requester CQE: fv_sq_retire(); a completion fastverbs
- * asked for itself (sq.forced) is consumed but not reported, unless it carries an error.
+ * asked for itself (fv_sq_forced) is consumed but not reported, unless it carries an error.
  * Responder CQE: the RQ's next WQE in order, or the SRQ WQE named by wqe_counter (which SRQ:
  * see recv.h). Scatter-to-CQE data is copied into the buffers of the consumed WQE.
  *
@@ -341,11 +341,8 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 		len = (e & FV_REQ_CNT) ? be32toh(cqe->byte_cnt) : (e >> 16) & 0xff;
 		if (slow && scat)
 			status = fv_scatter_send(qp, slot, fv_cqe_data(cqe, op_own), len);
-		if (__builtin_expect(qp->sq.forced[slot], 0)) {
-			qp->sq.forced[slot] = 0;	/* asked by fastverbs, not by the caller */
-			if (status == IBV_WC_SUCCESS)
-				return FV_CQE_HIDE;
-		}
+		if (__builtin_expect(fv_sq_forced(&qp->sq, slot), 0) && status == IBV_WC_SUCCESS)
+			return FV_CQE_HIDE;	/* asked by fastverbs, not by the caller */
 	} else if (op - 1 < MLX5_CQE_RESP_SEND_INV) {	/* RESP_WR_IMM, _SEND, _SEND_IMM, _SEND_INV */
 		const struct mlx5_wqe_data_seg *sg = fv_cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, !slow);
 		uint32_t rqpn = be32toh(cqe->flags_rqpn);
@@ -369,7 +366,6 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 		if (op == MLX5_CQE_REQ_ERR) {
 			uint32_t slot = fv_sq_retire(&qp->sq, be16toh(cqe->wqe_counter));
 
-			qp->sq.forced[slot] = 0;
 			wr_id = qp->sq.wrid[slot];
 			/* libmlx5 leaves the opcode undefined on errors; give the failed WQE's. */
 			e = fv_req_entry(&qp->sq, slot, (uint8_t)(sop >> 24)) & 0xff;

@@ -65,7 +65,7 @@ struct fv_qp_geom {
 	enum fv_qpt qpt;
 	uint32_t qpn;
 	void *sq_buf;			/* first send WQEBB */
-	uint32_t sq_wqe_cnt;		/* WQEBBs, a power of two */
+	uint32_t sq_wqe_cnt;		/* WQEBBs, a power of two <= 2^16 (mlx5: <= 2^15) */
 	void *rq_buf;
 	uint32_t rq_wqe_cnt;		/* a power of two, or 0 */
 	uint32_t rq_stride;		/* bytes, a power of two >= 16 */
@@ -128,11 +128,12 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	size_t sq_n = g->sq_wqe_cnt, rq_n = g->rq_wqe_cnt;
 	uint8_t *mem;
 
-	if (!fv_is_pow2(g->sq_wqe_cnt) || (rq_n && (!fv_is_pow2(g->rq_wqe_cnt) ||
+	if (!fv_is_pow2(g->sq_wqe_cnt) || sq_n > 0x10000 || (rq_n && (!fv_is_pow2(g->rq_wqe_cnt) ||
 	    !fv_is_pow2(g->rq_stride) || g->rq_stride < FV_DS)) || (unsigned)g->qpt >= FV_QPT_COUNT ||
 	    !g->sq_buf || !g->dbrec || !g->bf_reg || g->qpn > 0xffffff)
 		return EINVAL;
-	mem = calloc(1, sq_n * (sizeof(uint64_t) + 1) + rq_n * sizeof(uint64_t));
+	/* wr_id and end per send slot, wr_id per receive WQE */
+	mem = calloc(1, (2 * sq_n + rq_n) * sizeof(uint64_t));
 	if (!mem)
 		return ENOMEM;
 	memset(qp, 0, sizeof(*qp));
@@ -148,14 +149,14 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	sq->ring.end = (uint8_t *)g->sq_buf + sq_n * FV_WQEBB;
 	sq->mask = g->sq_wqe_cnt - 1;
 	sq->dbrec = &g->dbrec[MLX5_SND_DBR];
-	sq->pi = sq->ci = sq->rung_pi = sq->last_pi = sq->sig_pi = be32toh(*sq->dbrec) & 0xffff;
 	sq->unsig_max = fv_unsig_max(g);
-	sq->qpn8 = htobe32(g->qpn << 8);
+	fv_sq_set_pi(sq, be32toh(*sq->dbrec) & 0xffff);
+	sq->qpn8 = g->qpn << 8;
 	sq->sig_all = g->sq_sig_all ? FV_SIGNALED : 0;
 	sq->bf_reg = g->bf_reg;
 	sq->bf_size = g->bf_size;
 	sq->wrid = (uint64_t *)mem;
-	sq->forced = mem + sq_n * sizeof(uint64_t) + rq_n * sizeof(uint64_t);
+	sq->end = (uint64_t *)mem + sq_n + rq_n;
 
 	struct fv_rq *rq = &qp->rq;
 	rq->dbrec = &g->dbrec[MLX5_RCV_DBR];

@@ -19,6 +19,7 @@
 
 #include <endian.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <infiniband/verbs.h>
@@ -59,19 +60,35 @@ static inline uint8_t *fv_ring_copy(const struct fv_ring *r, uint8_t *dst, const
 }
 
 /*
+ * Every segment is written as 64-bit stores: half the stores of 32-bit fields, and a WQE
+ * store can then never be taken for a store to the send ring's 32-bit counters, so the
+ * compiler keeps those in registers across a batch.
+ */
+
+/* The 64-bit value whose memory image is the 32-bit word a, then b (both as stored). */
+static inline uint64_t fv_2x32(uint32_t a, uint32_t b)
+{
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	return (uint64_t)b << 32 | a;
+#else
+	return (uint64_t)a << 32 | b;
+#endif
+}
+
+/*
  * Control segment, always at the start of a block.
  *   0: opmod(8) | wqe index(16) | opcode(8)     4: qpn(24) | ds(8)
  *   8: signature 0, stream id 0, fm_ce_se        12: imm / invalidate key
  */
 static inline uint8_t *fv_wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint8_t opcode,
-				   __be32 qpn8, unsigned ds, uint8_t fm_ce_se, __be32 imm)
+				   uint32_t qpn8, unsigned ds, unsigned fm_ce_se, __be32 imm)
 {
-	struct mlx5_wqe_ctrl_seg *c = (struct mlx5_wqe_ctrl_seg *)p;
+	uint64_t *c = (uint64_t *)p;
 
-	c->opmod_idx_opcode = htobe32((uint32_t)opmod << 24 | (pi & 0xffff) << 8 | opcode);
-	c->qpn_ds = qpn8 | htobe32(ds);
-	*(uint32_t *)&c->signature = htobe32(fm_ce_se);	/* signature, stream id, fm_ce_se */
-	c->imm = imm;
+	/* Bytes 0..7 are one big-endian word; qpn8 is qpn << 8 in host order. */
+	c[0] = htobe64((uint64_t)(uint16_t)pi << 40 |
+		       ((uint64_t)opmod << 56 | (uint64_t)opcode << 32 | ds) | qpn8);
+	c[1] = fv_2x32(htobe32(fm_ce_se), imm);
 	return p + FV_DS;
 }
 
@@ -79,11 +96,10 @@ static inline uint8_t *fv_wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint8
 static inline uint8_t *fv_wqe_raddr(const struct fv_ring *r, uint8_t *p, uint64_t raddr,
 				    uint32_t rkey, bool may_wrap)
 {
-	struct mlx5_wqe_raddr_seg *s = (struct mlx5_wqe_raddr_seg *)p;
+	uint64_t *s = (uint64_t *)p;
 
-	s->raddr = htobe64(raddr);
-	s->rkey = htobe32(rkey);
-	s->reserved = 0;
+	s[0] = htobe64(raddr);
+	s[1] = fv_2x32(htobe32(rkey), 0);
 	return fv_ring_add(r, p, FV_DS, may_wrap);
 }
 
@@ -91,10 +107,10 @@ static inline uint8_t *fv_wqe_raddr(const struct fv_ring *r, uint8_t *p, uint64_
 static inline uint8_t *fv_wqe_atomic(const struct fv_ring *r, uint8_t *p, uint64_t swap_add,
 				     uint64_t compare, bool may_wrap)
 {
-	struct mlx5_wqe_atomic_seg *s = (struct mlx5_wqe_atomic_seg *)p;
+	uint64_t *s = (uint64_t *)p;
 
-	s->swap_add = htobe64(swap_add);
-	s->compare = htobe64(compare);
+	s[0] = htobe64(swap_add);
+	s[1] = htobe64(compare);
 	return fv_ring_add(r, p, FV_DS, may_wrap);
 }
 
@@ -102,11 +118,31 @@ static inline uint8_t *fv_wqe_atomic(const struct fv_ring *r, uint8_t *p, uint64
 static inline uint8_t *fv_wqe_data(const struct fv_ring *r, uint8_t *p, uint32_t len,
 				   uint32_t lkey, uint64_t addr, bool may_wrap)
 {
-	struct mlx5_wqe_data_seg *s = (struct mlx5_wqe_data_seg *)p;
+	uint64_t *s = (uint64_t *)p;
 
-	s->byte_count = htobe32(len);
-	s->lkey = htobe32(lkey);
-	s->addr = htobe64(addr);
+	s[0] = fv_2x32(htobe32(len), htobe32(lkey));
+	s[1] = htobe64(addr);
+	return fv_ring_add(r, p, FV_DS, may_wrap);
+}
+
+/*
+ * The data segment of an SGE as it is. Its first 8 bytes are the SGE's length and lkey, which
+ * sit side by side in struct ibv_sge: one load, each half made big-endian, one store.
+ */
+static inline uint8_t *fv_wqe_sge(const struct fv_ring *r, uint8_t *p, const struct ibv_sge *sge,
+				  bool may_wrap)
+{
+	uint64_t *s = (uint64_t *)p, len_lkey;
+
+	_Static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct ibv_sge, length) + 4,
+		       "lkey follows length");
+	memcpy(&len_lkey, (const uint8_t *)sge + offsetof(struct ibv_sge, length), sizeof(len_lkey));
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	len_lkey = htobe64(len_lkey);		/* both halves big-endian, but swapped */
+	len_lkey = len_lkey << 32 | len_lkey >> 32;
+#endif
+	s[0] = len_lkey;
+	s[1] = htobe64(sge->addr);
 	return fv_ring_add(r, p, FV_DS, may_wrap);
 }
 
@@ -165,10 +201,10 @@ static inline uint8_t *fv_wqe_av(const struct fv_ring *r, uint8_t *p, const stru
 /* XRC segment: the remote XRC SRQ number, 12 reserved bytes written as 0. */
 static inline uint8_t *fv_wqe_xrc(const struct fv_ring *r, uint8_t *p, uint32_t srqn, bool may_wrap)
 {
-	uint32_t *w = (uint32_t *)p;
+	uint64_t *s = (uint64_t *)p;
 
-	w[0] = htobe32(srqn);
-	w[1] = w[2] = w[3] = 0;
+	s[0] = fv_2x32(htobe32(srqn), 0);
+	s[1] = 0;
 	return fv_ring_add(r, p, FV_DS, may_wrap);
 }
 

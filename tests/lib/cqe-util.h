@@ -52,7 +52,7 @@ static inline void tqp_init(struct tqp *t, const struct tqp_cfg *c)
 		.max_send_sge = c->max_send_sge, .max_recv_sge = c->max_recv_sge,
 	};
 	cr_assert_eq(fv_qp_init_geom(&t->qp, &g), 0);
-	t->qp.sq.pi = t->qp.sq.ci = t->qp.sq.rung_pi = t->qp.sq.last_pi = t->qp.sq.sig_pi = c->start_pi;
+	fv_sq_set_pi(&t->qp.sq, c->start_pi);
 }
 
 static inline void tqp_free(struct tqp *t)
@@ -221,11 +221,12 @@ static inline uint32_t cqe_post_send(struct fv_qp *qp, uint8_t opcode, unsigned 
 	int atomic = opcode == MLX5_OPCODE_ATOMIC_CS || opcode == MLX5_OPCODE_ATOMIC_FA;
 	unsigned ds = 1 + (qp->qpt == FV_QPT_XRC) + raddr + atomic + (unsigned)nsge;
 	unsigned nbb = fv_ds_to_bb(ds);
-	uint8_t fm = fv_sq_fm_ce_se(sq, flags, nbb);
+	unsigned fm;
+
+	cr_assert(fv_sq_take(sq, flags, nbb, &fm), "room for %u WQEBBs", nbb);
 	uint8_t *p = fv_sq_next_wqe(sq);
 	uint32_t at = sq->pi;
 
-	cr_assert(fv_sq_room(sq) >= nbb);
 	p = fv_wqe_ctrl(p, sq->pi, 0, opcode, sq->qpn8, ds, fm, 0);
 	if (qp->qpt == FV_QPT_XRC)
 		p = fv_wqe_xrc(&sq->ring, p, 0x55, true);
@@ -235,7 +236,7 @@ static inline uint32_t cqe_post_send(struct fv_qp *qp, uint8_t opcode, unsigned 
 		p = fv_wqe_atomic(&sq->ring, p, 1, 2, true);
 	for (int i = 0; i < nsge; i++)
 		p = fv_wqe_data(&sq->ring, p, atomic ? 8 : sgl[i].length, sgl[i].lkey, sgl[i].addr, true);
-	fv_sq_commit(sq, wr_id, nbb);
+	fv_sq_commit(sq, wr_id, flags, nbb);
 	return at;
 }
 

@@ -29,7 +29,7 @@ void memqp_init(struct memqp *m, const struct memqp_cfg *c)
 	};
 	cr_assert_eq(fv_qp_init_geom(&m->qp, &g), 0);
 	/* Counters wider than 16 bits: start the producer where the test asked. */
-	m->qp.sq.pi = m->qp.sq.ci = m->qp.sq.rung_pi = m->qp.sq.last_pi = m->qp.sq.sig_pi = c->start_pi;
+	fv_sq_set_pi(&m->qp.sq, c->start_pi);
 }
 
 void memqp_free(struct memqp *m)
@@ -49,6 +49,12 @@ uint32_t memqp_sq_dbr(const struct memqp *m)
 uint8_t *memqp_block(const struct memqp *m, uint32_t idx)
 {
 	return m->sq + (size_t)(idx & m->qp.sq.mask) * 64;
+}
+
+bool memqp_forced(const struct memqp *m, uint32_t idx)
+{
+	return (memqp_block(m, idx)[11] & MLX5_WQE_CTRL_CQ_UPDATE) &&
+	       fv_sq_forced(&m->qp.sq, idx & m->qp.sq.mask);
 }
 
 const char *hexstr(const void *p, size_t n)

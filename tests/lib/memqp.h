@@ -35,6 +35,9 @@ uint32_t memqp_sq_dbr(const struct memqp *m);
 /* Bytes of the WQEBB whose 16-bit-or-wider counter is idx. */
 uint8_t *memqp_block(const struct memqp *m, uint32_t idx);
 
+/* The WQE at counter idx asks for a completion its caller did not: one fastverbs forced. */
+bool memqp_forced(const struct memqp *m, uint32_t idx);
+
 /* Hex dump of n bytes into a static string, for assertion messages. */
 const char *hexstr(const void *p, size_t n);
 

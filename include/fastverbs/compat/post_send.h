@@ -105,7 +105,7 @@ static inline int fv_post_send_one(struct fv_qp *qp, const struct ibv_send_wr *w
 	} else if (qp->qpt == FV_QPT_XRC) {
 		r.srqn = wr->qp_type.xrc.remote_srqn;
 	}
-	return fv_build(qp, qp->qpt, &r);
+	return fv_build_wqe(qp, qp->qpt, &r, 0);	/* nothing is a constant here: one copy of the body */
 }
 
 /*
