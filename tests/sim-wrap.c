@@ -213,3 +213,41 @@ Test(sim_wrap, rq_recycled)
 	ibv_destroy_cq(scq);
 	ibv_destroy_cq(rcq);
 }
+
+/* 128-byte CQEs (MLX5_CQE_SIZE=128): the CQE proper sits in the second half of each
+ * entry; the ring still wraps and the owner bit still flips. */
+Test(sim_wrap, cqe_128_bytes)
+{
+	struct ibv_cq *cq;
+	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .max_send_wr = 16 };
+	struct ibv_qp *qp;
+	struct mlx5dv_obj obj;
+	struct mlx5dv_cq dcq;
+	uint64_t next = 0;
+
+	setenv("MLX5_CQE_SIZE", "128", 1);
+	cq = simt_cq(&d, 7);
+	unsetenv("MLX5_CQE_SIZE");
+	memset(&obj, 0, sizeof(obj));
+	obj.cq.in = cq;
+	obj.cq.out = &dcq;
+	cr_assert_eq(mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ), 0);
+	cr_assert_eq(dcq.cqe_size, 128);
+	cfg.scq = cq;
+	qp = simt_qp(&d, &cfg);
+	simt_connect(qp, d.lid, qp->qp_num, SIMT_ACCESS_ALL, 7, 7);
+	for (int b = 0; b < 20; b++) {
+		struct ibv_wc wc[4];
+
+		for (int i = 0; i < 4; i++)
+			simt_post_send(qp, (uint64_t)(b * 4 + i), IBV_WR_RDMA_WRITE, buf, 8,
+				       mr->lkey, (uintptr_t)buf + 64, mr->rkey, IBV_SEND_SIGNALED);
+		cr_assert_eq(simt_poll(cq, wc, 4), 4, "batch %d", b);
+		for (int i = 0; i < 4; i++, next++) {
+			cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+			cr_assert_eq(wc[i].wr_id, next);
+		}
+	}
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+}
