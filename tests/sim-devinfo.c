@@ -55,6 +55,8 @@ static char *run_tool(const char *env, char *const args[])
 	return out;
 }
 
+TestSuite(sim_devinfo, .timeout = 60);
+
 Test(sim_devinfo, lists_mlx5_0)
 {
 	char *args[] = { "ibv_devinfo", NULL };

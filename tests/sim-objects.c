@@ -11,6 +11,8 @@
 
 #include "sim-util.h"
 
+TestSuite(sim_objects, .timeout = 60);
+
 Test(sim_objects, device_is_mlx5)
 {
 	struct ibv_device **list;

@@ -47,7 +47,7 @@ static void teardown(void)
 	simt_close(&d);
 }
 
-TestSuite(sim_rc, .init = setup, .fini = teardown);
+TestSuite(sim_rc, .init = setup, .fini = teardown, .timeout = 60);
 
 static uint8_t *a_mem(size_t off) { return buf + off; }
 static uint8_t *b_mem(size_t off) { return buf + BUF / 2 + off; }

@@ -85,22 +85,23 @@ static const uint32_t rnr_us[32] = {
 };
 #define RETRY_CAP_US 10000u
 
-/* One failed attempt at the head WQE; errors out once the retry count is spent. rnr_retry
- * 7 means retry forever. */
+/* One failed attempt at the head WQE: the first attempt plus `limit` retries are made,
+ * then the WQE fails. rnr_retry 7 means retry forever. */
 static enum sim_work retry(struct sim_qp *qp, struct sim_wqe *w, bool rnr, uint8_t timer,
 			   uint64_t now)
 {
 	uint8_t limit = rnr ? qp->rnr_retry : qp->retry_cnt;
+	bool forever = rnr && limit == 7;
 	uint64_t us;
 
-	if (!qp->retrying) {
-		qp->retrying = true;
-		qp->retries_left = limit;
-	} else if (!(rnr && limit == 7)) {
+	if (!forever) {
+		if (!qp->retrying)
+			qp->retries_left = limit;
 		if (qp->retries_left == 0)
 			return fail(qp, w, rnr ? SYND_RNR_EXC : SYND_RETRY_EXC);
 		qp->retries_left--;
 	}
+	qp->retrying = true;
 	if (rnr)
 		us = rnr_us[timer & 31];
 	else /* local ACK timeout 4.096 us << timeout; 0 disables it: wait the cap */
@@ -110,7 +111,7 @@ static enum sim_work retry(struct sim_qp *qp, struct sim_wqe *w, bool rnr, uint8
 	if (us < 50)
 		us = 50;
 	qp->retry_at_ns = now + us * 1000;
-	return rnr && limit == 7 ? SIM_W_WAIT : SIM_W_DONE;
+	return forever ? SIM_W_WAIT : SIM_W_DONE;
 }
 
 /* Builds host iovecs for the payload: inline bytes straight from the decoded WQE, pointer

@@ -7,7 +7,7 @@
 #include "../common/be.h"
 #include "synd.h"
 
-#define MAX_MSG (1ull << 31)
+#define MAX_MSG (1ull << 30) /* the port's max_msg_sz */
 #define UD_MTU 4096u
 
 /* Copies len bytes starting at byte offset off of the ring, wrapping at its end: a WQE

@@ -78,7 +78,7 @@ int sim_cmd_destroy_cq(struct sim_cmd *c)
 	struct ib_uverbs_destroy_cq req;
 	struct ib_uverbs_destroy_cq_resp resp = { 0 };
 	struct sim_cq *cq;
-	uint32_t events;
+	uint32_t events, async;
 	int err;
 
 	CMD_REQ(c, req);
@@ -86,11 +86,13 @@ int sim_cmd_destroy_cq(struct sim_cmd *c)
 	if (!cq)
 		return EINVAL;
 	events = cq->comp_events;
+	async = cq->async_events;
 	err = sim_cq_destroy(cq);
 	if (err)
 		return err;
 	/* libibverbs waits until the user acked this many completion events. */
 	resp.comp_events_reported = events;
+	resp.async_events_reported = async;
 	CMD_RESP(c, resp);
 	return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "../common/config.h"
 #include "../model/world.h"
+#include "fdtab.h"
 #include "uverbs.h"
 
 int sim_cmd_get_context(struct sim_cmd *c)
@@ -35,6 +36,7 @@ int sim_cmd_get_context(struct sim_cmd *c)
 	fcntl(fds[1], F_SETFL, O_NONBLOCK);
 	ctx->async_rd = fds[0];
 	ctx->async_wr = fds[1];
+	sim_fd_set(fds[0], ctx, SIM_FD_ASYNC);
 	resp.async_fd = (uint32_t)fds[0];
 	resp.num_comp_vectors = 1;
 
@@ -164,6 +166,7 @@ int sim_cmd_create_comp_channel(struct sim_cmd *c)
 	ch->rd = fds[0];
 	ch->wr = fds[1];
 	sim_list_add_tail(&c->ctx->channels, &ch->link);
+	sim_fd_set(fds[0], c->ctx, SIM_FD_COMP);
 	resp.fd = (uint32_t)fds[0];
 	CMD_RESP(c, resp);
 	return 0;

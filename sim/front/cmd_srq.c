@@ -127,6 +127,7 @@ int sim_cmd_destroy_srq(struct sim_cmd *c)
 	srq = sim_handle_get(c->ctx, req.srq_handle, SIM_UOBJ_SRQ);
 	if (!srq)
 		return EINVAL;
+	resp.events_reported = srq->events_reported;
 	err = sim_srq_destroy(srq);
 	if (!err)
 		CMD_RESP(c, resp);

@@ -1,6 +1,7 @@
-/* Which file descriptors are our fake /dev/infiniband/uverbsN files. Looked up on every
- * write(), ioctl(), mmap() and close() of the process, so it is a flat array read with
- * one atomic load. */
+/* Which file descriptors belong to the device: the fake /dev/infiniband/uverbsN command
+ * fds, and the read ends of the async-event and completion-channel pipes we hand out.
+ * Looked up on every write(), read(), ioctl(), mmap() and close() of the process, so it is
+ * a flat array of tagged pointers read with one atomic load. */
 #ifndef FVSIM_FDTAB_H
 #define FVSIM_FDTAB_H
 
@@ -8,8 +9,16 @@ struct sim_ctx;
 
 #define SIM_FD_MAX 16384
 
-struct sim_ctx *sim_fd_ctx(int fd); /* NULL if fd is not ours */
-int sim_fd_set(int fd, struct sim_ctx *ctx); /* 0, or EMFILE beyond SIM_FD_MAX */
+enum sim_fd_kind {
+	SIM_FD_CMD = 0, /* uverbs command fd */
+	SIM_FD_ASYNC = 1, /* async event pipe */
+	SIM_FD_COMP = 2, /* completion channel pipe */
+};
+
+struct sim_ctx *sim_fd_ctx(int fd); /* the context of a command fd, else NULL */
+struct sim_ctx *sim_fd_lookup(int fd, int *kind); /* any of ours, else NULL */
+int sim_fd_set(int fd, struct sim_ctx *ctx, int kind); /* 0, or EMFILE beyond SIM_FD_MAX */
 void sim_fd_clear(int fd);
+void sim_fd_clear_ctx(struct sim_ctx *ctx); /* drop every fd that refers to ctx */
 
 #endif

@@ -6,6 +6,7 @@
  *   fstat*     our fds report that same char device
  *   ioctl      ENOTTY: libibverbs then uses the write() command ABI for everything
  *   write      uverbs commands
+ *   read       events read from our pipes are counted, as the kernel counts them
  *   mmap       UAR pages: anonymous memory
  *   close      tears the context down
  *   socket     refuses NETLINK_RDMA so discovery falls back to sysfs */
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../model/model.h"
 #include "../model/world.h"
 #include "fdtab.h"
 #include "uverbs.h"
@@ -72,7 +74,7 @@ static int open_device(int index, int flags)
 		return -1;
 	sim_lock();
 	ctx = sim_ctx_new(index, fd);
-	err = ctx ? sim_fd_set(fd, ctx) : ENOMEM;
+	err = ctx ? sim_fd_set(fd, ctx, SIM_FD_CMD) : ENOMEM;
 	if (err && ctx)
 		sim_ctx_destroy(ctx);
 	sim_unlock();
@@ -268,6 +270,23 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	return real_ioctl(fd, req, arg);
 }
 
+EXPORT ssize_t read(int fd, void *buf, size_t count)
+{
+	REAL(ssize_t, read, int, void *, size_t);
+	ssize_t n = real_read(fd, buf, count);
+	int kind;
+	struct sim_ctx *ctx;
+
+	if (n > 0 && (ctx = sim_fd_lookup(fd, &kind)) && kind != SIM_FD_CMD) {
+		sim_lock();
+		/* The context may have been closed meanwhile; then the fd was dropped. */
+		if (sim_fd_lookup(fd, &kind) == ctx)
+			sim_events_read(ctx, kind == SIM_FD_COMP, buf, (size_t)n);
+		sim_unlock();
+	}
+	return n;
+}
+
 EXPORT ssize_t write(int fd, const void *buf, size_t count)
 {
 	REAL(ssize_t, write, int, const void *, size_t);
@@ -321,14 +340,18 @@ EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 EXPORT int close(int fd)
 {
 	REAL(int, close, int);
-	struct sim_ctx *ctx = sim_fd_ctx(fd);
+	int kind;
+	struct sim_ctx *ctx = sim_fd_lookup(fd, &kind);
 
 	if (ctx) {
 		sim_lock();
 		sim_fd_clear(fd);
-		sim_ctx_destroy(ctx);
+		if (kind == SIM_FD_CMD) {
+			sim_fd_clear_ctx(ctx);
+			sim_ctx_destroy(ctx);
+			sim_dbg("closed uverbs fd %d", fd);
+		}
 		sim_unlock();
-		sim_dbg("closed uverbs fd %d", fd);
 	}
 	return real_close(fd);
 }

@@ -60,7 +60,14 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 int sim_qp_modify(struct sim_qp *qp, const struct sim_qp_attr *attr);
 int sim_qp_destroy(struct sim_qp *qp);
 
-/* Async event to the context's async fd (struct ib_uverbs_async_event_desc). */
-void sim_async_event(struct sim_ctx *ctx, uint64_t element, uint32_t type);
+/* Async event to the context's async fd (struct ib_uverbs_async_event_desc); false if it
+ * could not be delivered. Callers count delivered events per object: destroying the object
+ * reports that count and libibverbs waits until the user acked as many. */
+bool sim_async_event(struct sim_ctx *ctx, uint64_t element, uint32_t type);
+
+/* The user read n bytes of events from one of the context's pipes (comp: a completion
+ * channel, else the async fd): count them on their objects, as the kernel counts events
+ * when they are read. The destroy commands report these counts. */
+void sim_events_read(struct sim_ctx *ctx, bool comp, const void *buf, size_t n);
 
 #endif

@@ -107,7 +107,7 @@ struct sim_cq {
 	uint32_t cqe_cnt, log_cnt, cqe_size;
 	uint32_t pi; /* CQEs written */
 	struct sim_channel *chan;
-	uint32_t comp_events;
+	uint32_t comp_events, async_events; /* read by the user so far */
 	int users;
 	/* Completion events: armed by a new arm word; fired once per arm. */
 	uint32_t arm_seen; /* last arm word acted on */
@@ -133,6 +133,7 @@ struct sim_srq {
 	uint32_t uidx;
 	bool sig;
 	int users;
+	uint32_t events_reported;
 };
 
 struct sim_path {

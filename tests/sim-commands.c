@@ -1,0 +1,201 @@
+/* Malformed uverbs commands written straight to the device fd get a clean errno, as from
+ * the kernel, and leave the device working. */
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/mlx5-abi.h>
+
+#include "sim-util.h"
+
+static struct simt_dev d;
+
+static void setup(void)
+{
+	simt_open(&d, 0);
+}
+
+static void teardown(void)
+{
+	simt_close(&d);
+}
+
+TestSuite(sim_commands, .init = setup, .fini = teardown, .timeout = 60);
+
+/* write() of a legacy command: header + core request (+ driver request); returns 0 or errno. */
+static int cmd(uint32_t command, void *req, size_t len, size_t out_len)
+{
+	uint8_t msg[1024];
+	struct ib_uverbs_cmd_hdr *h = (void *)msg;
+
+	cr_assert(len + sizeof(*h) <= sizeof(msg));
+	h->command = command;
+	h->in_words = (uint16_t)((sizeof(*h) + len) / 4);
+	h->out_words = (uint16_t)(out_len / 4);
+	memcpy(msg + sizeof(*h), req, len);
+	if (write(d.ctx->cmd_fd, msg, sizeof(*h) + len) == (ssize_t)(sizeof(*h) + len))
+		return 0;
+	return errno;
+}
+
+static void still_works(void)
+{
+	struct ibv_port_attr pa;
+	struct ibv_pd *pd = ibv_alloc_pd(d.ctx);
+
+	cr_assert(pd, "the device stopped answering");
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_query_port(d.ctx, 1, &pa), 0);
+}
+
+Test(sim_commands, framing_errors)
+{
+	uint8_t junk[64] = { 0 };
+	struct ib_uverbs_cmd_hdr h = { IB_USER_VERBS_CMD_QUERY_PORT, 3, 0 };
+
+	errno = 0;
+	cr_expect_eq(write(d.ctx->cmd_fd, junk, 4), -1, "shorter than a header");
+	cr_expect_eq(errno, EINVAL);
+	memcpy(junk, &h, sizeof(h));
+	cr_expect_eq(write(d.ctx->cmd_fd, junk, 32), -1, "in_words disagrees with the length");
+	cr_expect_eq(errno, EINVAL);
+	{
+		/* An unmapped request buffer (the compiler rejects a literal NULL here). */
+		void *gone = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		cr_assert(gone != MAP_FAILED);
+		munmap(gone, 4096);
+		cr_expect_eq(write(d.ctx->cmd_fd, gone, 16), -1);
+		cr_expect_eq(errno, EFAULT);
+	}
+	cr_expect_eq(cmd(0x7e, junk, 16, 0), EOPNOTSUPP, "unknown command");
+	cr_expect_eq(cmd(IB_USER_VERBS_CMD_GET_CONTEXT, junk, 8, 16), EINVAL, "context twice");
+	still_works();
+}
+
+Test(sim_commands, extended_framing)
+{
+	uint8_t msg[64] = { 0 };
+	struct ib_uverbs_cmd_hdr *h = (void *)msg;
+
+	h->command = IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_QUERY_DEVICE;
+	h->in_words = 3; /* claims 24 bytes of core request, 8 are there */
+	cr_expect_eq(write(d.ctx->cmd_fd, msg, 8 + 16 + 8), -1);
+	cr_expect_eq(errno, EINVAL);
+	still_works();
+}
+
+Test(sim_commands, bad_response_pointer)
+{
+	struct ib_uverbs_query_port q = { .response = 16, .port_num = 1 };
+
+	cr_expect_eq(cmd(IB_USER_VERBS_CMD_QUERY_PORT, &q, sizeof(q),
+			 sizeof(struct ib_uverbs_query_port_resp)), EFAULT);
+	still_works();
+}
+
+Test(sim_commands, bad_handles)
+{
+	struct ib_uverbs_dealloc_pd dp = { .pd_handle = 4242 };
+	struct ib_uverbs_dereg_mr dm = { .mr_handle = 4242 };
+	struct ib_uverbs_modify_qp mq = { .qp_handle = 4242, .attr_mask = IBV_QP_STATE };
+	struct ib_uverbs_destroy_cq dc;
+	struct ib_uverbs_destroy_cq_resp dcr;
+
+	cr_expect_eq(cmd(IB_USER_VERBS_CMD_DEALLOC_PD, &dp, sizeof(dp), 0), EINVAL);
+	cr_expect_eq(cmd(IB_USER_VERBS_CMD_DEREG_MR, &dm, sizeof(dm), 0), EINVAL);
+	cr_expect_eq(cmd(IB_USER_VERBS_CMD_MODIFY_QP, &mq, sizeof(mq), 0), EINVAL);
+	/* A PD handle used as a CQ handle. */
+	memset(&dc, 0, sizeof(dc));
+	dc.response = (uintptr_t)&dcr;
+	dc.cq_handle = d.pd->handle;
+	cr_expect_eq(cmd(IB_USER_VERBS_CMD_DESTROY_CQ, &dc, sizeof(dc), sizeof(dcr)), EINVAL);
+	still_works();
+}
+
+Test(sim_commands, queues_in_bad_memory)
+{
+	struct {
+		struct ib_uverbs_create_cq core;
+		struct mlx5_ib_create_cq drv;
+	} cq;
+	struct {
+		struct ib_uverbs_create_cq_resp core;
+		struct mlx5_ib_create_cq_resp drv;
+	} resp;
+	void *gone = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	cr_assert(gone != MAP_FAILED);
+	munmap(gone, 65536);
+	memset(&cq, 0, sizeof(cq));
+	cq.core.response = (uintptr_t)&resp;
+	cq.core.cqe = 63;
+	cq.core.comp_channel = -1;
+	cq.drv.buf_addr = (uintptr_t)gone;
+	cq.drv.db_addr = (uintptr_t)gone;
+	cq.drv.cqe_size = 64;
+	cr_expect_eq(cmd(IB_USER_VERBS_CMD_CREATE_CQ, &cq, sizeof(cq), sizeof(resp)), EFAULT);
+	cq.drv.cqe_size = 96;
+	cr_expect_eq(cmd(IB_USER_VERBS_CMD_CREATE_CQ, &cq, sizeof(cq), sizeof(resp)), EINVAL,
+		     "CQE size must be 64 or 128");
+	still_works();
+}
+
+Test(sim_commands, qp_geometry_checked)
+{
+	static uint8_t qbuf[65536] __attribute__((aligned(4096)));
+	static uint32_t db[16] __attribute__((aligned(64)));
+	struct ibv_cq *cq = simt_cq(&d, 16);
+	struct {
+		struct ib_uverbs_create_qp core;
+		struct mlx5_ib_create_qp drv;
+	} q;
+	struct {
+		struct ib_uverbs_create_qp_resp core;
+		struct mlx5_ib_create_qp_resp drv;
+	} resp;
+
+	memset(&q, 0, sizeof(q));
+	q.core.response = (uintptr_t)&resp;
+	q.core.pd_handle = d.pd->handle;
+	q.core.send_cq_handle = cq->handle;
+	q.core.recv_cq_handle = cq->handle;
+	q.core.qp_type = IBV_QPT_RC;
+	q.drv.buf_addr = (uintptr_t)qbuf;
+	q.drv.db_addr = (uintptr_t)db;
+	q.drv.sq_wqe_count = 100; /* not a power of two */
+	cr_expect_eq(cmd(IB_USER_VERBS_CMD_CREATE_QP, &q, sizeof(q), sizeof(resp)), EINVAL);
+	q.drv.sq_wqe_count = 1u << 20; /* beyond max_send_wqebb */
+	cr_expect_eq(cmd(IB_USER_VERBS_CMD_CREATE_QP, &q, sizeof(q), sizeof(resp)), EINVAL);
+	q.drv.sq_wqe_count = 4096; /* 256 KiB: past the end of the buffer */
+	q.drv.buf_addr = (uintptr_t)qbuf + sizeof(qbuf) - 4096;
+	cr_expect(cmd(IB_USER_VERBS_CMD_CREATE_QP, &q, sizeof(q), sizeof(resp)) != 0);
+	q.drv.buf_addr = (uintptr_t)qbuf;
+	q.drv.sq_wqe_count = 64;
+	q.core.qp_type = IBV_QPT_RAW_PACKET;
+	cr_expect_eq(cmd(IB_USER_VERBS_CMD_CREATE_QP, &q, sizeof(q), sizeof(resp)), EOPNOTSUPP);
+	q.core.qp_type = IBV_QPT_RC;
+	cr_expect_eq(cmd(IB_USER_VERBS_CMD_CREATE_QP, &q, sizeof(q), sizeof(resp)), 0,
+		     "a well-formed request still works");
+	{
+		struct ib_uverbs_destroy_qp dq = { .response = (uintptr_t)&resp,
+						   .qp_handle = resp.core.qp_handle };
+
+		cr_expect_eq(cmd(IB_USER_VERBS_CMD_DESTROY_QP, &dq, sizeof(dq),
+				 sizeof(struct ib_uverbs_destroy_qp_resp)), 0);
+	}
+	ibv_destroy_cq(cq);
+	still_works();
+}
+
+Test(sim_commands, ioctl_is_not_there)
+{
+	errno = 0;
+	cr_expect_eq(ioctl(d.ctx->cmd_fd, 0xc0181b01, NULL), -1);
+	cr_expect_eq(errno, ENOTTY, "libibverbs falls back to write() on ENOTTY");
+}
