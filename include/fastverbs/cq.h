@@ -147,13 +147,14 @@ static inline void fv_cq_bind_srq(struct fv_cq *cq, struct fv_srq *srq)
 }
 
 /*
- * Requester CQE decoding, per send opcode: ibv_wc opcode (bits 7:0), wc_flags (15:8), a fixed
- * byte_len (23:16), and whether byte_len is the CQE's byte_cnt or the WQE says the opcode.
+ * Requester CQE decoding, per send opcode: ibv_wc opcode (bits 7:0), wc_flags (15:8), whether
+ * byte_len is the CQE's byte_cnt or the WQE says the opcode (one test for both), a fixed
+ * byte_len (31:24).
  */
 #define FV_REQ_IMM ((unsigned)IBV_WC_WITH_IMM << 8)
-#define FV_REQ_8   (8u << 16)	/* byte_len = 8 */
-#define FV_REQ_CNT 0x1000000u	/* byte_len = CQE byte_cnt */
-#define FV_REQ_UMR 0x2000000u	/* bind or invalidate: told by the WQE */
+#define FV_REQ_CNT 0x10000u	/* byte_len = CQE byte_cnt */
+#define FV_REQ_UMR 0x20000u	/* bind or invalidate: told by the WQE */
+#define FV_REQ_8   (8u << 24)	/* byte_len = 8 */
 
 static const uint32_t fv_req_op[256] = {	/* unlisted (SEND, SEND_INVAL, NOP...): IBV_WC_SEND */
 	[MLX5_OPCODE_RDMA_WRITE] = IBV_WC_RDMA_WRITE,
@@ -195,12 +196,16 @@ static inline uint8_t fv_cqe_status(uint8_t syndrome)
 	}
 }
 
-/* ibv_wc opcode and flags of the send WQE in slot (UMR: the mkey context's free bit, byte 64). */
-static inline unsigned fv_req_entry(const struct fv_sq *sq, uint32_t slot, uint8_t send_opcode)
+/*
+ * The requester entries fv_req_op cannot give alone: byte_len from the CQE (READ) into *len,
+ * and UMR (bind or local invalidate: the mkey context's free bit, byte 64 of the WQE in slot).
+ */
+static inline unsigned fv_req_more(const struct fv_sq *sq, uint32_t slot, unsigned e,
+				   const struct mlx5_cqe64 *cqe, uint32_t *len)
 {
-	unsigned e = fv_req_op[send_opcode];
-
-	if (__builtin_expect(e & FV_REQ_UMR, 0))
+	if (e & FV_REQ_CNT)
+		*len = be32toh(cqe->byte_cnt);
+	if (e & FV_REQ_UMR)
 		e = (sq->ring.buf[(size_t)((slot + 1) & sq->mask) << 6] & 0x40) ?
 		    IBV_WC_LOCAL_INV : IBV_WC_BIND_MW;
 	return e;
@@ -304,170 +309,200 @@ fv_cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe6
 /* What decoding one CQE gave. */
 enum { FV_CQE_BAD = -1, FV_CQE_HIDE = 0, FV_CQE_REPORT = 1 };
 
-FV_COLD int fv_cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
-			       uint8_t op_own, struct fv_wc *w);
+/* Four bytes as the 32-bit word whose memory image they are. */
+static inline uint32_t fv_4x8(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+{
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	/* b and c grouped: gcc then sees the ibv_wc opcode and flags as one 16-bit value */
+	return (uint32_t)d << 24 | (uint32_t)(b | c << 8) << 8 | a;
+#else
+	return (uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d;
+#endif
+}
 
 /*
- * Decode one software-owned CQE into w; qp is the fv_qp its QPN names (NULL: none).
- * slow = 0 is the inlined fast path: requester CQEs and RQ responder CQEs without scattered
- * data. It hands everything else to the slow = 1 instance of this same body, out of line:
- * scatter-to-CQE, SRQs, errors, CQEs it cannot decode.
- * Returns FV_CQE_REPORT, FV_CQE_HIDE (a forced completion) or FV_CQE_BAD (no queue changed).
+ * Store the completion w (decoded from cqe) at o as fv_poll (ibv = 0: struct fv_wc) or
+ * fv_poll_cq (ibv = 1: struct ibv_wc, filled as libmlx5 fills it, mlx5-formats.md §5.6)
+ * reports it, in 8-byte words: field by field, compilers make a narrow store of each.
+ * Returns FV_CQE_REPORT.
  */
 static inline __attribute__((always_inline)) int
-fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
-	      uint8_t op_own, struct fv_wc *w, const int slow)
+fv_cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own, const struct fv_wc *w)
 {
-	uint32_t op = op_own >> 4, sop = be32toh(cqe->sop_drop_qpn), max_gs;
-	unsigned scat = op_own & (MLX5_INLINE_SCATTER_32 | MLX5_INLINE_SCATTER_64);
-	/* Everything is read first and w written once at the end: its byte-wide stores could
-	 * alias any queue field and would force reloads. */
-	uint64_t wr_id;
-	uint32_t len, src = 0, imm = 0;
-	unsigned e, status = IBV_WC_SUCCESS, vendor = 0;	/* e: opcode | wc_flags << 8 */
+	if (!ibv) {
+		uint64_t v[4] = {
+			w->wr_id, fv_2x32(w->byte_len, w->qp_num), fv_2x32(w->src_qp, w->invalidated_rkey),
+			fv_2x32(fv_4x8(w->status, w->opcode, w->wc_flags, w->vendor_err), 0),
+		};
 
-	/* Fast: REQ (op_own 7:2 all zero) or RESP_* on an RQ, no scattered data, known QP. */
-	if (!slow && __builtin_expect(!qp || ((op_own & 0xfc) &&
-				      (scat || op > MLX5_CQE_RESP_SEND_INV || !qp->rq.entries)), 0))
-		return fv_cqe_decode_slow(cq, qp, cqe, op_own, w);
-	if (slow && (scat == 0x0c || (!qp && (op == MLX5_CQE_REQ || op == MLX5_CQE_REQ_ERR))))
-		return FV_CQE_BAD;	/* compressed CQEs are never requested */
-
-	if (op == MLX5_CQE_REQ) {
-		uint32_t slot = fv_sq_retire(&qp->sq, be16toh(cqe->wqe_counter));
-
-		wr_id = qp->sq.wrid[slot];
-		e = fv_req_entry(&qp->sq, slot, (uint8_t)(sop >> 24));
-		len = (e & FV_REQ_CNT) ? be32toh(cqe->byte_cnt) : (e >> 16) & 0xff;
-		if (slow && scat)
-			status = fv_scatter_send(qp, slot, fv_cqe_data(cqe, op_own), len);
-		if (__builtin_expect(fv_sq_forced(&qp->sq, slot), 0) && status == IBV_WC_SUCCESS)
-			return FV_CQE_HIDE;	/* asked by fastverbs, not by the caller */
-	} else if (op - 1 < MLX5_CQE_RESP_SEND_INV) {	/* RESP_WR_IMM, _SEND, _SEND_IMM, _SEND_INV */
-		const struct mlx5_wqe_data_seg *sg = fv_cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, !slow);
-		uint32_t rqpn = be32toh(cqe->flags_rqpn);
-
-		if (slow && !sg)
-			return FV_CQE_BAD;
-		e = fv_resp_op[op] | ((rqpn & 0x30000000) ? IBV_WC_GRH << 8 : 0);
-		len = be32toh(cqe->byte_cnt);
-		src = rqpn & 0xffffff;
-		imm = cqe->imm_inval_pkey;	/* immediate: raw, as on the wire */
-		if (op == MLX5_CQE_RESP_SEND_INV)
-			imm = be32toh(imm);	/* invalidated rkey: host order */
-		if (slow && scat)
-			status = fv_scatter(sg, max_gs, NULL, NULL, fv_cqe_data(cqe, op_own), len);
+		_Static_assert(sizeof(struct fv_wc) == sizeof(v) && offsetof(struct fv_wc, byte_len) == 8 &&
+			       offsetof(struct fv_wc, src_qp) == 16 && offsetof(struct fv_wc, status) == 24,
+			       "struct fv_wc layout");
+		memcpy(o, v, sizeof(v));
 	} else {
-		if (!slow)
-			__builtin_unreachable();	/* the fast path sent everything else here */
-		/* Error CQE: status from the syndrome, the WQE retired as a success would be. */
-		const struct mlx5_err_cqe *x = (const struct mlx5_err_cqe *)cqe;
+		/* responder fields only for a successful responder completion */
+		bool resp = (uint32_t)(op_own >> 4) - 1 < MLX5_CQE_RESP_SEND_INV && w->status == IBV_WC_SUCCESS;
+		uint32_t pkey = resp ? be32toh(cqe->imm_inval_pkey) & 0xffff : 0;
+		uint32_t slid = resp ? be16toh(cqe->slid) : 0;
+		uint8_t sl = resp ? (be32toh(cqe->flags_rqpn) >> 24) & 0xf : 0;
+		uint8_t path = resp ? cqe->ml_path & 0x7f : 0;
+		uint64_t v[6] = {
+			w->wr_id, fv_2x32(w->status, w->opcode), fv_2x32(w->vendor_err, w->byte_len),
+			fv_2x32(w->imm_data, w->qp_num), fv_2x32(w->src_qp, w->wc_flags),
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+			fv_2x32(slid << 16 | pkey, fv_4x8(sl, path, 0, 0)),
+#else
+			fv_2x32(pkey << 16 | slid, fv_4x8(sl, path, 0, 0)),
+#endif
+		};
 
-		if (op == MLX5_CQE_REQ_ERR) {
-			uint32_t slot = fv_sq_retire(&qp->sq, be16toh(cqe->wqe_counter));
-
-			wr_id = qp->sq.wrid[slot];
-			/* libmlx5 leaves the opcode undefined on errors; give the failed WQE's. */
-			e = fv_req_entry(&qp->sq, slot, (uint8_t)(sop >> 24)) & 0xff;
-		} else if (op == MLX5_CQE_RESP_ERR && fv_cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, 0)) {
-			e = IBV_WC_RECV;
-		} else {
-			return FV_CQE_BAD;	/* resize, tag matching, signature error: not driven here */
-		}
-		len = 0;
-		status = fv_cqe_status(x->syndrome);
-		vendor = x->vendor_err_synd;
+		_Static_assert(sizeof(struct ibv_wc) == sizeof(v) && offsetof(struct ibv_wc, opcode) == 12 &&
+			       offsetof(struct ibv_wc, byte_len) == 20 && offsetof(struct ibv_wc, qp_num) == 28 &&
+			       offsetof(struct ibv_wc, wc_flags) == 36 && offsetof(struct ibv_wc, slid) == 42 &&
+			       offsetof(struct ibv_wc, dlid_path_bits) == 45, "struct ibv_wc layout");
+		memcpy(o, v, sizeof(v));
 	}
-	w->wr_id = wr_id;
-	w->byte_len = len;
-	w->qp_num = sop & 0xffffff;
-	w->src_qp = src;
-	w->invalidated_rkey = imm;
-	w->status = (uint8_t)status;
-	w->opcode = (uint8_t)e;
-	w->wc_flags = (uint8_t)(e >> 8);
-	w->vendor_err = (uint8_t)vendor;
 	return FV_CQE_REPORT;
 }
 
 FV_COLD int fv_cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
-			       uint8_t op_own, struct fv_wc *w)
+			       uint8_t op_own, uint32_t qpn, void *o, int ibv);
+
+/*
+ * Decode one software-owned CQE and store its completion at o (fv_cqe_put); qp is the fv_qp
+ * its QPN (qpn) names (NULL: none). slow = 0 is the inlined fast path: requester CQEs and RQ
+ * responder CQEs without scattered data. It hands everything else to the slow = 1 instance of
+ * this same body, out of line: scatter-to-CQE, SRQs, errors, CQEs it cannot decode.
+ * Returns FV_CQE_REPORT, FV_CQE_HIDE (a forced completion) or FV_CQE_BAD (no queue changed);
+ * o is written only for FV_CQE_REPORT.
+ */
+static inline __attribute__((always_inline)) int
+fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+	      uint8_t op_own, uint32_t qpn, void *o, const int ibv, const int slow)
 {
-	return fv_cqe_decode(cq, qp, cqe, op_own, w, 1);
+	uint32_t op = op_own >> 4, max_gs;
+	uint8_t send_op = *(const uint8_t *)&cqe->sop_drop_qpn;	/* big-endian: bits 31:24 first */
+	unsigned scat = op_own & (MLX5_INLINE_SCATTER_32 | MLX5_INLINE_SCATTER_64);
+	uint64_t wr_id;
+	unsigned e, status = IBV_WC_SUCCESS;	/* e: opcode | wc_flags << 8 */
+
+	/* Fast: REQ (op_own 7:2 all zero) or RESP_* on an RQ, no scattered data, known QP. */
+	if (!slow && __builtin_expect(!qp || ((op_own & 0xfc) &&
+				      (scat || op > MLX5_CQE_RESP_SEND_INV || !qp->rq.entries)), 0))
+		return fv_cqe_decode_slow(cq, qp, cqe, op_own, qpn, o, ibv);
+	if (slow && (scat == 0x0c || (!qp && (op == MLX5_CQE_REQ || op == MLX5_CQE_REQ_ERR))))
+		return FV_CQE_BAD;	/* compressed CQEs are never requested */
+
+	/* Each kind stores its own completion: its constants fold into the stores. */
+	if (op == MLX5_CQE_REQ) {
+		uint32_t slot = fv_sq_retire(&qp->sq, be16toh(cqe->wqe_counter)), len;
+
+		wr_id = qp->sq.wrid[slot];
+		e = fv_req_op[send_op];
+		len = e >> 24;
+		if (__builtin_expect(e & (FV_REQ_CNT | FV_REQ_UMR), 0))
+			e = fv_req_more(&qp->sq, slot, e, cqe, &len);
+		if (slow && scat)
+			status = fv_scatter_send(qp, slot, fv_cqe_data(cqe, op_own), len);
+		if (__builtin_expect(fv_sq_forced(&qp->sq, slot), 0) && status == IBV_WC_SUCCESS)
+			return FV_CQE_HIDE;	/* asked by fastverbs, not by the caller */
+		return fv_cqe_put(o, ibv, cqe, op_own, &(struct fv_wc){ .wr_id = wr_id, .byte_len = len,
+				  .qp_num = qpn, .status = (uint8_t)status, .opcode = (uint8_t)e,
+				  .wc_flags = (uint8_t)(e >> 8) });
+	}
+	if (op - 1 < MLX5_CQE_RESP_SEND_INV) {	/* RESP_WR_IMM, _SEND, _SEND_IMM, _SEND_INV */
+		const struct mlx5_wqe_data_seg *sg = fv_cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, !slow);
+		uint32_t rqpn = be32toh(cqe->flags_rqpn), len = be32toh(cqe->byte_cnt);
+		uint32_t imm = cqe->imm_inval_pkey;	/* immediate: raw, as on the wire */
+
+		if (slow && !sg)
+			return FV_CQE_BAD;
+		e = fv_resp_op[op] | ((rqpn & 0x30000000) ? IBV_WC_GRH << 8 : 0);
+		if (op == MLX5_CQE_RESP_SEND_INV)
+			imm = be32toh(imm);	/* invalidated rkey: host order */
+		if (slow && scat)
+			status = fv_scatter(sg, max_gs, NULL, NULL, fv_cqe_data(cqe, op_own), len);
+		return fv_cqe_put(o, ibv, cqe, op_own, &(struct fv_wc){ .wr_id = wr_id, .byte_len = len,
+				  .qp_num = qpn, .src_qp = rqpn & 0xffffff, .invalidated_rkey = imm,
+				  .status = (uint8_t)status, .opcode = (uint8_t)e, .wc_flags = (uint8_t)(e >> 8) });
+	}
+	if (!slow)
+		__builtin_unreachable();	/* the fast path sent everything else here */
+
+	/* Error CQE: status from the syndrome, the WQE retired as a success would be. */
+	const struct mlx5_err_cqe *x = (const struct mlx5_err_cqe *)cqe;
+
+	if (op == MLX5_CQE_REQ_ERR) {
+		uint32_t slot = fv_sq_retire(&qp->sq, be16toh(cqe->wqe_counter)), len;
+
+		wr_id = qp->sq.wrid[slot];
+		/* libmlx5 leaves the opcode undefined on errors; give the failed WQE's. */
+		e = fv_req_more(&qp->sq, slot, fv_req_op[send_op], cqe, &len) & 0xff;
+	} else if (op == MLX5_CQE_RESP_ERR && fv_cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, 0)) {
+		e = IBV_WC_RECV;
+	} else {
+		return FV_CQE_BAD;	/* resize, tag matching, signature error: not driven here */
+	}
+	return fv_cqe_put(o, ibv, cqe, op_own, &(struct fv_wc){ .wr_id = wr_id, .qp_num = qpn,
+			  .status = fv_cqe_status(x->syndrome), .opcode = (uint8_t)e,
+			  .vendor_err = x->vendor_err_synd });
 }
 
-/* Store w as ibv_poll_cq would fill *wc from cqe (mlx5-formats.md §5.6). */
-static inline __attribute__((always_inline)) void
-fv_wc_to_ibv(struct ibv_wc *wc, const struct fv_wc *w, const struct mlx5_cqe64 *cqe, uint8_t op_own)
+FV_COLD int fv_cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+			       uint8_t op_own, uint32_t qpn, void *o, int ibv)
 {
-	int resp = (uint32_t)(op_own >> 4) - 1 < MLX5_CQE_RESP_SEND_INV && w->status == IBV_WC_SUCCESS;
-	uint32_t rqpn = be32toh(cqe->flags_rqpn);
-
-	wc->wr_id = w->wr_id;
-	wc->status = (enum ibv_wc_status)w->status;
-	wc->opcode = (enum ibv_wc_opcode)w->opcode;
-	wc->vendor_err = w->vendor_err;
-	wc->byte_len = w->byte_len;
-	wc->imm_data = w->imm_data;
-	wc->qp_num = w->qp_num;
-	wc->src_qp = w->src_qp;
-	wc->wc_flags = w->wc_flags;
-	wc->pkey_index = resp ? (uint16_t)be32toh(cqe->imm_inval_pkey) : 0;
-	wc->slid = resp ? be16toh(cqe->slid) : 0;
-	wc->sl = resp ? (uint8_t)((rqpn >> 24) & 0xf) : 0;
-	wc->dlid_path_bits = resp ? (cqe->ml_path & 0x7f) : 0;
+	return fv_cqe_decode(cq, qp, cqe, op_own, qpn, o, ibv, 1);
 }
 
 /*
- * The one poll loop behind fv_poll (ibv = 0: out is struct fv_wc[], decoded in place) and
- * fv_poll_cq (ibv = 1: out is struct ibv_wc[], converted from a fv_wc); ibv is a constant in
- * each, so the other form folds away.
+ * The one poll loop behind fv_poll (ibv = 0: out is struct fv_wc[]) and fv_poll_cq (ibv = 1:
+ * out is struct ibv_wc[]); ibv is a constant in each, so the other form folds away.
  */
 static inline __attribute__((always_inline)) int
 fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 {
 	/* Locals: the stores into out could otherwise alias them and force reloads. */
 	const uint8_t *buf = cq->buf64;
-	uint32_t ci = cq->ci, mask = cq->mask, size = cq->cqe_size, cnt = cq->cnt;
-	uint32_t cur_qpn = ~0u;
+	uint32_t ci = cq->ci, size = cq->cqe_size, bytes_mask = cq->cnt * size - 1;
+	uint32_t off = (ci & cq->mask) * size;	/* of entry ci in buf */
+	uint32_t own = !!(ci & cq->cnt);	/* the owner bit of a new CQE in ci's pass */
+	uint32_t key = ~0u, qpn = 0;	/* the QPN bits of qp's CQEs, as they are in the CQE */
 	struct fv_qp *qp = NULL;
 	uint8_t *o = (uint8_t *)out;	/* the next output entry */
 	const size_t osz = ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc);
 	int i = 0, bad = 0;
 
 	while (i < n) {
-		const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)(buf + (size_t)(ci & mask) * size);
-		uint8_t op_own = cqe->op_own;
-		struct fv_wc tmp, *w = ibv ? &tmp : (struct fv_wc *)o;
+		const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)(buf + off);
+		uint8_t op_own = cqe->op_own, y = op_own ^ own;
 		int r;
 
-		/* New iff owner == the pass bit of ci and opcode != INVALID (0xf): with x the owner
-		 * flipped to 0 when it matches, (x & 0xf1) + 0x10 carries into bit 8 for opcode 0xf
-		 * and keeps bit 0 for a mismatch -- one test for both. */
-		if ((((op_own ^ !!(ci & cnt)) & 0xf1) + 0x10) & 0x101)
+		/* New iff the owner bit (y bit 0, flipped to 0 on a match) is 0 and the opcode
+		 * (bits 7:4) is not INVALID (0xf): y rotated right by one is then 0x00..0x77. */
+		if ((uint8_t)(y >> 1 | y << 7) > 0x77)
 			break;
 		fv_dma_rmb();	/* the rest of the CQE only after its owner bit */
-		uint32_t qpn = be32toh(cqe->sop_drop_qpn) & 0xffffff;
-
-		if (qpn != cur_qpn) {
+		if ((cqe->sop_drop_qpn & htobe32(0xffffff)) != key) {
+			key = cqe->sop_drop_qpn & htobe32(0xffffff);
+			qpn = be32toh(key);
 			qp = fv_registry_qp(qpn);
-			cur_qpn = qpn;
 		}
-		r = fv_cqe_decode(cq, qp, cqe, op_own, w, 0);
+		r = fv_cqe_decode(cq, qp, cqe, op_own, qpn, o, ibv, 0);
 		if (__builtin_expect(r == FV_CQE_BAD, 0)) {
 			if (i)
 				break;	/* return what we have; this CQE comes first next time */
-			ci++;
 			bad = 1;
-			break;
 		}
 		ci++;
-		if (r == FV_CQE_HIDE)
-			continue;
-		if (ibv)
-			fv_wc_to_ibv((struct ibv_wc *)o, w, cqe, op_own);
-		o += osz;
-		i++;
+		off = (off + size) & bytes_mask;
+		if (!off)
+			own ^= 1;	/* the next pass */
+		if (bad)
+			break;
+		if (r == FV_CQE_REPORT) {
+			o += osz;
+			i++;
+		}
 	}
 	if (ci != cq->ci) {
 		cq->ci = ci;

@@ -177,7 +177,7 @@ static inline void fv_sq_ring(struct fv_sq *sq)
 	fv_wc_start();
 	if (bf) {
 		fv_bf_copy64(reg, wqe);
-		for (unsigned i = 1; i < fv_ds_to_bb(ds); i++)	/* the WQE may continue at block 0 */
+		for (unsigned i = 1; i * 4 < ds; i++)	/* its other blocks; it may continue at block 0 */
 			fv_bf_copy64(reg + i * FV_WQEBB, buf + ((size_t)((last + i) & mask) << 6));
 	} else {
 		fv_mmio_write64(reg, *(const uint64_t *)wqe);
