@@ -1,0 +1,288 @@
+/*
+ * Shared slow-path setup of the benchmarks (bench/post.c, bench/poll.c): open the device,
+ * create and connect QPs, let the device work, time. Runs on a real mlx5 device or on the
+ * software one (sim/fvsim-run; single-step mode keeps the device still while we measure).
+ *
+ * Measured functions are named m_*: bench/run.sh runs the programs under callgrind with
+ * --collect-atstart=no --toggle-collect='m_*', so exactly those calls (and everything they
+ * call) are counted; each case ends with CALLGRIND_DUMP_STATS_AT("<label> <units>").
+ */
+#ifndef FV_BENCH_H
+#define FV_BENCH_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sched.h>
+#include <valgrind/callgrind.h>
+#include <infiniband/verbs.h>
+
+#include "../sim/fvsim.h"
+
+#define BENCH_QKEY 0x11111111u
+
+_Noreturn __attribute__((format(printf, 1, 2), cold, noinline)) static void bench_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("bench: error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+static inline uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Under callgrind: count mode (few iterations, dumps per case). */
+static inline int bench_counting(void)
+{
+	return RUNNING_ON_VALGRIND;
+}
+
+struct bench_dev {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_port_attr port;
+	union ibv_gid gid;
+	int gid_index;		/* RoCE: FVBENCH_GID_INDEX, default 0; -1 on InfiniBand */
+	int step;		/* the software device in single-step mode */
+	uint8_t *buf;		/* one registered buffer: local and remote areas */
+	struct ibv_mr *mr;
+};
+
+#define BENCH_BUF 65536
+
+static inline void bench_open(struct bench_dev *d)
+{
+	struct ibv_device **list;
+	const char *name = getenv("FVBENCH_DEVICE");
+	int n;
+
+	memset(d, 0, sizeof(*d));
+	if (fvsim_present())
+		fvsim_set_step_mode(1);
+	d->step = fvsim_present() && fvsim_step_mode();
+	list = ibv_get_device_list(&n);
+	if (!list || !n)
+		bench_fail("no RDMA device (on a machine without one, run under sim/fvsim-run)");
+	for (int i = 0; i < n && !d->ctx; i++)
+		if (!name || !strcmp(ibv_get_device_name(list[i]), name))
+			d->ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!d->ctx)
+		bench_fail("cannot open %s", name ? name : "an RDMA device");
+	if (ibv_query_port(d->ctx, 1, &d->port))
+		bench_fail("ibv_query_port: %s", strerror(errno));
+	if (d->port.state != IBV_PORT_ACTIVE)
+		bench_fail("port 1 of %s is not active", ibv_get_device_name(d->ctx->device));
+	d->gid_index = -1;
+	if (d->port.link_layer == IBV_LINK_LAYER_ETHERNET) {
+		const char *g = getenv("FVBENCH_GID_INDEX");
+
+		d->gid_index = g ? atoi(g) : 0;
+		if (ibv_query_gid(d->ctx, 1, d->gid_index, &d->gid))
+			bench_fail("ibv_query_gid: %s", strerror(errno));
+	}
+	d->pd = ibv_alloc_pd(d->ctx);
+	if (!d->pd)
+		bench_fail("ibv_alloc_pd: %s", strerror(errno));
+	d->buf = aligned_alloc(4096, BENCH_BUF);
+	if (!d->buf)
+		bench_fail("out of memory");
+	memset(d->buf, 0, BENCH_BUF);
+	d->mr = ibv_reg_mr(d->pd, d->buf, BENCH_BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	if (!d->mr)
+		bench_fail("ibv_reg_mr: %s", strerror(errno));
+}
+
+static inline struct ibv_cq *bench_cq(struct bench_dev *d, int n)
+{
+	struct ibv_cq *cq = ibv_create_cq(d->ctx, n, NULL, NULL, 0);
+
+	if (!cq)
+		bench_fail("ibv_create_cq: %s", strerror(errno));
+	return cq;
+}
+
+/*
+ * A QP with the given caps; with send_ops (the ibv_wr_* operations it will use) it is created
+ * through ibv_create_qp_ex, as the ibv_wr_* API requires.
+ */
+static inline struct ibv_qp *bench_qp(struct bench_dev *d, enum ibv_qp_type type, struct ibv_cq *scq,
+				      struct ibv_cq *rcq, uint32_t send_wr, uint32_t recv_wr, uint64_t send_ops)
+{
+	struct ibv_qp_init_attr_ex a;
+	struct ibv_qp *qp;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_type = type;
+	a.send_cq = scq;
+	a.recv_cq = rcq;
+	a.cap.max_send_wr = send_wr;
+	a.cap.max_recv_wr = recv_wr;
+	a.cap.max_send_sge = 1;
+	a.cap.max_recv_sge = 1;
+	a.cap.max_inline_data = 64;
+	a.comp_mask = IBV_QP_INIT_ATTR_PD;
+	a.pd = d->pd;
+	if (send_ops) {
+		a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		a.send_ops_flags = send_ops;
+	}
+	qp = ibv_create_qp_ex(d->ctx, &a);
+	if (!qp)
+		bench_fail("ibv_create_qp_ex: %s", strerror(errno));
+	return qp;
+}
+
+static inline void bench_modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, const char *what)
+{
+	int err = ibv_modify_qp(qp, a, mask);
+
+	if (err)
+		bench_fail("ibv_modify_qp to %s: %s", what, strerror(err));
+}
+
+/* RESET -> INIT -> RTR -> RTS for an RC QP connected to QP dqpn on our own port. */
+static inline void bench_rc_connect(struct bench_dev *d, struct ibv_qp *qp, uint32_t dqpn)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, "INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = d->port.active_mtu;
+	a.dest_qp_num = dqpn;
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = 1;
+	a.ah_attr.dlid = d->port.lid;
+	a.ah_attr.port_num = 1;
+	if (d->gid_index >= 0) {
+		a.ah_attr.is_global = 1;
+		a.ah_attr.grh.dgid = d->gid;
+		a.ah_attr.grh.sgid_index = (uint8_t)d->gid_index;
+		a.ah_attr.grh.hop_limit = 1;
+	}
+	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+		     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER, "RTR");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 16;
+	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+		     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC, "RTS");
+}
+
+/* RESET -> INIT -> RTR -> RTS for a UD QP. */
+static inline void bench_ud_ready(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = BENCH_QKEY;
+	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, "INIT");
+	a.qp_state = IBV_QPS_RTR;
+	bench_modify(qp, &a, IBV_QP_STATE, "RTR");
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, "RTS");
+}
+
+/* An address handle for our own port. */
+static inline struct ibv_ah *bench_ah(struct bench_dev *d)
+{
+	struct ibv_ah_attr a;
+	struct ibv_ah *ah;
+
+	memset(&a, 0, sizeof(a));
+	a.dlid = d->port.lid;
+	a.port_num = 1;
+	if (d->gid_index >= 0) {
+		a.is_global = 1;
+		a.grh.dgid = d->gid;
+		a.grh.sgid_index = (uint8_t)d->gid_index;
+		a.grh.hop_limit = 1;
+	}
+	ah = ibv_create_ah(d->pd, &a);
+	if (!ah)
+		bench_fail("ibv_create_ah: %s", strerror(errno));
+	return ah;
+}
+
+/*
+ * Let the device finish what was posted: on the software device in step mode run it until
+ * idle (nothing moves otherwise); on hardware it works by itself and the callers poll.
+ */
+static inline void bench_device_run(struct bench_dev *d)
+{
+	if (d->step)
+		fvsim_run_until_idle();
+}
+
+/* Waiting for something that should come: yield to the device, give up after 5 s. */
+static inline void bench_wait(struct bench_dev *d, uint64_t t0, const char *what)
+{
+	if (bench_now_ns() - t0 > 5000000000ull)
+		bench_fail("timed out waiting for %s", what);
+	if (d->step)
+		fvsim_step();
+	else
+		sched_yield();
+}
+
+/* Poll a libmlx5-owned CQ until n successful completions arrived. */
+static inline void bench_ibv_drain(struct bench_dev *d, struct ibv_cq *cq, int n, const char *what)
+{
+	struct ibv_wc wc[16];
+	uint64_t t0 = bench_now_ns();
+
+	while (n > 0) {
+		int r = ibv_poll_cq(cq, n < 16 ? n : 16, wc);
+
+		if (r < 0)
+			bench_fail("ibv_poll_cq (%s): %d", what, r);
+		for (int i = 0; i < r; i++)
+			if (wc[i].status != IBV_WC_SUCCESS)
+				bench_fail("%s: completion %llu: %s", what, (unsigned long long)wc[i].wr_id,
+					   ibv_wc_status_str(wc[i].status));
+		n -= r;
+		if (!r)
+			bench_wait(d, t0, what);
+	}
+}
+
+/* Median of n doubles (sorts them). */
+static inline double bench_median(double *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#endif /* FV_BENCH_H */

@@ -1,0 +1,36 @@
+# The benchmarks: `make bench` (top Makefile) runs `make -f Makefile -f bench/bench.mk bench-run`.
+# Builds bench/post.c and bench/poll.c with -O2 and no sanitizers (whatever OPT and
+# EXTRA_CFLAGS say), checks for valgrind and gnuplot, and runs bench/run.sh: on a real mlx5
+# device when there is one, otherwise on the software device. Report: stdout and
+# bench/results/latest.{md,png,tsv}.
+
+BENCH_OUT    := $(B)/bench
+BENCH_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g
+BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/poll
+
+.PHONY: bench-run bench-build bench-deps
+
+$(BENCH_OUT)/%: bench/%.c bench/bench.h $(HEADERS) sim/fvsim.h bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
+
+bench-build: $(BENCH_BINS)
+
+# valgrind (with its client-request headers) and gnuplot: installed when root, else named.
+bench-deps:
+	@missing=""; \
+	command -v valgrind >/dev/null 2>&1 && [ -f /usr/include/valgrind/callgrind.h ] || missing="$$missing valgrind"; \
+	command -v gnuplot >/dev/null 2>&1 || missing="$$missing gnuplot-nox"; \
+	if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" -ne 0 ]; then \
+	        echo "bench: missing Debian packages:$$missing" >&2; \
+	        echo "bench: run as root, or: sudo apt-get install$$missing" >&2; exit 1; \
+	    fi; \
+	    echo "bench: installing$$missing" >&2; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >&2; \
+	fi
+
+bench-run: bench-deps
+	@$(MAKE) --no-print-directory -f Makefile -f bench/bench.mk bench-build sim-all >&2
+	@SIM_RUN="$(SIM_RUN)" CC="$(CC)" bench/run.sh $(BENCH_OUT)

@@ -1,0 +1,300 @@
+/*
+ * Cost of polling completions, four ways, on the device (the software one under
+ * sim/fvsim-run in single-step mode, or a real mlx5 HCA):
+ *
+ *   ibv_poll_cq     libmlx5 ibv_poll_cq into struct ibv_wc[]
+ *   start_poll      libmlx5 ibv_start_poll / ibv_next_poll / ibv_end_poll on an ibv_cq_ex
+ *   fv_poll_cq      fastverbs fv_poll_cq into struct ibv_wc[] (drop-in)
+ *   fv_poll         fastverbs fv_poll into struct fv_wc[]
+ *
+ * at 1 and 16 completions per call. Each round posts N signaled RC RDMA WRITEs (8 bytes)
+ * outside the measurement, lets the device write all N CQEs, then one measured call,
+ * m_<path>_<per call>(), polls until all N came back and reads wr_id and status of each (the
+ * least any program does). The output arrays are global, so every field a poll writes is
+ * really written.
+ *
+ *   poll count   under callgrind (bench/run.sh): dumps "poll <path> <per call> <CQEs>"
+ *   poll time    prints "time poll <path> <per call> <ns per CQE, median of REPS>"
+ */
+#include <fastverbs/fastverbs.h>
+#include "bench.h"
+
+#define N 256			/* CQEs per round */
+#define SEND_WR 512
+#define WARM_ROUNDS 1
+#define COUNT_ROUNDS 4
+#define TIME_ROUNDS 64
+#define REPS 5
+
+enum path { P_IBV, P_START, P_FVCQ, P_FV, P_COUNT };
+
+static const char *const path_name[P_COUNT] = { "ibv_poll_cq", "start_poll", "fv_poll_cq", "fv_poll" };
+static const int per_call[2] = { 1, 16 };
+
+static struct ibv_wc iwc[16];
+static struct fv_wc fwc[16];
+
+struct lane {
+	struct ibv_cq *cq;
+	struct ibv_cq_ex *cqx;	/* P_START */
+	struct fv_cq fcq;	/* P_FVCQ, P_FV */
+	struct ibv_qp *qp, *peer;
+	struct fv_rc frc;
+	int fv;
+};
+
+struct ctx {
+	struct bench_dev d;
+	struct lane lanes[3];
+	struct lane *lane[P_COUNT];	/* fv_poll_cq and fv_poll share one QP and one CQ */
+	struct ibv_cq *pcq;	/* the responders' (nothing arrives there: WRITEs) */
+	struct ibv_sge sge;
+	uint64_t raddr;
+	uint64_t id;
+};
+
+/* ---- measured: poll until n completions came back; returns the sum of their wr_ids ---- */
+
+#define WR_ID_SUM(r, wc)                                                                           \
+	for (int i_ = 0; i_ < (r); i_++) {                                                         \
+		if (__builtin_expect((wc)[i_].status != IBV_WC_SUCCESS, 0))                        \
+			bench_fail("completion %llu: status %d", (unsigned long long)(wc)[i_].wr_id, \
+				   (int)(wc)[i_].status);                                          \
+		sum += (wc)[i_].wr_id;                                                             \
+	}
+
+#define POLL_FNS(k)                                                                                \
+	__attribute__((noinline)) static uint64_t m_ibv_poll_cq_##k(struct lane *l, int n)         \
+	{                                                                                          \
+		uint64_t sum = 0;                                                                  \
+		for (int got = 0; got < n;) {                                                      \
+			int r = ibv_poll_cq(l->cq, k, iwc);                                        \
+			if (__builtin_expect(r < 0, 0))                                            \
+				bench_fail("ibv_poll_cq: %d", r);                                   \
+			WR_ID_SUM(r, iwc)                                                          \
+			got += r;                                                                  \
+		}                                                                                  \
+		return sum;                                                                        \
+	}                                                                                          \
+	__attribute__((noinline)) static uint64_t m_start_poll_##k(struct lane *l, int n)          \
+	{                                                                                          \
+		struct ibv_poll_cq_attr attr = { .comp_mask = 0 };                                  \
+		struct ibv_cq_ex *cq = l->cqx;                                                     \
+		uint64_t sum = 0;                                                                  \
+		for (int got = 0; got < n;) {                                                      \
+			int r = ibv_start_poll(cq, &attr);                                         \
+			if (r == ENOENT)                                                           \
+				continue;                                                          \
+			for (int j = 0;;) {                                                        \
+				if (__builtin_expect(r != 0, 0))                                   \
+					bench_fail("ibv_start_poll/next_poll: %d", r);              \
+				if (__builtin_expect(cq->status != IBV_WC_SUCCESS, 0))             \
+					bench_fail("completion %llu: status %d",                   \
+						   (unsigned long long)cq->wr_id, (int)cq->status); \
+				sum += cq->wr_id;                                                  \
+				got++;                                                             \
+				if (++j == k)                                                      \
+					break;                                                     \
+				r = ibv_next_poll(cq);                                             \
+				if (r == ENOENT)                                                   \
+					break;                                                     \
+			}                                                                          \
+			ibv_end_poll(cq);                                                          \
+		}                                                                                  \
+		return sum;                                                                        \
+	}                                                                                          \
+	__attribute__((noinline)) static uint64_t m_fv_poll_cq_##k(struct lane *l, int n)          \
+	{                                                                                          \
+		uint64_t sum = 0;                                                                  \
+		for (int got = 0; got < n;) {                                                      \
+			int r = fv_poll_cq(&l->fcq, k, iwc);                                       \
+			if (__builtin_expect(r < 0, 0))                                            \
+				bench_fail("fv_poll_cq: %s", strerror(errno));                      \
+			WR_ID_SUM(r, iwc)                                                          \
+			got += r;                                                                  \
+		}                                                                                  \
+		return sum;                                                                        \
+	}                                                                                          \
+	__attribute__((noinline)) static uint64_t m_fv_poll_##k(struct lane *l, int n)             \
+	{                                                                                          \
+		uint64_t sum = 0;                                                                  \
+		for (int got = 0; got < n;) {                                                      \
+			int r = fv_poll(&l->fcq, fwc, k);                                          \
+			if (__builtin_expect(r < 0, 0))                                            \
+				bench_fail("fv_poll: %s", strerror(errno));                         \
+			WR_ID_SUM(r, fwc)                                                          \
+			got += r;                                                                  \
+		}                                                                                  \
+		return sum;                                                                        \
+	}
+
+POLL_FNS(1)
+POLL_FNS(16)
+
+typedef uint64_t fn_t(struct lane *, int);
+
+static fn_t *const fns[P_COUNT][2] = {
+	{ m_ibv_poll_cq_1, m_ibv_poll_cq_16 },
+	{ m_start_poll_1, m_start_poll_16 },
+	{ m_fv_poll_cq_1, m_fv_poll_cq_16 },
+	{ m_fv_poll_1, m_fv_poll_16 },
+};
+
+/* ---- setup ---- */
+
+static void lane_open(struct ctx *c, struct lane *l, enum path p)
+{
+	struct bench_dev *d = &c->d;
+
+	l->fv = p == P_FVCQ || p == P_FV;
+	if (p == P_START) {
+		struct ibv_cq_init_attr_ex a = { .cqe = 2 * N, .wc_flags = 0 };
+
+		l->cqx = ibv_create_cq_ex(d->ctx, &a);
+		if (!l->cqx)
+			bench_fail("ibv_create_cq_ex: %s", strerror(errno));
+		l->cq = ibv_cq_ex_to_cq(l->cqx);
+	} else {
+		l->cq = bench_cq(d, 2 * N);
+	}
+	l->qp = bench_qp(d, IBV_QPT_RC, l->cq, l->cq, SEND_WR, 1, 0);
+	l->peer = bench_qp(d, IBV_QPT_RC, c->pcq, c->pcq, 1, 1, 0);
+	bench_rc_connect(d, l->qp, l->peer->qp_num);
+	bench_rc_connect(d, l->peer, l->qp->qp_num);
+	if (l->fv) {
+		int err = fv_rc_init(&l->frc, l->qp);
+
+		if (!err)
+			err = fv_cq_init(&l->fcq, l->cq);
+		if (err)
+			bench_fail("taking the QP and CQ over: %s", strerror(err));
+	}
+}
+
+static void ctx_open(struct ctx *c)
+{
+	struct bench_dev *d = &c->d;
+
+	memset(c, 0, sizeof(*c));
+	bench_open(d);
+	c->sge = (struct ibv_sge){ .addr = (uintptr_t)d->buf, .length = 8, .lkey = d->mr->lkey };
+	c->raddr = (uintptr_t)d->buf + 4096;
+	c->pcq = bench_cq(d, 16);
+	for (int p = 0; p < P_COUNT; p++) {
+		c->lane[p] = &c->lanes[p == P_FV ? P_FVCQ : p];
+		if (p != P_FV)
+			lane_open(c, c->lane[p], (enum path)p);
+	}
+}
+
+/* Post N signaled RDMA WRITEs (32 per doorbell) and let the device complete them all. */
+static void fill(struct ctx *c, struct lane *l)
+{
+	struct ibv_send_wr wrs[32], *bad;
+
+	for (int i = 0; i < N; i += 32) {
+		if (l->fv) {
+			for (int j = 0; j < 32; j++)
+				if (fv_write(&l->frc, c->id++, FV_SIGNALED, &c->sge, c->raddr, c->d.mr->rkey))
+					bench_fail("fv_write");
+			fv_ring(&l->frc);
+			continue;
+		}
+		for (int j = 0; j < 32; j++) {
+			memset(&wrs[j], 0, sizeof(wrs[j]));
+			wrs[j].wr_id = c->id++;
+			wrs[j].next = j < 31 ? &wrs[j + 1] : NULL;
+			wrs[j].sg_list = &c->sge;
+			wrs[j].num_sge = 1;
+			wrs[j].opcode = IBV_WR_RDMA_WRITE;
+			wrs[j].send_flags = IBV_SEND_SIGNALED;
+			wrs[j].wr.rdma.remote_addr = c->raddr;
+			wrs[j].wr.rdma.rkey = c->d.mr->rkey;
+		}
+		if (ibv_post_send(l->qp, wrs, &bad))
+			bench_fail("ibv_post_send: %s", strerror(errno));
+	}
+	if (c->d.step) {
+		bench_device_run(&c->d);
+	} else {	/* hardware: give it time to write every CQE before we measure */
+		struct timespec ts = { 0, 2 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* One round of path p at per_call[ki]; returns the ns of the measured call. */
+static uint64_t round_once(struct ctx *c, enum path p, int ki)
+{
+	struct lane *l = c->lane[p];
+	uint64_t t0, t1, first = c->id, sum;
+
+	fill(c, l);
+	t0 = bench_now_ns();
+	sum = fns[p][ki](l, N);
+	t1 = bench_now_ns();
+	if (sum != N * first + (uint64_t)N * (N - 1) / 2)
+		bench_fail("%s: completions for other WRs than posted", path_name[p]);
+	return t1 - t0;
+}
+
+static void run_count(struct ctx *c)
+{
+	for (int p = 0; p < P_COUNT; p++) {
+		fprintf(stderr, "poll: counting instructions: %s\n", path_name[p]);
+		for (int ki = 0; ki < 2; ki++) {
+			char label[128];
+
+			for (int r = 0; r < WARM_ROUNDS; r++)
+				round_once(c, (enum path)p, ki);
+			CALLGRIND_ZERO_STATS;
+			for (int r = 0; r < COUNT_ROUNDS; r++)
+				round_once(c, (enum path)p, ki);
+			snprintf(label, sizeof(label), "poll %s %d %d", path_name[p], per_call[ki], COUNT_ROUNDS * N);
+			CALLGRIND_DUMP_STATS_AT(label);
+		}
+	}
+}
+
+static void run_time(struct ctx *c)
+{
+	static double ns[P_COUNT][2][REPS];
+
+	for (int rep = 0; rep < REPS; rep++) {
+		fprintf(stderr, "poll: timing, repetition %d of %d\n", rep + 1, REPS);
+		for (int ki = 0; ki < 2; ki++)
+			for (int p = 0; p < P_COUNT; p++) {
+				uint64_t t = 0;
+
+				round_once(c, (enum path)p, ki);	/* warm up */
+				for (int r = 0; r < TIME_ROUNDS; r++)
+					t += round_once(c, (enum path)p, ki);
+				ns[p][ki][rep] = (double)t / (TIME_ROUNDS * N);
+			}
+	}
+	for (int ki = 0; ki < 2; ki++)
+		for (int p = 0; p < P_COUNT; p++)
+			printf("time poll %s %d %.2f\n", path_name[p], per_call[ki], bench_median(ns[p][ki], REPS));
+}
+
+int main(int argc, char **argv)
+{
+	static struct ctx c;
+	int count = argc > 1 && !strcmp(argv[1], "count");
+
+	if (argc != 2 || (!count && strcmp(argv[1], "time"))) {
+		fprintf(stderr, "usage: %s count|time   (count: under callgrind, see bench/run.sh)\n", argv[0]);
+		return 2;
+	}
+	if (count && !bench_counting())
+		fprintf(stderr, "poll: not running under valgrind: the count mode measures nothing\n");
+	ctx_open(&c);
+	fprintf(stderr, "poll: %s, %s\n", ibv_get_device_name(c.d.ctx->device),
+		c.d.step ? "software device in single-step mode" : "hardware");
+	if (count)
+		run_count(&c);
+	else
+		run_time(&c);
+	fflush(stdout);
+	return 0;
+}

@@ -1,0 +1,114 @@
+#!/bin/sh
+# bench/run.sh BENCH_DIR: runs the built benchmarks (BENCH_DIR/post, BENCH_DIR/poll) and
+# writes the report. `make bench` builds them and calls this.
+#
+# On a real mlx5 device when the machine has one, otherwise on the software device
+# ($SIM_RUN, sim/fvsim-run) in single-step mode, so nothing executes while we measure.
+#   1. instructions: each program under valgrind's callgrind, counting only the measured
+#      functions (m_*), one dump per case;
+#   2. nanoseconds: the same loops timed with clock_gettime in one run per program.
+# Prints the Markdown report on stdout and writes bench/results/latest.md, latest.png (plot)
+# and latest.tsv (raw numbers); the callgrind dumps stay in BENCH_DIR/callgrind/ (one file per
+# case, e.g. `callgrind_annotate --inclusive=yes BENCH_DIR/callgrind/post-write-typed-32.cg` shows where the
+# instructions of that case go). Progress goes to stderr.
+# Environment: SIM_RUN, FVBENCH_DEVICE (e.g. mlx5_1), FVBENCH_GID_INDEX (RoCE).
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+bin=${1:-$top/build/bench}
+res=$top/bench/results
+SIM_RUN=${SIM_RUN:-sim/fvsim-run}
+case $SIM_RUN in /*) ;; *) SIM_RUN=$top/$SIM_RUN ;; esac
+
+say() { echo "bench: $*" >&2; }
+
+for b in post poll; do
+    [ -x "$bin/$b" ] || { say "$bin/$b missing: run 'make bench'"; exit 1; }
+done
+
+# Real device or the software one.
+if ls /sys/class/infiniband/mlx5_* >/dev/null 2>&1 && ls /dev/infiniband/uverbs* >/dev/null 2>&1; then
+    run=""
+    device="mlx5 hardware ($(ls /sys/class/infiniband | tr '\n' ' ' | sed 's/ $//'))"
+else
+    [ -x "$SIM_RUN" ] || { say "no mlx5 device here and the software device is not built (make sim-all)"; exit 1; }
+    run=$SIM_RUN
+    export FVSIM_MODE=step
+    device="the software mlx5 device (sim/, single-step mode)"
+fi
+say "running on $device"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fvbench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+: > "$tmp/data"
+
+# count NAME: instructions per unit from the callgrind dumps of BENCH_DIR/NAME.
+count() {
+    say "$1: counting instructions under callgrind"
+    # shellcheck disable=SC2086
+    $run valgrind -q --tool=callgrind --collect-atstart=no --toggle-collect='m_*' \
+        --callgrind-out-file="$tmp/$1.cg" "$bin/$1" count >/dev/null ||
+        { say "$1: the callgrind run failed"; exit 1; }
+    # each dump: "desc: Trigger: Client Request: BENCH [OP] PATH N UNITS" and "summary: IR";
+    # kept as BENCH_DIR/callgrind/BENCH-[OP-]PATH-N.cg
+    mkdir -p "$bin/callgrind"
+    rm -f "$bin/callgrind/$1"-*.cg
+    for f in "$tmp/$1".cg.*; do
+        line=$(awk '/^desc: Trigger: Client Request: / { sub(/^desc: Trigger: Client Request: /, ""); d = $0 }
+             /^summary: / { s = $2 }
+             END { n = split(d, w, " "); name = w[1]
+                   for (i = 2; i < n; i++) name = name "-" w[i]
+                   if (n == 4) { w[5] = w[4]; w[4] = w[3]; w[3] = w[2]; w[2] = "cqe" }
+                   printf "%s ir %s %s %s %s %.2f\n", name, w[1], w[2], w[3], w[4], s / w[5] }' "$f")
+        cp "$f" "$bin/callgrind/${line%% *}.cg"
+        echo "${line#* }" >> "$tmp/data"
+    done
+}
+
+# timing NAME: ns per unit from BENCH_DIR/NAME time.
+timing() {
+    say "$1: timing (clock_gettime)"
+    # shellcheck disable=SC2086
+    $run "$bin/$1" time > "$tmp/$1.time" || { say "$1: the timed run failed"; exit 1; }
+    awk '$2 == "poll" { print "ns poll cqe " $3, $4, $5; next } { print "ns " $2, $3, $4, $5, $6 }' \
+        "$tmp/$1.time" >> "$tmp/data"
+}
+
+count post
+count poll
+timing post
+timing poll
+
+# The report.
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)
+cpus=$(nproc)
+kernel=$(uname -r)
+ccv=$(${CC:-gcc} --version | head -n 1)
+rdma=$(dpkg-query -W -f='${Version}' libibverbs1 2>/dev/null || echo unknown)
+commit=$(cd "$top" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ "$commit" != unknown ] && [ -n "$(cd "$top" && git status --porcelain -- include 2>/dev/null)" ]; then
+    commit="$commit, include/ modified"
+fi
+header="## fastverbs bench, $(date -u '+%Y-%m-%d %H:%M UTC')
+
+- machine: $cpu, $cpus CPUs, Linux $kernel
+- build: $ccv, -O2; rdma-core $rdma; fastverbs $commit
+- device: $device
+
+Instruction counts are repeatable. Nanoseconds on the software device mean little in absolute
+terms (no PCIe, no NIC, nothing running while we post); compare the ratios within one run."
+
+mkdir -p "$res"
+awk -v header="$header" -v dat="$tmp/plot" -f "$top/bench/table.awk" "$tmp/data" > "$tmp/latest.md"
+sort "$tmp/data" > "$res/latest.tsv"
+cp "$tmp/latest.md" "$res/latest.md"
+cat "$res/latest.md"
+
+sub="$cpu, $(date -u '+%Y-%m-%d'), $device"
+say "plotting"
+if gnuplot -e "dat='$tmp/plot'; out='$tmp/latest.png'; subtitle='$sub'" "$top/bench/plot.gp"; then
+    cp "$tmp/latest.png" "$res/latest.png"
+    say "wrote bench/results/latest.md, latest.png, latest.tsv"
+else
+    say "gnuplot failed; wrote bench/results/latest.md and latest.tsv"
+    exit 1
+fi
