@@ -2,8 +2,8 @@
  * Instructions per polled CQE, on plain memory: a CQ pre-filled with valid requester CQEs
  * (RC SEND completions, every WQE signaled) for a QP registered with fv_qp_init_geom, drained
  * by fv_poll (or fv_poll_cq) PER_CALL entries at a time. Run under callgrind with
- * --collect-atstart=no (bench/cost.sh): only the calls of drain() after the warm-up pass are
- * counted, with everything they run.
+ * --collect-atstart=no (bench/cost.sh): only the calls of drain_*() after the warm-up pass
+ * are counted, with everything they run.
  *
  *   cost_poll PER_CALL [ibv]     ibv: poll with fv_poll_cq into struct ibv_wc
  */
@@ -26,13 +26,28 @@ static uint8_t data[64];
 static struct fv_wc wc[16];
 static struct ibv_wc iwc[16];
 
-/* The measured loop: poll until n completions came back. */
-__attribute__((noinline)) static int drain(struct fv_cq *cq, int n, int per_call, int ibv)
+/* The measured loops: poll until n completions came back (one function per poller, as a
+ * program would call one of them). */
+__attribute__((noinline)) static int drain_fv(struct fv_cq *cq, int n, int per_call)
 {
 	int got = 0;
 
 	while (got < n) {
-		int r = ibv ? fv_poll_cq(cq, per_call, iwc) : fv_poll(cq, wc, per_call);
+		int r = fv_poll(cq, wc, per_call);
+
+		if (r <= 0)
+			return -1;
+		got += r;
+	}
+	return got;
+}
+
+__attribute__((noinline)) static int drain_ibv(struct fv_cq *cq, int n, int per_call)
+{
+	int got = 0;
+
+	while (got < n) {
+		int r = fv_poll_cq(cq, per_call, iwc);
 
 		if (r <= 0)
 			return -1;
@@ -82,7 +97,7 @@ int main(int argc, char **argv)
 		fill(&rc, (uint32_t)p * N);
 		if (p)	/* pass 0 warms up */
 			CALLGRIND_TOGGLE_COLLECT;
-		got = drain(&cq, N, per_call, ibv);
+		got = ibv ? drain_ibv(&cq, N, per_call) : drain_fv(&cq, N, per_call);
 		if (p)
 			CALLGRIND_TOGGLE_COLLECT;
 		if (got != N)

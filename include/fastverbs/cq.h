@@ -52,6 +52,9 @@
 struct fv_cq {
 	uint8_t *buf64;		/* the mlx5_cqe64 of entry 0: buf + cqe_size - 64 */
 	uint32_t ci;		/* CQEs consumed */
+	uint32_t off;		/* entry ci's offset from buf64: (ci & mask) * cqe_size */
+	uint32_t own;		/* the owner bit of a new CQE at ci: bit log2(entries) of ci */
+	uint32_t off_mask;	/* entries * cqe_size - 1: offsets wrap with it */
 	uint32_t mask;		/* entries - 1 */
 	uint32_t cnt;		/* entries: the bit of ci the owner bit must equal */
 	uint32_t cqe_size;	/* 64 or 128 */
@@ -99,6 +102,9 @@ static inline int fv_cq_init_geom(struct fv_cq *cq, const struct fv_cq_geom *g)
 	cq->cqe_size = g->cqe_size;
 	cq->dbrec = g->dbrec;
 	cq->ci = be32toh(g->dbrec[FV_CQ_SET_CI]) & 0xffffff;
+	cq->off = (cq->ci & cq->mask) * cq->cqe_size;
+	cq->own = !!(cq->ci & cq->cnt);
+	cq->off_mask = g->cqe_cnt * g->cqe_size - 1;
 	cq->cqn = g->cqn;
 	return 0;
 }
@@ -366,11 +372,11 @@ fv_cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own,
 }
 
 FV_COLD int fv_cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
-			       uint8_t op_own, uint32_t qpn, void *o, int ibv);
+			       uint8_t op_own, void *o, int ibv);
 
 /*
  * Decode one software-owned CQE and store its completion at o (fv_cqe_put); qp is the fv_qp
- * its QPN (qpn) names (NULL: none). slow = 0 is the inlined fast path: requester CQEs and RQ
+ * its QPN names (NULL: none). slow = 0 is the inlined fast path: requester CQEs and RQ
  * responder CQEs without scattered data. It hands everything else to the slow = 1 instance of
  * this same body, out of line: scatter-to-CQE, SRQs, errors, CQEs it cannot decode.
  * Returns FV_CQE_REPORT, FV_CQE_HIDE (a forced completion) or FV_CQE_BAD (no queue changed);
@@ -378,7 +384,7 @@ FV_COLD int fv_cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const s
  */
 static inline __attribute__((always_inline)) int
 fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
-	      uint8_t op_own, uint32_t qpn, void *o, const int ibv, const int slow)
+	      uint8_t op_own, void *o, const int ibv, const int slow)
 {
 	uint32_t op = op_own >> 4, max_gs;
 	uint8_t send_op = *(const uint8_t *)&cqe->sop_drop_qpn;	/* big-endian: bits 31:24 first */
@@ -389,9 +395,11 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 	/* Fast: REQ (op_own 7:2 all zero) or RESP_* on an RQ, no scattered data, known QP. */
 	if (!slow && __builtin_expect(!qp || ((op_own & 0xfc) &&
 				      (scat || op > MLX5_CQE_RESP_SEND_INV || !qp->rq.entries)), 0))
-		return fv_cqe_decode_slow(cq, qp, cqe, op_own, qpn, o, ibv);
+		return fv_cqe_decode_slow(cq, qp, cqe, op_own, o, ibv);
 	if (slow && (scat == 0x0c || (!qp && (op == MLX5_CQE_REQ || op == MLX5_CQE_REQ_ERR))))
 		return FV_CQE_BAD;	/* compressed CQEs are never requested */
+
+	uint32_t qpn = qp ? qp->qpn : be32toh(cqe->sop_drop_qpn) & 0xffffff;
 
 	/* Each kind stores its own completion: its constants fold into the stores. */
 	if (op == MLX5_CQE_REQ) {
@@ -449,9 +457,9 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 }
 
 FV_COLD int fv_cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
-			       uint8_t op_own, uint32_t qpn, void *o, int ibv)
+			       uint8_t op_own, void *o, int ibv)
 {
-	return fv_cqe_decode(cq, qp, cqe, op_own, qpn, o, ibv, 1);
+	return fv_cqe_decode(cq, qp, cqe, op_own, o, ibv, 1);
 }
 
 /*
@@ -463,16 +471,14 @@ fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 {
 	/* Locals: the stores into out could otherwise alias them and force reloads. */
 	const uint8_t *buf = cq->buf64;
-	uint32_t ci = cq->ci, size = cq->cqe_size, bytes_mask = cq->cnt * size - 1;
-	uint32_t off = (ci & cq->mask) * size;	/* of entry ci in buf */
-	uint32_t own = !!(ci & cq->cnt);	/* the owner bit of a new CQE in ci's pass */
-	uint32_t key = ~0u, qpn = 0;	/* the QPN bits of qp's CQEs, as they are in the CQE */
+	uint32_t ci = cq->ci, off = cq->off, own = cq->own, size = cq->cqe_size, off_mask = cq->off_mask;
+	uint32_t key = ~0u;	/* the QPN bits of qp's CQEs, as they are in the CQE */
 	struct fv_qp *qp = NULL;
-	uint8_t *o = (uint8_t *)out;	/* the next output entry */
 	const size_t osz = ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc);
-	int i = 0, bad = 0;
+	uint8_t *o = (uint8_t *)out, *end = o + (n > 0 ? (size_t)n * osz : 0);	/* o: the next entry */
+	int bad = 0;
 
-	while (i < n) {
+	while (o != end) {
 		const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)(buf + off);
 		uint8_t op_own = cqe->op_own, y = op_own ^ own;
 		int r;
@@ -484,35 +490,34 @@ fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 		fv_dma_rmb();	/* the rest of the CQE only after its owner bit */
 		if ((cqe->sop_drop_qpn & htobe32(0xffffff)) != key) {
 			key = cqe->sop_drop_qpn & htobe32(0xffffff);
-			qpn = be32toh(key);
-			qp = fv_registry_qp(qpn);
+			qp = fv_registry_qp(be32toh(key));
 		}
-		r = fv_cqe_decode(cq, qp, cqe, op_own, qpn, o, ibv, 0);
+		r = fv_cqe_decode(cq, qp, cqe, op_own, o, ibv, 0);
 		if (__builtin_expect(r == FV_CQE_BAD, 0)) {
-			if (i)
+			if (o != out)
 				break;	/* return what we have; this CQE comes first next time */
 			bad = 1;
 		}
 		ci++;
-		off = (off + size) & bytes_mask;
+		off = (off + size) & off_mask;
 		if (!off)
 			own ^= 1;	/* the next pass */
 		if (bad)
 			break;
-		if (r == FV_CQE_REPORT) {
+		if (r == FV_CQE_REPORT)
 			o += osz;
-			i++;
-		}
 	}
 	if (ci != cq->ci) {
 		cq->ci = ci;
+		cq->off = off;
+		cq->own = own;
 		*(volatile __be32 *)&cq->dbrec[FV_CQ_SET_CI] = htobe32(ci & 0xffffff);
 	}
 	if (__builtin_expect(bad, 0)) {
 		errno = EINVAL;
 		return -1;
 	}
-	return i;
+	return (int)((size_t)(o - (uint8_t *)out) / osz);
 }
 
 /*
