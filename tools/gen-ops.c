@@ -117,11 +117,12 @@ static const char *dest_fields(const struct qpt *q, const struct op *o)
 	return "";
 }
 
+/* Always inlined: the QP type, opcode and payload form must fold into the WQE's stores. */
 static void emit_builder(const struct qpt *q, const struct op *o, const struct form *f)
 {
 	printf("/* fv_%s_%s%s: %s on a %s QP, %s. 0 or ENOMEM; no doorbell. */\n",
 	       q->name, o->name, f->suffix, o->desc, q->ibv + 8, f->doc);
-	printf("static inline int fv_%s_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s)\n{\n",
+	printf("static FV_ALWAYS_INLINE int fv_%s_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s)\n{\n",
 	       q->name, o->name, f->suffix, q->name, f->params, remote_params(o), imm_params(o),
 	       dest_params(q, o));
 	printf("\treturn fv_build(&h->qp, %s, &(struct fv_req){ .wr_id = wr_id, .flags = flags,\n"

@@ -24,154 +24,154 @@ static inline int fv_rc_init(struct fv_rc *h, struct ibv_qp *ibqp)
 }
 
 /* fv_rc_send: SEND on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV_ALWAYS_INLINE int fv_rc_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1 });
 }
 
 /* fv_rc_send_sgl: SEND on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV_ALWAYS_INLINE int fv_rc_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge });
 }
 
 /* fv_rc_send_inline: SEND on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV_ALWAYS_INLINE int fv_rc_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len });
 }
 
 /* fv_rc_send_imm: SEND with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+static FV_ALWAYS_INLINE int fv_rc_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .imm = imm });
 }
 
 /* fv_rc_send_imm_sgl: SEND with immediate data on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+static FV_ALWAYS_INLINE int fv_rc_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .imm = imm });
 }
 
 /* fv_rc_send_imm_inline: SEND with immediate data on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
+static FV_ALWAYS_INLINE int fv_rc_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .imm = imm });
 }
 
 /* fv_rc_send_inv: SEND that invalidates a remote rkey on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
+static FV_ALWAYS_INLINE int fv_rc_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .imm = htobe32(inv_rkey) });
 }
 
 /* fv_rc_send_inv_sgl: SEND that invalidates a remote rkey on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
+static FV_ALWAYS_INLINE int fv_rc_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .imm = htobe32(inv_rkey) });
 }
 
 /* fv_rc_send_inv_inline: SEND that invalidates a remote rkey on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+static FV_ALWAYS_INLINE int fv_rc_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .imm = htobe32(inv_rkey) });
 }
 
 /* fv_rc_write: RDMA WRITE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV_ALWAYS_INLINE int fv_rc_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
 }
 
 /* fv_rc_write_sgl: RDMA WRITE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV_ALWAYS_INLINE int fv_rc_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
 }
 
 /* fv_rc_write_inline: RDMA WRITE on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+static FV_ALWAYS_INLINE int fv_rc_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
 }
 
 /* fv_rc_write_imm: RDMA WRITE with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV_ALWAYS_INLINE int fv_rc_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm });
 }
 
 /* fv_rc_write_imm_sgl: RDMA WRITE with immediate data on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV_ALWAYS_INLINE int fv_rc_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm });
 }
 
 /* fv_rc_write_imm_inline: RDMA WRITE with immediate data on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV_ALWAYS_INLINE int fv_rc_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm });
 }
 
 /* fv_rc_read: RDMA READ into the SGEs on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV_ALWAYS_INLINE int fv_rc_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_READ, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
 }
 
 /* fv_rc_read_sgl: RDMA READ into the SGEs on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV_ALWAYS_INLINE int fv_rc_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_READ, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
 }
 
 /* fv_rc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+static FV_ALWAYS_INLINE int fv_rc_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_ATOMIC_CS, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = swap, .compare = compare });
 }
 
 /* fv_rc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+static FV_ALWAYS_INLINE int fv_rc_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_ATOMIC_CS, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = swap, .compare = compare });
 }
 
 /* fv_rc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
+static FV_ALWAYS_INLINE int fv_rc_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_ATOMIC_FA, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = add });
 }
 
 /* fv_rc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
+static FV_ALWAYS_INLINE int fv_rc_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_ATOMIC_FA, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = add });
 }
 
 /* fv_rc_nop: NOP (control segment only, e.g. to ask for a completion) on a RC QP, no payload. 0 or ENOMEM; no doorbell. */
-static inline int fv_rc_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
+static FV_ALWAYS_INLINE int fv_rc_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
 {
 	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_NOP, .payload = FV_PL_NONE });
@@ -186,112 +186,112 @@ static inline int fv_uc_init(struct fv_uc *h, struct ibv_qp *ibqp)
 }
 
 /* fv_uc_send: SEND on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_send(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV_ALWAYS_INLINE int fv_uc_send(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1 });
 }
 
 /* fv_uc_send_sgl: SEND on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV_ALWAYS_INLINE int fv_uc_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge });
 }
 
 /* fv_uc_send_inline: SEND on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV_ALWAYS_INLINE int fv_uc_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len });
 }
 
 /* fv_uc_send_imm: SEND with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+static FV_ALWAYS_INLINE int fv_uc_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .imm = imm });
 }
 
 /* fv_uc_send_imm_sgl: SEND with immediate data on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+static FV_ALWAYS_INLINE int fv_uc_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .imm = imm });
 }
 
 /* fv_uc_send_imm_inline: SEND with immediate data on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
+static FV_ALWAYS_INLINE int fv_uc_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .imm = imm });
 }
 
 /* fv_uc_send_inv: SEND that invalidates a remote rkey on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
+static FV_ALWAYS_INLINE int fv_uc_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .imm = htobe32(inv_rkey) });
 }
 
 /* fv_uc_send_inv_sgl: SEND that invalidates a remote rkey on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
+static FV_ALWAYS_INLINE int fv_uc_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .imm = htobe32(inv_rkey) });
 }
 
 /* fv_uc_send_inv_inline: SEND that invalidates a remote rkey on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+static FV_ALWAYS_INLINE int fv_uc_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .imm = htobe32(inv_rkey) });
 }
 
 /* fv_uc_write: RDMA WRITE on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_write(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV_ALWAYS_INLINE int fv_uc_write(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
 }
 
 /* fv_uc_write_sgl: RDMA WRITE on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV_ALWAYS_INLINE int fv_uc_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
 }
 
 /* fv_uc_write_inline: RDMA WRITE on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+static FV_ALWAYS_INLINE int fv_uc_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
 }
 
 /* fv_uc_write_imm: RDMA WRITE with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV_ALWAYS_INLINE int fv_uc_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm });
 }
 
 /* fv_uc_write_imm_sgl: RDMA WRITE with immediate data on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV_ALWAYS_INLINE int fv_uc_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm });
 }
 
 /* fv_uc_write_imm_inline: RDMA WRITE with immediate data on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV_ALWAYS_INLINE int fv_uc_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm });
 }
 
 /* fv_uc_nop: NOP (control segment only, e.g. to ask for a completion) on a UC QP, no payload. 0 or ENOMEM; no doorbell. */
-static inline int fv_uc_nop(struct fv_uc *h, uint64_t wr_id, unsigned flags)
+static FV_ALWAYS_INLINE int fv_uc_nop(struct fv_uc *h, uint64_t wr_id, unsigned flags)
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_NOP, .payload = FV_PL_NONE });
@@ -306,49 +306,49 @@ static inline int fv_ud_init(struct fv_ud *h, struct ibv_qp *ibqp)
 }
 
 /* fv_ud_send: SEND on a UD QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_ud_send(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV_ALWAYS_INLINE int fv_ud_send(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_build(&h->qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey });
 }
 
 /* fv_ud_send_sgl: SEND on a UD QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_ud_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV_ALWAYS_INLINE int fv_ud_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_build(&h->qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey });
 }
 
 /* fv_ud_send_inline: SEND on a UD QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_ud_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV_ALWAYS_INLINE int fv_ud_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_build(&h->qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey });
 }
 
 /* fv_ud_send_imm: SEND with immediate data on a UD QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_ud_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV_ALWAYS_INLINE int fv_ud_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_build(&h->qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .imm = imm, .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey });
 }
 
 /* fv_ud_send_imm_sgl: SEND with immediate data on a UD QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_ud_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV_ALWAYS_INLINE int fv_ud_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_build(&h->qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .imm = imm, .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey });
 }
 
 /* fv_ud_send_imm_inline: SEND with immediate data on a UD QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV_ALWAYS_INLINE int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_build(&h->qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .imm = imm, .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey });
 }
 
 /* fv_ud_nop: NOP (control segment only, e.g. to ask for a completion) on a UD QP, no payload. 0 or ENOMEM; no doorbell. */
-static inline int fv_ud_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
+static FV_ALWAYS_INLINE int fv_ud_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
 {
 	return fv_build(&h->qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_NOP, .payload = FV_PL_NONE });
@@ -363,154 +363,154 @@ static inline int fv_xrc_init(struct fv_xrc *h, struct ibv_qp *ibqp)
 }
 
 /* fv_xrc_send: SEND on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .srqn = remote_srqn });
 }
 
 /* fv_xrc_send_sgl: SEND on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .srqn = remote_srqn });
 }
 
 /* fv_xrc_send_inline: SEND on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .srqn = remote_srqn });
 }
 
 /* fv_xrc_send_imm: SEND with immediate data on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .imm = imm, .srqn = remote_srqn });
 }
 
 /* fv_xrc_send_imm_sgl: SEND with immediate data on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .imm = imm, .srqn = remote_srqn });
 }
 
 /* fv_xrc_send_imm_inline: SEND with immediate data on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .imm = imm, .srqn = remote_srqn });
 }
 
 /* fv_xrc_send_inv: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .imm = htobe32(inv_rkey), .srqn = remote_srqn });
 }
 
 /* fv_xrc_send_inv_sgl: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .imm = htobe32(inv_rkey), .srqn = remote_srqn });
 }
 
 /* fv_xrc_send_inv_inline: SEND that invalidates a remote rkey on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .imm = htobe32(inv_rkey), .srqn = remote_srqn });
 }
 
 /* fv_xrc_write: RDMA WRITE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .srqn = remote_srqn });
 }
 
 /* fv_xrc_write_sgl: RDMA WRITE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .srqn = remote_srqn });
 }
 
 /* fv_xrc_write_inline: RDMA WRITE on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .srqn = remote_srqn });
 }
 
 /* fv_xrc_write_imm: RDMA WRITE with immediate data on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm, .srqn = remote_srqn });
 }
 
 /* fv_xrc_write_imm_sgl: RDMA WRITE with immediate data on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm, .srqn = remote_srqn });
 }
 
 /* fv_xrc_write_imm_inline: RDMA WRITE with immediate data on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm, .srqn = remote_srqn });
 }
 
 /* fv_xrc_read: RDMA READ into the SGEs on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_READ, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .srqn = remote_srqn });
 }
 
 /* fv_xrc_read_sgl: RDMA READ into the SGEs on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_RDMA_READ, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .srqn = remote_srqn });
 }
 
 /* fv_xrc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_ATOMIC_CS, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = swap, .compare = compare, .srqn = remote_srqn });
 }
 
 /* fv_xrc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_ATOMIC_CS, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = swap, .compare = compare, .srqn = remote_srqn });
 }
 
 /* fv_xrc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_ATOMIC_FA, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = add, .srqn = remote_srqn });
 }
 
 /* fv_xrc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+static FV_ALWAYS_INLINE int fv_xrc_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_ATOMIC_FA, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = add, .srqn = remote_srqn });
 }
 
 /* fv_xrc_nop: NOP (control segment only, e.g. to ask for a completion) on a XRC_SEND QP, no payload. 0 or ENOMEM; no doorbell. */
-static inline int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
+static FV_ALWAYS_INLINE int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
 {
 	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_NOP, .payload = FV_PL_NONE });
