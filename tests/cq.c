@@ -101,7 +101,7 @@ Test(req, umr_reports_bind_or_local_inv)
 	/* A 2-block UMR WQE; the mkey context (block 2, byte 0) has the free bit for an invalidate. */
 	for (int inv = 0; inv < 2; inv++) {
 		uint32_t at = m.qp.sq.pi;
-		unsigned fm;
+		__be32 fm;
 
 		cr_assert(fv_sq_take(&m.qp.sq, FV_SIGNALED, 2, &fm));
 

@@ -83,7 +83,8 @@ static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, cons
 {
 	struct fv_sq *sq = &qp->sq;
 	const struct fv_ring *ring = &sq->ring;
-	unsigned hdr = fv_req_hdr_ds(qpt, r), ds, nbb, fm, max_ds = FV_MAX_DS;
+	unsigned hdr = fv_req_hdr_ds(qpt, r), ds, nbb, max_ds = FV_MAX_DS;
+	__be32 fm;
 
 	if (r->payload == FV_PL_SGL) {
 		if (r->nsge != 1 && (unsigned)r->nsge > qp->max_send_sge)	/* also nsge < 0 */

@@ -152,7 +152,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	sq->unsig_max = fv_unsig_max(g);
 	fv_sq_set_pi(sq, be32toh(*sq->dbrec) & 0xffff);
 	sq->qpn8 = g->qpn << 8;
-	sq->sig_all = g->sq_sig_all ? FV_SIGNALED : 0;
+	sq->sig_all = htobe32(g->sq_sig_all ? FV_SIGNALED : 0);
 	sq->bf_reg = g->bf_reg;
 	sq->bf_size = g->bf_size;
 	sq->wrid = (uint64_t *)mem;

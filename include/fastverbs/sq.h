@@ -44,7 +44,7 @@ struct fv_sq {
 	uint32_t lim;		/* WQEs that end at or before lim take the fast path (see top) */
 	uint32_t last_pi;	/* first WQEBB of the last WQE built */
 	uint32_t qpn8;		/* qpn << 8: the ctrl qpn_ds word without ds */
-	uint32_t sig_all;	/* FV_SIGNALED when the QP was created with sq_sig_all */
+	__be32 sig_all;		/* FV_SIGNALED when the QP was created with sq_sig_all, as in fm_be */
 	/* Ringing: */
 	uint32_t rung_pi;	/* pi at the last doorbell */
 	uint32_t bf_offset;	/* alternates between the two halves */
@@ -107,34 +107,36 @@ static inline void fv_sq_cache_fence(struct fv_sq *sq, uint8_t fm)
  * polling: see fv_sq_forced), so ci can always advance and the ring always drains.
  * Inline, not called: a call would make the compiler forget the ring's fields.
  */
-static inline bool fv_sq_take_slow(struct fv_sq *sq, unsigned nbb, unsigned *fm)
+static inline bool fv_sq_take_slow(struct fv_sq *sq, unsigned nbb, __be32 *fm_be)
 {
-	uint32_t end = sq->pi + nbb;
+	uint32_t end = sq->pi + nbb, fm = be32toh(*fm_be);
 
 	if (nbb > fv_sq_room(sq))
 		return false;
-	if (!(*fm & FV_FENCE))
-		*fm |= sq->fence_cache;
+	if (!(fm & FV_FENCE))
+		fm |= sq->fence_cache;
 	sq->fence_cache = 0;
-	if (!(*fm & FV_SIGNALED) && end - sq->sig_pi > sq->unsig_max)
-		*fm |= FV_SIGNALED;
-	if (*fm & FV_SIGNALED)
+	if (!(fm & FV_SIGNALED) && end - sq->sig_pi > sq->unsig_max)
+		fm |= FV_SIGNALED;
+	if (fm & FV_SIGNALED)
 		sq->sig_pi = end;
 	sq->lim = fv_sq_lim(sq);
+	*fm_be = htobe32(fm);
 	return true;
 }
 
 /*
- * Take the next nbb blocks for a WQE built with flags; its fm_ce_se goes to *fm. Returns
- * false, changing nothing, if the ring has no room for it. FENCE overrides a cached
- * initiator fence, as in libmlx5. Call right before writing the WQE: it takes the cached
- * fence and a place in the unsignaled run.
+ * Take the next nbb blocks for a WQE built with flags; its fm_ce_se goes to *fm_be as the
+ * ctrl segment's big-endian word at byte 8 (signature and stream id 0): built that way, a
+ * WQE needs no byte swap for it. Returns false, changing nothing, if the ring has no room.
+ * FENCE overrides a cached initiator fence, as in libmlx5. Call right before writing the
+ * WQE: it takes the cached fence and a place in the unsignaled run.
  */
-static inline bool fv_sq_take(struct fv_sq *sq, unsigned flags, unsigned nbb, unsigned *fm)
+static inline bool fv_sq_take(struct fv_sq *sq, unsigned flags, unsigned nbb, __be32 *fm_be)
 {
-	*fm = (flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE)) | sq->sig_all;
+	*fm_be = htobe32(flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE)) | sq->sig_all;
 	if (__builtin_expect(nbb > sq->lim - sq->pi, 0))	/* pi <= lim <= pi + ring size */
-		return fv_sq_take_slow(sq, nbb, fm);
+		return fv_sq_take_slow(sq, nbb, fm_be);
 	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv_sq_take_slow catches up. */
 	if (flags & FV_SIGNALED)
 		sq->sig_pi = sq->pi + nbb;

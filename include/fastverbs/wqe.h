@@ -79,16 +79,17 @@ static inline uint64_t fv_2x32(uint32_t a, uint32_t b)
  * Control segment, always at the start of a block.
  *   0: opmod(8) | wqe index(16) | opcode(8)     4: qpn(24) | ds(8)
  *   8: signature 0, stream id 0, fm_ce_se        12: imm / invalidate key
+ * qpn8 is qpn << 8 in host order; fm_be is the word at byte 8, htobe32(fm_ce_se).
  */
 static inline uint8_t *fv_wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint8_t opcode,
-				   uint32_t qpn8, unsigned ds, unsigned fm_ce_se, __be32 imm)
+				   uint32_t qpn8, unsigned ds, __be32 fm_be, __be32 imm)
 {
 	uint64_t *c = (uint64_t *)p;
 
-	/* Bytes 0..7 are one big-endian word; qpn8 is qpn << 8 in host order. */
+	/* bytes 0..7: one big-endian word */
 	c[0] = htobe64((uint64_t)(uint16_t)pi << 40 |
 		       ((uint64_t)opmod << 56 | (uint64_t)opcode << 32 | ds) | qpn8);
-	c[1] = fv_2x32(htobe32(fm_ce_se), imm);
+	c[1] = fv_2x32(fm_be, imm);
 	return p + FV_DS;
 }
 

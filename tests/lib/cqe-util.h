@@ -221,7 +221,7 @@ static inline uint32_t cqe_post_send(struct fv_qp *qp, uint8_t opcode, unsigned 
 	int atomic = opcode == MLX5_OPCODE_ATOMIC_CS || opcode == MLX5_OPCODE_ATOMIC_FA;
 	unsigned ds = 1 + (qp->qpt == FV_QPT_XRC) + raddr + atomic + (unsigned)nsge;
 	unsigned nbb = fv_ds_to_bb(ds);
-	unsigned fm;
+	__be32 fm;
 
 	cr_assert(fv_sq_take(sq, flags, nbb, &fm), "room for %u WQEBBs", nbb);
 	uint8_t *p = fv_sq_next_wqe(sq);
