@@ -176,27 +176,35 @@ static inline uint8_t *fv_wqe_inline(const struct fv_ring *r, uint8_t *p, const 
 	return fv_ring_add(r, p, fv_inline_ds(total) * FV_DS, may_wrap);
 }
 
+/* 8 bytes at p as one 64-bit word (no alignment or type assumed). */
+static inline uint64_t fv_load64(const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
 /*
- * Datagram segment: the AH's prebuilt 48-byte extended address vector, with the remote QPN
- * (and the extended-AV bit) and the Q_Key filled in. Three units, each may be the last.
+ * Datagram segment: the AH's prebuilt 48-byte extended address vector, with the Q_Key (0 in
+ * the reserved word after it), the remote QPN and the extended-AV bit filled in. Three units,
+ * each may be the last.
  */
 static inline uint8_t *fv_wqe_av(const struct fv_ring *r, uint8_t *p, const struct mlx5_wqe_av *av,
 				 uint32_t remote_qpn, uint32_t qkey, bool may_wrap)
 {
 	const uint8_t *src = (const uint8_t *)av;
+	uint32_t rest;	/* bytes 12..15: stat_rate_sl, fl_mlid, rlid */
 
-	for (int u = 0; u < 3; u++) {
-		memcpy(p, src + u * FV_DS, FV_DS);
-		if (u == 0) {
-			struct mlx5_wqe_av *d = (struct mlx5_wqe_av *)p;
-
-			d->key.qkey.qkey = htobe32(qkey);
-			d->key.qkey.reserved = 0;
-			d->dqp_dct = htobe32(remote_qpn | MLX5_EXTENDED_UD_AV);
-		}
+	memcpy(&rest, src + 12, sizeof(rest));
+	((uint64_t *)p)[0] = fv_2x32(htobe32(qkey), 0);
+	((uint64_t *)p)[1] = fv_2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest);
+	for (int u = 1; u < 3; u++) {
 		p = fv_ring_add(r, p, FV_DS, may_wrap);
+		((uint64_t *)p)[0] = fv_load64(src + u * FV_DS);
+		((uint64_t *)p)[1] = fv_load64(src + u * FV_DS + 8);
 	}
-	return p;
+	return fv_ring_add(r, p, FV_DS, may_wrap);
 }
 
 /* XRC segment: the remote XRC SRQ number, 12 reserved bytes written as 0. */
