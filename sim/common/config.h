@@ -18,6 +18,7 @@ struct sim_config {
 	int ndev; /* FVSIM_DEVICES, 1..8 */
 	int nports; /* FVSIM_PORTS, 1..2 */
 	int step_mode; /* FVSIM_MODE=step: no device thread */
+	char fabric[64]; /* FVSIM_FABRIC: shared fabric name, "" for a private device */
 };
 
 void sim_config_load(struct sim_config *cfg);

@@ -145,6 +145,8 @@ struct sim_path {
 	uint8_t sgid_index, hop_limit, tclass;
 };
 
+struct sim_wqe;
+
 struct sim_qp {
 	struct sim_list link; /* world.qps */
 	struct sim_ctx *ctx;
@@ -180,6 +182,11 @@ struct sim_qp {
 	uint8_t retries_left;
 	uint64_t retry_at_ns;
 	uint32_t events_reported;
+	/* Head WQE in flight to another process (fabric): its inbox slot and a copy of the
+	 * decoded WQE, whose inline bytes the responder reads. */
+	int fab_slot, fab_proc;
+	pid_t fab_peer;
+	struct sim_wqe *inflight;
 };
 
 /* Decoded MODIFY_QP request (IBV_QP_* mask bits, IBV_QPS_* states). */
