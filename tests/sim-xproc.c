@@ -310,8 +310,8 @@ static int finish(pid_t pid)
 Test(sim_xproc, ibv_rc_pingpong)
 {
 	char port[16], srv_out[64], cli_out[64], line[256];
-	char *srv_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "200", NULL };
-	char *cli_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "200", "localhost", NULL };
+	char *srv_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", NULL };
+	char *cli_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", "localhost", NULL };
 	pid_t srv;
 	int rc = 1;
 	FILE *f;
@@ -333,7 +333,7 @@ Test(sim_xproc, ibv_rc_pingpong)
 	f = fopen(cli_out, "r");
 	cr_assert(f);
 	while (fgets(line, sizeof(line), f))
-		done |= strstr(line, "200 iters in") != NULL;
+		done |= strstr(line, "50 iters in") != NULL;
 	fclose(f);
 	cr_expect(done, "no iteration report from the client");
 	unlink(srv_out);

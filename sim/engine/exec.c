@@ -221,8 +221,13 @@ static enum sim_work post_remote(struct sim_qp *qp, struct sim_wqe *w, struct si
 		return SIM_W_WAIT;
 	if (err)
 		return complete(qp, w, m, reliable(qp->type) ? SIM_R_UNREACHABLE : SIM_R_ACK, now);
+	qp->fab_posted_ns = now;
 	return SIM_W_DONE;
 }
+
+/* No answer for this long: the owner is not serving (stuck, or its pid was reused by
+ * another program) and the requester times out as it would waiting for an ACK. */
+#define REMOTE_TIMEOUT_NS 2000000000ull
 
 static enum sim_work finish_remote(struct sim_qp *qp, uint64_t now)
 {
@@ -233,10 +238,15 @@ static enum sim_work finish_remote(struct sim_qp *qp, uint64_t now)
 
 	memset(&m, 0, sizeof(m));
 	err = sim_fabric_answer(qp, &r, &m);
+	if (err == EAGAIN && now - qp->fab_posted_ns > REMOTE_TIMEOUT_NS) {
+		sim_warn("QP 0x%x: no answer from pid %d", qp->qpn, (int)qp->fab_peer);
+		sim_fabric_cancel(qp);
+		err = ETIMEDOUT;
+	}
 	if (err == EAGAIN)
 		return SIM_W_WAIT;
 	if (err)
-		r = SIM_R_UNREACHABLE; /* the owner died */
+		r = SIM_R_UNREACHABLE; /* the owner died or does not answer */
 	m.len = w->has_atomic ? 8 : w->len;
 	return complete(qp, w, &m, r, now);
 }

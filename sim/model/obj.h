@@ -186,6 +186,7 @@ struct sim_qp {
 	 * decoded WQE, whose inline bytes the responder reads. */
 	int fab_slot, fab_proc;
 	pid_t fab_peer;
+	uint64_t fab_posted_ns;
 	struct sim_wqe *inflight;
 };
 
