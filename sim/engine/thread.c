@@ -53,13 +53,31 @@ static void *device_main(void *arg)
 	return NULL;
 }
 
+static void atfork_child(void);
+
+static void register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, atfork_child);
+}
+
+/* A child forked from a process with open devices keeps (copies of) them but not the
+ * thread: start one for it right away. */
+static void atfork_child(void)
+{
+	pthread_mutex_init(&start_lock, NULL);
+	if (!sim_list_empty(&sim_world.ctxs))
+		sim_thread_ensure();
+}
+
 void sim_thread_ensure(void)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_attr_t attr;
 	pthread_t th;
 
 	if (sim_world.cfg.step_mode)
 		return;
+	pthread_once(&once, register_atfork);
 	pthread_mutex_lock(&start_lock);
 	if (running_in != getpid()) {
 		pthread_attr_init(&attr);
