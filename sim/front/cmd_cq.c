@@ -24,7 +24,6 @@ static int create(struct sim_cmd *c, uint64_t user_handle, uint32_t cqe, int32_t
 	in.cqe = cqe;
 	in.cqe_size = dreq.cqe_size;
 	in.comp_channel = channel;
-	in.flags = dreq.flags;
 	in.comp_en = dreq.cqe_comp_en;
 	return sim_cq_create(c->ctx, &in, out);
 }

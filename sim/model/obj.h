@@ -57,7 +57,6 @@ struct sim_ctx {
 	struct sim_list channels;
 	unsigned nqp_created; /* picks the next BlueFlame register */
 	void *uar[16]; /* mmapped UAR pages; uar[0] + 0x20 is the CQ arm doorbell */
-	size_t uar_len[16];
 };
 
 struct sim_channel {
@@ -131,7 +130,6 @@ struct sim_srq {
 	uint32_t head; /* next WQE index the device takes */
 	uint16_t consumed; /* WQEs taken so far (compared with the 16-bit doorbell counter) */
 	uint32_t uidx;
-	bool sig;
 	int users;
 	uint32_t events_reported;
 };
