@@ -275,7 +275,7 @@ Test(sim_rc, chain_of_work_requests)
 	cr_assert_eq(ibv_post_send(qa, wr, &bad), 0);
 	cr_assert_eq(simt_poll(cqa, wc, 3), 3);
 	for (int i = 0; i < 3; i++)
-		cr_expect_eq(wc[i].wr_id, 50 + i, "completions in posting order");
+		cr_expect_eq(wc[i].wr_id, (uint64_t)(50 + i), "completions in posting order");
 	cr_assert_eq(simt_poll(cqb, wc, 3), 3);
 	for (int i = 0; i < 3; i++) {
 		expect_wc(&wc[i], 60 + i, IBV_WC_RECV, 32);
