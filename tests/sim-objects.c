@@ -247,3 +247,36 @@ Test(sim_objects, ud_srq_and_xrc_objects)
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
 	simt_close(&d);
 }
+
+/* FVSIM_NO_BLUEFLAME hands out the doorbell-only register, and the QP still works. */
+Test(sim_objects, doorbell_only_qps)
+{
+	struct simt_dev d;
+	static uint8_t buf[256];
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	struct mlx5dv_obj obj;
+	struct mlx5dv_qp dqp;
+	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC };
+	struct ibv_wc wc;
+
+	setenv("FVSIM_NO_BLUEFLAME", "1", 1); /* read when the device is first opened */
+	simt_open(&d, 0);
+	mr = simt_mr(&d, buf, sizeof(buf), SIMT_ACCESS_ALL);
+	cfg.scq = simt_cq(&d, 16);
+	qp = simt_qp(&d, &cfg);
+	memset(&obj, 0, sizeof(obj));
+	obj.qp.in = qp;
+	obj.qp.out = &dqp;
+	cr_assert_eq(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP), 0);
+	cr_expect_eq(dqp.bf.size, 0);
+	simt_connect(qp, d.lid, qp->qp_num, SIMT_ACCESS_ALL, 7, 7);
+	simt_post_send(qp, 1, IBV_WR_RDMA_WRITE, buf, 8, mr->lkey, (uintptr_t)buf + 64, mr->rkey,
+		       IBV_SEND_SIGNALED);
+	cr_assert_eq(simt_poll(cfg.scq, &wc, 1), 1);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS);
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cfg.scq);
+	ibv_dereg_mr(mr);
+	simt_close(&d);
+}
