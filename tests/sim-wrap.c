@@ -251,3 +251,50 @@ Test(sim_wrap, cqe_128_bytes)
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(cq);
 }
+
+/* ibv_resize_cq: libmlx5 hands the device a new ring; the device closes the old one with a
+ * RESIZE CQE and libmlx5 carries the unpolled CQEs over. Nothing is lost or reordered.
+ * Step mode makes "CQEs written but not polled" exact. */
+Test(sim_wrap, cq_resize)
+{
+	struct ibv_cq *cq;
+	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .max_send_wr = 64 };
+	struct ibv_qp *qp;
+	struct ibv_wc wc[64];
+	uint64_t next = 0;
+
+	fvsim_set_step_mode(1);
+	cq = simt_cq(&d, 15);
+	cfg.scq = cq;
+	qp = simt_qp(&d, &cfg);
+	simt_connect(qp, d.lid, qp->qp_num, SIMT_ACCESS_ALL, 7, 7);
+	for (int i = 0; i < 10; i++)
+		simt_post_send(qp, (uint64_t)i, IBV_WR_RDMA_WRITE, buf, 8, mr->lkey,
+			       (uintptr_t)buf + 64, mr->rkey, IBV_SEND_SIGNALED);
+	cr_assert_eq(fvsim_run_until_idle(), 10);
+	cr_assert_eq(ibv_poll_cq(cq, 3, wc), 3);
+	for (int i = 0; i < 3; i++, next++)
+		cr_assert_eq(wc[i].wr_id, next);
+	cr_assert_eq(ibv_resize_cq(cq, 60), 0, "7 CQEs wait in the old ring");
+	cr_expect_eq(cq->cqe, 63);
+	for (int i = 10; i < 50; i++)
+		simt_post_send(qp, (uint64_t)i, IBV_WR_RDMA_WRITE, buf, 8, mr->lkey,
+			       (uintptr_t)buf + 64, mr->rkey, IBV_SEND_SIGNALED);
+	cr_assert_eq(fvsim_run_until_idle(), 40);
+	cr_assert_eq(ibv_poll_cq(cq, 64, wc), 47);
+	for (int i = 0; i < 47; i++, next++) {
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc[i].wr_id, next);
+	}
+	/* Shrinking below what is still unpolled is refused. */
+	for (int i = 50; i < 60; i++)
+		simt_post_send(qp, (uint64_t)i, IBV_WR_RDMA_WRITE, buf, 8, mr->lkey,
+			       (uintptr_t)buf + 64, mr->rkey, IBV_SEND_SIGNALED);
+	cr_assert_eq(fvsim_run_until_idle(), 10);
+	cr_expect_eq(ibv_resize_cq(cq, 3), EINVAL);
+	cr_assert_eq(ibv_poll_cq(cq, 64, wc), 10);
+	for (int i = 0; i < 10; i++, next++)
+		cr_assert_eq(wc[i].wr_id, next);
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+}

@@ -20,10 +20,18 @@ static int env_int(const char *name, int def, int lo, int hi)
 void sim_config_load(struct sim_config *cfg)
 {
 	const char *mode = getenv("FVSIM_MODE");
-
 	cfg->ndev = env_int("FVSIM_DEVICES", 1, 1, SIM_MAX_DEVICES);
 	cfg->nports = env_int("FVSIM_PORTS", 1, 1, SIM_MAX_PORTS);
+	const char *fab = getenv("FVSIM_FABRIC");
+
 	cfg->step_mode = mode && !strcmp(mode, "step");
+	cfg->no_blueflame = env_int("FVSIM_NO_BLUEFLAME", 0, 0, 1);
+	cfg->fabric[0] = 0;
+	/* The name becomes part of a shared-memory object name: keep it to safe characters. */
+	if (fab && *fab && strlen(fab) < sizeof(cfg->fabric) &&
+	    strspn(fab, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") ==
+		    strlen(fab))
+		strcpy(cfg->fabric, fab);
 }
 
 /* Mellanox OUI 00:02:c9 in the top bytes, like real ConnectX node GUIDs. */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 int sim_log_level = SIM_LOG_WARN;
@@ -30,7 +31,11 @@ void sim_log(int level, const char *fmt, ...)
 	int n;
 	va_list ap;
 
-	n = snprintf(buf, sizeof(buf), "fvsim[%d] %s: ", (int)getpid(), tag[level & 3]);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	n = snprintf(buf, sizeof(buf), "fvsim[%d] %ld.%06ld %s: ", (int)getpid(),
+		     (long)ts.tv_sec % 1000, ts.tv_nsec / 1000, tag[level & 3]);
 	va_start(ap, fmt);
 	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
 	va_end(ap);

@@ -1,9 +1,11 @@
 #include "cqe.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "../common/be.h"
 #include "../common/log.h"
+#include "../common/mapped.h"
 #include "synd.h"
 
 bool sim_cq_room(const struct sim_cq *cq, uint32_t n)
@@ -14,6 +16,50 @@ bool sim_cq_room(const struct sim_cq *cq, uint32_t n)
 	/* A consumer index ahead of what we produced is garbage: treat the CQ as full
 	 * rather than overwrite CQEs the user may still be reading. */
 	return used <= cq->cqe_cnt && cq->cqe_cnt - used >= n;
+}
+
+#define CQE_RESIZE 5
+
+static uint32_t roundup_pow2(uint32_t v)
+{
+	uint32_t r = 1;
+
+	while (r < v)
+		r <<= 1;
+	return r;
+}
+
+int sim_cq_resize(struct sim_cq *cq, uint32_t cqe, uint64_t buf, uint32_t cqe_size)
+{
+	uint32_t ci = ld_dbrec(&cq->dbrec[0]) & 0xffffff;
+	uint32_t used = (cq->pi - ci) & 0xffffff, cnt;
+	uint8_t *entry, *c;
+	int err;
+
+	if (cqe_size != cq->cqe_size || cqe >= (1u << 22))
+		return EINVAL; /* libmlx5 keeps the CQE size */
+	cnt = roundup_pow2(cqe + 1);
+	/* The unpolled CQEs move to the new ring (libmlx5 shifts them one slot, past the
+	 * marker's index): they must fit there. */
+	if (used > cnt)
+		return EINVAL;
+	if (!sim_cq_room(cq, 1))
+		return EBUSY;
+	if ((err = sim_range_mapped(buf, (uint64_t)cnt * cqe_size)))
+		return err;
+	entry = cq->buf + (size_t)(cq->pi & (cq->cqe_cnt - 1)) * cq->cqe_size;
+	c = cq->cqe_size == 128 ? entry + 64 : entry;
+	memset(c, 0, 63);
+	__atomic_store_n(&c[63], (uint8_t)(CQE_RESIZE << 4 | ((cq->pi >> cq->log_cnt) & 1)),
+			 __ATOMIC_RELEASE);
+	cq->pi++;
+	cq->buf = (uint8_t *)(uintptr_t)buf;
+	cq->cqe_cnt = cnt;
+	cq->log_cnt = 0;
+	while ((1u << cq->log_cnt) < cnt)
+		cq->log_cnt++;
+	sim_dbg("CQ 0x%x resized to %u entries", cq->cqn, cnt);
+	return 0;
 }
 
 void sim_cq_push(struct sim_cq *cq, const struct sim_cqe *e)

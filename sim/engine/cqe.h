@@ -18,6 +18,11 @@ struct sim_cqe {
 bool sim_cq_room(const struct sim_cq *cq, uint32_t n);
 void sim_cq_push(struct sim_cq *cq, const struct sim_cqe *e);
 
+/* RESIZE_CQ: a RESIZE CQE closes the old ring, production continues in the new one at
+ * the same producer index. libmlx5 copies the unpolled CQEs over up to that marker.
+ * 0, EINVAL (the CQEs not yet polled would not fit) or EBUSY (the old ring is full). */
+int sim_cq_resize(struct sim_cq *cq, uint32_t cqe, uint64_t buf, uint32_t cqe_size);
+
 /* Completion events: notice new arm requests, fire pending ones (events.c). */
 void sim_cq_poll_arm(struct sim_cq *cq);
 void sim_cq_event_after_push(struct sim_cq *cq, bool solicited_or_error);

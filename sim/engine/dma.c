@@ -1,6 +1,7 @@
 #include "dma.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -22,8 +23,10 @@ static int to_iovec(struct iovec *out, const struct sim_iov *in, int n, uint64_t
 	return len ? -1 : k;
 }
 
-int sim_dma_copy(const struct sim_iov *dst, int ndst, const struct sim_iov *src, int nsrc,
-		 uint64_t len)
+/* to_peer: dst lives in peer, src here (process_vm_writev); else src lives in peer and
+ * dst here (process_vm_readv). */
+static int copy(pid_t peer, bool to_peer, const struct sim_iov *dst, int ndst,
+		const struct sim_iov *src, int nsrc, uint64_t len)
 {
 	struct iovec d[SIM_MAX_IOV], s[SIM_MAX_IOV];
 	int nd, ns;
@@ -39,8 +42,29 @@ int sim_dma_copy(const struct sim_iov *dst, int ndst, const struct sim_iov *src,
 		return EINVAL;
 	/* The kernel copies page by page and stops at the first unmapped byte on either
 	 * side; anything short of len is a fault. */
-	got = process_vm_readv(getpid(), d, (unsigned long)nd, s, (unsigned long)ns, 0);
+	if (to_peer)
+		got = process_vm_writev(peer, s, (unsigned long)ns, d, (unsigned long)nd, 0);
+	else
+		got = process_vm_readv(peer, d, (unsigned long)nd, s, (unsigned long)ns, 0);
 	return got == (ssize_t)len ? 0 : EFAULT;
+}
+
+int sim_dma_copy(const struct sim_iov *dst, int ndst, const struct sim_iov *src, int nsrc,
+		 uint64_t len)
+{
+	return copy(getpid(), false, dst, ndst, src, nsrc, len);
+}
+
+int sim_dma_from(pid_t peer, const struct sim_iov *dst, int ndst, const struct sim_iov *src,
+		 int nsrc, uint64_t len)
+{
+	return copy(peer, false, dst, ndst, src, nsrc, len);
+}
+
+int sim_dma_to(pid_t peer, const struct sim_iov *dst, int ndst, const struct sim_iov *src,
+	       int nsrc, uint64_t len)
+{
+	return copy(peer, true, dst, ndst, src, nsrc, len);
 }
 
 int sim_dma_read(void *buf, uint64_t addr, size_t len)

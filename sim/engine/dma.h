@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct sim_iov {
 	uint64_t addr;
@@ -14,9 +15,15 @@ struct sim_iov {
 
 #define SIM_MAX_IOV 64
 
-/* Copies len bytes gathered from src into the scatter list dst; 0 or EFAULT. */
+/* Copies len bytes gathered from src into the scatter list dst, both in this process;
+ * 0 or EFAULT. */
 int sim_dma_copy(const struct sim_iov *dst, int ndst, const struct sim_iov *src, int nsrc,
 		 uint64_t len);
+/* The same with src in process peer (dst local), or dst in process peer (src local). */
+int sim_dma_from(pid_t peer, const struct sim_iov *dst, int ndst, const struct sim_iov *src,
+		 int nsrc, uint64_t len);
+int sim_dma_to(pid_t peer, const struct sim_iov *dst, int ndst, const struct sim_iov *src,
+	       int nsrc, uint64_t len);
 int sim_dma_read(void *buf, uint64_t addr, size_t len);
 int sim_dma_write(uint64_t addr, const void *buf, size_t len);
 

@@ -7,6 +7,7 @@
 
 #include "../common/be.h"
 #include "../model/world.h"
+#include "../fabric/fabric.h"
 #include "cqe.h"
 
 bool sim_sq_pending(const struct sim_qp *qp)
@@ -42,6 +43,9 @@ enum sim_work sim_engine_step(void)
 	enum sim_work best = SIM_W_IDLE;
 
 	poll_arms();
+	/* Answering messages from other processes counts as one unit. */
+	if (sim_fabric_serve())
+		return SIM_W_DONE;
 	sim_list_for_each_safe(pos, tmp, &sim_world.qps) {
 		struct sim_qp *qp = sim_container_of(pos, struct sim_qp, link);
 		enum sim_work r = qp_work(qp, true, now);
@@ -62,9 +66,10 @@ int sim_engine_pass(int budget)
 {
 	struct sim_list *pos, *tmp;
 	uint64_t now = sim_now_ns();
-	int done = 0;
+	int done;
 
 	poll_arms();
+	done = sim_fabric_serve();
 	sim_list_for_each_safe(pos, tmp, &sim_world.qps) {
 		struct sim_qp *qp = sim_container_of(pos, struct sim_qp, link);
 

@@ -1,13 +1,17 @@
 /* The requester half of the engine: take the SQ head WQE, check it like the HCA
  * (structure, opcode for the QP type, local keys), route it to the responder, and
  * complete it — CQE when signaled, error CQE always, RNR and transport retries. */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
 #include "../common/log.h"
 #include "../model/world.h"
+#include "../fabric/fabric.h"
 #include "cqe.h"
 #include "engine.h"
 #include "msg.h"
@@ -116,12 +120,12 @@ static enum sim_work retry(struct sim_qp *qp, struct sim_wqe *w, bool rnr, uint8
 
 /* Builds host iovecs for the payload: inline bytes straight from the decoded WQE, pointer
  * segments through their lkeys (local read needs no access bit). */
-static int gather(struct sim_qp *qp, struct sim_wqe *w, struct sim_iov *iov, int *n)
+static int gather(struct sim_qp *qp, const struct sim_wqe *w, struct sim_iov *iov, int *n)
 {
 	int k = 0;
 
 	for (int i = 0; i < w->npieces; i++) {
-		struct sim_piece *p = &w->piece[i];
+		const struct sim_piece *p = &w->piece[i];
 		struct sim_sge sg = { p->lkey, p->len, p->addr };
 		int got, synd;
 
@@ -176,6 +180,77 @@ static void build_grh(struct sim_qp *qp, const struct sim_av *av, uint64_t len, 
 	memcpy(g + 24, av->rgid, 16);
 }
 
+/* What the responder's answer means for the head WQE. */
+static enum sim_work complete(struct sim_qp *qp, struct sim_wqe *w, const struct sim_msg *m,
+			      enum sim_resp r, uint64_t now)
+{
+	switch (r) {
+	case SIM_R_ACK:
+		return succeed(qp, w, (uint32_t)m->len);
+	case SIM_R_NAK:
+		return fail(qp, w, m->nak);
+	case SIM_R_RNR:
+		return retry(qp, w, true, m->rnr_timer, now);
+	case SIM_R_UNREACHABLE:
+		return retry(qp, w, false, 0, now);
+	case SIM_R_BLOCKED:
+	default:
+		return SIM_W_WAIT;
+	}
+}
+
+/* The destination QP lives in another process of the fabric: hand the message to its
+ * owner and keep the WQE (and its inline bytes) in flight until the answer comes. */
+static enum sim_work post_remote(struct sim_qp *qp, struct sim_wqe *w, struct sim_msg *m,
+				 uint64_t now)
+{
+	struct sim_iov payload[SIM_MAX_IOV];
+	int np, err;
+
+	if (!qp->inflight && !(qp->inflight = malloc(sizeof(*qp->inflight))))
+		return SIM_W_WAIT;
+	memcpy(qp->inflight, w, sizeof(*w));
+	if (m->payload) {
+		/* Re-point inline pieces into the copy that outlives this call. */
+		gather(qp, qp->inflight, payload, &np);
+		m->payload = payload;
+		m->npayload = np;
+	}
+	err = sim_fabric_post(qp, m->dst_dev->index, m);
+	if (err == EAGAIN)
+		return SIM_W_WAIT;
+	if (err)
+		return complete(qp, w, m, reliable(qp->type) ? SIM_R_UNREACHABLE : SIM_R_ACK, now);
+	qp->fab_posted_ns = now;
+	return SIM_W_DONE;
+}
+
+/* No answer for this long: the owner is not serving (stuck, or its pid was reused by
+ * another program) and the requester times out as it would waiting for an ACK. */
+#define REMOTE_TIMEOUT_NS 2000000000ull
+
+static enum sim_work finish_remote(struct sim_qp *qp, uint64_t now)
+{
+	struct sim_wqe *w = qp->inflight;
+	struct sim_msg m;
+	enum sim_resp r;
+	int err;
+
+	memset(&m, 0, sizeof(m));
+	err = sim_fabric_answer(qp, &r, &m);
+	if (err == EAGAIN && now - qp->fab_posted_ns > REMOTE_TIMEOUT_NS) {
+		sim_warn("QP 0x%x: no answer from pid %d", qp->qpn, (int)qp->fab_peer);
+		sim_fabric_cancel(qp);
+		err = ETIMEDOUT;
+	}
+	if (err == EAGAIN)
+		return SIM_W_WAIT;
+	if (err)
+		r = SIM_R_UNREACHABLE; /* the owner died or does not answer */
+	m.len = w->has_atomic ? 8 : w->len;
+	return complete(qp, w, &m, r, now);
+}
+
 enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 {
 	struct sim_iov payload[SIM_MAX_IOV], result[SIM_MAX_IOV];
@@ -186,6 +261,8 @@ enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 	int np = 0, nr = 0, synd, port;
 	bool rel = reliable(qp->type);
 
+	if (qp->fab_slot >= 0)
+		return finish_remote(qp, now);
 	if (qp->retrying && !step && now < qp->retry_at_ns)
 		return SIM_W_WAIT;
 	/* Room for our CQE first: even an unsignaled WQE may fail and must report. */
@@ -198,7 +275,11 @@ enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 		return succeed(qp, w, 0);
 
 	memset(&m, 0, sizeof(m));
-	m.src = qp;
+	m.peer = getpid();
+	m.src_type = qp->type;
+	m.src_qpn = qp->qpn;
+	m.src_qkey = qp->qkey;
+	m.src_cq = qp->scq;
 	m.op = w->opcode;
 	m.se = w->fm_ce_se & WQE_SOLICITED;
 	memcpy(m.imm, w->imm, 4);
@@ -239,21 +320,9 @@ enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 		m.slid = src_dev->port[qp->path.port ? qp->path.port : qp->port].lid;
 	}
 	m.dst_dev = sim_find_lid(dlid, &port);
-
-	switch (m.dst_dev ? sim_respond(&m) : (rel ? SIM_R_UNREACHABLE : SIM_R_ACK)) {
-	case SIM_R_ACK:
-		return succeed(qp, w, (uint32_t)m.len);
-	case SIM_R_NAK:
-		return fail(qp, w, m.nak);
-	case SIM_R_RNR: {
-		struct sim_qp *peer = sim_idmap_get(&m.dst_dev->qps, m.dqpn);
-
-		return retry(qp, w, true, peer ? peer->min_rnr_timer : 0, now);
-	}
-	case SIM_R_UNREACHABLE:
-		return retry(qp, w, false, 0, now);
-	case SIM_R_BLOCKED:
-	default:
-		return SIM_W_WAIT;
-	}
+	if (!m.dst_dev)
+		return complete(qp, w, &m, rel ? SIM_R_UNREACHABLE : SIM_R_ACK, now);
+	if (sim_fabric_on() && !sim_idmap_get(&m.dst_dev->qps, m.dqpn))
+		return post_remote(qp, w, &m, now);
+	return complete(qp, w, &m, sim_respond(&m), now);
 }

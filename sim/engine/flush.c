@@ -3,6 +3,7 @@
  * each CQE's wqe_counter back to one work request. */
 #include <infiniband/verbs.h>
 
+#include "../fabric/fabric.h"
 #include "cqe.h"
 #include "engine.h"
 #include "recv.h"
@@ -22,6 +23,8 @@ enum sim_work sim_flush_one(struct sim_qp *qp)
 
 		if (!sim_cq_room(qp->scq, 1))
 			return SIM_W_WAIT;
+		if (sim_fabric_on())
+			sim_fabric_cancel(qp);
 		nbb = sim_wqe_peek(qp, qp->sq_ci, &e.sop);
 		e.wqe_counter = (uint16_t)qp->sq_ci;
 		e.srqn_uidx = qp->ctx->cqe_version ? qp->uidx : 0;

@@ -4,11 +4,16 @@
 #ifndef FVSIM_MSG_H
 #define FVSIM_MSG_H
 
+#include <sys/types.h>
+
 #include "../model/obj.h"
 #include "dma.h"
 
 struct sim_msg {
-	struct sim_qp *src;
+	pid_t peer; /* process whose memory payload and result name (maybe this one) */
+	uint8_t src_type; /* requester QP: transport, number, Q_Key */
+	uint32_t src_qpn, src_qkey;
+	const struct sim_cq *src_cq; /* requester's send CQ if it is in this process */
 	uint16_t slid;
 	uint8_t sl;
 	struct sim_dev *dst_dev;
@@ -19,9 +24,9 @@ struct sim_msg {
 	uint64_t raddr;
 	uint32_t rkey;
 	uint64_t len;
-	const struct sim_iov *payload; /* SEND/WRITE data, requester memory */
+	const struct sim_iov *payload; /* SEND/WRITE data, in peer's memory */
 	int npayload;
-	const struct sim_iov *result; /* READ/atomic landing area, requester memory */
+	const struct sim_iov *result; /* READ/atomic landing area, in peer's memory */
 	int nresult;
 	uint64_t swap_add, compare;
 	uint32_t qkey; /* UD */
@@ -29,6 +34,7 @@ struct sim_msg {
 	bool grh; /* UD: a GRH precedes the payload */
 	uint8_t grh_bytes[40];
 	uint8_t nak; /* out: syndrome for the requester on SIM_R_NAK */
+	uint8_t rnr_timer; /* out: responder's min_rnr_timer on SIM_R_RNR */
 };
 
 enum sim_resp {

@@ -80,7 +80,7 @@ static enum sim_resp recv_error(struct sim_msg *m, struct rx *rx, const struct s
 	resp_err_cqe(rx, w, synd);
 	consume(rx, w);
 	rx->qp->state = IBV_QPS_ERR;
-	if (!reliable(m->src->type))
+	if (!reliable(m->src_type))
 		return SIM_R_ACK;
 	m->nak = synd == SYND_LOC_LEN ? SYND_REM_INV_REQ : SYND_REM_OP;
 	return SIM_R_NAK;
@@ -98,7 +98,7 @@ static void resp_cqe(struct sim_msg *m, struct rx *rx, const struct sim_rwqe *w,
 	e.srqn_uidx = rx->uidx;
 	e.byte_cnt = byte_cnt;
 	e.slid = m->slid;
-	e.flags_rqpn = (m->src->qpn & 0xffffff) | (uint32_t)(m->sl & 0xf) << 24 |
+	e.flags_rqpn = (m->src_qpn & 0xffffff) | (uint32_t)(m->sl & 0xf) << 24 |
 		       (m->grh ? 1u << 28 : 0);
 	if (op == CQE_RESP_SEND_INV || op == CQE_RESP_SEND_IMM || op == CQE_RESP_WR_IMM)
 		memcpy(e.imm, m->imm, 4);
@@ -138,10 +138,19 @@ static bool take_wqe(struct rx *rx, struct sim_rwqe *w)
 	return rx->srq ? sim_srq_peek(rx->srq, w) : sim_rq_peek(rx->qp, w);
 }
 
+/* No receive WQE: reliable requesters are told to retry after our RNR timer. */
+static enum sim_resp rnr(struct sim_msg *m, const struct rx *rx)
+{
+	if (!reliable(m->src_type))
+		return SIM_R_ACK;
+	m->rnr_timer = rx->qp->min_rnr_timer;
+	return SIM_R_RNR;
+}
+
 /* The responder CQ must hold our CQE and, if the requester shares it, the requester's. */
 static bool rx_room(const struct sim_msg *m, const struct rx *rx)
 {
-	return sim_cq_room(rx->cq, rx->cq == m->src->scq ? 2 : 1);
+	return sim_cq_room(rx->cq, rx->cq == m->src_cq ? 2 : 1);
 }
 
 static enum sim_resp do_send(struct sim_msg *m, struct rx *rx)
@@ -153,7 +162,7 @@ static enum sim_resp do_send(struct sim_msg *m, struct rx *rx)
 	uint8_t op;
 
 	if (!take_wqe(rx, &w))
-		return reliable(m->src->type) ? SIM_R_RNR : SIM_R_ACK;
+		return rnr(m, rx);
 	if (!rx_room(m, rx))
 		return SIM_R_BLOCKED;
 	/* UD receives reserve the first 40 bytes of the buffer for the GRH. */
@@ -184,7 +193,7 @@ static enum sim_resp do_send(struct sim_msg *m, struct rx *rx)
 		memmove(dst, dst + i, (size_t)(nd - i) * sizeof(dst[0]));
 		nd -= i;
 	}
-	if (sim_dma_copy(dst, nd, m->payload, m->npayload, m->len))
+	if (sim_dma_from(m->peer, dst, nd, m->payload, m->npayload, m->len))
 		return recv_error(m, rx, &w, SYND_LOC_PROT);
 	op = m->op == OP_SEND_IMM ? CQE_RESP_SEND_IMM :
 	     m->op == OP_SEND_INVAL ? CQE_RESP_SEND_INV : CQE_RESP_SEND;
@@ -203,7 +212,7 @@ static enum sim_resp do_write(struct sim_msg *m, struct rx *rx)
 	 * answers RNR before touching memory. */
 	if (imm) {
 		if (!take_wqe(rx, &w))
-			return reliable(m->src->type) ? SIM_R_RNR : SIM_R_ACK;
+			return rnr(m, rx);
 		if (!rx_room(m, rx))
 			return SIM_R_BLOCKED;
 	}
@@ -211,8 +220,8 @@ static enum sim_resp do_write(struct sim_msg *m, struct rx *rx)
 		if (!(rx->qp->access & IBV_ACCESS_REMOTE_WRITE) ||
 		    !sim_xlate_remote(m->dst_dev, rx->pd, m->rkey, m->raddr, m->len,
 				      IBV_ACCESS_REMOTE_WRITE, &dst) ||
-		    sim_dma_copy(&dst, 1, m->payload, m->npayload, m->len)) {
-			if (!reliable(m->src->type))
+		    sim_dma_from(m->peer, &dst, 1, m->payload, m->npayload, m->len)) {
+			if (!reliable(m->src_type))
 				return SIM_R_ACK; /* UC: the message is dropped */
 			return nak(m, rx, SYND_REM_ACCESS, IBV_EVENT_QP_ACCESS_ERR);
 		}
@@ -234,7 +243,7 @@ static enum sim_resp do_read(struct sim_msg *m, struct rx *rx)
 	    !sim_xlate_remote(m->dst_dev, rx->pd, m->rkey, m->raddr, m->len,
 			      IBV_ACCESS_REMOTE_READ, &src))
 		return nak(m, rx, SYND_REM_ACCESS, IBV_EVENT_QP_ACCESS_ERR);
-	if (sim_dma_copy(m->result, m->nresult, &src, 1, m->len)) {
+	if (sim_dma_to(m->peer, m->result, m->nresult, &src, 1, m->len)) {
 		/* The responder read fine; the fault is in the requester's landing area. */
 		m->nak = SYND_LOC_PROT;
 		return SIM_R_NAK;
@@ -265,7 +274,7 @@ static enum sim_resp do_atomic(struct sim_msg *m, struct rx *rx)
 	{
 		struct sim_iov o = { (uint64_t)(uintptr_t)&old, 8 };
 
-		if (sim_dma_copy(m->result, m->nresult, &o, 1, 8)) {
+		if (sim_dma_to(m->peer, m->result, m->nresult, &o, 1, 8)) {
 			m->nak = SYND_LOC_PROT;
 			return SIM_R_NAK;
 		}
@@ -276,15 +285,15 @@ static enum sim_resp do_atomic(struct sim_msg *m, struct rx *rx)
 enum sim_resp sim_respond(struct sim_msg *m)
 {
 	struct sim_qp *dst = sim_idmap_get(&m->dst_dev->qps, m->dqpn);
-	bool rel = reliable(m->src->type);
+	bool rel = reliable(m->src_type);
 	struct rx rx = { 0 };
 
 	/* Nobody answers a packet for a missing QP, a QP of another transport or one not
 	 * ready to receive: reliable requesters time out, the others never know. */
-	if (!dst || !peer_type_ok(m->src->type, dst->type) || !can_receive(dst->state))
+	if (!dst || !peer_type_ok(m->src_type, dst->type) || !can_receive(dst->state))
 		return rel ? SIM_R_UNREACHABLE : SIM_R_ACK;
 	if (dst->type == IBV_QPT_UD) {
-		uint32_t qkey = (m->qkey & 0x80000000u) ? m->src->qkey : m->qkey;
+		uint32_t qkey = (m->qkey & 0x80000000u) ? m->src_qkey : m->qkey;
 
 		if (qkey != dst->qkey) {
 			sim_dbg("QP 0x%x: Q_Key 0x%x mismatch, datagram dropped", dst->qpn, qkey);

@@ -2,31 +2,33 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../common/log.h"
 #include "../model/world.h"
+#include "../fabric/fabric.h"
 #include "engine.h"
 
 static pid_t running_in; /* pid of the process whose thread runs, 0 if none */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void nap(long ns)
-{
-	struct timespec ts = { 0, ns };
-
-	nanosleep(&ts, NULL);
-}
-
 /* Spin (yielding) while work keeps coming, then back off to short sleeps: a program
- * polling its CQ gets microsecond turnaround, an idle one costs little CPU. */
+ * polling its CQ gets microsecond turnaround, an idle one costs little CPU. Programs that
+ * busy-poll their CQs compete with us for the CPUs; a higher priority, where we may take
+ * it, lets the device run as soon as a short sleep ends instead of after a poller's time
+ * slice (the difference between microseconds and milliseconds per round trip). */
 static void *device_main(void *arg)
 {
 	unsigned idle = 0;
 
 	(void)arg;
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10))
+		sim_dbg("device thread keeps the default priority");
 	for (;;) {
+		uint32_t bell = sim_fabric_bell();
 		int done = 0;
 		bool step;
 
@@ -40,23 +42,42 @@ static void *device_main(void *arg)
 			continue;
 		}
 		idle++;
-		if (step || idle > 20000)
-			nap(1000000);
-		else if (idle > 2000)
-			nap(50000);
+		/* Sleeps end early when another process of the fabric rings our doorbell. */
+		if (step || idle > 50000)
+			sim_fabric_wait(bell, 1000000);
+		else if (idle > 200)
+			sim_fabric_wait(bell, 20000);
 		else
 			sched_yield();
 	}
 	return NULL;
 }
 
+static void atfork_child(void);
+
+static void register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, atfork_child);
+}
+
+/* A child forked from a process with open devices keeps (copies of) them but not the
+ * thread: start one for it right away. */
+static void atfork_child(void)
+{
+	pthread_mutex_init(&start_lock, NULL);
+	if (!sim_list_empty(&sim_world.ctxs))
+		sim_thread_ensure();
+}
+
 void sim_thread_ensure(void)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_attr_t attr;
 	pthread_t th;
 
 	if (sim_world.cfg.step_mode)
 		return;
+	pthread_once(&once, register_atfork);
 	pthread_mutex_lock(&start_lock);
 	if (running_in != getpid()) {
 		pthread_attr_init(&attr);

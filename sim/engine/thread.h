@@ -4,7 +4,8 @@
 
 /* Starts the thread in this process unless step mode is on or it already runs. Threads
  * do not survive fork(), so this is called whenever a context is opened rather than from
- * a constructor: a forked child starts its own thread with its first context. */
+ * a constructor: a forked child starts its own thread with its first context, or at once
+ * if it inherited open ones. */
 void sim_thread_ensure(void);
 
 #endif

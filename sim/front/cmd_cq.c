@@ -5,6 +5,7 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/mlx5-abi.h>
 
+#include "../engine/cqe.h"
 #include "../model/model.h"
 #include "../model/world.h"
 #include "uverbs.h"
@@ -24,7 +25,6 @@ static int create(struct sim_cmd *c, uint64_t user_handle, uint32_t cqe, int32_t
 	in.cqe = cqe;
 	in.cqe_size = dreq.cqe_size;
 	in.comp_channel = channel;
-	in.flags = dreq.flags;
 	in.comp_en = dreq.cqe_comp_en;
 	return sim_cq_create(c->ctx, &in, out);
 }
@@ -70,6 +70,29 @@ int sim_cmd_create_cq_ex(struct sim_cmd *c)
 	dresp.cqn = cq->cqn;
 	CMD_RESP(c, resp);
 	CMD_DRV_RESP(c, dresp);
+	return 0;
+}
+
+int sim_cmd_resize_cq(struct sim_cmd *c)
+{
+	struct ib_uverbs_resize_cq req;
+	struct ib_uverbs_resize_cq_resp resp = { 0 };
+	struct mlx5_ib_resize_cq dreq;
+	struct sim_cq *cq;
+	int err;
+
+	CMD_REQ(c, req);
+	if (c->drv_len < offsetof(struct mlx5_ib_resize_cq, reserved0))
+		return EINVAL;
+	CMD_DRV(c, dreq);
+	cq = sim_handle_get(c->ctx, req.cq_handle, SIM_UOBJ_CQ);
+	if (!cq)
+		return EINVAL;
+	err = sim_cq_resize(cq, req.cqe, dreq.buf_addr, dreq.cqe_size);
+	if (err)
+		return err;
+	resp.cqe = cq->cqe_cnt - 1;
+	CMD_RESP(c, resp);
 	return 0;
 }
 

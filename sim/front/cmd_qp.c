@@ -12,11 +12,15 @@
 #include "uverbs.h"
 
 /* The kernel hands out BlueFlame registers skipping index 0 (doorbell only) and the
- * fast-path slots 2 and 3 of each UAR page: register n lives at (n/2)*4 + n%2. */
+ * fast-path slots 2 and 3 of each UAR page: register n lives at (n/2)*4 + n%2. With
+ * FVSIM_NO_BLUEFLAME every QP gets register 0, which libmlx5 reports as bf.size 0: the
+ * 8-byte-doorbell path a real HCA gives once its BlueFlame registers run out. */
 static uint32_t bfreg_for(struct sim_ctx *ctx)
 {
 	uint32_t n = 1 + ctx->nqp_created % 15;
 
+	if (sim_world.cfg.no_blueflame)
+		return 0;
 	return (n / 2) * 4 + n % 2;
 }
 

@@ -32,7 +32,6 @@ static void drv_fields(struct sim_cmd *c, struct sim_srq_init *in)
 	CMD_DRV(c, dreq);
 	in->buf = dreq.buf_addr;
 	in->dbrec = dreq.db_addr;
-	in->flags = dreq.flags;
 	in->uidx = c->ctx->cqe_version ? dreq.uidx & 0xffffff : 0;
 }
 

@@ -315,7 +315,6 @@ static void *map_uar(struct sim_ctx *ctx, void *addr, size_t len, int prot, int 
 	if (p != MAP_FAILED && cmd != 6 && index < 16) {
 		sim_lock();
 		ctx->uar[index] = p;
-		ctx->uar_len[index] = len;
 		sim_unlock();
 	}
 	return p;

@@ -48,6 +48,8 @@ static const struct cmd_desc cmds[] = {
 	    sizeof(struct ib_uverbs_create_comp_channel_resp), sim_cmd_create_comp_channel),
 	LEG(CREATE_CQ, ib_uverbs_create_cq, sizeof(struct ib_uverbs_create_cq_resp),
 	    sim_cmd_create_cq),
+	LEG(RESIZE_CQ, ib_uverbs_resize_cq, sizeof(struct ib_uverbs_resize_cq_resp),
+	    sim_cmd_resize_cq),
 	LEG(DESTROY_CQ, ib_uverbs_destroy_cq, sizeof(struct ib_uverbs_destroy_cq_resp),
 	    sim_cmd_destroy_cq),
 	LEG(CREATE_QP, ib_uverbs_create_qp, sizeof(struct ib_uverbs_create_qp_resp),

@@ -69,6 +69,7 @@ int sim_cmd_open_xrcd(struct sim_cmd *c);
 int sim_cmd_close_xrcd(struct sim_cmd *c);
 int sim_cmd_create_cq(struct sim_cmd *c);
 int sim_cmd_create_cq_ex(struct sim_cmd *c);
+int sim_cmd_resize_cq(struct sim_cmd *c);
 int sim_cmd_destroy_cq(struct sim_cmd *c);
 int sim_cmd_create_qp(struct sim_cmd *c);
 int sim_cmd_create_qp_ex(struct sim_cmd *c);

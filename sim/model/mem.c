@@ -8,6 +8,7 @@
 
 #include "../common/log.h"
 #include "../common/mapped.h"
+#include "../fabric/fabric.h"
 #include "model.h"
 #include "world.h"
 
@@ -72,7 +73,7 @@ int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t 
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return ENOMEM;
-	index = dev->next_mkey++;
+	index = sim_fabric_on() ? sim_fabric_next_mkey(dev->index) : dev->next_mkey++;
 	mr->ctx = ctx;
 	mr->pd = pd;
 	mr->key = (index << 8) | ((index * 0x3b + 0x5a) & 0xff);

@@ -27,8 +27,7 @@ struct sim_cq_init {
 	uint32_t cqe; /* entries requested minus one, as libmlx5 passes it */
 	uint32_t cqe_size;
 	int comp_channel; /* fd or -1 */
-	uint32_t flags; /* mlx5 create flags */
-	uint8_t comp_en;
+	uint8_t comp_en; /* CQE compression requested: not modelled */
 };
 int sim_cq_create(struct sim_ctx *ctx, const struct sim_cq_init *in, struct sim_cq **out);
 int sim_cq_destroy(struct sim_cq *cq);
@@ -39,7 +38,7 @@ struct sim_srq_init {
 	struct sim_pd *pd;
 	struct sim_cq *cq;
 	struct sim_xrcd *xrcd;
-	uint32_t max_wr, max_sge, limit, uidx, flags;
+	uint32_t max_wr, max_sge, limit, uidx;
 };
 int sim_srq_create(struct sim_ctx *ctx, const struct sim_srq_init *in, struct sim_srq **out);
 int sim_srq_modify(struct sim_srq *srq, uint32_t mask, uint32_t max_wr, uint32_t limit);

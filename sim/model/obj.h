@@ -57,7 +57,6 @@ struct sim_ctx {
 	struct sim_list channels;
 	unsigned nqp_created; /* picks the next BlueFlame register */
 	void *uar[16]; /* mmapped UAR pages; uar[0] + 0x20 is the CQ arm doorbell */
-	size_t uar_len[16];
 };
 
 struct sim_channel {
@@ -131,7 +130,6 @@ struct sim_srq {
 	uint32_t head; /* next WQE index the device takes */
 	uint16_t consumed; /* WQEs taken so far (compared with the 16-bit doorbell counter) */
 	uint32_t uidx;
-	bool sig;
 	int users;
 	uint32_t events_reported;
 };
@@ -144,6 +142,8 @@ struct sim_path {
 	uint32_t flow_label;
 	uint8_t sgid_index, hop_limit, tclass;
 };
+
+struct sim_wqe;
 
 struct sim_qp {
 	struct sim_list link; /* world.qps */
@@ -180,6 +180,12 @@ struct sim_qp {
 	uint8_t retries_left;
 	uint64_t retry_at_ns;
 	uint32_t events_reported;
+	/* Head WQE in flight to another process (fabric): its inbox slot and a copy of the
+	 * decoded WQE, whose inline bytes the responder reads. */
+	int fab_slot, fab_proc;
+	pid_t fab_peer;
+	uint64_t fab_posted_ns;
+	struct sim_wqe *inflight;
 };
 
 /* Decoded MODIFY_QP request (IBV_QP_* mask bits, IBV_QPS_* states). */

@@ -7,6 +7,7 @@
 
 #include "../common/log.h"
 #include "../common/mapped.h"
+#include "../fabric/fabric.h"
 #include "model.h"
 #include "world.h"
 
@@ -83,7 +84,8 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 	if (!qp)
 		return ENOMEM;
 	qp->ctx = ctx;
-	qp->qpn = dev->next_qpn++;
+	qp->qpn = sim_fabric_on() ? sim_fabric_next_qpn(dev->index) : dev->next_qpn++;
+	qp->fab_slot = -1;
 	qp->user_handle = in->user_handle;
 	qp->type = in->type;
 	qp->state = IBV_QPS_RESET;
@@ -129,6 +131,9 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 		qp->xrcd->users++;
 	sim_list_add_tail(&sim_world.qps, &qp->link);
 	ctx->nqp_created++;
+	/* Everything but an XRC initiator can be addressed by other processes. */
+	if (sim_fabric_on() && qp->type != IBV_QPT_XRC_SEND)
+		sim_fabric_add_qp(qp);
 	sim_dbg("%s: QP 0x%x type %d sq %u rq %u<<%u uidx %u", dev->name, qp->qpn, qp->type,
 		qp->sq_cnt, qp->rq_cnt, qp->rq_shift, qp->uidx);
 	*out = qp;
@@ -137,6 +142,12 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 
 int sim_qp_destroy(struct sim_qp *qp)
 {
+	if (sim_fabric_on()) {
+		sim_fabric_cancel(qp);
+		if (qp->type != IBV_QPT_XRC_SEND)
+			sim_fabric_del_qp(qp);
+	}
+	free(qp->inflight);
 	sim_list_del(&qp->link);
 	sim_idmap_del(&qp->ctx->dev->qps, qp->qpn);
 	sim_handle_del(qp->ctx, qp->handle);

@@ -58,7 +58,6 @@ int sim_srq_create(struct sim_ctx *ctx, const struct sim_srq_init *in, struct si
 	srq->max_wr = cnt - 1;
 	srq->limit = in->limit;
 	srq->uidx = in->uidx;
-	srq->sig = in->flags & 1; /* MLX5_SRQ_FLAG_SIGNATURE: WQEs carry a signature byte */
 	srq->handle = sim_handle_new(ctx, SIM_UOBJ_SRQ, srq);
 	if (srq->handle == UINT32_MAX || sim_idmap_put(&dev->srqs, srq->srqn, srq)) {
 		if (srq->handle != UINT32_MAX)

@@ -9,6 +9,7 @@
 #include <infiniband/verbs.h>
 
 #include "../common/log.h"
+#include "../fabric/fabric.h"
 #include "model.h"
 
 struct sim_world sim_world = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -59,6 +60,8 @@ static void world_setup(void)
 		sim_list_init(&dev->xrcds);
 	}
 	pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+	if (w->cfg.fabric[0])
+		sim_fabric_attach(w->cfg.fabric);
 }
 
 void sim_world_init(void)
