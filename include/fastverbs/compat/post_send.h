@@ -53,7 +53,6 @@ static inline uint32_t fv_sgl_bytes(const struct ibv_sge *sgl, int n)
 static inline int fv_post_send_one(struct fv_qp *qp, const struct ibv_send_wr *wr)
 {
 	const struct fv_op_info *info;
-	struct fv_req r;
 
 	if ((unsigned)wr->opcode >= FV_WR_OPCODE_SLOTS)
 		return EINVAL;
@@ -66,14 +65,11 @@ static inline int fv_post_send_one(struct fv_qp *qp, const struct ibv_send_wr *w
 	if ((unsigned)wr->num_sge > qp->max_send_sge)
 		return ENOMEM;
 
-	memset(&r, 0, sizeof(r));
-	r.wr_id = wr->wr_id;
-	r.flags = fv_send_flags(wr->send_flags);
-	r.opcode = info->opcode;
-	r.segs = info->segs;
-	r.sgl = wr->sg_list;
-	r.nsge = wr->num_sge;
-	r.payload = FV_PL_SGL;
+	/* Initialized, not memset: the compiler then keeps the fields in registers. */
+	struct fv_req r = { .wr_id = wr->wr_id, .flags = fv_send_flags(wr->send_flags),
+			    .opcode = info->opcode, .segs = info->segs, .payload = FV_PL_SGL,
+			    .sgl = wr->sg_list, .nsge = wr->num_sge };
+
 	if ((wr->send_flags & IBV_SEND_INLINE) && wr->num_sge) {
 		if (info->payload != FV_PAYLOAD_DATA)
 			return EINVAL;
