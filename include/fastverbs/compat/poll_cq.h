@@ -14,7 +14,7 @@
  * Poll up to n completions into wc, as ibv_poll_cq(cq->ibcq, n, wc) would. Returns how many,
  * or -1 with errno EINVAL for a CQE fastverbs cannot decode (cq.h).
  */
-static inline int fv_poll_cq(struct fv_cq *cq, int n, struct ibv_wc *wc)
+static inline __attribute__((always_inline)) int fv_poll_cq(struct fv_cq *cq, int n, struct ibv_wc *wc)
 {
 	return fv_cq_poll_core(cq, wc, n, 1);
 }
