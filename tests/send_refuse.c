@@ -527,7 +527,8 @@ Test(send_refuse, refused_wr_keeps_fence_cache_and_signal_run)
 	}
 	fv_ring((struct fv_rc *)&p.a.qp);
 	fv_ring((struct fv_rc *)&p.b.qp);
-	p.a.qp.sq.fence_cache = p.b.qp.sq.fence_cache = 0x20;	/* as after a local invalidate */
+	fv_sq_cache_fence(&p.a.qp.sq, 0x20);	/* as after a local invalidate */
+	fv_sq_cache_fence(&p.b.qp.sq, 0x20);
 	wr_init(&w, FV_QPT_RC, IBV_WR_SEND, many, MAX_SGE + 1, 0, NULL);
 	expect_refusal(&p, &w, 0, ENOMEM, "refused with a fence cached and a run of 4");
 	cr_assert_eq(fv_send_sgl((struct fv_rc *)&p.a.qp, 1, 0, many, MAX_SGE + 1), ENOMEM);
