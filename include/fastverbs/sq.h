@@ -12,7 +12,8 @@
  * nearer of ci + ring size (room, as of the last look at ci) and sig_pi + unsig_max (where
  * the unsignaled run would need a forced completion); a cached fence sets it to pi. Past lim,
  * fv_sq_take_slow() decides with the live ci and moves lim on. ci only grows, so a stale lim is
- * merely early.
+ * merely early. pi <= lim <= pi + ring size always: only fv_sq_set_pi, fv_sq_cache_fence and
+ * fv_sq_take_slow set lim, so set the counters and the fence through them.
  */
 #ifndef FASTVERBS_SQ_H
 #define FASTVERBS_SQ_H
@@ -29,9 +30,10 @@ enum {
 };
 
 /*
- * Building a WQE stores only 64-bit words (WQE, wr_id, end) and 32-bit counters of this
- * struct, and calls nothing: the compiler can then tell those stores apart and keep the
- * struct's fields in registers across a batch (no uint8_t fields: char aliases everything).
+ * Building a WQE (inline payloads aside) stores only 64-bit words (WQE, wr_id, end) and 32-bit
+ * counters of this struct, and calls nothing: the compiler can tell those stores apart and
+ * need not reload the struct's fields after each of them (so no uint8_t fields either: a char
+ * may alias anything).
  */
 struct fv_sq {
 	/* Building a WQE: */
@@ -90,7 +92,7 @@ static inline uint32_t fv_sq_lim(const struct fv_sq *sq)
 static inline void fv_sq_set_pi(struct fv_sq *sq, uint32_t pi)
 {
 	sq->pi = sq->ci = sq->rung_pi = sq->sig_pi = pi;
-	sq->last_pi = pi - 1;	/* as if a WQE ended at pi; fv_sq_ring takes last_pi == rung_pi as new */
+	sq->last_pi = pi - 1;	/* not rung_pi: fv_sq_ring takes that for a WQE to ring */
 	sq->lim = fv_sq_lim(sq);
 }
 
