@@ -137,6 +137,37 @@ Test(sim_objects, query_qp_reports_caps_and_sig_all)
 	simt_close(&d);
 }
 
+/*
+ * ibv_query_qp's receive caps come from the device (libmlx5 reports only the send caps
+ * itself): they must be the RQ libmlx5 built, as ibv_create_qp granted them, not the
+ * request. The sim once echoed the request: 3 SGEs for a 4-segment stride, and fastverbs,
+ * taking the QP over, then refused 4-SGE receives libmlx5 accepts.
+ */
+Test(sim_objects, query_qp_reports_the_granted_rq)
+{
+	struct simt_dev d;
+	struct ibv_qp_init_attr ca = { .qp_type = IBV_QPT_UD,
+				       .cap = { .max_send_wr = 8, .max_send_sge = 1, .max_recv_wr = 20,
+						.max_recv_sge = 3 } };
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp *qp;
+
+	simt_open(&d, 0);
+	ca.send_cq = ca.recv_cq = simt_cq(&d, 16);
+	qp = ibv_create_qp(d.pd, &ca);
+	cr_assert(qp);
+	cr_assert_eq(ca.cap.max_recv_sge, 4, "libmlx5 rounds the stride up: %u", ca.cap.max_recv_sge);
+	cr_assert_eq(ca.cap.max_recv_wr, 32, "and the WQE count: %u", ca.cap.max_recv_wr);
+	query(qp, &a, &ia);
+	cr_expect_eq(a.cap.max_recv_sge, ca.cap.max_recv_sge);
+	cr_expect_eq(a.cap.max_recv_wr, ca.cap.max_recv_wr);
+	cr_expect_eq(ia.cap.max_recv_sge, ca.cap.max_recv_sge);
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(ca.send_cq);
+	simt_close(&d);
+}
+
 Test(sim_objects, rc_state_machine)
 {
 	struct simt_dev d;

@@ -106,9 +106,16 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 	qp->sq_cnt = in->sq_wqe_cnt;
 	qp->dbrec = (volatile uint32_t *)(uintptr_t)in->dbrec;
 	qp->cap.max_send_wr = in->max_send_wr;
-	qp->cap.max_recv_wr = in->max_recv_wr;
 	qp->cap.max_send_sge = in->max_send_sge;
-	qp->cap.max_recv_sge = in->max_recv_sge;
+	/* The receive caps are the RQ's, as the mlx5 kernel driver derives them from the
+	 * geometry libmlx5 asks for (set_rq_size): every WQE slot, every data segment of a
+	 * stride but the signature's. libmlx5 reports the send caps itself but takes these
+	 * from QUERY_QP, so echoing the request (max_recv_sge 3 for a 4-segment stride)
+	 * would make ibv_query_qp disagree with what libmlx5 accepts. */
+	if (qp->rq_cnt) {
+		qp->cap.max_recv_wr = qp->rq_cnt;
+		qp->cap.max_recv_sge = (1u << qp->rq_shift) / 16 - (qp->rq_sig ? 1 : 0);
+	}
 	qp->cap.max_inline = in->max_inline;
 	qp->port = 1;
 	qp->path_mtu = IBV_MTU_4096;
