@@ -4,10 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+#include <infiniband/verbs.h>
 
 /* Runs `fvsim-run ARGS...` with a clean LD_PRELOAD (this test binary may itself carry
  * the ASan runtime in it) and returns its standard output. */
@@ -86,4 +89,45 @@ Test(sim_devinfo, more_devices_from_env)
 	cr_expect(strstr(out, "mlx5_0"), "%s", out);
 	cr_expect(strstr(out, "mlx5_2"), "%s", out);
 	cr_expect(!strstr(out, "mlx5_3"), "%s", out);
+}
+
+/*
+ * Every fvsim-run regenerates the sysfs tree, possibly while other programs read it.
+ * libibverbs takes the mtime of class/infiniband/<device> as the device's creation time: if
+ * a regeneration of an up-to-date tree changed it, the next ibv_get_device_list() would drop
+ * the device and list it anew, at the end (sim-fabric's devices once swapped places so).
+ */
+Test(sim_devinfo, regenerating_a_current_tree_changes_nothing)
+{
+	const char *build = getenv("FVSIM_BUILD"), *root = getenv("SYSFS_PATH");
+	char tool[4096], dir[4096];
+	struct stat before, after;
+	struct ibv_device **l1, **l2;
+	int n1, n2, status;
+	pid_t pid;
+
+	cr_assert(build && root, "run this test through sim/fvsim-run");
+	snprintf(tool, sizeof(tool), "%s/fvsim-sysfs", build);
+	snprintf(dir, sizeof(dir), "%s/class/infiniband/mlx5_0", root);
+	l1 = ibv_get_device_list(&n1);
+	cr_assert(l1 && n1 >= 1);
+	cr_assert_eq(stat(dir, &before), 0);
+	nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);	/* past the mtime granularity */
+	pid = fork();
+	if (pid == 0) {
+		unsetenv("LD_PRELOAD");
+		execl(tool, tool, root, (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	cr_assert_eq(stat(dir, &after), 0);
+	cr_expect(before.st_mtim.tv_sec == after.st_mtim.tv_sec && before.st_mtim.tv_nsec == after.st_mtim.tv_nsec,
+		  "the device directory changed");
+	l2 = ibv_get_device_list(&n2);
+	cr_assert(l2);
+	cr_expect_eq(n2, n1);
+	cr_expect_eq(l2[0], l1[0], "libibverbs took mlx5_0 for a new device");
+	ibv_free_device_list(l1);
+	ibv_free_device_list(l2);
 }
