@@ -1,7 +1,7 @@
 /*
  * Differential test on the software device, send side, RC/UC/UD: libmlx5 against fastverbs,
  * byte for byte (the engine and what it compares: tests/lib/diff-send.h). Each configuration
- * runs 600 seeded random WR lists; the log line gives what they exercised.
+ * runs ROUNDS seeded random WR lists; the log line gives what they exercised.
  */
 #include "diff-send.h"
 
