@@ -1,7 +1,8 @@
 #!/bin/sh
 # Instructions per WR / per CQE on plain memory, counted by valgrind's callgrind (repeatable).
 #   bench/cost.sh [build dir]        CC, CFLAGS override the compiler and its flags
-# Posting: RC RDMA WRITE, one SGE, typed path (fv_write + fv_ring), 1 and 32 WRs per doorbell.
+# Posting: RC RDMA WRITE, one SGE, typed path (fv_write + fv_ring), 1 and 32 WRs per doorbell
+# (the same SGE for every WR, as bench/post.c posts, and a different one).
 # Polling: RC SEND completions through fv_poll and fv_poll_cq, 1 and 16 CQEs per call.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +28,8 @@ count() {
 printf '%-44s %s\n' "case ($CC $CFLAGS)" "instructions"
 printf '%-44s %s\n' "fv_write + fv_ring, 1 WR per doorbell" "$(count "$out/cost_typed" 1)"
 printf '%-44s %s\n' "fv_write + fv_ring, 32 WRs per doorbell" "$(count "$out/cost_typed" 32)"
+printf '%-44s %s\n' "  the same, a different SGE per WR, 1" "$(count "$out/cost_typed" 1 vary)"
+printf '%-44s %s\n' "  the same, a different SGE per WR, 32" "$(count "$out/cost_typed" 32 vary)"
 printf '%-44s %s\n' "fv_poll, 1 CQE per call" "$(count "$out/cost_poll" 1)"
 printf '%-44s %s\n' "fv_poll, 16 CQEs per call" "$(count "$out/cost_poll" 16)"
 printf '%-44s %s\n' "fv_poll_cq, 1 CQE per call" "$(count "$out/cost_poll" 1 ibv)"

@@ -1,53 +1,104 @@
 /*
  * Instructions per posted WR on the typed path, on plain memory: RC RDMA WRITE with one SGE,
- * fv_write() per WR and one fv_ring() per batch. Run under callgrind with --collect-atstart=no
- * (bench/cost.sh): only the measured call of one() is counted (with everything it runs, out
- * of line parts included), after a warm-up pass.
+ * fv_write() per WR and one fv_ring() per batch, shaped like bench/post.c's typed case (the
+ * request's fields read into locals first, batch a constant, an error check per WR). Run
+ * under callgrind with --collect-atstart=no (bench/cost.sh): only the measured calls are
+ * counted (with everything they run, out of line parts included), after a warm-up call.
  *
- *   cost_typed BATCH     WRs per doorbell (1: every WR rung alone, BlueFlame copy included)
+ *   cost_typed BATCH [vary]     WRs per doorbell: 1 (every WR rung alone, BlueFlame copy
+ *                               included) or 32; vary: a different SGE for every WR
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <valgrind/callgrind.h>
 #include <fastverbs/compat/post_send.h>
 
-#define WRS 32000
+#define ROUND 128	/* WRs per measured call */
+#define CALLS 250
 
 static uint8_t sq[64 * 1024] __attribute__((aligned(4096)));
 static __be32 db[16] __attribute__((aligned(64)));
 static uint8_t bf[512] __attribute__((aligned(64)));
-static uint8_t data[64];
+static uint8_t data[64 * 64];
 
-/* The measured loop: build, ring once per batch, then pretend the device completed it all. */
-__attribute__((noinline)) static void one(struct fv_rc *rc, const struct ibv_sge *s, int n, int batch)
+struct args {
+	struct ibv_sge sge[ROUND];	/* all the same unless vary */
+	uint64_t raddr;
+	uint32_t rkey;
+};
+
+__attribute__((noreturn, noinline, cold)) static void fail(void)
 {
-	for (int i = 0; i < n; i += batch) {
+	fprintf(stderr, "cost_typed: fv_write refused\n");
+	exit(1);
+}
+
+/* ROUND WRs, a doorbell every batch; one = 1: the same SGE for every WR. */
+static inline __attribute__((always_inline)) void body(struct fv_rc *rc, const struct args *a,
+							uint64_t id, int batch, int one)
+{
+	const uint64_t raddr = a->raddr;
+	const uint32_t rkey = a->rkey;
+
+	for (int i = 0; i < ROUND; i += batch) {
 		for (int j = 0; j < batch; j++)
-			fv_write(rc, (uint64_t)(i + j), 0, s, 0x1000, 7);
+			if (fv_write(rc, id++, 0, &a->sge[one ? 0 : i + j], raddr, rkey))
+				fail();
 		fv_ring(rc);
-		rc->qp.sq.ci = rc->qp.sq.pi;	/* pretend completions */
 	}
+}
+
+__attribute__((noinline)) static void m_1(struct fv_rc *rc, const struct args *a, uint64_t id)
+{
+	body(rc, a, id, 1, 1);
+}
+
+__attribute__((noinline)) static void m_32(struct fv_rc *rc, const struct args *a, uint64_t id)
+{
+	body(rc, a, id, 32, 1);
+}
+
+__attribute__((noinline)) static void m_1_vary(struct fv_rc *rc, const struct args *a, uint64_t id)
+{
+	body(rc, a, id, 1, 0);
+}
+
+__attribute__((noinline)) static void m_32_vary(struct fv_rc *rc, const struct args *a, uint64_t id)
+{
+	body(rc, a, id, 32, 0);
 }
 
 int main(int argc, char **argv)
 {
-	int batch = argc > 1 ? atoi(argv[1]) : 1;
+	int batch = argc > 1 ? atoi(argv[1]) : 1, vary = argc > 2 && !strcmp(argv[2], "vary");
+	void (*m)(struct fv_rc *, const struct args *, uint64_t) =
+		batch == 1 ? (vary ? m_1_vary : m_1) : (vary ? m_32_vary : m_32);
+	static struct args a;
 	struct fv_rc rc;
-	struct ibv_sge s = { .addr = (uintptr_t)data, .length = sizeof(data), .lkey = 0x1234 };
 
-	if (batch < 1 || batch > 512 || WRS % batch) {
-		fprintf(stderr, "usage: %s BATCH (1..512, dividing %d)\n", argv[0], WRS);
+	if (batch != 1 && batch != 32) {
+		fprintf(stderr, "usage: %s 1|32 [vary]\n", argv[0]);
 		return 2;
 	}
+	for (int i = 0; i < ROUND; i++)
+		a.sge[i] = (struct ibv_sge){ .addr = (uintptr_t)data + (vary ? 64u * (unsigned)i : 0),
+					     .length = 64, .lkey = 0x1234 };
+	a.raddr = 0x1000;
+	a.rkey = 7;
 	if (fv_qp_init_geom(&rc.qp, &(struct fv_qp_geom){ .qpt = FV_QPT_RC, .qpn = 0x100,
 			    .sq_buf = sq, .sq_wqe_cnt = 1024, .dbrec = db, .bf_reg = bf, .bf_size = 256,
 			    .max_inline = 60, .max_send_sge = 1 }))
 		return 1;
-	one(&rc, &s, 4 * batch, batch);	/* warm up: page faults, lazy binding */
-	CALLGRIND_TOGGLE_COLLECT;
-	one(&rc, &s, WRS, batch);
-	CALLGRIND_TOGGLE_COLLECT;
-	printf("wrs %d\n", WRS);
+	for (int c = 0; c <= CALLS; c++) {
+		if (c)	/* call 0 warms up */
+			CALLGRIND_TOGGLE_COLLECT;
+		m(&rc, &a, (uint64_t)c * ROUND);
+		if (c)
+			CALLGRIND_TOGGLE_COLLECT;
+		rc.qp.sq.ci = rc.qp.sq.pi;	/* pretend the device completed it all */
+	}
+	printf("wrs %d\n", CALLS * ROUND);
 	fv_qp_cleanup(&rc.qp);
 	return 0;
 }

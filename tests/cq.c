@@ -105,7 +105,7 @@ Test(req, umr_reports_bind_or_local_inv)
 
 		cr_assert(fv_sq_take(&m.qp.sq, FV_SIGNALED, 2, &fm));
 
-		fv_wqe_ctrl(fv_sq_next_wqe(&m.qp.sq), at, 0, MLX5_OPCODE_UMR, m.qp.sq.qpn8, 8, fm, 0);
+		fv_wqe_ctrl(fv_sq_next_wqe(&m.qp.sq), at, 0, MLX5_OPCODE_UMR, m.qp.sq.qpn_be, 8, fm, 0);
 		tqp_block(&m, at + 1)[0] = inv ? 0x40 : 0;
 		fv_sq_commit(&m.qp.sq, 77 + (uint64_t)inv, FV_SIGNALED, 2);
 		cqe_req(&c, 0x124, MLX5_OPCODE_UMR, (uint16_t)at, 0, 0);
@@ -176,7 +176,7 @@ static uint32_t post_until_forced(struct tqp *m, struct ibv_sge *s, uint32_t *fi
 		uint32_t at = cqe_post_send(&m->qp, MLX5_OPCODE_SEND, 0, 0x100 + (uint64_t)i, s, 1);
 
 		if (tqp_block(m, at)[11] & MLX5_WQE_CTRL_CQ_UPDATE) {
-			cr_assert(fv_sq_forced(&m->qp.sq, at & m->qp.sq.mask));
+			cr_assert(fv_sq_forced_wqe(&m->qp.sq, at));
 			return at;
 		}
 	}

@@ -382,7 +382,7 @@ static void post_both(struct rig *g, const struct req *r, const char *what)
 		cr_assert_eq(m->qp.sq.pi, pi + nbb, "%s: pi %#x, want %#x", what, m->qp.sq.pi, pi + nbb);
 		cr_assert_eq(memqp_sq_dbr(m), (pi + nbb) & 0xffff, "%s: doorbell record %#x, want %#x",
 			     what, memqp_sq_dbr(m), (pi + nbb) & 0xffff);
-		cr_assert_eq(m->qp.sq.wrid[pi & m->qp.sq.mask], r->wr_id, "%s: wr_id not kept", what);
+		cr_assert_eq(m->qp.sq.wr_id[pi & m->qp.sq.mask].v, r->wr_id, "%s: wr_id not kept", what);
 		cr_assert_eq(memqp_forced(m, pi), forced, "%s: forced %d", what, forced);
 	}
 	cr_assert_arr_eq(g->t.bf, g->v.bf, 512, "%s: the paths wrote different BlueFlame bytes", what);

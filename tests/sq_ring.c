@@ -104,7 +104,7 @@ static bool sim_one_cqe(struct sim *s)
 		cr_assert_eq(slot, w.start & sq->mask, "retire %#x: slot %u", w.start, slot);
 		cr_assert_eq(sq->ci, w.start + w.nbb, "retire %#x: ci %#x, want %#x", w.start, sq->ci,
 			     w.start + w.nbb);
-		cr_assert_eq(sq->wrid[slot], w.wr_id, "retire %#x: wr_id", w.start);
+		cr_assert_eq(sq->wr_id[slot].v, w.wr_id, "retire %#x: wr_id", w.start);
 		s->ci = sq->ci;
 		return true;
 	}
@@ -189,7 +189,7 @@ static void retire_each(uint32_t start_pi)
 		starts[i] = sq->pi;
 		cr_assert_eq(post_blocks(&m, sizes[i], 0xabc0 + (uint64_t)i, FV_SIGNALED), 0);
 		cr_assert_eq(sq->pi - starts[i], sizes[i]);
-		cr_assert_eq(sq->wrid[starts[i] & sq->mask], 0xabc0 + (uint64_t)i, "wr_id at slot");
+		cr_assert_eq(sq->wr_id[starts[i] & sq->mask].v, 0xabc0 + (uint64_t)i, "wr_id at slot");
 	}
 	fv_sq_ring(sq);
 	cr_assert_eq(memqp_sq_dbr(&m), sq->pi & 0xffff);
@@ -198,7 +198,7 @@ static void retire_each(uint32_t start_pi)
 
 		cr_assert_eq(slot, starts[i] & sq->mask, "start %#x: slot %u", starts[i], slot);
 		cr_assert_eq(sq->ci, starts[i] + sizes[i], "start %#x: ci %#x", starts[i], sq->ci);
-		cr_assert_eq(sq->wrid[slot], 0xabc0 + (uint64_t)i);
+		cr_assert_eq(sq->wr_id[slot].v, 0xabc0 + (uint64_t)i);
 		cr_assert_eq(fv_sq_room(sq), 32 - (sq->pi - sq->ci));
 	}
 	cr_assert_eq(sq->ci, sq->pi);
@@ -407,7 +407,7 @@ static void churn(uint32_t n, uint32_t start_pi, unsigned max_nbb, uint32_t tota
 		cr_assert_eq(fm_at(&m, pi), sig || forced ? 0x08 : 0, "WQE at %#x: fm_ce_se %#x (forced %d)",
 			     pi, fm_at(&m, pi), forced);
 		cr_assert_eq(memqp_forced(&m, pi), forced, "WQE at %#x: forced flag", pi);
-		cr_assert_eq(sq->wrid[pi & sq->mask], wr_id);
+		cr_assert_eq(sq->wr_id[pi & sq->mask].v, wr_id);
 		sim_push(&s, pi, nbb, wr_id, sig || forced);
 		if (++unrung >= 1 + rnd(3)) {
 			fv_sq_ring(sq);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * One request -> one send WQE. Every typed builder (ops.h) and fv_post_send go through
- * fv_build(); the typed builders pass compile-time QP type, opcode, segments and payload
- * form, so the switch below and every ds computation fold away.
+ * One request -> one send WQE. The typed builders (ops.h) go through fv_build(), fv_post_send
+ * through fv_build_wqe(); the typed builders pass compile-time QP type, opcode, segments and
+ * payload form, so the tests below and every ds computation fold away.
  *
  * Segment order (mlx5-formats.md §3.10):
  *   RC/UC      ctrl [raddr [atomic]] payload
@@ -57,16 +57,11 @@ static FV_ALWAYS_INLINE unsigned fv_req_hdr_ds(enum fv_qpt qpt, const struct fv_
 	return 1 + fv_transport_ds(qpt) + !!(r->segs & FV_SEG_RADDR) + !!(r->segs & FV_SEG_ATOMIC);
 }
 
-/*
- * Payload units: one per non-empty SGE (empty ones are skipped, as libmlx5 does).
- * sge1: the payload is one SGE, known not to be empty.
- */
-static FV_ALWAYS_INLINE unsigned fv_req_payload_ds(const struct fv_req *r, const int sge1)
+/* Payload units: one per non-empty SGE (empty ones are skipped, as libmlx5 does). */
+static FV_ALWAYS_INLINE unsigned fv_req_payload_ds(const struct fv_req *r)
 {
 	unsigned n = 0;
 
-	if (sge1)
-		return 1;
 	if (r->payload == FV_PL_SGL) {
 		for (int i = 0; i < r->nsge; i++)
 			n += r->sgl[i].length != 0;
@@ -77,34 +72,13 @@ static FV_ALWAYS_INLINE unsigned fv_req_payload_ds(const struct fv_req *r, const
 	return 0;
 }
 
-/* fv_build's body; sge1 as for fv_req_payload_ds. */
-static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
-					 const int sge1)
+/*
+ * The WQE's segments after its ctrl, from p on; may_wrap as in wqe.h. sge1: the payload is
+ * one SGE, known not to be empty.
+ */
+static FV_ALWAYS_INLINE void fv_wqe_body(const struct fv_ring *ring, enum fv_qpt qpt,
+					 const struct fv_req *r, const int sge1, uint8_t *p, bool may_wrap)
 {
-	struct fv_sq *sq = &qp->sq;
-	const struct fv_ring *ring = &sq->ring;
-	unsigned hdr = fv_req_hdr_ds(qpt, r), ds, nbb, max_ds = FV_MAX_DS;
-	__be32 fm;
-
-	if (r->payload == FV_PL_SGL) {
-		if (r->nsge != 1 && (unsigned)r->nsge > qp->max_send_sge)	/* also nsge < 0 */
-			return ENOMEM;
-		max_ds = hdr + (unsigned)r->nsge;
-	} else if (r->payload == FV_PL_INLINE) {
-		if (r->len > qp->max_inline)
-			return ENOMEM;
-	} else {
-		max_ds = hdr;
-	}
-	ds = hdr + fv_req_payload_ds(r, sge1);
-	nbb = fv_ds_to_bb(ds);
-	if (!fv_sq_take(sq, r->flags, nbb, &fm))
-		return ENOMEM;
-
-	/* A WQE that fits its first block never meets the ring end. */
-	bool may_wrap = max_ds > 4 && ds > 4;
-	uint8_t *wqe = fv_sq_next_wqe(sq), *p = wqe + FV_DS;
-
 	if (qpt == FV_QPT_XRC && r->payload != FV_PL_NONE)
 		p = fv_wqe_xrc(ring, p, r->srqn, may_wrap);
 	if (qpt == FV_QPT_UD && r->payload != FV_PL_NONE)
@@ -127,26 +101,84 @@ static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, cons
 	} else if (r->payload == FV_PL_INLINE && r->len) {
 		fv_wqe_inline(ring, p, r->sgl, r->nsge, r->len, may_wrap);
 	}
-	fv_wqe_ctrl(wqe, sq->pi, 0, r->opcode, sq->qpn8, ds, fm, r->imm);
+}
+
+/*
+ * Build the request's WQE at the producer counter and commit it; no doorbell. Checks what
+ * can vary at run time: SGE count, inline length and ring space. Returns 0 or ENOMEM
+ * (libmlx5's errno for all three); nothing is written when it refuses.
+ */
+static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+{
+	struct fv_sq *sq = &qp->sq;
+	unsigned hdr = fv_req_hdr_ds(qpt, r), ds, nbb, max_ds = FV_MAX_DS;
+	__be32 fm;
+
+	if (r->payload == FV_PL_SGL) {
+		if (r->nsge != 1 && (unsigned)r->nsge > qp->max_send_sge)	/* also nsge < 0 */
+			return ENOMEM;
+		max_ds = hdr + (unsigned)r->nsge;
+	} else if (r->payload == FV_PL_INLINE) {
+		if (r->len > qp->max_inline)
+			return ENOMEM;
+	} else {
+		max_ds = hdr;
+	}
+	ds = hdr + fv_req_payload_ds(r);
+	nbb = fv_ds_to_bb(ds);
+	if (!fv_sq_take(sq, r->flags, nbb, &fm))
+		return ENOMEM;
+
+	uint8_t *wqe = fv_sq_next_wqe(sq);
+
+	/* A WQE that fits its first block never meets the ring end. */
+	fv_wqe_body(&sq->ring, qpt, r, 0, wqe + FV_DS, max_ds > 4 && ds > 4);
+	fv_wqe_ctrl(wqe, sq->pi, 0, r->opcode, sq->qpn_be, ds, fm, r->imm);
 	fv_sq_commit(sq, r->wr_id, r->flags, nbb);
 	return 0;
 }
 
 /*
- * Build the request's WQE at the producer counter and commit it; no doorbell.
- * Checks only what can vary at run time on the typed path: SGE count (beyond one),
- * inline length and ring space. Returns 0 or ENOMEM (libmlx5's errno for all three);
- * nothing is written when it refuses.
+ * The typed builders' entry: fv_build_wqe, with a fast path for a WQE of constant size (one
+ * SGE that is not empty, or no payload) that ends before lim (sq.h): one straight run of
+ * stores, its size folded into them. Everything else (an empty SGE, SGE lists, inline data,
+ * the slow side of lim) takes fv_build_wqe.
  *
- * With one SGE (the typed one-SGE builders) the WQE's size is a constant, and folds into
- * its stores, unless the SGE is empty and takes no data segment: a second copy of the body
- * for that rare case (a call would cost more: the compiler forgets the ring's fields).
+ * What the fast path reads, of the ring and of a single SGE, it reads first and on every
+ * path: nothing a builder stores can change it, so in a loop of builders the compiler reads
+ * it once.
  */
 static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
-	if (r->payload == FV_PL_SGL && r->nsge == 1 && __builtin_expect(r->sgl[0].length != 0, 1))
-		return fv_build_wqe(qp, qpt, r, 1);
-	return fv_build_wqe(qp, qpt, r, 0);
+	struct fv_sq *sq = &qp->sq;
+	const bool sge1 = r->payload == FV_PL_SGL && r->nsge == 1;
+	uint32_t pi = sq->pi;
+	uint8_t *wqe = fv_sq_wqe(sq, pi);
+	struct fv_wr_id *wr_id = fv_sq_wr_id_of(sq, pi);
+	__be32 qpn_be = sq->qpn_be;
+	__be32 fm = htobe32(r->flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE)) | sq->sig_all;
+	/* the SGE field by field: an aggregate copy is a read the compiler cannot place */
+	struct ibv_sge s = sge1 ? (struct ibv_sge){ .addr = r->sgl->addr, .length = r->sgl->length,
+						    .lkey = r->sgl->lkey } : (struct ibv_sge){ 0 };
+	struct fv_req one = *r;
+	unsigned ds = fv_req_hdr_ds(qpt, r) + sge1, nbb = fv_ds_to_bb(ds);
+
+	one.sgl = &s;
+	if ((sge1 || r->payload == FV_PL_NONE) &&
+	    __builtin_expect((!sge1 || s.length) && nbb <= sq->lim - pi, 1)) {	/* pi <= lim <= pi + ring size */
+		/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv_sq_take_slow catches up. */
+		if (r->flags & FV_SIGNALED) {
+			sq->sig_pi = pi + nbb;
+			sq->meta[pi & sq->mask].end = pi + nbb;
+		}
+		fv_wqe_body(&sq->ring, qpt, &one, 1, wqe + FV_DS, ds > 4);
+		fv_wqe_ctrl(wqe, pi, 0, r->opcode, qpn_be, ds, fm, r->imm);
+		wr_id->v = r->wr_id;
+		sq->last_pi = pi;
+		sq->pi = pi + nbb;
+		return 0;
+	}
+	return fv_build_wqe(qp, qpt, sge1 ? &one : r);
 }
 
 #endif /* FASTVERBS_BUILD_H */

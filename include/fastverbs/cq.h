@@ -405,15 +405,18 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 	if (op == MLX5_CQE_REQ) {
 		uint32_t slot = fv_sq_retire(&qp->sq, be16toh(cqe->wqe_counter)), len;
 
-		wr_id = qp->sq.wrid[slot];
+		wr_id = qp->sq.wr_id[slot].v;
 		e = fv_req_op[send_op];
 		len = e >> 24;
 		if (__builtin_expect(e & (FV_REQ_CNT | FV_REQ_UMR), 0))
 			e = fv_req_more(&qp->sq, slot, e, cqe, &len);
 		if (slow && scat)
 			status = fv_scatter_send(qp, slot, fv_cqe_data(cqe, op_own), len);
-		if (__builtin_expect(fv_sq_forced(&qp->sq, slot), 0) && status == IBV_WC_SUCCESS)
-			return FV_CQE_HIDE;	/* asked by fastverbs, not by the caller */
+		if (__builtin_expect(fv_sq_forced(&qp->sq, slot, qp->sq.ci), 0)) {
+			fv_sq_unforce(&qp->sq, slot);
+			if (status == IBV_WC_SUCCESS)
+				return FV_CQE_HIDE;	/* asked by fastverbs, not by the caller */
+		}
 		return fv_cqe_put(o, ibv, cqe, op_own, &(struct fv_wc){ .wr_id = wr_id, .byte_len = len,
 				  .qp_num = qpn, .status = (uint8_t)status, .opcode = (uint8_t)e,
 				  .wc_flags = (uint8_t)(e >> 8) });
@@ -443,7 +446,8 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 	if (op == MLX5_CQE_REQ_ERR) {
 		uint32_t slot = fv_sq_retire(&qp->sq, be16toh(cqe->wqe_counter)), len;
 
-		wr_id = qp->sq.wrid[slot];
+		wr_id = qp->sq.wr_id[slot].v;
+		fv_sq_unforce(&qp->sq, slot);	/* reported, forced or not */
 		/* libmlx5 leaves the opcode undefined on errors; give the failed WQE's. */
 		e = fv_req_more(&qp->sq, slot, fv_req_op[send_op], cqe, &len) & 0xff;
 	} else if (op == MLX5_CQE_RESP_ERR && fv_cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, 0)) {

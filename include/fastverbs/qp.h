@@ -132,8 +132,9 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	    !fv_is_pow2(g->rq_stride) || g->rq_stride < FV_DS)) || (unsigned)g->qpt >= FV_QPT_COUNT ||
 	    !g->sq_buf || !g->dbrec || !g->bf_reg || g->qpn > 0xffffff)
 		return EINVAL;
-	/* wr_id and end per send slot, wr_id per receive WQE */
-	mem = calloc(1, (2 * sq_n + rq_n) * sizeof(uint64_t));
+	/* per send slot: wr_id and meta; wr_id per receive WQE */
+	mem = calloc(1, sq_n * (sizeof(struct fv_wr_id) + sizeof(struct fv_sq_meta)) +
+		     rq_n * sizeof(uint64_t));
 	if (!mem)
 		return ENOMEM;
 	memset(qp, 0, sizeof(*qp));
@@ -147,16 +148,18 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	struct fv_sq *sq = &qp->sq;
 	sq->ring.buf = g->sq_buf;
 	sq->ring.end = (uint8_t *)g->sq_buf + sq_n * FV_WQEBB;
+	sq->wr_id = (struct fv_wr_id *)mem;
+	sq->meta = (struct fv_sq_meta *)(mem + sq_n * sizeof(struct fv_wr_id));
 	sq->mask = g->sq_wqe_cnt - 1;
+	sq->mask8 = sq->mask * 8;
 	sq->dbrec = &g->dbrec[MLX5_SND_DBR];
 	sq->unsig_max = fv_unsig_max(g);
 	fv_sq_set_pi(sq, be32toh(*sq->dbrec) & 0xffff);
-	sq->qpn8 = g->qpn << 8;
+	sq->qpn_be = htobe32(g->qpn << 8);
 	sq->sig_all = htobe32(g->sq_sig_all ? FV_SIGNALED : 0);
-	sq->bf_reg = g->bf_reg;
-	sq->bf_size = g->bf_size;
-	sq->wrid = (uint64_t *)mem;
-	sq->end = (uint64_t *)mem + sq_n + rq_n;
+	sq->bf_ds = g->bf_size >= 2 * FV_DS ? g->bf_size / FV_DS - 1 : 0;
+	sq->bf_cur = (uintptr_t)g->bf_reg;
+	sq->bf_toggle = (uintptr_t)g->bf_reg ^ ((uintptr_t)g->bf_reg + g->bf_size);
 
 	struct fv_rq *rq = &qp->rq;
 	rq->dbrec = &g->dbrec[MLX5_RCV_DBR];
@@ -167,7 +170,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 		rq->stride_shift = (uint32_t)__builtin_ctz(g->rq_stride);
 		rq->max_gs = g->rq_stride / FV_DS;
 		rq->head = rq->tail = be32toh(*rq->dbrec) & 0xffff;
-		rq->wrid = (uint64_t *)(mem + sq_n * sizeof(uint64_t));
+		rq->wrid = (uint64_t *)(mem + sq_n * (sizeof(struct fv_wr_id) + sizeof(struct fv_sq_meta)));
 	}
 	if (fv_registry_set(qp->qpn, qp)) {
 		free(mem);

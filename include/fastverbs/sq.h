@@ -29,38 +29,55 @@ enum {
 	FV_FENCE     = MLX5_WQE_CTRL_FENCE,	/* wait for earlier READ/atomic responses */
 };
 
+/* A slot's wr_id, written through this type only (like a WQE, see struct fv_unit). */
+struct fv_wr_id {
+	uint64_t v;
+};
+
 /*
- * Building a WQE (inline payloads aside) stores only 64-bit words (WQE, wr_id, end) and 32-bit
- * counters of this struct, and calls nothing: the compiler can tell those stores apart and
- * need not reload the struct's fields after each of them (so no uint8_t fields either: a char
+ * Per slot (a WQE's first WQEBB), for the completion that names the WQE: its end, written
+ * only when a completion is asked for (FV_SIGNALED, or forced by fastverbs), so an
+ * unsignaled WQE costs no store here; a stale end is told apart by where it lies (fv_sq_end).
+ */
+struct fv_sq_meta {
+	uint32_t end;		/* the counter just past the WQE: ci once it completes */
+	uint32_t forced;	/* == end: fastverbs asked for this completion itself (the caller did
+				 * not); written only when that happens, by fv_sq_take_slow */
+};
+
+/*
+ * Building a WQE (inline payloads aside) stores only into the ring (through fastverbs' own
+ * types, see wqe.h), the wr_id and meta tables (likewise) and 32-bit counters of this struct,
+ * and calls nothing: the compiler can tell those stores apart and need not reload the
+ * struct's fields, or the caller's request, after them (so no uint8_t fields either: a char
  * may alias anything).
  */
 struct fv_sq {
-	/* Building a WQE: */
+	/* Building a WQE (the typed builders read all of these up front): */
 	struct fv_ring ring;
-	uint64_t *wrid;		/* wr_id per slot (slot: a WQE's first WQEBB) */
-	uint64_t *end;		/* per slot: the counter just past the WQE (ci once it completes),
-				 * | FV_SQ_ASKED if its caller asked for a completion */
+	struct fv_wr_id *wr_id;	/* per slot: the caller's wr_id */
+	struct fv_sq_meta *meta;	/* per slot */
 	uint32_t mask;		/* WQEBBs in the ring - 1 */
+	uint32_t mask8;		/* mask * 8: (pi * 8) & mask8 is a slot's offset in the wr_id table,
+				 * and an eighth of its WQE's offset in the ring */
 	uint32_t pi;		/* WQEBBs built */
 	uint32_t lim;		/* WQEs that end at or before lim take the fast path (see top) */
 	uint32_t last_pi;	/* first WQEBB of the last WQE built */
-	uint32_t qpn8;		/* qpn << 8: the ctrl qpn_ds word without ds */
+	__be32 qpn_be;		/* htobe32(qpn << 8): the ctrl's qpn_ds word without ds */
 	__be32 sig_all;		/* FV_SIGNALED when the QP was created with sq_sig_all, as in fm_be */
 	/* Ringing: */
 	uint32_t rung_pi;	/* pi at the last doorbell */
-	uint32_t bf_offset;	/* alternates between the two halves */
-	uint8_t *bf_reg;	/* BlueFlame / UAR register base */
+	uint32_t bf_ds;		/* a lone WQE of ds units goes by BlueFlame iff ds - 2 < bf_ds
+				 * (ds 2 .. BF half / 16; 0: 8-byte doorbells only) */
+	uintptr_t bf_cur;	/* the BlueFlame half the next doorbell writes */
+	uintptr_t bf_toggle;	/* bf_cur ^= bf_toggle moves it to the other half */
 	volatile __be32 *dbrec;	/* send doorbell record (dbrec[MLX5_SND_DBR]) */
-	uint32_t bf_size;	/* one BlueFlame half; 0 = 8-byte doorbells only */
 	/* Completions and the slow path: */
 	uint32_t ci;		/* WQEBBs the device is known to be done with */
 	uint32_t sig_pi;	/* pi just past the last WQE known to ask for a completion */
 	uint32_t unsig_max;	/* longest unsignaled run before fastverbs asks for a completion */
 	uint32_t fence_cache;	/* fence the next WQE owes to a local-invalidate / bind */
 };
-
-#define FV_SQ_ASKED (1ull << 63)	/* in end[]: the caller's FV_SIGNALED (the sign: one test) */
 
 /* WQEBBs a WQE of ds units occupies. */
 static inline unsigned fv_ds_to_bb(unsigned ds)
@@ -74,10 +91,24 @@ static inline uint32_t fv_sq_room(const struct fv_sq *sq)
 	return sq->mask + 1 - (sq->pi - sq->ci);
 }
 
+/*
+ * Where the WQE that starts at counter pi goes: its first block, and its wr_id. Both come
+ * from (pi * 8) & mask8, which x86 scales by 8 (and by 1) in the address itself.
+ */
+static inline uint8_t *fv_sq_wqe(const struct fv_sq *sq, uint32_t pi)
+{
+	return sq->ring.buf + (size_t)((pi * 8) & sq->mask8) * 8;
+}
+
+static inline struct fv_wr_id *fv_sq_wr_id_of(const struct fv_sq *sq, uint32_t pi)
+{
+	return (struct fv_wr_id *)((uint8_t *)sq->wr_id + ((pi * 8) & sq->mask8));
+}
+
 /* Address of the next WQE's first block. */
 static inline uint8_t *fv_sq_next_wqe(const struct fv_sq *sq)
 {
-	return sq->ring.buf + ((size_t)(sq->pi & sq->mask) << 6);
+	return fv_sq_wqe(sq, sq->pi);
 }
 
 /* The nearer of the two limits of the fast path (see top), both at or past pi. */
@@ -88,12 +119,17 @@ static inline uint32_t fv_sq_lim(const struct fv_sq *sq)
 	return room_end - sq->pi < run_end - sq->pi ? room_end : run_end;
 }
 
-/* An empty ring whose counters all start at pi (taking a QP over; tests start anywhere). */
+/*
+ * An empty ring whose counters all start at pi (taking a QP over; tests start anywhere).
+ * Every slot's meta is stale (end at or before ci) and marks nothing forced.
+ */
 static inline void fv_sq_set_pi(struct fv_sq *sq, uint32_t pi)
 {
 	sq->pi = sq->ci = sq->rung_pi = sq->sig_pi = pi;
 	sq->last_pi = pi - 1;	/* not rung_pi: fv_sq_ring takes that for a WQE to ring */
 	sq->lim = fv_sq_lim(sq);
+	for (uint32_t i = 0; i <= sq->mask; i++)
+		sq->meta[i] = (struct fv_sq_meta){ .end = pi, .forced = pi - 1 };
 }
 
 /* The next WQE owes fm (an initiator fence) to the one before; FV_FENCE on it overrides. */
@@ -105,8 +141,8 @@ static inline void fv_sq_cache_fence(struct fv_sq *sq, uint8_t fm)
 
 /*
  * fv_sq_take past lim: room from the live ci, the cached fence, and the unsignaled run: one
- * longer than unsig_max WQEBBs gets a completion fastverbs asks for itself (and hides when
- * polling: see fv_sq_forced), so ci can always advance and the ring always drains.
+ * longer than unsig_max WQEBBs gets a completion fastverbs asks for itself (marked forced in
+ * its meta, and hidden when polling), so ci can always advance and the ring always drains.
  * Inline, not called: a call would make the compiler forget the ring's fields.
  */
 static inline bool fv_sq_take_slow(struct fv_sq *sq, unsigned nbb, __be32 *fm_be)
@@ -118,8 +154,10 @@ static inline bool fv_sq_take_slow(struct fv_sq *sq, unsigned nbb, __be32 *fm_be
 	if (!(fm & FV_FENCE))
 		fm |= sq->fence_cache;
 	sq->fence_cache = 0;
-	if (!(fm & FV_SIGNALED) && end - sq->sig_pi > sq->unsig_max)
+	if (!(fm & FV_SIGNALED) && end - sq->sig_pi > sq->unsig_max) {
 		fm |= FV_SIGNALED;
+		sq->meta[sq->pi & sq->mask] = (struct fv_sq_meta){ .end = end, .forced = end };
+	}
 	if (fm & FV_SIGNALED)
 		sq->sig_pi = end;
 	sq->lim = fv_sq_lim(sq);
@@ -146,15 +184,16 @@ static inline bool fv_sq_take(struct fv_sq *sq, unsigned flags, unsigned nbb, __
 }
 
 /*
- * The WQE at pi, built with flags, is complete: remember its wr_id, its end and whether its
- * caller asked for a completion, and move the producer past it.
+ * The WQE of nbb blocks at pi, built with flags, is written: keep its wr_id, its end when a
+ * completion is asked for, and move the producer past it.
  */
 static inline void fv_sq_commit(struct fv_sq *sq, uint64_t wr_id, unsigned flags, unsigned nbb)
 {
-	uint32_t pi = sq->pi, slot = pi & sq->mask;
+	uint32_t pi = sq->pi;
 
-	sq->wrid[slot] = wr_id;
-	sq->end[slot] = (flags & FV_SIGNALED ? FV_SQ_ASKED : 0) | (uint32_t)(pi + nbb);
+	fv_sq_wr_id_of(sq, pi)->v = wr_id;
+	if (flags & FV_SIGNALED)
+		sq->meta[pi & sq->mask].end = pi + nbb;
 	sq->last_pi = pi;
 	sq->pi = pi + nbb;
 }
@@ -168,28 +207,44 @@ static inline void fv_sq_commit(struct fv_sq *sq, uint64_t wr_id, unsigned flags
  */
 static inline __attribute__((always_inline)) void fv_sq_ring(struct fv_sq *sq)
 {
-	uint32_t pi = sq->pi, last = sq->last_pi, mask = sq->mask;
-	const uint8_t *buf = sq->ring.buf, *wqe = buf + ((size_t)(last & mask) << 6);
-	uint8_t *reg = sq->bf_reg + sq->bf_offset;
+	uint32_t pi = sq->pi, last = sq->last_pi, rung = sq->rung_pi;
+	const uint8_t *wqe = fv_sq_wqe(sq, last);
+	uint8_t *reg = (uint8_t *)sq->bf_cur;
 	unsigned ds = wqe[7];	/* low byte of qpn_ds: the 6-bit ds, its upper bits 0 */
-	/* lone: the last WQE is the first since the doorbell (never on an empty ring: set_pi) */
-	bool lone = last == sq->rung_pi, bf = lone && ds > 1 && ds * FV_DS <= sq->bf_size;
 
-	if (!lone && pi == sq->rung_pi)
-		return;
+	if (pi == rung)
+		return;		/* nothing new (then last < rung: the test below is false) */
+	/* lone: the last WQE is the first since the doorbell */
+	bool bf = last == rung && ds - 2 < sq->bf_ds;
+
 	fv_dma_wmb();
 	*sq->dbrec = htobe32(pi & 0xffff);
 	fv_wc_start();
 	if (bf) {
 		fv_bf_copy64(reg, wqe);
 		for (unsigned i = 1; i * 4 < ds; i++)	/* its other blocks; it may continue at block 0 */
-			fv_bf_copy64(reg + i * FV_WQEBB, buf + ((size_t)((last + i) & mask) << 6));
+			fv_bf_copy64(reg + i * FV_WQEBB, fv_sq_wqe(sq, last + i));
 	} else {
 		fv_mmio_write64(reg, *(const uint64_t *)wqe);
 	}
 	fv_wc_flush();
-	sq->bf_offset ^= sq->bf_size;
+	sq->bf_cur ^= sq->bf_toggle;
 	sq->rung_pi = pi;
+}
+
+/*
+ * The end of the WQE in slot whose 16-bit index is wqe_counter: from its meta if that was
+ * written for it (ci < end <= ci + ring size: a stale end, of an earlier WQE in the slot,
+ * lies at or before ci), else from the ds in its ctrl. ci is at or before the WQE.
+ */
+static inline uint32_t fv_sq_end(const struct fv_sq *sq, uint32_t slot, uint16_t wqe_counter)
+{
+	uint32_t end = sq->meta[slot].end;
+
+	if (__builtin_expect(end - sq->ci - 1 > sq->mask, 0))
+		end = sq->ci + (uint16_t)(wqe_counter - sq->ci) +
+		      fv_ds_to_bb(sq->ring.buf[((size_t)slot << 6) + 7] & 0x3f);
+	return end;
 }
 
 /*
@@ -201,18 +256,36 @@ static inline uint32_t fv_sq_retire(struct fv_sq *sq, uint16_t wqe_counter)
 {
 	uint32_t slot = wqe_counter & sq->mask;
 
-	sq->ci = (uint32_t)sq->end[slot];
+	sq->ci = fv_sq_end(sq, slot, wqe_counter);
 	return slot;
 }
 
 /*
- * Whether a completion for the WQE in slot is one fastverbs forced: its caller asked for
- * none (no FV_SIGNALED, no sq_sig_all), so it completes only because fastverbs signaled it
- * (or failed). Nothing to clear: the next WQE in the slot rewrites its end[].
+ * Whether a completion for the WQE ending at end, in slot, is one fastverbs forced: its
+ * caller asked for none (no FV_SIGNALED, no sq_sig_all), so it completes only because
+ * fastverbs signaled it (or failed).
  */
-static inline bool fv_sq_forced(const struct fv_sq *sq, uint32_t slot)
+static inline bool fv_sq_forced(const struct fv_sq *sq, uint32_t slot, uint32_t end)
 {
-	return !(sq->end[slot] & FV_SQ_ASKED) && !sq->sig_all;
+	return sq->meta[slot].forced == end;
+}
+
+/* Whether the WQE that starts at counter start (not yet retired) was signaled by fastverbs. */
+static inline bool fv_sq_forced_wqe(const struct fv_sq *sq, uint32_t start)
+{
+	uint32_t slot = start & sq->mask;
+
+	return fv_sq_forced(sq, slot, fv_sq_end(sq, slot, (uint16_t)start));
+}
+
+/*
+ * The forced completion of the WQE in slot was seen: clear its mark (to a counter no WQE in
+ * the slot ends at for 2^32 WQEBBs), so that a later WQE ending at the same 32-bit counter
+ * is not taken for it.
+ */
+static inline void fv_sq_unforce(struct fv_sq *sq, uint32_t slot)
+{
+	sq->meta[slot].forced = sq->meta[slot].end - 1;
 }
 
 #endif /* FASTVERBS_SQ_H */

@@ -59,12 +59,6 @@ static inline uint8_t *fv_ring_copy(const struct fv_ring *r, uint8_t *dst, const
 	return dst + len;
 }
 
-/*
- * Every segment is written as 64-bit stores: half the stores of 32-bit fields, and a WQE
- * store can then never be taken for a store to the send ring's 32-bit counters, so the
- * compiler keeps those in registers across a batch.
- */
-
 /* The 64-bit value whose memory image is the 32-bit word a, then b (both as stored). */
 static inline uint64_t fv_2x32(uint32_t a, uint32_t b)
 {
@@ -76,20 +70,48 @@ static inline uint64_t fv_2x32(uint32_t a, uint32_t b)
 }
 
 /*
+ * WQE stores go through two types of fastverbs' own, which nothing else has: the compiler
+ * then knows that a WQE store changes neither the caller's requests (struct ibv_sge,
+ * ibv_send_wr) nor fastverbs' structs, and keeps what it read of them in registers.
+ *
+ * A unit after the ctrl is one 16-byte store of a two-word vector: a loop posting the same
+ * remote address or SGE keeps the whole unit in one SSE register (two 64-bit registers
+ * otherwise, which a loop of builders runs short of); from two words, x86 builds the vector
+ * with two instructions.
+ */
+typedef uint64_t fv_u64x2 __attribute__((vector_size(16)));
+struct fv_unit {
+	fv_u64x2 v;
+};
+
+/* The 16 bytes at p: the word a, then b (both as stored). */
+static inline void fv_unit_put(uint8_t *p, uint64_t a, uint64_t b)
+{
+	((struct fv_unit *)p)->v = (fv_u64x2){ a, b };
+}
+
+/* The control segment: two 64-bit stores, its first word being new in every WQE. */
+struct fv_ctrl_words {
+	uint64_t w[2];
+};
+
+/*
  * Control segment, always at the start of a block.
  *   0: opmod(8) | wqe index(16) | opcode(8)     4: qpn(24) | ds(8)
  *   8: signature 0, stream id 0, fm_ce_se        12: imm / invalidate key
- * qpn8 is qpn << 8 in host order; fm_be is the word at byte 8, htobe32(fm_ce_se).
+ * qpn_be is htobe32(qpn << 8); fm_be is the word at byte 8, htobe32(fm_ce_se).
+ * The first word is the swapped index (pi << 16 drops pi's upper half; one 64-bit swap
+ * puts it at bytes 1-2) plus everything else, added rather than or-ed so that the compiler
+ * keeps the rest (QPN, opcode, ds) as one value, computed once in a loop.
  */
 static inline uint8_t *fv_wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint8_t opcode,
-				   uint32_t qpn8, unsigned ds, __be32 fm_be, __be32 imm)
+				   __be32 qpn_be, unsigned ds, __be32 fm_be, __be32 imm)
 {
-	uint64_t *c = (uint64_t *)p;
+	struct fv_ctrl_words *c = (struct fv_ctrl_words *)p;
 
-	/* bytes 0..7: one big-endian word */
-	c[0] = htobe64((uint64_t)(uint16_t)pi << 40 |
-		       ((uint64_t)opmod << 56 | (uint64_t)opcode << 32 | ds) | qpn8);
-	c[1] = fv_2x32(fm_be, imm);
+	c->w[0] = htobe64((uint64_t)(pi << 16) << 24) +
+		  fv_2x32(htobe32((uint32_t)opmod << 24 | opcode), qpn_be | htobe32(ds));
+	c->w[1] = fv_2x32(fm_be, imm);
 	return p + FV_DS;
 }
 
@@ -97,10 +119,7 @@ static inline uint8_t *fv_wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint8
 static inline uint8_t *fv_wqe_raddr(const struct fv_ring *r, uint8_t *p, uint64_t raddr,
 				    uint32_t rkey, bool may_wrap)
 {
-	uint64_t *s = (uint64_t *)p;
-
-	s[0] = htobe64(raddr);
-	s[1] = fv_2x32(htobe32(rkey), 0);
+	fv_unit_put(p, htobe64(raddr), fv_2x32(htobe32(rkey), 0));
 	return fv_ring_add(r, p, FV_DS, may_wrap);
 }
 
@@ -108,10 +127,7 @@ static inline uint8_t *fv_wqe_raddr(const struct fv_ring *r, uint8_t *p, uint64_
 static inline uint8_t *fv_wqe_atomic(const struct fv_ring *r, uint8_t *p, uint64_t swap_add,
 				     uint64_t compare, bool may_wrap)
 {
-	uint64_t *s = (uint64_t *)p;
-
-	s[0] = htobe64(swap_add);
-	s[1] = htobe64(compare);
+	fv_unit_put(p, htobe64(swap_add), htobe64(compare));
 	return fv_ring_add(r, p, FV_DS, may_wrap);
 }
 
@@ -119,32 +135,19 @@ static inline uint8_t *fv_wqe_atomic(const struct fv_ring *r, uint8_t *p, uint64
 static inline uint8_t *fv_wqe_data(const struct fv_ring *r, uint8_t *p, uint32_t len,
 				   uint32_t lkey, uint64_t addr, bool may_wrap)
 {
-	uint64_t *s = (uint64_t *)p;
-
-	s[0] = fv_2x32(htobe32(len), htobe32(lkey));
-	s[1] = htobe64(addr);
+	fv_unit_put(p, fv_2x32(htobe32(len), htobe32(lkey)), htobe64(addr));
 	return fv_ring_add(r, p, FV_DS, may_wrap);
 }
 
 /*
- * The data segment of an SGE as it is. Its first 8 bytes are the SGE's length and lkey, which
- * sit side by side in struct ibv_sge: one load, each half made big-endian, one store.
+ * The data segment of an SGE as it is. Its length and lkey are read as two 32-bit fields: a
+ * compiler would merge a read of both into one 64-bit read that it can no longer tell apart
+ * from the ring's 32-bit counters, and then keep none of them in registers.
  */
 static inline uint8_t *fv_wqe_sge(const struct fv_ring *r, uint8_t *p, const struct ibv_sge *sge,
 				  bool may_wrap)
 {
-	uint64_t *s = (uint64_t *)p, len_lkey;
-
-	_Static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct ibv_sge, length) + 4,
-		       "lkey follows length");
-	memcpy(&len_lkey, (const uint8_t *)sge + offsetof(struct ibv_sge, length), sizeof(len_lkey));
-#if __BYTE_ORDER == __LITTLE_ENDIAN
-	len_lkey = htobe64(len_lkey);		/* both halves big-endian, but swapped */
-	len_lkey = len_lkey << 32 | len_lkey >> 32;
-#endif
-	s[0] = len_lkey;
-	s[1] = htobe64(sge->addr);
-	return fv_ring_add(r, p, FV_DS, may_wrap);
+	return fv_wqe_data(r, p, sge->length, sge->lkey, sge->addr, may_wrap);
 }
 
 /* Octowords an inline segment of len payload bytes takes (4-byte header + payload). */
@@ -197,12 +200,10 @@ static inline uint8_t *fv_wqe_av(const struct fv_ring *r, uint8_t *p, const stru
 	uint32_t rest;	/* bytes 12..15: stat_rate_sl, fl_mlid, rlid */
 
 	memcpy(&rest, src + 12, sizeof(rest));
-	((uint64_t *)p)[0] = fv_2x32(htobe32(qkey), 0);
-	((uint64_t *)p)[1] = fv_2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest);
+	fv_unit_put(p, fv_2x32(htobe32(qkey), 0), fv_2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest));
 	for (int u = 1; u < 3; u++) {
 		p = fv_ring_add(r, p, FV_DS, may_wrap);
-		((uint64_t *)p)[0] = fv_load64(src + u * FV_DS);
-		((uint64_t *)p)[1] = fv_load64(src + u * FV_DS + 8);
+		fv_unit_put(p, fv_load64(src + u * FV_DS), fv_load64(src + u * FV_DS + 8));
 	}
 	return fv_ring_add(r, p, FV_DS, may_wrap);
 }
@@ -210,10 +211,7 @@ static inline uint8_t *fv_wqe_av(const struct fv_ring *r, uint8_t *p, const stru
 /* XRC segment: the remote XRC SRQ number, 12 reserved bytes written as 0. */
 static inline uint8_t *fv_wqe_xrc(const struct fv_ring *r, uint8_t *p, uint32_t srqn, bool may_wrap)
 {
-	uint64_t *s = (uint64_t *)p;
-
-	s[0] = fv_2x32(htobe32(srqn), 0);
-	s[1] = 0;
+	fv_unit_put(p, fv_2x32(htobe32(srqn), 0), 0);
 	return fv_ring_add(r, p, FV_DS, may_wrap);
 }
 

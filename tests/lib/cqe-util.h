@@ -227,7 +227,7 @@ static inline uint32_t cqe_post_send(struct fv_qp *qp, uint8_t opcode, unsigned 
 	uint8_t *p = fv_sq_next_wqe(sq);
 	uint32_t at = sq->pi;
 
-	p = fv_wqe_ctrl(p, sq->pi, 0, opcode, sq->qpn8, ds, fm, 0);
+	p = fv_wqe_ctrl(p, sq->pi, 0, opcode, sq->qpn_be, ds, fm, 0);
 	if (qp->qpt == FV_QPT_XRC)
 		p = fv_wqe_xrc(&sq->ring, p, 0x55, true);
 	if (raddr)

@@ -54,7 +54,7 @@ uint8_t *memqp_block(const struct memqp *m, uint32_t idx)
 bool memqp_forced(const struct memqp *m, uint32_t idx)
 {
 	return (memqp_block(m, idx)[11] & MLX5_WQE_CTRL_CQ_UPDATE) &&
-	       fv_sq_forced(&m->qp.sq, idx & m->qp.sq.mask);
+	       fv_sq_forced_wqe(&m->qp.sq, idx);
 }
 
 const char *hexstr(const void *p, size_t n)

@@ -101,7 +101,7 @@ static inline int fv_post_send_one(struct fv_qp *qp, const struct ibv_send_wr *w
 	} else if (qp->qpt == FV_QPT_XRC) {
 		r.srqn = wr->qp_type.xrc.remote_srqn;
 	}
-	return fv_build_wqe(qp, qp->qpt, &r, 0);	/* nothing is a constant here: one copy of the body */
+	return fv_build_wqe(qp, qp->qpt, &r);	/* nothing is a constant here: one copy of the body */
 }
 
 /*
