@@ -3,7 +3,8 @@
 #   bench/cost.sh [build dir]        CC, CFLAGS override the compiler and its flags
 # Posting: RC RDMA WRITE, one SGE, typed path (fv_write + fv_ring), 1 and 32 WRs per doorbell
 # (the same SGE for every WR, as bench/post.c posts, and a different one).
-# Polling: RC SEND completions through fv_poll and fv_poll_cq, 1 and 16 CQEs per call.
+# Polling: RC SEND completions through fv_poll and fv_poll_cq, 1 and 16 CQEs per call (and the
+# completions of two QPs taking turns).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$top/build/bench}
@@ -34,3 +35,5 @@ printf '%-44s %s\n' "fv_poll, 1 CQE per call" "$(count "$out/cost_poll" 1)"
 printf '%-44s %s\n' "fv_poll, 16 CQEs per call" "$(count "$out/cost_poll" 16)"
 printf '%-44s %s\n' "fv_poll_cq, 1 CQE per call" "$(count "$out/cost_poll" 1 ibv)"
 printf '%-44s %s\n' "fv_poll_cq, 16 CQEs per call" "$(count "$out/cost_poll" 16 ibv)"
+printf '%-44s %s\n' "  fv_poll, two QPs taking turns, 1" "$(count "$out/cost_poll" 1 alt)"
+printf '%-44s %s\n' "  fv_poll, two QPs taking turns, 16" "$(count "$out/cost_poll" 16 alt)"

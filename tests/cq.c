@@ -248,6 +248,158 @@ Test(req, forced_completion_error_reported)
 	tqp_free(&m);
 }
 
+/* ---- runs: requester CQEs of one QP and send opcode, decoded from the WQE index alone ---- */
+
+struct expect {
+	uint64_t wr_id;
+	enum ibv_wc_opcode opcode;
+	uint32_t qpn, byte_len;
+};
+
+/* Poll n completions, k per call, the two pollers taking turns, and check them against x. */
+static void drain_check(struct cqe_cq *c, const struct expect *x, int n, int k, int turn)
+{
+	for (int got = 0; got < n; turn++) {
+		int want = n - got < k ? n - got : k;
+
+		if (turn % 2) {
+			struct ibv_wc wc[16];
+
+			memset(wc, 0xee, sizeof(wc));
+			cr_assert_eq(fv_poll_cq(&c->cq, want, wc), want, "completion %d", got);
+			for (int i = 0; i < want; i++, got++) {
+				cr_assert_eq(wc[i].wr_id, x[got].wr_id, "completion %d", got);
+				cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+				cr_assert_eq(wc[i].opcode, x[got].opcode, "completion %d", got);
+				cr_assert_eq(wc[i].qp_num, x[got].qpn, "completion %d", got);
+				cr_assert_eq(wc[i].byte_len, x[got].byte_len, "completion %d", got);
+				cr_assert_eq(wc[i].wc_flags, 0);
+				cr_assert_eq(wc[i].src_qp, 0);
+				cr_assert_eq(wc[i].slid, 0);
+			}
+			cr_assert_eq(wc[want].wr_id, 0xeeeeeeeeeeeeeeee, "nothing written past n");
+		} else {
+			struct fv_wc wc[16];
+
+			memset(wc, 0xee, sizeof(wc));
+			cr_assert_eq(fv_poll(&c->cq, wc, want), want, "completion %d", got);
+			for (int i = 0; i < want; i++, got++) {
+				cr_assert_eq(wc[i].wr_id, x[got].wr_id, "completion %d", got);
+				cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+				cr_assert_eq(wc[i].opcode, x[got].opcode, "completion %d", got);
+				cr_assert_eq(wc[i].qp_num, x[got].qpn, "completion %d", got);
+				cr_assert_eq(wc[i].byte_len, x[got].byte_len, "completion %d", got);
+				cr_assert_eq(wc[i].wc_flags, 0);
+				cr_assert_eq(wc[i].src_qp, 0);
+			}
+			cr_assert_eq(wc[want].wr_id, 0xeeeeeeeeeeeeeeee, "nothing written past n");
+		}
+	}
+	struct fv_wc none;
+
+	cr_assert_eq(fv_poll(&c->cq, &none, 1), 0, "and no more");
+}
+
+/* Two QPs, several opcodes and both pollers on one small CQ that wraps again and again. */
+Test(run, interleaved_qps_opcodes_and_pollers)
+{
+	static const struct { int qp; uint8_t op; enum ibv_wc_opcode wc; uint32_t len; } pat[] = {
+		{ 0, MLX5_OPCODE_SEND, IBV_WC_SEND, 0 }, { 0, MLX5_OPCODE_SEND, IBV_WC_SEND, 0 },
+		{ 0, MLX5_OPCODE_SEND, IBV_WC_SEND, 0 }, { 0, MLX5_OPCODE_RDMA_WRITE, IBV_WC_RDMA_WRITE, 0 },
+		{ 1, MLX5_OPCODE_RDMA_WRITE, IBV_WC_RDMA_WRITE, 0 }, { 0, MLX5_OPCODE_RDMA_WRITE, IBV_WC_RDMA_WRITE, 0 },
+		{ 1, MLX5_OPCODE_ATOMIC_FA, IBV_WC_FETCH_ADD, 8 }, { 1, MLX5_OPCODE_ATOMIC_FA, IBV_WC_FETCH_ADD, 8 },
+		{ 0, MLX5_OPCODE_SEND, IBV_WC_SEND, 0 },
+	};
+	static const int ks[] = { 1, 16, 3, 2, 16, 1, 5 };
+	const int npat = sizeof(pat) / sizeof(pat[0]);
+	struct tqp m[2];
+	struct cqe_cq c;
+	uint64_t b[2];
+	struct ibv_sge s = sge(b, 8);
+	struct expect x[7];
+	int i = 0;
+
+	qp_init(&m[0], FV_QPT_RC, 0x510, 16, 0, 0);
+	qp_init(&m[1], FV_QPT_RC, 0x511, 16, 0, 0);
+	cqe_cq_init(&c, 8, 64, 0);
+	for (int chunk = 0; chunk < 60; chunk++) {
+		int n = 1 + chunk % 7;
+
+		for (int j = 0; j < n; j++, i++) {
+			int q = pat[i % npat].qp;
+			uint32_t qpn = 0x510 + (uint32_t)q;
+			uint32_t at = cqe_post_send(&m[q].qp, pat[i % npat].op, FV_SIGNALED, 0x9000 + (uint64_t)i, &s, 1);
+
+			cqe_req(&c, qpn, pat[i % npat].op, (uint16_t)at, 0x1234, 0);
+			x[j] = (struct expect){ 0x9000 + (uint64_t)i, pat[i % npat].wc, qpn, pat[i % npat].len };
+		}
+		drain_check(&c, x, n, ks[chunk % 7], chunk);
+		for (int q = 0; q < 2; q++)
+			cr_assert_eq(m[q].qp.sq.ci, m[q].qp.sq.pi, "chunk %d: SQ %d retired", chunk, q);
+		cr_assert_eq(be32toh(c.dbrec[0]), c.cq.ci & 0xffffff);
+	}
+	cqe_cq_free(&c);
+	tqp_free(&m[0]);
+	tqp_free(&m[1]);
+}
+
+/* A run keeps its QP only while the QPN table is what it was: a new QP under the same QPN. */
+Test(run, qp_replaced_under_the_same_qpn)
+{
+	struct tqp a, b;
+	struct cqe_cq c;
+	uint64_t buf[2];
+	struct ibv_sge s = sge(buf, 8);
+
+	qp_init(&a, FV_QPT_RC, 0x520, 16, 0, 0);
+	cqe_cq_init(&c, 8, 64, 0);
+	for (int i = 0; i < 3; i++) {
+		uint32_t at = cqe_post_send(&a.qp, MLX5_OPCODE_SEND, FV_SIGNALED, 0xa0 + (uint64_t)i, &s, 1);
+
+		cqe_req(&c, 0x520, MLX5_OPCODE_SEND, (uint16_t)at, 0, 0);
+		cr_assert_eq(cqe_poll1_fv(&c.cq).wr_id, 0xa0 + (uint64_t)i);
+	}
+	tqp_free(&a);
+	qp_init(&b, FV_QPT_RC, 0x520, 16, 0, 0);
+	for (int i = 0; i < 3; i++) {
+		uint32_t at = cqe_post_send(&b.qp, MLX5_OPCODE_SEND, FV_SIGNALED, 0xb0 + (uint64_t)i, &s, 1);
+
+		cqe_req(&c, 0x520, MLX5_OPCODE_SEND, (uint16_t)at, 0, 0);
+		cr_assert_eq(cqe_poll1_fv(&c.cq).wr_id, 0xb0 + (uint64_t)i);
+		cr_assert_eq(b.qp.sq.ci, b.qp.sq.pi);
+	}
+	cqe_cq_free(&c);
+	tqp_free(&b);
+}
+
+/* sq_sig_all: every WQE asks for a completion, its end is not written; ci from its ds. */
+Test(run, sq_sig_all_qp)
+{
+	struct tqp m;
+	struct cqe_cq c;
+	uint64_t buf[8];
+	struct ibv_sge s[3] = { sge(buf, 8), sge(buf + 1, 8), sge(buf + 2, 8) };
+	struct expect x[8];
+
+	tqp_init(&m, &(struct tqp_cfg){ .qpt = FV_QPT_RC, .qpn = 0x530, .sq_wqe_cnt = 16,
+					 .max_send_sge = 4, .start_pi = 0xfffa, .sq_sig_all = 1 });
+	cqe_cq_init(&c, 8, 64, 0);
+	for (int round = 0; round < 6; round++) {
+		for (int i = 0; i < 4; i++) {
+			/* 1 or 3 SGEs: 1 or 2 WQEBBs */
+			uint32_t at = cqe_post_send(&m.qp, MLX5_OPCODE_SEND, 0, 0xc0 + (uint64_t)i, s, 1 + 2 * (i & 1));
+
+			cr_assert(m.qp.sq.ring.buf[((at & m.qp.sq.mask) << 6) + 11] & MLX5_WQE_CTRL_CQ_UPDATE);
+			cqe_req(&c, 0x530, MLX5_OPCODE_SEND, (uint16_t)at, 0, 0);
+			x[i] = (struct expect){ 0xc0 + (uint64_t)i, IBV_WC_SEND, 0x530, 0 };
+		}
+		drain_check(&c, x, 4, round % 2 ? 1 : 16, round);
+		cr_assert_eq(m.qp.sq.ci, m.qp.sq.pi, "round %d", round);
+	}
+	cqe_cq_free(&c);
+	tqp_free(&m);
+}
+
 /* ---- responder ---- */
 
 Test(resp, each_opcode_all_fields)

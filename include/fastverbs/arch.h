@@ -6,6 +6,8 @@
  *
  *   fv_dma_wmb()        WQE stores visible to the device before the doorbell record
  *   fv_dma_rmb()        after a CQE's owner check, before reading the rest of it
+ *   fv_dma_rmb64(p)     the same barrier, the compiler told that only the 64 bytes at p
+ *                       (a CQE) are read after it: it keeps other memory in registers
  *   fv_wc_start()       doorbell record visible before the MMIO store
  *   fv_wc_flush()       push the write-combining buffer out (one doorbell = one burst)
  *   fv_mmio_write64()   one 8-byte store to the UAR / BlueFlame register
@@ -16,11 +18,17 @@
 
 #include <stdint.h>
 
+/* 64 bytes the device writes (fv_dma_rmb64). */
+struct fv_dma64 {
+	char b[64];
+};
+
 #if defined(__x86_64__)
 
 /* x86 keeps normal stores ordered; only the WC buffer needs sfence. */
 #define fv_dma_wmb()  __asm__ __volatile__("" ::: "memory")
 #define fv_dma_rmb()  __asm__ __volatile__("lfence" ::: "memory")
+#define fv_dma_rmb64(p) __asm__ __volatile__("lfence" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
 #define fv_wc_flush() __asm__ __volatile__("sfence" ::: "memory")
 #define fv_wc_start() fv_wc_flush()
 
@@ -45,6 +53,7 @@ static inline void fv_bf_copy64(void *dst, const void *src)
 
 #define fv_dma_wmb()  __asm__ __volatile__("dmb oshst" ::: "memory")
 #define fv_dma_rmb()  __asm__ __volatile__("dmb oshld" ::: "memory")
+#define fv_dma_rmb64(p) __asm__ __volatile__("dmb oshld" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
 #define fv_wc_flush() __asm__ __volatile__("dsb st" ::: "memory")
 #define fv_wc_start() fv_wc_flush()
 
@@ -58,6 +67,7 @@ static inline void fv_bf_copy64(void *dst, const void *src)
 
 #define fv_dma_wmb()  __asm__ __volatile__("sync" ::: "memory")
 #define fv_dma_rmb()  __asm__ __volatile__("lwsync" ::: "memory")
+#define fv_dma_rmb64(p) __asm__ __volatile__("lwsync" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
 #define fv_wc_flush() __asm__ __volatile__("sync" ::: "memory")
 #define fv_wc_start() fv_wc_flush()
 #define FV_BF_COPY_BY_WORDS 1
@@ -66,6 +76,7 @@ static inline void fv_bf_copy64(void *dst, const void *src)
 
 #define fv_dma_wmb()  __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define fv_dma_rmb()  __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define fv_dma_rmb64(p) fv_dma_rmb()
 #define fv_wc_flush() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define fv_wc_start() fv_wc_flush()
 #define FV_BF_COPY_BY_WORDS 1

@@ -19,12 +19,15 @@
  *                             bytes before) | SE 1 | owner 0
  *
  * Entry ci is new iff opcode != INVALID and owner == bit log2(entries) of ci (§5.5); the
- * rest of it is read only after fv_dma_rmb(). Each poll call that consumed anything writes
- * dbrec[FV_CQ_SET_CI] = BE32(ci & 0xffffff) once.
+ * rest of it is read only after a load barrier (fv_dma_rmb(), or fv_dma_rmb64() for the
+ * CQE alone, with a compiler barrier at the end of the call for what the caller reads next).
+ * Each poll call that consumed anything writes dbrec[FV_CQ_SET_CI] = BE32(ci & 0xffffff)
+ * once.
  *
- * A CQE names its QP by number; fv_registry_qp() finds the fv_qp (looked up once per run of
- * CQEs of the same QP within a call). Requester CQE: fv_sq_retire(); a completion fastverbs
- * asked for itself (fv_sq_forced) is consumed but not reported, unless it carries an error.
+ * A CQE names its QP by number; fv_registry_qp() finds the fv_qp. Successful requester
+ * completions of one QP and send opcode make a run (struct fv_cq_run), decoded from their
+ * WQE index alone. Requester CQE: fv_sq_retire(); a completion fastverbs asked for itself
+ * (fv_sq_forced) is consumed but not reported, unless it carries an error.
  * Responder CQE: the RQ's next WQE in order, or the SRQ WQE named by wqe_counter (which SRQ:
  * see recv.h). Scatter-to-CQE data is copied into the buffers of the consumed WQE.
  *
@@ -49,15 +52,36 @@
 /* Rare paths: kept out of line so the poll loop stays small. */
 #define FV_COLD static __attribute__((noinline, cold, unused))
 
+/* A key no CQE carries (send opcode 0xff): no run. */
+#define FV_CQ_NO_RUN htobe32(0xffu << 24)
+
+/*
+ * The run of CQEs fv_cq_poll_core decodes without its general path: successful requester
+ * completions (REQ, no scattered data) of one QP and one send opcode, which differ only in
+ * their WQE. Kept in the CQ across calls.
+ */
+struct fv_cq_run {
+	__be32 key;		/* their sop_drop_qpn (send opcode and QPN); FV_CQ_NO_RUN: none */
+	__be32 last;		/* that of the last completion the general path reported */
+	uint32_t tag;		/* fv_registry.gen | ibv (1: t is a struct ibv_wc): qp and t hold
+				 * while it matches */
+	struct fv_qp *qp;	/* with no run, &fv_no_run: one no CQE names, that nothing writes */
+	fv_u64x2 t[3];		/* their completion, as 16-byte pieces; the wr_id is each CQE's */
+};
+
+/* The QP of no run. */
+__attribute__((weak)) struct fv_qp fv_no_run = { .qpn = ~0u };
+
 struct fv_cq {
 	uint8_t *buf64;		/* the mlx5_cqe64 of entry 0: buf + cqe_size - 64 */
 	uint32_t ci;		/* CQEs consumed */
 	uint32_t off;		/* entry ci's offset from buf64: (ci & mask) * cqe_size */
 	uint32_t own;		/* the owner bit of a new CQE at ci: bit log2(entries) of ci */
-	uint32_t off_mask;	/* entries * cqe_size - 1: offsets wrap with it */
+	uint32_t ring;		/* entries * cqe_size: offsets wrap there */
 	uint32_t mask;		/* entries - 1 */
-	uint32_t cnt;		/* entries: the bit of ci the owner bit must equal */
 	uint32_t cqe_size;	/* 64 or 128 */
+	uint32_t shift;		/* log2(cqe_size) */
+	struct fv_cq_run run;
 	volatile __be32 *dbrec;	/* [FV_CQ_SET_CI] consumer index, [FV_CQ_ARM_DB] arm */
 	struct fv_srq *srq;	/* fv_cq_bind_srq(): receives of QPs fastverbs does not own */
 	struct ibv_cq *ibcq;	/* NULL when described by raw geometry */
@@ -98,13 +122,15 @@ static inline int fv_cq_init_geom(struct fv_cq *cq, const struct fv_cq_geom *g)
 	memset(cq, 0, sizeof(*cq));
 	cq->buf64 = (uint8_t *)g->buf + g->cqe_size - 64;
 	cq->mask = g->cqe_cnt - 1;
-	cq->cnt = g->cqe_cnt;
 	cq->cqe_size = g->cqe_size;
 	cq->dbrec = g->dbrec;
+	cq->shift = (uint32_t)__builtin_ctz(g->cqe_size);
 	cq->ci = be32toh(g->dbrec[FV_CQ_SET_CI]) & 0xffffff;
 	cq->off = (cq->ci & cq->mask) * cq->cqe_size;
-	cq->own = !!(cq->ci & cq->cnt);
-	cq->off_mask = g->cqe_cnt * g->cqe_size - 1;
+	cq->own = !!(cq->ci & g->cqe_cnt);
+	cq->ring = g->cqe_cnt * g->cqe_size;
+	cq->run.key = cq->run.last = FV_CQ_NO_RUN;
+	cq->run.qp = &fv_no_run;
 	cq->cqn = g->cqn;
 	return 0;
 }
@@ -327,10 +353,41 @@ static inline uint32_t fv_4x8(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
 }
 
 /*
+ * The caller's completion entries, as the 8-byte words fastverbs stores: a union with the
+ * struct itself, so that the stores are, as far as aliasing goes, stores to a struct fv_wc
+ * (or ibv_wc) and to nothing else: the compiler keeps the QP's fields in registers across
+ * them (field by field, compilers make a narrow store of each).
+ */
+typedef uint64_t fv_u64x2u __attribute__((vector_size(16), aligned(8)));	/* 8-byte aligned */
+
+union fv_wc_words {
+	struct fv_wc wc;
+	uint64_t w[4];
+	fv_u64x2u v[2];
+};
+
+union fv_ibv_wc_words {
+	struct ibv_wc wc;
+	uint64_t w[6];
+	fv_u64x2u v[3];
+};
+
+/* Word i of the completion entry at o (ibv: struct ibv_wc, else struct fv_wc). */
+static inline __attribute__((always_inline)) uint64_t *fv_wc_word(void *o, const int ibv, unsigned i)
+{
+	return ibv ? &((union fv_ibv_wc_words *)o)->w[i] : &((union fv_wc_words *)o)->w[i];
+}
+
+/* Its 16-byte piece i. */
+static inline __attribute__((always_inline)) fv_u64x2u *fv_wc_piece(void *o, const int ibv, unsigned i)
+{
+	return ibv ? &((union fv_ibv_wc_words *)o)->v[i] : &((union fv_wc_words *)o)->v[i];
+}
+
+/*
  * Store the completion w (decoded from cqe) at o as fv_poll (ibv = 0: struct fv_wc) or
  * fv_poll_cq (ibv = 1: struct ibv_wc, filled as libmlx5 fills it, mlx5-formats.md §5.6)
- * reports it, in 8-byte words: field by field, compilers make a narrow store of each.
- * Returns FV_CQE_REPORT.
+ * reports it. Returns FV_CQE_REPORT.
  */
 static inline __attribute__((always_inline)) int
 fv_cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own, const struct fv_wc *w)
@@ -344,7 +401,8 @@ fv_cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own,
 		_Static_assert(sizeof(struct fv_wc) == sizeof(v) && offsetof(struct fv_wc, byte_len) == 8 &&
 			       offsetof(struct fv_wc, src_qp) == 16 && offsetof(struct fv_wc, status) == 24,
 			       "struct fv_wc layout");
-		memcpy(o, v, sizeof(v));
+		for (unsigned i = 0; i < 4; i++)
+			*fv_wc_word(o, 0, i) = v[i];
 	} else {
 		/* responder fields only for a successful responder completion */
 		bool resp = (uint32_t)(op_own >> 4) - 1 < MLX5_CQE_RESP_SEND_INV && w->status == IBV_WC_SUCCESS;
@@ -366,7 +424,8 @@ fv_cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own,
 			       offsetof(struct ibv_wc, byte_len) == 20 && offsetof(struct ibv_wc, qp_num) == 28 &&
 			       offsetof(struct ibv_wc, wc_flags) == 36 && offsetof(struct ibv_wc, slid) == 42 &&
 			       offsetof(struct ibv_wc, dlid_path_bits) == 45, "struct ibv_wc layout");
-		memcpy(o, v, sizeof(v));
+		for (unsigned i = 0; i < 6; i++)
+			*fv_wc_word(o, 1, i) = v[i];
 	}
 	return FV_CQE_REPORT;
 }
@@ -403,7 +462,9 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 
 	/* Each kind stores its own completion: its constants fold into the stores. */
 	if (op == MLX5_CQE_REQ) {
-		uint32_t slot = fv_sq_retire(&qp->sq, be16toh(cqe->wqe_counter)), len;
+		uint16_t wqe_counter = be16toh(cqe->wqe_counter);
+		uint32_t slot = qp->sq.sig_all ? fv_sq_retire(&qp->sq, wqe_counter) :
+				fv_sq_retire_asked(&qp->sq, wqe_counter), len;
 
 		wr_id = qp->sq.wr_id[slot].v;
 		e = fv_req_op[send_op];
@@ -467,61 +528,236 @@ FV_COLD int fv_cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const s
 }
 
 /*
+ * Whether the completion cqe, just reported at o for qp, starts a run (struct fv_cq_run): the
+ * second in a row of its QP and send opcode (so that the completions of QPs taking turns do
+ * not start one each), a successful requester completion (op_own is exactly REQ, format 0,
+ * the owner bit own) whose byte_len the WQE does not decide; not for sq_sig_all QPs, whose
+ * WQEs' ends are not written (sq.h). If so the run takes its completion (the wr_id is each
+ * CQE's own).
+ */
+static inline __attribute__((always_inline)) void
+fv_cq_run_start(struct fv_cq_run *run, struct fv_qp *qp, const struct mlx5_cqe64 *cqe, uint8_t op_own,
+		uint32_t own, const void *o, const int ibv)
+{
+	const unsigned np = (ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc)) / 16;
+
+	if (run->last != cqe->sop_drop_qpn) {
+		run->last = cqe->sop_drop_qpn;
+		return;
+	}
+	if (op_own != own || !qp || qp->sq.sig_all ||
+	    (fv_req_op[*(const uint8_t *)&cqe->sop_drop_qpn] & (FV_REQ_CNT | FV_REQ_UMR)))
+		return;
+	run->key = cqe->sop_drop_qpn;	/* its tag is already the call's (fv_cq_poll_core) */
+	run->qp = qp;
+	for (unsigned i = 0; i < np; i++)
+		run->t[i] = *fv_wc_piece((void *)(uintptr_t)o, ibv, i);
+}
+
+/*
+ * Store the run's completion t with wr_id at o (struct ibv_wc if ibv): the pieces as they
+ * are, then the wr_id over the first's first word. In a loop the pieces stay in vector
+ * registers.
+ */
+static inline __attribute__((always_inline)) void
+fv_cqe_put_run(void *o, const int ibv, uint64_t wr_id, const fv_u64x2 *t)
+{
+	*fv_wc_piece(o, ibv, 0) = t[0];
+	*fv_wc_word(o, ibv, 0) = wr_id;
+	*fv_wc_piece(o, ibv, 1) = t[1];
+	if (ibv)
+		*fv_wc_piece(o, ibv, 2) = t[2];
+}
+
+/*
+ * The slot of the WQE the CQE at cqe completes if it is one of the CQ's run (struct
+ * fv_cq_run), else -1. A CQE of the run is one byte (op_own: REQ, format 0, the owner bit
+ * own) and one word (its sop_drop_qpn) away from the run's key, so three tests decide it;
+ * not one whose WQE the general path must see (forced by fastverbs). Its completion is the
+ * run's but for the wr_id of its WQE (fv_cqe_put_run). The QP's fields (mask, meta) come from
+ * the caller, who keeps them in registers in a loop (nothing here stores where they are).
+ *
+ * A WQE the run completes asked for a completion (sq_sig_all QPs have no runs), so its end
+ * (the SQ's ci once retired) was written (sq.h).
+ */
+static inline __attribute__((always_inline)) int32_t
+fv_cq_run_slot(const struct mlx5_cqe64 *cqe, uint32_t own, __be32 key, uint32_t mask,
+	       const struct fv_sq_meta *meta)
+{
+	if (cqe->op_own != own)
+		return -1;
+	fv_dma_rmb64(cqe);	/* the rest of the CQE only after its owner bit */
+	if (cqe->sop_drop_qpn != key)
+		return -1;
+
+	uint32_t slot = be16toh(cqe->wqe_counter) & mask;
+
+	return meta[slot].forced == meta[slot].end ? -1 : (int32_t)slot;
+}
+
+/*
+ * Whether the CQE at off looks like one of the CQ's run, read before any barrier: a hint,
+ * fv_cq_run_slot decides. It saves setting a run up for a CQE that is not.
+ */
+static inline __attribute__((always_inline)) bool fv_cq_run_looks(const struct fv_cq *cq, uint32_t off,
+								   uint32_t own)
+{
+	const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)(cq->buf64 + off);
+
+	return cqe->op_own == own && cqe->sop_drop_qpn == cq->run.key;
+}
+
+/*
+ * The CQEs of the CQ's run from off on (fv_cq_run_slot), into o up to end, and up to the ring
+ * end. Moves off and o past what it consumed, and the SQ's ci past their WQEs. A loop of its
+ * own: the QP's fields and the run's completion stay in registers.
+ */
+static inline __attribute__((always_inline)) void
+fv_cq_run(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, const uint8_t *end,
+	  const int ibv)
+{
+	const size_t osz = ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc);
+	const uint8_t *c = cq->buf64 + *offp;	/* the next CQE */
+	struct fv_sq *sq = &cq->run.qp->sq;
+	const struct fv_sq_meta *meta = sq->meta;
+	const struct fv_wr_id *wr_id = sq->wr_id;
+	uint32_t size = cq->cqe_size, mask = sq->mask;
+	__be32 key = cq->run.key;
+	fv_u64x2 t[3] = { cq->run.t[0], cq->run.t[1], ibv ? cq->run.t[2] : cq->run.t[1] };
+	uint8_t *o = *op, *stop = o + (size_t)((cq->ring - *offp) >> cq->shift) * osz;	/* the ring end */
+
+	if (stop > end)
+		stop = (uint8_t *)end;
+	int32_t slot = -1;
+
+	while (o != stop) {
+		int32_t next = fv_cq_run_slot((const struct mlx5_cqe64 *)c, own, key, mask, meta);
+
+		if (next < 0)
+			break;
+		slot = next;
+		fv_cqe_put_run(o, ibv, wr_id[slot].v, t);
+		o += osz;
+		c += size;
+	}
+	if (slot >= 0)	/* not otherwise: with no run, sq is fv_no_run's */
+		sq->ci = meta[slot].end;
+	*offp = (uint32_t)(c - cq->buf64);
+	*op = o;
+}
+
+/*
+ * k CQEs were consumed, the next one at off with owner bit own: record it, and tell the
+ * device. Then a compiler barrier: the run's load barriers covered only its CQEs, and what
+ * the caller reads next (a receive buffer, say) must stay after them too.
+ */
+static inline __attribute__((always_inline)) void
+fv_cq_consumed(struct fv_cq *cq, uint32_t off, uint32_t own, uint32_t k)
+{
+	if (off == cq->ring) {	/* a run stopped at the ring end */
+		off = 0;
+		own ^= 1;
+	}
+	if (k) {
+		cq->ci += k;
+		cq->off = off;
+		cq->own = own;
+		*(volatile __be32 *)&cq->dbrec[FV_CQ_SET_CI] = htobe32(cq->ci & 0xffffff);
+	}
+	__asm__ __volatile__("" ::: "memory");
+}
+
+/*
  * The one poll loop behind fv_poll (ibv = 0: out is struct fv_wc[]) and fv_poll_cq (ibv = 1:
  * out is struct ibv_wc[]); ibv is a constant in each, so the other form folds away.
+ * A CQE that looks like one of the CQ's run goes to the run (fv_cq_run), any other through
+ * the general path (fv_cqe_decode), which may start a new run. One completion at a time (a
+ * ping-pong) takes a straight path.
  */
 static inline __attribute__((always_inline)) int
 fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 {
-	/* Locals: the stores into out could otherwise alias them and force reloads. */
-	const uint8_t *buf = cq->buf64;
-	uint32_t ci = cq->ci, off = cq->off, own = cq->own, size = cq->cqe_size, off_mask = cq->off_mask;
-	uint32_t key = ~0u;	/* the QPN bits of qp's CQEs, as they are in the CQE */
-	struct fv_qp *qp = NULL;
 	const size_t osz = ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc);
+	uint32_t off = cq->off, own = cq->own;
+	uint32_t extra = 0;	/* CQEs consumed without an entry: forced or bad */
 	uint8_t *o = (uint8_t *)out, *end = o + (n > 0 ? (size_t)n * osz : 0);	/* o: the next entry */
+	uint32_t tag = __atomic_load_n(&fv_registry.gen, __ATOMIC_RELAXED) | (uint32_t)ibv;
 	int bad = 0;
 
+	/* The run holds while its tag is the call's; a run started in this call takes it. */
+	if (__builtin_expect(cq->run.tag != tag, 0)) {
+		cq->run.key = FV_CQ_NO_RUN;	/* a QP came or went, or the other form */
+		cq->run.qp = &fv_no_run;
+		cq->run.tag = tag;
+	}
+	if (n == 1 && fv_cq_run_looks(cq, off, own)) {	/* one at a time (a ping-pong): straight */
+		struct fv_sq *sq = &cq->run.qp->sq;
+		int32_t slot = fv_cq_run_slot((const struct mlx5_cqe64 *)(cq->buf64 + off), own, cq->run.key,
+					      sq->mask, sq->meta);
+
+		if (slot >= 0) {
+			sq->ci = sq->meta[slot].end;
+			fv_cqe_put_run(out, ibv, sq->wr_id[slot].v, cq->run.t);
+			fv_cq_consumed(cq, off + cq->cqe_size, own, 1);
+			return 1;
+		}
+	}
 	while (o != end) {
-		const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)(buf + off);
+		if (n != 1 && fv_cq_run_looks(cq, off, own)) {	/* n == 1: just tried */
+			fv_cq_run(cq, &off, own, &o, end, ibv);
+			if (off == cq->ring) {
+				off = 0;
+				own ^= 1;	/* the next pass */
+				continue;
+			}
+			if (o == end)
+				break;
+		}
+
+		const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)(cq->buf64 + off);
 		uint8_t op_own = cqe->op_own, y = op_own ^ own;
+
+		/* The general path. New iff the owner bit (y bit 0, flipped to 0 on a match) is 0
+		 * and the opcode (bits 7:4) is not INVALID (0xf): y rotated right by one is then
+		 * 0x00..0x77. */
+		uint32_t qpn;
+		struct fv_qp *qp;
 		int r;
 
-		/* New iff the owner bit (y bit 0, flipped to 0 on a match) is 0 and the opcode
-		 * (bits 7:4) is not INVALID (0xf): y rotated right by one is then 0x00..0x77. */
 		if ((uint8_t)(y >> 1 | y << 7) > 0x77)
 			break;
 		fv_dma_rmb();	/* the rest of the CQE only after its owner bit */
-		if ((cqe->sop_drop_qpn & htobe32(0xffffff)) != key) {
-			key = cqe->sop_drop_qpn & htobe32(0xffffff);
-			qp = fv_registry_qp(be32toh(key));
-		}
+		qpn = be32toh(cqe->sop_drop_qpn) & 0xffffff;
+		qp = cq->run.qp->qpn == qpn ? cq->run.qp : fv_registry_qp(qpn);
 		r = fv_cqe_decode(cq, qp, cqe, op_own, o, ibv, 0);
 		if (__builtin_expect(r == FV_CQE_BAD, 0)) {
 			if (o != out)
 				break;	/* return what we have; this CQE comes first next time */
 			bad = 1;
 		}
-		ci++;
-		off = (off + size) & off_mask;
-		if (!off)
-			own ^= 1;	/* the next pass */
+		if (r == FV_CQE_REPORT) {
+			fv_cq_run_start(&cq->run, qp, cqe, op_own, own, o, ibv);
+			o += osz;
+		} else {
+			extra++;
+		}
+		off += cq->cqe_size;
+		if (off == cq->ring) {
+			off = 0;
+			own ^= 1;
+		}
 		if (bad)
 			break;
-		if (r == FV_CQE_REPORT)
-			o += osz;
 	}
-	if (ci != cq->ci) {
-		cq->ci = ci;
-		cq->off = off;
-		cq->own = own;
-		*(volatile __be32 *)&cq->dbrec[FV_CQ_SET_CI] = htobe32(ci & 0xffffff);
-	}
+
+	uint32_t got = (uint32_t)((size_t)(o - (uint8_t *)out) / osz);
+
+	fv_cq_consumed(cq, off, own, got + extra);
 	if (__builtin_expect(bad, 0)) {
 		errno = EINVAL;
 		return -1;
 	}
-	return (int)((size_t)(o - (uint8_t *)out) / osz);
+	return (int)got;
 }
 
 /*

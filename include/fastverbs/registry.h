@@ -20,6 +20,8 @@ struct fv_qp;
 
 struct fv_registry {
 	pthread_mutex_t lock;
+	uint32_t gen;		/* changes with every fv_registry_set: a QP pointer a CQ keeps
+				 * (cq.h) is good while gen is what it was */
 	struct fv_qp **page[FV_QPN_PAGES];
 };
 
@@ -42,10 +44,12 @@ static inline int fv_registry_set(uint32_t qpn, struct fv_qp *qp)
 	pthread_mutex_lock(&fv_registry.lock);
 	if (!*slot)
 		*slot = calloc(1u << FV_QPN_PAGE_SHIFT, sizeof(struct fv_qp *));
-	if (*slot)
+	if (*slot) {
 		(*slot)[qpn & ((1u << FV_QPN_PAGE_SHIFT) - 1)] = qp;
-	else
+		__atomic_store_n(&fv_registry.gen, fv_registry.gen + 2, __ATOMIC_RELEASE);
+	} else {
 		err = ENOMEM;
+	}
 	pthread_mutex_unlock(&fv_registry.lock);
 	return err;
 }

@@ -261,6 +261,19 @@ static inline uint32_t fv_sq_retire(struct fv_sq *sq, uint16_t wqe_counter)
 }
 
 /*
+ * fv_sq_retire for a WQE known to have asked for its completion (FV_SIGNALED, or forced by
+ * fastverbs): its end was written. A successful requester completion on a QP without
+ * sq_sig_all is one (the device completes only WQEs that ask, or fail).
+ */
+static inline uint32_t fv_sq_retire_asked(struct fv_sq *sq, uint16_t wqe_counter)
+{
+	uint32_t slot = wqe_counter & sq->mask;
+
+	sq->ci = sq->meta[slot].end;
+	return slot;
+}
+
+/*
  * Whether a completion for the WQE ending at end, in slot, is one fastverbs forced: its
  * caller asked for none (no FV_SIGNALED, no sq_sig_all), so it completes only because
  * fastverbs signaled it (or failed).

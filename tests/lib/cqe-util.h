@@ -25,6 +25,7 @@ struct tqp_cfg {
 	uint32_t sq_wqe_cnt, rq_wqe_cnt, rq_stride;
 	uint32_t max_send_sge, max_recv_sge;
 	uint32_t start_pi;	/* send counters start here (32 bits) */
+	int sq_sig_all;
 };
 
 static inline void *tqp_alloc(size_t n)
@@ -50,6 +51,7 @@ static inline void tqp_init(struct tqp *t, const struct tqp_cfg *c)
 		.rq_buf = t->rq, .rq_wqe_cnt = c->rq_wqe_cnt, .rq_stride = c->rq_stride,
 		.dbrec = t->dbrec, .bf_reg = t->bf, .bf_size = 256,
 		.max_send_sge = c->max_send_sge, .max_recv_sge = c->max_recv_sge,
+		.sq_sig_all = c->sq_sig_all,
 	};
 	cr_assert_eq(fv_qp_init_geom(&t->qp, &g), 0);
 	fv_sq_set_pi(&t->qp.sq, c->start_pi);
