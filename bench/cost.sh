@@ -2,7 +2,8 @@
 # Instructions per WR / per CQE on plain memory, counted by valgrind's callgrind (repeatable).
 #   bench/cost.sh [build dir]        CC, CFLAGS override the compiler and its flags
 # Posting: RC RDMA WRITE, one SGE, typed path (fv_write + fv_ring), 1 and 32 WRs per doorbell
-# (the same SGE for every WR, as bench/post.c posts, and a different one).
+# (the same SGE for every WR, as bench/post.c posts, and a different one); fv_post_send of
+# ibv_send_wr lists filled as bench/post.c fills them, 1 and 32 WRs per call.
 # Polling: RC SEND completions through fv_poll and fv_poll_cq, 1 and 16 CQEs per call (and the
 # completions of two QPs taking turns).
 set -eu
@@ -31,6 +32,8 @@ printf '%-44s %s\n' "fv_write + fv_ring, 1 WR per doorbell" "$(count "$out/cost_
 printf '%-44s %s\n' "fv_write + fv_ring, 32 WRs per doorbell" "$(count "$out/cost_typed" 32)"
 printf '%-44s %s\n' "  the same, a different SGE per WR, 1" "$(count "$out/cost_typed" 1 vary)"
 printf '%-44s %s\n' "  the same, a different SGE per WR, 32" "$(count "$out/cost_typed" 32 vary)"
+printf '%-44s %s\n' "fv_post_send, 1 WR per call" "$(count "$out/cost_typed" 1 ps)"
+printf '%-44s %s\n' "fv_post_send, 32 WRs per call" "$(count "$out/cost_typed" 32 ps)"
 printf '%-44s %s\n' "fv_poll, 1 CQE per call" "$(count "$out/cost_poll" 1)"
 printf '%-44s %s\n' "fv_poll, 16 CQEs per call" "$(count "$out/cost_poll" 16)"
 printf '%-44s %s\n' "fv_poll_cq, 1 CQE per call" "$(count "$out/cost_poll" 1 ibv)"

@@ -1,12 +1,13 @@
 /*
- * Instructions per posted WR on the typed path, on plain memory: RC RDMA WRITE with one SGE,
- * fv_write() per WR and one fv_ring() per batch, shaped like bench/post.c's typed case (the
- * request's fields read into locals first, batch a constant, an error check per WR). Run
+ * Instructions per posted WR, on plain memory: RC RDMA WRITE with one SGE, shaped like
+ * bench/post.c (batch a constant, an error check per call). Typed path: fv_write() per WR
+ * (the request's fields read into locals first) and one fv_ring() per batch; ps:
+ * fv_post_send of a list of batch ibv_send_wr, filled first as bench/post.c fills them. Run
  * under callgrind with --collect-atstart=no (bench/cost.sh): only the measured calls are
  * counted (with everything they run, out of line parts included), after a warm-up call.
  *
- *   cost_typed BATCH [vary]     WRs per doorbell: 1 (every WR rung alone, BlueFlame copy
- *                               included) or 32; vary: a different SGE for every WR
+ *   cost_typed BATCH [vary] [ps]   WRs per doorbell: 1 (every WR rung alone, BlueFlame copy
+ *                                  included) or 32; vary: a different SGE for every WR
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,40 @@ static inline __attribute__((always_inline)) void body(struct fv_rc *rc, const s
 	}
 }
 
+/* fv_post_send of lists of batch WRs, filled as bench/post.c fills them. */
+static inline __attribute__((always_inline)) void body_ps(struct fv_rc *rc, const struct args *a,
+							   uint64_t id, int batch, int one)
+{
+	struct ibv_send_wr wrs[32], *bad;
+
+	for (int i = 0; i < ROUND; i += batch) {
+		for (int j = 0; j < batch; j++) {
+			struct ibv_send_wr *w = &wrs[j];
+
+			w->wr_id = id++;
+			w->next = j + 1 < batch ? &wrs[j + 1] : NULL;
+			w->num_sge = 1;
+			w->opcode = IBV_WR_RDMA_WRITE;
+			w->send_flags = 0;
+			w->sg_list = (struct ibv_sge *)&a->sge[one ? 0 : i + j];
+			w->wr.rdma.remote_addr = a->raddr;
+			w->wr.rdma.rkey = a->rkey;
+		}
+		if (fv_post_send(&rc->qp, wrs, &bad))
+			fail();
+	}
+}
+
+__attribute__((noinline)) static void m_ps_1(struct fv_rc *rc, const struct args *a, uint64_t id)
+{
+	body_ps(rc, a, id, 1, 1);
+}
+
+__attribute__((noinline)) static void m_ps_32(struct fv_rc *rc, const struct args *a, uint64_t id)
+{
+	body_ps(rc, a, id, 32, 1);
+}
+
 __attribute__((noinline)) static void m_1(struct fv_rc *rc, const struct args *a, uint64_t id)
 {
 	body(rc, a, id, 1, 1);
@@ -71,14 +106,21 @@ __attribute__((noinline)) static void m_32_vary(struct fv_rc *rc, const struct a
 
 int main(int argc, char **argv)
 {
-	int batch = argc > 1 ? atoi(argv[1]) : 1, vary = argc > 2 && !strcmp(argv[2], "vary");
+	int batch = argc > 1 ? atoi(argv[1]) : 1, vary = 0, ps = 0;
+
+	for (int i = 2; i < argc; i++) {
+		vary |= !strcmp(argv[i], "vary");
+		ps |= !strcmp(argv[i], "ps");
+	}
+
 	void (*m)(struct fv_rc *, const struct args *, uint64_t) =
+		ps ? (batch == 1 ? m_ps_1 : m_ps_32) :
 		batch == 1 ? (vary ? m_1_vary : m_1) : (vary ? m_32_vary : m_32);
 	static struct args a;
 	struct fv_rc rc;
 
 	if (batch != 1 && batch != 32) {
-		fprintf(stderr, "usage: %s 1|32 [vary]\n", argv[0]);
+		fprintf(stderr, "usage: %s 1|32 [vary] [ps]\n", argv[0]);
 		return 2;
 	}
 	for (int i = 0; i < ROUND; i++)

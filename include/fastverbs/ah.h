@@ -32,4 +32,18 @@ static inline int fv_ah_init(struct fv_ah *fah, struct ibv_ah *ah)
 	return 0;
 }
 
+/* The AV for a UD WR's ibv_ah (fv_post_send), with a one-entry cache per QP. NULL: not one. */
+static inline const struct mlx5_wqe_av *fv_qp_av(struct fv_qp *qp, struct ibv_ah *ah)
+{
+	if (ah != qp->ah_cache_key) {
+		const struct mlx5_wqe_av *av = fv_ah_av_of(ah);
+
+		if (!av)
+			return NULL;
+		qp->ah_cache_key = ah;
+		qp->ah_cache_av = av;
+	}
+	return qp->ah_cache_av;
+}
+
 #endif /* FASTVERBS_AH_H */

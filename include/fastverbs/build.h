@@ -41,6 +41,7 @@ struct fv_req {
 	const struct ibv_sge *sgl;	/* the payload's pieces */
 	int nsge;
 	uint32_t len;			/* FV_PL_INLINE: total bytes */
+	bool from_wr;			/* fv_post_send: read from an ibv_send_wr (no FV_VEC, wqe.h) */
 };
 
 /* Units of the transport segment (UD address vector, XRC SRQ number) a message carries. */
@@ -73,20 +74,20 @@ static FV_ALWAYS_INLINE unsigned fv_req_payload_ds(const struct fv_req *r)
 }
 
 /*
- * The WQE's segments after its ctrl, from p on; may_wrap as in wqe.h. sge1: the payload is
- * one SGE, known not to be empty.
+ * The WQE's segments after its ctrl, from p on; how as in wqe.h. sge1: the payload is one
+ * SGE, known not to be empty.
  */
 static FV_ALWAYS_INLINE void fv_wqe_body(const struct fv_ring *ring, enum fv_qpt qpt,
-					 const struct fv_req *r, const int sge1, uint8_t *p, bool may_wrap)
+					 const struct fv_req *r, const int sge1, uint8_t *p, unsigned how)
 {
 	if (qpt == FV_QPT_XRC && r->payload != FV_PL_NONE)
-		p = fv_wqe_xrc(ring, p, r->srqn, may_wrap);
+		p = fv_wqe_xrc(ring, p, r->srqn, how);
 	if (qpt == FV_QPT_UD && r->payload != FV_PL_NONE)
-		p = fv_wqe_av(ring, p, r->av, r->remote_qpn, r->qkey, may_wrap);
+		p = fv_wqe_av(ring, p, r->av, r->remote_qpn, r->qkey, how);
 	if (r->segs & FV_SEG_RADDR)
-		p = fv_wqe_raddr(ring, p, r->raddr, r->rkey, may_wrap);
+		p = fv_wqe_raddr(ring, p, r->raddr, r->rkey, how);
 	if (r->segs & FV_SEG_ATOMIC)
-		p = fv_wqe_atomic(ring, p, r->swap_add, r->compare, may_wrap);
+		p = fv_wqe_atomic(ring, p, r->swap_add, r->compare, how);
 	if (r->payload == FV_PL_SGL) {
 		for (int i = 0; i < r->nsge; i++) {
 			const struct ibv_sge *s = &r->sgl[i];
@@ -94,12 +95,12 @@ static FV_ALWAYS_INLINE void fv_wqe_body(const struct fv_ring *ring, enum fv_qpt
 			if (!sge1 && !s->length)
 				continue;
 			if (r->segs & FV_SEG_ATOMIC)	/* an atomic's result is always 8 bytes */
-				p = fv_wqe_data(ring, p, 8, s->lkey, s->addr, may_wrap);
+				p = fv_wqe_data(ring, p, 8, s->lkey, s->addr, how);
 			else
-				p = fv_wqe_sge(ring, p, s, may_wrap);
+				p = fv_wqe_sge(ring, p, s, how);
 		}
 	} else if (r->payload == FV_PL_INLINE && r->len) {
-		fv_wqe_inline(ring, p, r->sgl, r->nsge, r->len, may_wrap);
+		fv_wqe_inline(ring, p, r->sgl, r->nsge, r->len, how);
 	}
 }
 
@@ -132,23 +133,22 @@ static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, cons
 	uint8_t *wqe = fv_sq_next_wqe(sq);
 
 	/* A WQE that fits its first block never meets the ring end. */
-	fv_wqe_body(&sq->ring, qpt, r, 0, wqe + FV_DS, max_ds > 4 && ds > 4);
+	fv_wqe_body(&sq->ring, qpt, r, 0, wqe + FV_DS, max_ds > 4 && ds > 4 ? FV_WRAP : 0);
 	fv_wqe_ctrl(wqe, sq->pi, 0, r->opcode, sq->qpn_be, ds, fm, r->imm);
 	fv_sq_commit(sq, r->wr_id, r->flags, nbb);
 	return 0;
 }
 
 /*
- * The typed builders' entry: fv_build_wqe, with a fast path for a WQE of constant size (one
- * SGE that is not empty, or no payload) that ends before lim (sq.h): one straight run of
- * stores, its size folded into them. Everything else (an empty SGE, SGE lists, inline data,
- * the slow side of lim) takes fv_build_wqe.
+ * The fast path of the builders: a WQE of constant size (one SGE that is not empty, or no
+ * payload) that ends before lim (sq.h) is one straight run of stores, its size folded into
+ * them. Returns 0 when it built the WQE, -1 (nothing written) when the WQE is not such a one
+ * (an empty SGE, SGE lists, inline data, the slow side of lim): fv_build_wqe builds it.
  *
- * What the fast path reads, of the ring and of a single SGE, it reads first and on every
- * path: nothing a builder stores can change it, so in a loop of builders the compiler reads
- * it once.
+ * What it reads, of the ring and of a single SGE, it reads first and on every path: nothing
+ * a builder stores can change it, so in a loop of builders the compiler reads it once.
  */
-static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV_ALWAYS_INLINE int fv_build_fast(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	struct fv_sq *sq = &qp->sq;
 	const bool sge1 = r->payload == FV_PL_SGL && r->nsge == 1;
@@ -164,21 +164,26 @@ static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const st
 	unsigned ds = fv_req_hdr_ds(qpt, r) + sge1, nbb = fv_ds_to_bb(ds);
 
 	one.sgl = &s;
-	if ((sge1 || r->payload == FV_PL_NONE) &&
-	    __builtin_expect((!sge1 || s.length) && nbb <= sq->lim - pi, 1)) {	/* pi <= lim <= pi + ring size */
-		/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv_sq_take_slow catches up. */
-		if (r->flags & FV_SIGNALED) {
-			sq->sig_pi = pi + nbb;
-			sq->meta[pi & sq->mask].end = pi + nbb;
-		}
-		fv_wqe_body(&sq->ring, qpt, &one, 1, wqe + FV_DS, ds > 4);
-		fv_wqe_ctrl(wqe, pi, 0, r->opcode, qpn_be, ds, fm, r->imm);
-		wr_id->v = r->wr_id;
-		sq->last_pi = pi;
-		sq->pi = pi + nbb;
-		return 0;
+	if (!(sge1 || r->payload == FV_PL_NONE) ||
+	    __builtin_expect((sge1 && !s.length) || nbb > sq->lim - pi, 0))	/* pi <= lim <= pi + ring size */
+		return -1;
+	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv_sq_take_slow catches up. */
+	if (r->flags & FV_SIGNALED) {
+		sq->sig_pi = pi + nbb;
+		sq->meta[pi & sq->mask].end = pi + nbb;
 	}
-	return fv_build_wqe(qp, qpt, sge1 ? &one : r);
+	fv_wqe_body(&sq->ring, qpt, &one, 1, wqe + FV_DS, (ds > 4 ? FV_WRAP : 0) | (r->from_wr ? 0 : FV_VEC));
+	fv_wqe_ctrl(wqe, pi, 0, r->opcode, qpn_be, ds, fm, r->imm);
+	wr_id->v = r->wr_id;
+	sq->last_pi = pi;
+	sq->pi = pi + nbb;
+	return 0;
+}
+
+/* The typed builders' entry: the fast path, else fv_build_wqe. */
+static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+{
+	return fv_build_fast(qp, qpt, r) ? fv_build_wqe(qp, qpt, r) : 0;
 }
 
 #endif /* FASTVERBS_BUILD_H */

@@ -10,9 +10,9 @@
  *     16      16      48       16       16      16 each, or one inline segment
  *
  * A WQE may run past the ring end and continue at block 0. Every writer takes the ring and
- * a may_wrap constant: when the caller knows the WQE fits in its first block (ds <= 4) the
- * end-of-ring checks fold away. Units never straddle the end (it is 64-byte aligned);
- * inline payload may, and is copied in two pieces.
+ * a constant how (FV_WRAP, FV_VEC below): without FV_WRAP, when the caller knows the WQE
+ * fits in its first block (ds <= 4), the end-of-ring checks fold away. Units never straddle
+ * the end (it is 64-byte aligned); inline payload may, and is copied in two pieces.
  */
 #ifndef FASTVERBS_WQE_H
 #define FASTVERBS_WQE_H
@@ -35,11 +35,23 @@ struct fv_ring {
 	uint8_t *end;	/* one past the last block */
 };
 
-/* Move p forward by n bytes (a multiple of 16), continuing at block 0 past the end. */
-static inline uint8_t *fv_ring_add(const struct fv_ring *r, uint8_t *p, size_t n, bool may_wrap)
+/*
+ * How a writer writes (constants, or-ed):
+ *   FV_WRAP  the WQE may meet the ring end: check for it after each unit;
+ *   FV_VEC   a unit after the ctrl is one 16-byte vector store, and an SGE's fields are read
+ *            one by one: a loop posting the same values (typed builders) then reads them once
+ *            and keeps each unit in one SSE register (two 64-bit registers otherwise, which a
+ *            loop of builders runs short of). Without it, values read per WQE (an
+ *            ibv_send_wr) take fewer instructions: two 64-bit stores, and the SGE's length
+ *            and lkey read as one word.
+ */
+enum { FV_WRAP = 1, FV_VEC = 2 };
+
+/* Move p forward by n bytes (a multiple of 16), continuing at block 0 past the end (FV_WRAP). */
+static inline uint8_t *fv_ring_add(const struct fv_ring *r, uint8_t *p, size_t n, unsigned how)
 {
 	p += n;
-	if (may_wrap && p >= r->end)
+	if ((how & FV_WRAP) && p >= r->end)
 		p -= r->end - r->buf;
 	return p;
 }
@@ -73,21 +85,22 @@ static inline uint64_t fv_2x32(uint32_t a, uint32_t b)
  * WQE stores go through two types of fastverbs' own, which nothing else has: the compiler
  * then knows that a WQE store changes neither the caller's requests (struct ibv_sge,
  * ibv_send_wr) nor fastverbs' structs, and keeps what it read of them in registers.
- *
- * A unit after the ctrl is one 16-byte store of a two-word vector: a loop posting the same
- * remote address or SGE keeps the whole unit in one SSE register (two 64-bit registers
- * otherwise, which a loop of builders runs short of); from two words, x86 builds the vector
- * with two instructions.
  */
 typedef uint64_t fv_u64x2 __attribute__((vector_size(16)));
-struct fv_unit {
+union fv_unit {
 	fv_u64x2 v;
+	uint64_t w[2];
 };
 
-/* The 16 bytes at p: the word a, then b (both as stored). */
-static inline void fv_unit_put(uint8_t *p, uint64_t a, uint64_t b)
+/* The 16 bytes at p: the word a, then b (both as stored); FV_VEC: as one vector. */
+static inline void fv_unit_put(uint8_t *p, uint64_t a, uint64_t b, unsigned how)
 {
-	((struct fv_unit *)p)->v = (fv_u64x2){ a, b };
+	if (how & FV_VEC) {
+		((union fv_unit *)p)->v = (fv_u64x2){ a, b };
+	} else {
+		((union fv_unit *)p)->w[0] = a;
+		((union fv_unit *)p)->w[1] = b;
+	}
 }
 
 /* The control segment: two 64-bit stores, its first word being new in every WQE. */
@@ -117,37 +130,48 @@ static inline uint8_t *fv_wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint8
 
 /* Remote address segment: BE64 address, BE32 rkey, 4 reserved bytes written as 0. */
 static inline uint8_t *fv_wqe_raddr(const struct fv_ring *r, uint8_t *p, uint64_t raddr,
-				    uint32_t rkey, bool may_wrap)
+				    uint32_t rkey, unsigned how)
 {
-	fv_unit_put(p, htobe64(raddr), fv_2x32(htobe32(rkey), 0));
-	return fv_ring_add(r, p, FV_DS, may_wrap);
+	fv_unit_put(p, htobe64(raddr), fv_2x32(htobe32(rkey), 0), how);
+	return fv_ring_add(r, p, FV_DS, how);
 }
 
 /* Atomic segment: swap (CAS) or add (FAA) value, then the compare value. */
 static inline uint8_t *fv_wqe_atomic(const struct fv_ring *r, uint8_t *p, uint64_t swap_add,
-				     uint64_t compare, bool may_wrap)
+				     uint64_t compare, unsigned how)
 {
-	fv_unit_put(p, htobe64(swap_add), htobe64(compare));
-	return fv_ring_add(r, p, FV_DS, may_wrap);
+	fv_unit_put(p, htobe64(swap_add), htobe64(compare), how);
+	return fv_ring_add(r, p, FV_DS, how);
 }
 
 /* Data (pointer) segment: BE32 byte count (bit 31 clear), BE32 lkey, BE64 address. */
 static inline uint8_t *fv_wqe_data(const struct fv_ring *r, uint8_t *p, uint32_t len,
-				   uint32_t lkey, uint64_t addr, bool may_wrap)
+				   uint32_t lkey, uint64_t addr, unsigned how)
 {
-	fv_unit_put(p, fv_2x32(htobe32(len), htobe32(lkey)), htobe64(addr));
-	return fv_ring_add(r, p, FV_DS, may_wrap);
+	fv_unit_put(p, fv_2x32(htobe32(len), htobe32(lkey)), htobe64(addr), how);
+	return fv_ring_add(r, p, FV_DS, how);
 }
 
 /*
- * The data segment of an SGE as it is. Its length and lkey are read as two 32-bit fields: a
- * compiler would merge a read of both into one 64-bit read that it can no longer tell apart
- * from the ring's 32-bit counters, and then keep none of them in registers.
+ * The data segment of an SGE as it is. Its first 8 bytes are the SGE's length and lkey, side
+ * by side in struct ibv_sge: without FV_VEC they are read as one word (a compiler merges the
+ * two reads), made big-endian with one swap and put back in order with a rotation.
  */
 static inline uint8_t *fv_wqe_sge(const struct fv_ring *r, uint8_t *p, const struct ibv_sge *sge,
-				  bool may_wrap)
+				  unsigned how)
 {
-	return fv_wqe_data(r, p, sge->length, sge->lkey, sge->addr, may_wrap);
+	if (how & FV_VEC)
+		return fv_wqe_data(r, p, sge->length, sge->lkey, sge->addr, how);
+
+	uint64_t len_lkey = htobe64(fv_2x32(sge->length, sge->lkey));
+
+	_Static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct ibv_sge, length) + 4,
+		       "lkey follows length");
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	len_lkey = len_lkey << 32 | len_lkey >> 32;	/* both halves big-endian, but swapped */
+#endif
+	fv_unit_put(p, len_lkey, htobe64(sge->addr), how);
+	return fv_ring_add(r, p, FV_DS, how);
 }
 
 /* Octowords an inline segment of len payload bytes takes (4-byte header + payload). */
@@ -161,7 +185,7 @@ static inline unsigned fv_inline_ds(uint32_t len)
  * payload may continue at block 0. Pad bytes after it are left as they are, as libmlx5 does.
  */
 static inline uint8_t *fv_wqe_inline(const struct fv_ring *r, uint8_t *p, const struct ibv_sge *sgl,
-				     int nsge, uint32_t total, bool may_wrap)
+				     int nsge, uint32_t total, unsigned how)
 {
 	uint8_t *dst = p + 4;
 
@@ -169,14 +193,14 @@ static inline uint8_t *fv_wqe_inline(const struct fv_ring *r, uint8_t *p, const 
 	for (int i = 0; i < nsge; i++) {
 		const void *src = (const void *)(uintptr_t)sgl[i].addr;
 
-		if (may_wrap) {
+		if (how & FV_WRAP) {
 			dst = fv_ring_copy(r, dst, src, sgl[i].length);
 		} else {
 			memcpy(dst, src, sgl[i].length);
 			dst += sgl[i].length;
 		}
 	}
-	return fv_ring_add(r, p, fv_inline_ds(total) * FV_DS, may_wrap);
+	return fv_ring_add(r, p, fv_inline_ds(total) * FV_DS, how);
 }
 
 /* 8 bytes at p as one 64-bit word (no alignment or type assumed). */
@@ -194,25 +218,25 @@ static inline uint64_t fv_load64(const void *p)
  * each may be the last.
  */
 static inline uint8_t *fv_wqe_av(const struct fv_ring *r, uint8_t *p, const struct mlx5_wqe_av *av,
-				 uint32_t remote_qpn, uint32_t qkey, bool may_wrap)
+				 uint32_t remote_qpn, uint32_t qkey, unsigned how)
 {
 	const uint8_t *src = (const uint8_t *)av;
 	uint32_t rest;	/* bytes 12..15: stat_rate_sl, fl_mlid, rlid */
 
 	memcpy(&rest, src + 12, sizeof(rest));
-	fv_unit_put(p, fv_2x32(htobe32(qkey), 0), fv_2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest));
+	fv_unit_put(p, fv_2x32(htobe32(qkey), 0), fv_2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest), how);
 	for (int u = 1; u < 3; u++) {
-		p = fv_ring_add(r, p, FV_DS, may_wrap);
-		fv_unit_put(p, fv_load64(src + u * FV_DS), fv_load64(src + u * FV_DS + 8));
+		p = fv_ring_add(r, p, FV_DS, how);
+		fv_unit_put(p, fv_load64(src + u * FV_DS), fv_load64(src + u * FV_DS + 8), how);
 	}
-	return fv_ring_add(r, p, FV_DS, may_wrap);
+	return fv_ring_add(r, p, FV_DS, how);
 }
 
 /* XRC segment: the remote XRC SRQ number, 12 reserved bytes written as 0. */
-static inline uint8_t *fv_wqe_xrc(const struct fv_ring *r, uint8_t *p, uint32_t srqn, bool may_wrap)
+static inline uint8_t *fv_wqe_xrc(const struct fv_ring *r, uint8_t *p, uint32_t srqn, unsigned how)
 {
-	fv_unit_put(p, fv_2x32(htobe32(srqn), 0), 0);
-	return fv_ring_add(r, p, FV_DS, may_wrap);
+	fv_unit_put(p, fv_2x32(htobe32(srqn), 0), 0, how);
+	return fv_ring_add(r, p, FV_DS, how);
 }
 
 #endif /* FASTVERBS_WQE_H */

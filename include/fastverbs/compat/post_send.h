@@ -15,28 +15,18 @@
 #define FASTVERBS_COMPAT_POST_SEND_H
 
 #include "../ops.h"
-#include "../ah.h"
 
-/* fm_ce_se bits for the IBV_SEND_* flags that have one. */
+/* fm_ce_se bits for the IBV_SEND_* flags that have one (bits 0..2): a lookup. */
 static inline unsigned fv_send_flags(unsigned ibv_flags)
 {
-	return ((ibv_flags & IBV_SEND_SIGNALED) ? FV_SIGNALED : 0) |
-	       ((ibv_flags & IBV_SEND_SOLICITED) ? FV_SOLICITED : 0) |
-	       ((ibv_flags & IBV_SEND_FENCE) ? FV_FENCE : 0);
-}
+	static const uint8_t fm[8] = {
+		0, FV_FENCE, FV_SIGNALED, FV_FENCE | FV_SIGNALED, FV_SOLICITED, FV_FENCE | FV_SOLICITED,
+		FV_SIGNALED | FV_SOLICITED, FV_FENCE | FV_SIGNALED | FV_SOLICITED,
+	};
 
-/* The AV for a UD WR's ibv_ah, with a one-entry cache per QP. */
-static inline const struct mlx5_wqe_av *fv_qp_av(struct fv_qp *qp, struct ibv_ah *ah)
-{
-	if (ah != qp->ah_cache_key) {
-		const struct mlx5_wqe_av *av = fv_ah_av_of(ah);
-
-		if (!av)
-			return NULL;
-		qp->ah_cache_key = ah;
-		qp->ah_cache_av = av;
-	}
-	return qp->ah_cache_av;
+	_Static_assert(IBV_SEND_FENCE == 1 && IBV_SEND_SIGNALED == 2 && IBV_SEND_SOLICITED == 4,
+		       "IBV_SEND_* bits");
+	return fm[ibv_flags & 7];
 }
 
 /* Total inline bytes of wr's SGEs, or UINT32_MAX if it cannot fit any QP. */
@@ -49,8 +39,12 @@ static inline uint32_t fv_sgl_bytes(const struct ibv_sge *sgl, int n)
 	return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
 }
 
-/* Check one WR against the table and the QP's caps and build it. 0 or an errno. */
-static inline int fv_post_send_one(struct fv_qp *qp, const struct ibv_send_wr *wr)
+/*
+ * Check one WR against the table and the QP's caps and build it. 0 or an errno. The general
+ * path, table-driven (one copy, not inlined): fv_post_send_list sends here what the fast
+ * path does not build.
+ */
+static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, const struct ibv_send_wr *wr)
 {
 	const struct fv_op_info *info;
 
@@ -104,20 +98,60 @@ static inline int fv_post_send_one(struct fv_qp *qp, const struct ibv_send_wr *w
 	return fv_build_wqe(qp, qp->qpt, &r);	/* nothing is a constant here: one copy of the body */
 }
 
+/* Whether fv_post_send_fast built wr (one SGE, not inline, on a QP of type qpt). */
+static inline __attribute__((always_inline)) bool
+fv_post_send_fast_wr(struct fv_qp *qp, const enum fv_qpt qpt, const struct ibv_send_wr *wr)
+{
+	return wr->num_sge == 1 && !(wr->send_flags & IBV_SEND_INLINE) && qp->max_send_sge &&
+	       !fv_post_send_fast(qp, qpt, wr, fv_send_flags(wr->send_flags));
+}
+
+/*
+ * fv_post_send for a QP of type qpt, a constant: a WR of one SGE, not inline (most WRs) goes
+ * straight into the fast path of the builder of its (QP type, opcode), as with the typed
+ * builders; whatever that does not build, fv_post_send_one does, outside the loop of the
+ * fast path (a call in it would make the compiler read the ring's fields again for every WR).
+ */
+static inline __attribute__((always_inline)) int
+fv_post_send_list(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	for (;;) {
+		int err;
+
+		while (wr && fv_post_send_fast_wr(qp, qpt, wr))
+			wr = wr->next;
+		if (!wr)
+			return 0;
+		err = fv_post_send_one(qp, wr);
+		if (err) {
+			*bad_wr = wr;
+			return err;
+		}
+		wr = wr->next;
+	}
+}
+
 /*
  * ibv_post_send(3) on a QP taken over with fv_qp_init. Returns 0, or the errno of the first
  * refused WR with *bad_wr set to it; the WRs before it are posted and rung.
  */
 static inline int fv_post_send(struct fv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
-	int err = 0;
+	int err;
 
-	for (; wr; wr = wr->next) {
-		err = fv_post_send_one(qp, wr);
-		if (err) {
-			*bad_wr = wr;
-			break;
-		}
+	switch (qp->qpt) {
+	case FV_QPT_RC:
+		err = fv_post_send_list(qp, FV_QPT_RC, wr, bad_wr);
+		break;
+	case FV_QPT_UC:
+		err = fv_post_send_list(qp, FV_QPT_UC, wr, bad_wr);
+		break;
+	case FV_QPT_UD:
+		err = fv_post_send_list(qp, FV_QPT_UD, wr, bad_wr);
+		break;
+	default:
+		err = fv_post_send_list(qp, FV_QPT_XRC, wr, bad_wr);
+		break;
 	}
 	fv_sq_ring(&qp->sq);
 	return err;
