@@ -133,7 +133,8 @@ static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, cons
 	uint8_t *wqe = fv_sq_next_wqe(sq);
 
 	/* A WQE that fits its first block never meets the ring end. */
-	fv_wqe_body(&sq->ring, qpt, r, 0, wqe + FV_DS, max_ds > 4 && ds > 4 ? FV_WRAP : 0);
+	fv_wqe_body(&sq->ring, qpt, r, 0, wqe + FV_DS,
+		    (max_ds > 4 && ds > 4 ? FV_WRAP : 0) | (r->from_wr ? 0 : FV_VEC));
 	fv_wqe_ctrl(wqe, sq->pi, 0, r->opcode, sq->qpn_be, ds, fm, r->imm);
 	fv_sq_commit(sq, r->wr_id, r->flags, nbb);
 	return 0;
@@ -180,10 +181,20 @@ static FV_ALWAYS_INLINE int fv_build_fast(struct fv_qp *qp, enum fv_qpt qpt, con
 	return 0;
 }
 
-/* The typed builders' entry: the fast path, else fv_build_wqe. */
+/*
+ * The typed builders' entry: the fast path, else fv_build_wqe, both from one copy of a
+ * single SGE read field by field (an aggregate copy is a read the compiler cannot place).
+ */
 static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
-	return fv_build_fast(qp, qpt, r) ? fv_build_wqe(qp, qpt, r) : 0;
+	struct fv_req one = *r;
+	struct ibv_sge s = r->payload == FV_PL_SGL && r->nsge == 1 ?
+		(struct ibv_sge){ .addr = r->sgl->addr, .length = r->sgl->length, .lkey = r->sgl->lkey } :
+		(struct ibv_sge){ 0 };
+
+	if (r->payload == FV_PL_SGL && r->nsge == 1)
+		one.sgl = &s;
+	return fv_build_fast(qp, qpt, &one) ? fv_build_wqe(qp, qpt, &one) : 0;
 }
 
 #endif /* FASTVERBS_BUILD_H */

@@ -67,8 +67,9 @@ struct fv_sq {
 	__be32 sig_all;		/* FV_SIGNALED when the QP was created with sq_sig_all, as in fm_be */
 	/* Ringing: */
 	uint32_t rung_pi;	/* pi at the last doorbell */
-	uint32_t bf_ds;		/* a lone WQE of ds units goes by BlueFlame iff ds - 2 < bf_ds
-				 * (ds 2 .. BF half / 16; 0: 8-byte doorbells only) */
+	uint32_t bf_nbb;	/* WQEBBs in one BlueFlame half (0: 8-byte doorbells only): a lone
+				 * WQE of ds > 1 units in as many blocks or fewer goes by BlueFlame
+				 * (halves are multiples of 64 bytes: ds * 16 fits them then) */
 	uintptr_t bf_cur;	/* the BlueFlame half the next doorbell writes */
 	uintptr_t bf_toggle;	/* bf_cur ^= bf_toggle moves it to the other half */
 	volatile __be32 *dbrec;	/* send doorbell record (dbrec[MLX5_SND_DBR]) */
@@ -207,22 +208,21 @@ static inline void fv_sq_commit(struct fv_sq *sq, uint64_t wr_id, unsigned flags
  */
 static inline __attribute__((always_inline)) void fv_sq_ring(struct fv_sq *sq)
 {
-	uint32_t pi = sq->pi, last = sq->last_pi, rung = sq->rung_pi;
+	uint32_t pi = sq->pi, last = sq->last_pi, rung = sq->rung_pi, nbb = pi - last;
 	const uint8_t *wqe = fv_sq_wqe(sq, last);
 	uint8_t *reg = (uint8_t *)sq->bf_cur;
-	unsigned ds = wqe[7];	/* low byte of qpn_ds: the 6-bit ds, its upper bits 0 */
+	bool bf = false;
 
-	if (pi == rung)
-		return;		/* nothing new (then last < rung: the test below is false) */
-	/* lone: the last WQE is the first since the doorbell */
-	bool bf = last == rung && ds - 2 < sq->bf_ds;
-
+	if (last == rung)	/* the last WQE is the first since the doorbell: lone */
+		bf = nbb <= sq->bf_nbb && wqe[7] > 1;	/* ds > 1 (a NOP rings), as in libmlx5 */
+	else if (pi == rung)
+		return;		/* nothing new */
 	fv_dma_wmb();
 	*sq->dbrec = htobe32(pi & 0xffff);
 	fv_wc_start();
 	if (bf) {
 		fv_bf_copy64(reg, wqe);
-		for (unsigned i = 1; i * 4 < ds; i++)	/* its other blocks; it may continue at block 0 */
+		for (uint32_t i = 1; i < nbb; i++)	/* its other blocks; it may continue at block 0 */
 			fv_bf_copy64(reg + i * FV_WQEBB, fv_sq_wqe(sq, last + i));
 	} else {
 		fv_mmio_write64(reg, *(const uint64_t *)wqe);

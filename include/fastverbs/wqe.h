@@ -113,16 +113,16 @@ struct fv_ctrl_words {
  *   0: opmod(8) | wqe index(16) | opcode(8)     4: qpn(24) | ds(8)
  *   8: signature 0, stream id 0, fm_ce_se        12: imm / invalidate key
  * qpn_be is htobe32(qpn << 8); fm_be is the word at byte 8, htobe32(fm_ce_se).
- * The first word is the swapped index (pi << 16 drops pi's upper half; one 64-bit swap
- * puts it at bytes 1-2) plus everything else, added rather than or-ed so that the compiler
- * keeps the rest (QPN, opcode, ds) as one value, computed once in a loop.
+ * The first word is the index (the low 16 bits of pi) put at bytes 1-2 by one 64-bit swap,
+ * plus everything else, added rather than or-ed so that the compiler keeps the rest (QPN,
+ * opcode, ds) as one value, computed once in a loop.
  */
 static inline uint8_t *fv_wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint8_t opcode,
 				   __be32 qpn_be, unsigned ds, __be32 fm_be, __be32 imm)
 {
 	struct fv_ctrl_words *c = (struct fv_ctrl_words *)p;
 
-	c->w[0] = htobe64((uint64_t)(pi << 16) << 24) +
+	c->w[0] = htobe64((uint64_t)(uint16_t)pi << 40) +
 		  fv_2x32(htobe32((uint32_t)opmod << 24 | opcode), qpn_be | htobe32(ds));
 	c->w[1] = fv_2x32(fm_be, imm);
 	return p + FV_DS;

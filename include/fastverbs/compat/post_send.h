@@ -62,7 +62,7 @@ static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, 
 	/* Initialized, not memset: the compiler then keeps the fields in registers. */
 	struct fv_req r = { .wr_id = wr->wr_id, .flags = fv_send_flags(wr->send_flags),
 			    .opcode = info->opcode, .segs = info->segs, .payload = FV_PL_SGL,
-			    .sgl = wr->sg_list, .nsge = wr->num_sge };
+			    .sgl = wr->sg_list, .nsge = wr->num_sge, .from_wr = true };
 
 	if ((wr->send_flags & IBV_SEND_INLINE) && wr->num_sge) {
 		if (info->payload != FV_PAYLOAD_DATA)
