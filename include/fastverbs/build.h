@@ -155,7 +155,7 @@ static FV_ALWAYS_INLINE int fv_build_fast(struct fv_qp *qp, enum fv_qpt qpt, con
 	const bool sge1 = r->payload == FV_PL_SGL && r->nsge == 1;
 	uint32_t pi = sq->pi;
 	uint8_t *wqe = fv_sq_wqe(sq, pi);
-	struct fv_wr_id *wr_id = fv_sq_wr_id_of(sq, pi);
+	struct fv_wr_id *wr_ids = sq->wr_id;
 	__be32 qpn_be = sq->qpn_be;
 	__be32 fm = htobe32(r->flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE)) | sq->sig_all;
 	/* the SGE field by field: an aggregate copy is a read the compiler cannot place */
@@ -175,7 +175,7 @@ static FV_ALWAYS_INLINE int fv_build_fast(struct fv_qp *qp, enum fv_qpt qpt, con
 	}
 	fv_wqe_body(&sq->ring, qpt, &one, 1, wqe + FV_DS, (ds > 4 ? FV_WRAP : 0) | (r->from_wr ? 0 : FV_VEC));
 	fv_wqe_ctrl(wqe, pi, 0, r->opcode, qpn_be, ds, fm, r->imm);
-	wr_id->v = r->wr_id;
+	((struct fv_wr_id *)((uint8_t *)wr_ids + ((pi * 8) & sq->mask8)))->v = r->wr_id;
 	sq->last_pi = pi;
 	sq->pi = pi + nbb;
 	return 0;
