@@ -87,8 +87,11 @@ static inline uint64_t fv_2x32(uint32_t a, uint32_t b)
  * ibv_send_wr) nor fastverbs' structs, and keeps what it read of them in registers.
  */
 typedef uint64_t fv_u64x2 __attribute__((vector_size(16)));
-union fv_unit {
+struct fv_unit {
 	fv_u64x2 v;
+};
+
+struct fv_unit_words {	/* structs, not a union: clang takes a union access for a char one */
 	uint64_t w[2];
 };
 
@@ -96,10 +99,10 @@ union fv_unit {
 static inline void fv_unit_put(uint8_t *p, uint64_t a, uint64_t b, unsigned how)
 {
 	if (how & FV_VEC) {
-		((union fv_unit *)p)->v = (fv_u64x2){ a, b };
+		((struct fv_unit *)p)->v = (fv_u64x2){ a, b };
 	} else {
-		((union fv_unit *)p)->w[0] = a;
-		((union fv_unit *)p)->w[1] = b;
+		((struct fv_unit_words *)p)->w[0] = a;
+		((struct fv_unit_words *)p)->w[1] = b;
 	}
 }
 
