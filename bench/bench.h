@@ -285,4 +285,32 @@ static inline double bench_median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* What one bench program does: open its objects, then count (under callgrind) or time. */
+struct bench_prog {
+	const char *name;
+	void (*open)(void *ctx);
+	void (*count)(void *ctx);
+	void (*time)(void *ctx);
+};
+
+/* The main() of every bench program: `count` or `time`, on the device bench_open found (d). */
+static inline int bench_main(int argc, char **argv, const struct bench_prog *p, void *ctx,
+			     const struct bench_dev *d)
+{
+	int count = argc > 1 && !strcmp(argv[1], "count");
+
+	if (argc != 2 || (!count && strcmp(argv[1], "time"))) {
+		fprintf(stderr, "usage: %s count|time   (count: under callgrind, see bench/run.sh)\n", argv[0]);
+		return 2;
+	}
+	if (count && !bench_counting())
+		fprintf(stderr, "%s: not running under valgrind: the count mode measures nothing\n", p->name);
+	p->open(ctx);
+	fprintf(stderr, "%s: %s, %s\n", p->name, ibv_get_device_name(d->ctx->device),
+		d->step ? "software device in single-step mode" : "hardware");
+	(count ? p->count : p->time)(ctx);
+	fflush(stdout);
+	return 0;
+}
+
 #endif /* FV_BENCH_H */

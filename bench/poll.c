@@ -264,24 +264,14 @@ static void run_time(struct ctx *c)
 			printf("time poll %s %d %.2f\n", path_name[p], per_call[ki], bench_median(ns[p][ki], REPS));
 }
 
+static void open_any(void *c)  { ctx_open(c); }
+static void count_any(void *c) { run_count(c); }
+static void time_any(void *c)  { run_time(c); }
+
 int main(int argc, char **argv)
 {
 	static struct ctx c;
-	int count = argc > 1 && !strcmp(argv[1], "count");
+	static const struct bench_prog prog = { "poll", open_any, count_any, time_any };
 
-	if (argc != 2 || (!count && strcmp(argv[1], "time"))) {
-		fprintf(stderr, "usage: %s count|time   (count: under callgrind, see bench/run.sh)\n", argv[0]);
-		return 2;
-	}
-	if (count && !bench_counting())
-		fprintf(stderr, "poll: not running under valgrind: the count mode measures nothing\n");
-	ctx_open(&c);
-	fprintf(stderr, "poll: %s, %s\n", ibv_get_device_name(c.d.ctx->device),
-		c.d.step ? "software device in single-step mode" : "hardware");
-	if (count)
-		run_count(&c);
-	else
-		run_time(&c);
-	fflush(stdout);
-	return 0;
+	return bench_main(argc, argv, &prog, &c, &c.d);
 }
