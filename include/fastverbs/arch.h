@@ -2,9 +2,12 @@
 /*
  * DMA and MMIO ordering, per architecture.
  *
- * The posting order (DESIGN.md invariant 2) needs five primitives:
+ * The posting order (DESIGN.md invariant 2) needs these primitives:
  *
  *   fv_dma_wmb()        WQE stores visible to the device before the doorbell record
+ *   fv_dma_wmb_sq(p)    the same barrier before a send doorbell, the compiler told that the
+ *                       device only reads memory (p: the send ring): every store before it
+ *                       stays before it, but nothing the program read is stale after it
  *   fv_dma_rmb()        after a CQE's owner check, before reading the rest of it
  *   fv_dma_rmb64(p)     the same barrier, the compiler told that only the 64 bytes at p
  *                       (a CQE) are read after it: it keeps other memory in registers
@@ -25,33 +28,47 @@ struct fv_dma64 {
 
 #if defined(__x86_64__)
 
-/* x86 keeps normal stores ordered; only the WC buffer needs sfence. */
+/*
+ * x86 keeps normal stores ordered; only the WC buffer needs sfence. On the send doorbell's
+ * path no asm clobbers "memory": the first one reads memory of unknown extent (so every
+ * store before it, WQE or payload, is made before it), the rest are volatile (kept in order
+ * with it and with the doorbell record's volatile store) and touch no memory the program
+ * reads, so the ring's fields and the caller's requests stay in registers across a doorbell.
+ * The "# fv_dma_wmb_sq" marker lets tests/codegen check the order in the compiled code.
+ */
 #define fv_dma_wmb()  __asm__ __volatile__("" ::: "memory")
+#define fv_dma_wmb_sq(p) __asm__ __volatile__("# fv_dma_wmb_sq" : : "m"(*(const char *)(p)))
 #define fv_dma_rmb()  __asm__ __volatile__("lfence" ::: "memory")
 #define fv_dma_rmb64(p) __asm__ __volatile__("lfence" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
-#define fv_wc_flush() __asm__ __volatile__("sfence" ::: "memory")
+#define fv_wc_flush() __asm__ __volatile__("sfence" : :)	/* extended asm: a basic one clobbers memory */
 #define fv_wc_start() fv_wc_flush()
 
-/* Four aligned 16-byte stores in ascending order, one asm block so the compiler cannot
- * reorder them; they fill one write-combining line. */
+/* 16 bytes of a WQE (its units are stored through this element type, wqe.h). */
+typedef uint64_t fv_bf_vec __attribute__((vector_size(16)));
+
+/*
+ * Four aligned 16-byte stores in ascending order, one asm block so the compiler cannot
+ * reorder them; they fill one write-combining line. The 64 bytes at src are read in C, into
+ * registers the compiler picks. What the asm writes (a write-only register) the program
+ * never reads.
+ */
 static inline void fv_bf_copy64(void *dst, const void *src)
 {
+	const fv_bf_vec *s = (const fv_bf_vec *)src;
+
 	__asm__ __volatile__(
-		"movdqa   (%1), %%xmm0\n\t"
-		"movdqa 16(%1), %%xmm1\n\t"
-		"movdqa 32(%1), %%xmm2\n\t"
-		"movdqa 48(%1), %%xmm3\n\t"
-		"movdqa %%xmm0,   (%0)\n\t"
-		"movdqa %%xmm1, 16(%0)\n\t"
-		"movdqa %%xmm2, 32(%0)\n\t"
-		"movdqa %%xmm3, 48(%0)"
-		: : "r"(dst), "r"(src) : "xmm0", "xmm1", "xmm2", "xmm3", "memory");
+		"movdqa %1,   (%0)\n\t"
+		"movdqa %2, 16(%0)\n\t"
+		"movdqa %3, 32(%0)\n\t"
+		"movdqa %4, 48(%0)"
+		: : "r"(dst), "x"(s[0]), "x"(s[1]), "x"(s[2]), "x"(s[3]));
 }
 
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 
 #define fv_dma_wmb()  __asm__ __volatile__("dmb oshst" ::: "memory")
+#define fv_dma_wmb_sq(p) fv_dma_wmb()
 #define fv_dma_rmb()  __asm__ __volatile__("dmb oshld" ::: "memory")
 #define fv_dma_rmb64(p) __asm__ __volatile__("dmb oshld" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
 #define fv_wc_flush() __asm__ __volatile__("dsb st" ::: "memory")
@@ -66,6 +83,7 @@ static inline void fv_bf_copy64(void *dst, const void *src)
 #elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
 
 #define fv_dma_wmb()  __asm__ __volatile__("sync" ::: "memory")
+#define fv_dma_wmb_sq(p) fv_dma_wmb()
 #define fv_dma_rmb()  __asm__ __volatile__("lwsync" ::: "memory")
 #define fv_dma_rmb64(p) __asm__ __volatile__("lwsync" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
 #define fv_wc_flush() __asm__ __volatile__("sync" ::: "memory")
@@ -75,6 +93,7 @@ static inline void fv_bf_copy64(void *dst, const void *src)
 #else /* portable fallback: full fences, word-by-word copy */
 
 #define fv_dma_wmb()  __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define fv_dma_wmb_sq(p) fv_dma_wmb()
 #define fv_dma_rmb()  __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define fv_dma_rmb64(p) fv_dma_rmb()
 #define fv_wc_flush() __atomic_thread_fence(__ATOMIC_SEQ_CST)
@@ -83,10 +102,29 @@ static inline void fv_bf_copy64(void *dst, const void *src)
 
 #endif
 
-/* One 8-byte MMIO store; volatile so it is neither split, merged nor reordered by the compiler. */
+/*
+ * Doorbell stores go through types of fastverbs' own (as WQE stores do, wqe.h): the compiler
+ * then knows they change none of the program's uint32_t or uint64_t data, and keeps what it
+ * read of it in registers. Volatile, so a store is neither split, merged nor reordered.
+ */
+struct fv_db32 {
+	uint32_t v;
+};
+
+struct fv_db64 {
+	uint64_t v;
+};
+
+/* One 4-byte store to a doorbell record (host memory the device reads). */
+static inline void fv_dbrec_write32(volatile void *rec, uint32_t val)
+{
+	((volatile struct fv_db32 *)rec)->v = val;
+}
+
+/* One 8-byte MMIO store. */
 static inline void fv_mmio_write64(void *reg, uint64_t val)
 {
-	*(volatile uint64_t *)reg = val;
+	((volatile struct fv_db64 *)reg)->v = val;
 }
 
 #ifdef FV_BF_COPY_BY_WORDS

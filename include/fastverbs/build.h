@@ -105,11 +105,12 @@ static FV_ALWAYS_INLINE void fv_wqe_body(const struct fv_ring *ring, enum fv_qpt
 }
 
 /*
- * Build the request's WQE at the producer counter and commit it; no doorbell. Checks what
- * can vary at run time: SGE count, inline length and ring space. Returns 0 or ENOMEM
- * (libmlx5's errno for all three); nothing is written when it refuses.
+ * Build the request's WQE at the producer counter pi; the producer stays (fv_sq_advance).
+ * Checks what can vary at run time: SGE count, inline length and ring space. Returns the
+ * WQE's blocks, or -ENOMEM (libmlx5's errno for all three) with nothing written.
  */
-static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV_ALWAYS_INLINE int fv_build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
+					    uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
 	unsigned hdr = fv_req_hdr_ds(qpt, r), ds, nbb, max_ds = FV_MAX_DS;
@@ -117,73 +118,137 @@ static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, cons
 
 	if (r->payload == FV_PL_SGL) {
 		if (r->nsge != 1 && (unsigned)r->nsge > qp->max_send_sge)	/* also nsge < 0 */
-			return ENOMEM;
+			return -ENOMEM;
 		max_ds = hdr + (unsigned)r->nsge;
 	} else if (r->payload == FV_PL_INLINE) {
 		if (r->len > qp->max_inline)
-			return ENOMEM;
+			return -ENOMEM;
 	} else {
 		max_ds = hdr;
 	}
 	ds = hdr + fv_req_payload_ds(r);
 	nbb = fv_ds_to_bb(ds);
 	if (!fv_sq_take(sq, r->flags, nbb, &fm))
-		return ENOMEM;
+		return -ENOMEM;
 
-	uint8_t *wqe = fv_sq_next_wqe(sq);
+	uint8_t *wqe = fv_sq_wqe(sq, pi);
 
 	/* A WQE that fits its first block never meets the ring end. */
 	fv_wqe_body(&sq->ring, qpt, r, 0, wqe + FV_DS,
 		    (max_ds > 4 && ds > 4 ? FV_WRAP : 0) | (r->from_wr ? 0 : FV_VEC));
-	fv_wqe_ctrl(wqe, sq->pi, 0, r->opcode, sq->qpn_be, ds, fm, r->imm);
-	fv_sq_commit(sq, r->wr_id, r->flags, nbb);
+	fv_wqe_ctrl(wqe, pi, 0, r->opcode, sq->qpn_be, ds, fm, r->imm);
+	fv_sq_record(sq, pi, r->wr_id, r->flags, nbb);
+	return (int)nbb;
+}
+
+/* fv_build_wqe_at at the producer, which then moves past the WQE. Returns 0 or ENOMEM. */
+static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+{
+	uint32_t pi = qp->sq.pi;
+	int nbb = fv_build_wqe_at(qp, qpt, r, pi);
+
+	if (nbb < 0)
+		return -nbb;
+	fv_sq_advance(&qp->sq, pi, (unsigned)nbb);
 	return 0;
 }
 
+/* Units after the ctrl a fast-path WQE may have (UD: address vector and data). */
+#define FV_FAST_UNITS 4
+
 /*
- * The fast path of the builders: a WQE of constant size (one SGE that is not empty, or no
- * payload) that ends before lim (sq.h) is one straight run of stores, its size folded into
- * them. Returns 0 when it built the WQE, -1 (nothing written) when the WQE is not such a one
- * (an empty SGE, SGE lists, inline data, the slow side of lim): fv_build_wqe builds it.
- *
- * What it reads, of the ring and of a single SGE, it reads first and on every path: nothing
- * a builder stores can change it, so in a loop of builders the compiler reads it once.
+ * The images of the units after the ctrl of a request whose payload is the one SGE s (not
+ * empty, unless it ends the first block) or none, into u; returns how many (a constant).
  */
-static FV_ALWAYS_INLINE int fv_build_fast(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV_ALWAYS_INLINE unsigned fv_req_images(enum fv_qpt qpt, const struct fv_req *r,
+					       const struct ibv_sge *s, unsigned how,
+					       struct fv_image u[FV_FAST_UNITS])
+{
+	unsigned n = 0;
+
+	if (r->payload == FV_PL_NONE)
+		return 0;
+	if (qpt == FV_QPT_XRC)
+		u[n++] = fv_xrc_image(r->srqn);
+	if (qpt == FV_QPT_UD) {
+		fv_av_images(&u[n], r->av, r->remote_qpn, r->qkey);
+		n += 3;
+	}
+	if (r->segs & FV_SEG_RADDR)
+		u[n++] = fv_raddr_image(r->raddr, r->rkey);
+	if (r->segs & FV_SEG_ATOMIC)
+		u[n++] = fv_atomic_image(r->swap_add, r->compare);
+	if (r->payload == FV_PL_SGL)	/* an atomic's result is always 8 bytes */
+		u[n++] = r->segs & FV_SEG_ATOMIC ? fv_data_image(8, s->lkey, s->addr) : fv_sge_image(s, how);
+	return n;
+}
+
+/*
+ * The fast path of the builders: a WQE of constant size (one SGE, or no payload) that ends
+ * before lim (sq.h) is one straight run of stores, its size folded into them. Its units are
+ * computed before the test that decides whether it may be written: in a caller's loop the
+ * compiler computes what does not change once, before the loop. An empty SGE that ends the
+ * first block needs no test either: its data segment is written past ds, inside the block,
+ * where the device does not look. Builds the WQE at pi and returns its blocks, or returns 0
+ * (nothing written) when it is not such a one (SGE lists, inline data, an empty SGE in a
+ * second block, the slow side of lim): fv_build_wqe_at builds it. The producer stays.
+ */
+static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
+						  uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
 	const bool sge1 = r->payload == FV_PL_SGL && r->nsge == 1;
-	uint32_t pi = sq->pi;
+	const unsigned how = r->from_wr ? 0 : FV_VEC, hdr = fv_req_hdr_ds(qpt, r);
+	const unsigned nbb = fv_ds_to_bb(hdr + sge1);
 	uint8_t *wqe = fv_sq_wqe(sq, pi);
-	struct fv_wr_id *wr_ids = sq->wr_id;
-	__be32 qpn_be = sq->qpn_be;
+	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
+	uint32_t lim = sq->lim, mask8 = sq->mask8;
 	__be32 fm = htobe32(r->flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE)) | sq->sig_all;
 	/* the SGE field by field: an aggregate copy is a read the compiler cannot place */
 	struct ibv_sge s = sge1 ? (struct ibv_sge){ .addr = r->sgl->addr, .length = r->sgl->length,
 						    .lkey = r->sgl->lkey } : (struct ibv_sge){ 0 };
-	struct fv_req one = *r;
-	unsigned ds = fv_req_hdr_ds(qpt, r) + sge1, nbb = fv_ds_to_bb(ds);
+	struct fv_image u[FV_FAST_UNITS];
+	const unsigned n = fv_req_images(qpt, r, &s, how, u);
+	struct fv_image c = fv_ctrl_image(0, r->opcode, sq->qpn_be, hdr + (sge1 && s.length), fm, r->imm);
 
-	one.sgl = &s;
 	if (!(sge1 || r->payload == FV_PL_NONE) ||
-	    __builtin_expect((sge1 && !s.length) || nbb > sq->lim - pi, 0))	/* pi <= lim <= pi + ring size */
-		return -1;
+	    __builtin_expect((hdr + sge1 > 4 && sge1 && !s.length) || nbb > lim - pi, 0))
+		return 0;	/* pi <= lim <= pi + ring size */
 	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv_sq_take_slow catches up. */
 	if (r->flags & FV_SIGNALED) {
 		sq->sig_pi = pi + nbb;
 		sq->meta[pi & sq->mask].end = pi + nbb;
 	}
-	fv_wqe_body(&sq->ring, qpt, &one, 1, wqe + FV_DS, (ds > 4 ? FV_WRAP : 0) | (r->from_wr ? 0 : FV_VEC));
-	fv_wqe_ctrl(wqe, pi, 0, r->opcode, qpn_be, ds, fm, r->imm);
-	((struct fv_wr_id *)((uint8_t *)wr_ids + ((pi * 8) & sq->mask8)))->v = r->wr_id;
-	sq->last_pi = pi;
-	sq->pi = pi + nbb;
+
+	uint8_t *p = fv_ctrl_put(wqe, pi, c);
+
+	for (unsigned i = 0; i < n; i++) {
+		fv_unit_put(p, u[i], how);
+		p += FV_DS;
+		if ((i + 2) % 4 == 0 && p == sq->ring.end)	/* a block ends: the ring may too */
+			p = sq->ring.buf;
+	}
+	((struct fv_wr_id *)((uint8_t *)wr_ids + ((pi * 8) & mask8)))->v = r->wr_id;
+	return nbb;
+}
+
+/* fv_build_fast_at at the producer, which then moves past the WQE. 0 if built, else -1. */
+static FV_ALWAYS_INLINE int fv_build_fast(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+{
+	uint32_t pi = qp->sq.pi;
+
+	unsigned nbb = fv_build_fast_at(qp, qpt, r, pi);
+
+	if (!nbb)
+		return -1;
+	fv_sq_advance(&qp->sq, pi, nbb);
 	return 0;
 }
 
 /*
- * The typed builders' entry: the fast path, else fv_build_wqe, both from one copy of a
- * single SGE read field by field (an aggregate copy is a read the compiler cannot place).
+ * The typed builders' entry: the fast path, else fv_build_wqe_at, both from one copy of a
+ * single SGE read field by field (an aggregate copy is a read the compiler cannot place),
+ * and the producer moved in one place for both.
  */
 static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
@@ -191,10 +256,19 @@ static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const st
 	struct ibv_sge s = r->payload == FV_PL_SGL && r->nsge == 1 ?
 		(struct ibv_sge){ .addr = r->sgl->addr, .length = r->sgl->length, .lkey = r->sgl->lkey } :
 		(struct ibv_sge){ 0 };
+	uint32_t pi = qp->sq.pi;
+	int nbb;
 
 	if (r->payload == FV_PL_SGL && r->nsge == 1)
 		one.sgl = &s;
-	return fv_build_fast(qp, qpt, &one) ? fv_build_wqe(qp, qpt, &one) : 0;
+	nbb = (int)fv_build_fast_at(qp, qpt, &one, pi);
+	if (!nbb) {
+		nbb = fv_build_wqe_at(qp, qpt, &one, pi);
+		if (nbb < 0)
+			return -nbb;
+	}
+	fv_sq_advance(&qp->sq, pi, (unsigned)nbb);
+	return 0;
 }
 
 #endif /* FASTVERBS_BUILD_H */

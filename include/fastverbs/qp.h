@@ -130,7 +130,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 
 	if (!fv_is_pow2(g->sq_wqe_cnt) || sq_n > 0x10000 || (rq_n && (!fv_is_pow2(g->rq_wqe_cnt) ||
 	    !fv_is_pow2(g->rq_stride) || g->rq_stride < FV_DS)) || (unsigned)g->qpt >= FV_QPT_COUNT ||
-	    !g->sq_buf || !g->dbrec || !g->bf_reg || g->qpn > 0xffffff)
+	    !g->sq_buf || !g->dbrec || !g->bf_reg || g->bf_size % FV_WQEBB || g->qpn > 0xffffff)
 		return EINVAL;
 	/* per send slot: wr_id and meta; wr_id per receive WQE */
 	mem = calloc(1, sq_n * (sizeof(struct fv_wr_id) + sizeof(struct fv_sq_meta)) +
@@ -157,7 +157,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	fv_sq_set_pi(sq, be32toh(*sq->dbrec) & 0xffff);
 	sq->qpn_be = htobe32(g->qpn << 8);
 	sq->sig_all = htobe32(g->sq_sig_all ? FV_SIGNALED : 0);
-	sq->bf_nbb = g->bf_size / FV_WQEBB;
+	sq->bf_ds_span = g->bf_size ? g->bf_size / FV_DS - 1 : 0;
 	sq->bf_cur = (uintptr_t)g->bf_reg;
 	sq->bf_toggle = (uintptr_t)g->bf_reg ^ ((uintptr_t)g->bf_reg + g->bf_size);
 

@@ -67,9 +67,8 @@ struct fv_sq {
 	__be32 sig_all;		/* FV_SIGNALED when the QP was created with sq_sig_all, as in fm_be */
 	/* Ringing: */
 	uint32_t rung_pi;	/* pi at the last doorbell */
-	uint32_t bf_nbb;	/* WQEBBs in one BlueFlame half (0: 8-byte doorbells only): a lone
-				 * WQE of ds > 1 units in as many blocks or fewer goes by BlueFlame
-				 * (halves are multiples of 64 bytes: ds * 16 fits them then) */
+	uint32_t bf_ds_span;	/* BlueFlame half / 16 - 1 (0: 8-byte doorbells only): a lone WQE
+				 * goes by BlueFlame when 2 <= ds <= half / 16, i.e. ds - 2 < this */
 	uintptr_t bf_cur;	/* the BlueFlame half the next doorbell writes */
 	uintptr_t bf_toggle;	/* bf_cur ^= bf_toggle moves it to the other half */
 	volatile __be32 *dbrec;	/* send doorbell record (dbrec[MLX5_SND_DBR]) */
@@ -185,50 +184,69 @@ static inline bool fv_sq_take(struct fv_sq *sq, unsigned flags, unsigned nbb, __
 }
 
 /*
- * The WQE of nbb blocks at pi, built with flags, is written: keep its wr_id, its end when a
- * completion is asked for, and move the producer past it.
+ * The WQE of nbb blocks at pi, built with flags, is written: keep its wr_id, and its end when
+ * a completion is asked for. The producer stays (fv_sq_advance moves it).
  */
+static inline void fv_sq_record(struct fv_sq *sq, uint32_t pi, uint64_t wr_id, unsigned flags,
+				unsigned nbb)
+{
+	fv_sq_wr_id_of(sq, pi)->v = wr_id;
+	if (flags & FV_SIGNALED)
+		sq->meta[pi & sq->mask].end = pi + nbb;
+}
+
+/*
+ * Move the producer past the WQE of nbb blocks built at pi. The builders do it in one place
+ * whichever way they built the WQE: a store made on every pass of a caller's loop is one the
+ * compiler can keep in a register until the loop ends.
+ */
+static inline void fv_sq_advance(struct fv_sq *sq, uint32_t pi, unsigned nbb)
+{
+	sq->last_pi = pi;
+	sq->pi = pi + nbb;
+}
+
+/* fv_sq_record and fv_sq_advance for the WQE at the producer. */
 static inline void fv_sq_commit(struct fv_sq *sq, uint64_t wr_id, unsigned flags, unsigned nbb)
 {
 	uint32_t pi = sq->pi;
 
-	fv_sq_wr_id_of(sq, pi)->v = wr_id;
-	if (flags & FV_SIGNALED)
-		sq->meta[pi & sq->mask].end = pi + nbb;
-	sq->last_pi = pi;
-	sq->pi = pi + nbb;
+	fv_sq_record(sq, pi, wr_id, flags, nbb);
+	fv_sq_advance(sq, pi, nbb);
 }
 
 /*
  * Tell the device about everything built since the last doorbell (invariant 2):
  * WQE stores -> DMA barrier -> doorbell record -> WC start -> BlueFlame copy of a lone WQE
  * that fits one BF half, else the 8-byte doorbell of the last WQE -> WC flush -> next half.
- * Everything is read before the first barrier (the barriers make the compiler forget memory).
- * Always inlined: right after a build, the compiler still knows the last WQE's place.
+ * Where the last WQE starts, against the last doorbell, says it all: at it, the WQE is
+ * lone; before it, nothing is new; past it, a batch. Always inlined: right after a build,
+ * the compiler still knows the last WQE's place.
  */
 static inline __attribute__((always_inline)) void fv_sq_ring(struct fv_sq *sq)
 {
-	uint32_t pi = sq->pi, last = sq->last_pi, rung = sq->rung_pi, nbb = pi - last;
+	uint32_t pi = sq->pi, last = sq->last_pi, nbb = pi - last;
+	int32_t since = (int32_t)(last - sq->rung_pi);	/* |pi - last| < 2^31 */
 	const uint8_t *wqe = fv_sq_wqe(sq, last);
 	uint8_t *reg = (uint8_t *)sq->bf_cur;
-	bool bf = false;
 
-	if (last == rung)	/* the last WQE is the first since the doorbell: lone */
-		bf = nbb <= sq->bf_nbb && wqe[7] > 1;	/* ds > 1 (a NOP rings), as in libmlx5 */
-	else if (pi == rung)
+	if (since < 0)
 		return;		/* nothing new */
-	fv_dma_wmb();
-	*sq->dbrec = htobe32(pi & 0xffff);
+	/* a lone WQE of 2 <= ds <= half / 16 (a NOP rings, as in libmlx5) */
+	bool bf = since == 0 && (uint32_t)wqe[7] - 2 < sq->bf_ds_span;
+
+	fv_dma_wmb_sq(sq->ring.buf);
+	fv_dbrec_write32(sq->dbrec, htobe32(pi & 0xffff));
 	fv_wc_start();
 	if (bf) {
 		fv_bf_copy64(reg, wqe);
 		for (uint32_t i = 1; i < nbb; i++)	/* its other blocks; it may continue at block 0 */
 			fv_bf_copy64(reg + i * FV_WQEBB, fv_sq_wqe(sq, last + i));
 	} else {
-		fv_mmio_write64(reg, *(const uint64_t *)wqe);
+		fv_mmio_write64(reg, *(const uint64_t *)wqe);	/* the ctrl's first 8 bytes */
 	}
 	fv_wc_flush();
-	sq->bf_cur ^= sq->bf_toggle;
+	sq->bf_cur = (uintptr_t)reg ^ sq->bf_toggle;
 	sq->rung_pi = pi;
 }
 

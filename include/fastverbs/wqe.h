@@ -95,20 +95,40 @@ struct fv_unit_words {	/* structs, not a union: clang takes a union access for a
 	uint64_t w[2];
 };
 
-/* The 16 bytes at p: the word a, then b (both as stored); FV_VEC: as one vector. */
-static inline void fv_unit_put(uint8_t *p, uint64_t a, uint64_t b, unsigned how)
+/*
+ * A unit's image: its two 8-byte words as they are stored. The segment images below compute
+ * a unit without storing it, so a builder can compute all of a WQE before it knows whether
+ * it may write it (in a caller's loop the compiler then computes what does not change once).
+ */
+struct fv_image {
+	uint64_t a, b;
+};
+
+/* Store the unit image u at p; FV_VEC: as one vector. */
+static inline void fv_unit_put(uint8_t *p, struct fv_image u, unsigned how)
 {
 	if (how & FV_VEC) {
-		((struct fv_unit *)p)->v = (fv_u64x2){ a, b };
+		((struct fv_unit *)p)->v = (fv_u64x2){ u.a, u.b };
 	} else {
-		((struct fv_unit_words *)p)->w[0] = a;
-		((struct fv_unit_words *)p)->w[1] = b;
+		((struct fv_unit_words *)p)->w[0] = u.a;
+		((struct fv_unit_words *)p)->w[1] = u.b;
 	}
 }
 
-/* The control segment: two 64-bit stores, its first word being new in every WQE. */
+/* Store the unit image u at p, then move p past it (continuing at block 0 with FV_WRAP). */
+static inline uint8_t *fv_unit_write(const struct fv_ring *r, uint8_t *p, struct fv_image u, unsigned how)
+{
+	fv_unit_put(p, u, how);
+	return fv_ring_add(r, p, FV_DS, how);
+}
+
+/* The control segment: two 64-bit stores, then the WQE index (big-endian, at byte 1). */
 struct fv_ctrl_words {
 	uint64_t w[2];
+};
+
+struct __attribute__((packed)) fv_ctrl_index {
+	__be16 v;
 };
 
 /*
@@ -116,43 +136,50 @@ struct fv_ctrl_words {
  *   0: opmod(8) | wqe index(16) | opcode(8)     4: qpn(24) | ds(8)
  *   8: signature 0, stream id 0, fm_ce_se        12: imm / invalidate key
  * qpn_be is htobe32(qpn << 8); fm_be is the word at byte 8, htobe32(fm_ce_se).
- * The first word is the index (the low 16 bits of pi) put at bytes 1-2 by one 64-bit swap,
- * plus everything else, added rather than or-ed so that the compiler keeps the rest (QPN,
- * opcode, ds) as one value, computed once in a loop.
+ * Its image but for the index (bytes 1-2 zero): the rest (QPN, opcode, ds) is one value,
+ * computed once in a loop; fv_ctrl_put stores it, then the index over it.
  */
-static inline uint8_t *fv_wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint8_t opcode,
-				   __be32 qpn_be, unsigned ds, __be32 fm_be, __be32 imm)
+static inline struct fv_image fv_ctrl_image(uint8_t opmod, uint8_t opcode, __be32 qpn_be, unsigned ds,
+					    __be32 fm_be, __be32 imm)
 {
-	struct fv_ctrl_words *c = (struct fv_ctrl_words *)p;
+	return (struct fv_image){ fv_2x32(htobe32((uint32_t)opmod << 24 | opcode), qpn_be | htobe32(ds)),
+				  fv_2x32(fm_be, imm) };
+}
 
-	c->w[0] = htobe64((uint64_t)(uint16_t)pi << 40) +
-		  fv_2x32(htobe32((uint32_t)opmod << 24 | opcode), qpn_be | htobe32(ds));
-	c->w[1] = fv_2x32(fm_be, imm);
+/* Store the control segment of image c at p (a block's start), with the index of pi. */
+static inline uint8_t *fv_ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c)
+{
+	struct fv_ctrl_words *w = (struct fv_ctrl_words *)p;
+
+	w->w[0] = c.a;
+	w->w[1] = c.b;
+	((struct fv_ctrl_index *)(p + 1))->v = htobe16((uint16_t)pi);	/* the low 16 bits of pi */
 	return p + FV_DS;
 }
 
-/* Remote address segment: BE64 address, BE32 rkey, 4 reserved bytes written as 0. */
-static inline uint8_t *fv_wqe_raddr(const struct fv_ring *r, uint8_t *p, uint64_t raddr,
-				    uint32_t rkey, unsigned how)
+/* Control segment written in one go. */
+static inline uint8_t *fv_wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint8_t opcode,
+				   __be32 qpn_be, unsigned ds, __be32 fm_be, __be32 imm)
 {
-	fv_unit_put(p, htobe64(raddr), fv_2x32(htobe32(rkey), 0), how);
-	return fv_ring_add(r, p, FV_DS, how);
+	return fv_ctrl_put(p, pi, fv_ctrl_image(opmod, opcode, qpn_be, ds, fm_be, imm));
+}
+
+/* Remote address segment: BE64 address, BE32 rkey, 4 reserved bytes written as 0. */
+static inline struct fv_image fv_raddr_image(uint64_t raddr, uint32_t rkey)
+{
+	return (struct fv_image){ htobe64(raddr), fv_2x32(htobe32(rkey), 0) };
 }
 
 /* Atomic segment: swap (CAS) or add (FAA) value, then the compare value. */
-static inline uint8_t *fv_wqe_atomic(const struct fv_ring *r, uint8_t *p, uint64_t swap_add,
-				     uint64_t compare, unsigned how)
+static inline struct fv_image fv_atomic_image(uint64_t swap_add, uint64_t compare)
 {
-	fv_unit_put(p, htobe64(swap_add), htobe64(compare), how);
-	return fv_ring_add(r, p, FV_DS, how);
+	return (struct fv_image){ htobe64(swap_add), htobe64(compare) };
 }
 
 /* Data (pointer) segment: BE32 byte count (bit 31 clear), BE32 lkey, BE64 address. */
-static inline uint8_t *fv_wqe_data(const struct fv_ring *r, uint8_t *p, uint32_t len,
-				   uint32_t lkey, uint64_t addr, unsigned how)
+static inline struct fv_image fv_data_image(uint32_t len, uint32_t lkey, uint64_t addr)
 {
-	fv_unit_put(p, fv_2x32(htobe32(len), htobe32(lkey)), htobe64(addr), how);
-	return fv_ring_add(r, p, FV_DS, how);
+	return (struct fv_image){ fv_2x32(htobe32(len), htobe32(lkey)), htobe64(addr) };
 }
 
 /*
@@ -160,11 +187,10 @@ static inline uint8_t *fv_wqe_data(const struct fv_ring *r, uint8_t *p, uint32_t
  * by side in struct ibv_sge: without FV_VEC they are read as one word (a compiler merges the
  * two reads), made big-endian with one swap and put back in order with a rotation.
  */
-static inline uint8_t *fv_wqe_sge(const struct fv_ring *r, uint8_t *p, const struct ibv_sge *sge,
-				  unsigned how)
+static inline struct fv_image fv_sge_image(const struct ibv_sge *sge, unsigned how)
 {
 	if (how & FV_VEC)
-		return fv_wqe_data(r, p, sge->length, sge->lkey, sge->addr, how);
+		return fv_data_image(sge->length, sge->lkey, sge->addr);
 
 	uint64_t len_lkey = htobe64(fv_2x32(sge->length, sge->lkey));
 
@@ -173,8 +199,79 @@ static inline uint8_t *fv_wqe_sge(const struct fv_ring *r, uint8_t *p, const str
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 	len_lkey = len_lkey << 32 | len_lkey >> 32;	/* both halves big-endian, but swapped */
 #endif
-	fv_unit_put(p, len_lkey, htobe64(sge->addr), how);
-	return fv_ring_add(r, p, FV_DS, how);
+	return (struct fv_image){ len_lkey, htobe64(sge->addr) };
+}
+
+/* XRC segment: the remote XRC SRQ number, 12 reserved bytes written as 0. */
+static inline struct fv_image fv_xrc_image(uint32_t srqn)
+{
+	return (struct fv_image){ fv_2x32(htobe32(srqn), 0), 0 };
+}
+
+/* 8 bytes at p as one 64-bit word (no alignment or type assumed). */
+static inline uint64_t fv_load64(const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/*
+ * Datagram segment, three units: the AH's prebuilt 48-byte extended address vector, with the
+ * Q_Key (0 in the reserved word after it), the remote QPN and the extended-AV bit filled in.
+ */
+static inline void fv_av_images(struct fv_image u[3], const struct mlx5_wqe_av *av, uint32_t remote_qpn,
+				uint32_t qkey)
+{
+	const uint8_t *src = (const uint8_t *)av;
+	uint32_t rest;	/* bytes 12..15: stat_rate_sl, fl_mlid, rlid */
+
+	memcpy(&rest, src + 12, sizeof(rest));
+	u[0] = (struct fv_image){ fv_2x32(htobe32(qkey), 0), fv_2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest) };
+	for (int i = 1; i < 3; i++)
+		u[i] = (struct fv_image){ fv_load64(src + i * FV_DS), fv_load64(src + i * FV_DS + 8) };
+}
+
+/* The segment writers: each unit may be the last before the ring end. */
+static inline uint8_t *fv_wqe_raddr(const struct fv_ring *r, uint8_t *p, uint64_t raddr,
+				    uint32_t rkey, unsigned how)
+{
+	return fv_unit_write(r, p, fv_raddr_image(raddr, rkey), how);
+}
+
+static inline uint8_t *fv_wqe_atomic(const struct fv_ring *r, uint8_t *p, uint64_t swap_add,
+				     uint64_t compare, unsigned how)
+{
+	return fv_unit_write(r, p, fv_atomic_image(swap_add, compare), how);
+}
+
+static inline uint8_t *fv_wqe_data(const struct fv_ring *r, uint8_t *p, uint32_t len,
+				   uint32_t lkey, uint64_t addr, unsigned how)
+{
+	return fv_unit_write(r, p, fv_data_image(len, lkey, addr), how);
+}
+
+static inline uint8_t *fv_wqe_sge(const struct fv_ring *r, uint8_t *p, const struct ibv_sge *sge,
+				  unsigned how)
+{
+	return fv_unit_write(r, p, fv_sge_image(sge, how), how);
+}
+
+static inline uint8_t *fv_wqe_xrc(const struct fv_ring *r, uint8_t *p, uint32_t srqn, unsigned how)
+{
+	return fv_unit_write(r, p, fv_xrc_image(srqn), how);
+}
+
+static inline uint8_t *fv_wqe_av(const struct fv_ring *r, uint8_t *p, const struct mlx5_wqe_av *av,
+				 uint32_t remote_qpn, uint32_t qkey, unsigned how)
+{
+	struct fv_image u[3];
+
+	fv_av_images(u, av, remote_qpn, qkey);
+	for (int i = 0; i < 3; i++)
+		p = fv_unit_write(r, p, u[i], how);
+	return p;
 }
 
 /* Octowords an inline segment of len payload bytes takes (4-byte header + payload). */
@@ -204,42 +301,6 @@ static inline uint8_t *fv_wqe_inline(const struct fv_ring *r, uint8_t *p, const 
 		}
 	}
 	return fv_ring_add(r, p, fv_inline_ds(total) * FV_DS, how);
-}
-
-/* 8 bytes at p as one 64-bit word (no alignment or type assumed). */
-static inline uint64_t fv_load64(const void *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/*
- * Datagram segment: the AH's prebuilt 48-byte extended address vector, with the Q_Key (0 in
- * the reserved word after it), the remote QPN and the extended-AV bit filled in. Three units,
- * each may be the last.
- */
-static inline uint8_t *fv_wqe_av(const struct fv_ring *r, uint8_t *p, const struct mlx5_wqe_av *av,
-				 uint32_t remote_qpn, uint32_t qkey, unsigned how)
-{
-	const uint8_t *src = (const uint8_t *)av;
-	uint32_t rest;	/* bytes 12..15: stat_rate_sl, fl_mlid, rlid */
-
-	memcpy(&rest, src + 12, sizeof(rest));
-	fv_unit_put(p, fv_2x32(htobe32(qkey), 0), fv_2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest), how);
-	for (int u = 1; u < 3; u++) {
-		p = fv_ring_add(r, p, FV_DS, how);
-		fv_unit_put(p, fv_load64(src + u * FV_DS), fv_load64(src + u * FV_DS + 8), how);
-	}
-	return fv_ring_add(r, p, FV_DS, how);
-}
-
-/* XRC segment: the remote XRC SRQ number, 12 reserved bytes written as 0. */
-static inline uint8_t *fv_wqe_xrc(const struct fv_ring *r, uint8_t *p, uint32_t srqn, unsigned how)
-{
-	fv_unit_put(p, fv_2x32(htobe32(srqn), 0), 0, how);
-	return fv_ring_add(r, p, FV_DS, how);
 }
 
 #endif /* FASTVERBS_WQE_H */
