@@ -944,6 +944,42 @@ Test(send_wqe, bf_lone_nop_gets_8_byte_doorbell)
 	memqp_free(&m);
 }
 
+/* Any lone WQE of ds 1 (a SEND without data, through each path) rings with 8 bytes; an
+ * empty SGE after a remote address (ds 2) goes by BlueFlame. */
+Test(send_wqe, bf_lone_ds1_send_gets_8_byte_doorbell)
+{
+	struct ibv_sge empty = sge(0, 0);
+
+	for (int how = 0; how < 4; how++) {
+		struct memqp m;
+		struct fv_rc *rc;
+		uint8_t before[512], want[512];
+		struct ibv_send_wr w = { .wr_id = 9, .opcode = IBV_WR_SEND, .sg_list = &empty, .num_sge = how - 2 };
+		struct ibv_send_wr *bad = NULL;
+		static const char *const what[4] = { "fv_send, empty SGE", "fv_write, empty SGE",
+						     "fv_post_send, no SGE", "fv_post_send, empty SGE" };
+		struct memqp_cfg c = cfg(FV_QPT_RC, 16, 0);
+
+		memqp_init(&m, &c);
+		rc = (struct fv_rc *)&m.qp;
+		poison(m.bf, 512, 0x33);
+		memcpy(before, m.bf, 512);
+		if (how == 0)
+			cr_assert_eq(fv_send(rc, 9, 0, &empty), 0);
+		else if (how == 1)
+			cr_assert_eq(fv_write(rc, 9, 0, &empty, RADDR, RKEY), 0);
+		else
+			cr_assert_eq(fv_post_send(&m.qp, &w, &bad), 0, "%s", what[how]);
+		if (how < 2)
+			fv_ring(rc);
+		cr_assert_eq(ctrl_ds(&m, 0), how == 1 ? 2u : 1u, "%s: ds", what[how]);
+		expect_bf(want, before, 0, memqp_block(&m, 0), how == 1 ? 64 : 8);
+		assert_bf(&m, want, what[how]);
+		cr_assert_eq(memqp_sq_dbr(&m), 1, "%s: doorbell record", what[how]);
+		memqp_free(&m);
+	}
+}
+
 /* Larger than one half (ds 17 > 256/16): 8-byte doorbell. */
 Test(send_wqe, bf_wqe_larger_than_half_gets_8_byte_doorbell)
 {

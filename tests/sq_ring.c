@@ -172,6 +172,26 @@ Test(sq_ring, ring_over_2_16_wqebbs_refused)
 	fv_qp_cleanup(&qp);
 }
 
+/* A BlueFlame half is whole 64-byte blocks (what a lone WQE's copy writes), or 0. */
+Test(sq_ring, bf_size_not_whole_blocks_refused)
+{
+	struct fv_qp qp;
+	__be32 db[2] = { 0, 0 };
+	static uint8_t ring[16 * 64];
+	static const uint32_t bad[] = { 32, 100, 257 }, good[] = { 0, 64, 256 };
+
+	for (size_t i = 0; i < 3; i++) {
+		struct fv_qp_geom g = { .qpt = FV_QPT_RC, .qpn = QPN, .sq_buf = ring, .sq_wqe_cnt = 16,
+					.dbrec = db, .bf_reg = buf, .bf_size = bad[i] };
+
+		cr_assert_eq(fv_qp_init_geom(&qp, &g), EINVAL, "bf_size %u", bad[i]);
+		g.bf_size = good[i];
+		cr_assert_eq(fv_qp_init_geom(&qp, &g), 0, "bf_size %u", good[i]);
+		cr_assert_eq(qp.sq.bf_nbb, good[i] / 64);
+		fv_qp_cleanup(&qp);
+	}
+}
+
 /* ---- retire ---- */
 
 /* fv_sq_retire: returns the WQE's slot, moves ci just past it, keeps wr_id. */

@@ -21,6 +21,13 @@
 
 #include <stdint.h>
 
+/* p, as an asm's output: the compiler cannot tell what it points to. */
+static inline const void *fv_untraced(const void *p)
+{
+	__asm__("" : "+r"(p));
+	return p;
+}
+
 /* 64 bytes the device writes (fv_dma_rmb64). */
 struct fv_dma64 {
 	char b[64];
@@ -37,7 +44,7 @@ struct fv_dma64 {
  * The "# fv_dma_wmb_sq" marker lets tests/codegen check the order in the compiled code.
  */
 #define fv_dma_wmb()  __asm__ __volatile__("" ::: "memory")
-#define fv_dma_wmb_sq(p) __asm__ __volatile__("# fv_dma_wmb_sq" : : "m"(*(const char *)(p)))
+#define fv_dma_wmb_sq(p) __asm__ __volatile__("# fv_dma_wmb_sq" : : "m"(*(const char *)fv_untraced(p)))
 #define fv_dma_rmb()  __asm__ __volatile__("lfence" ::: "memory")
 #define fv_dma_rmb64(p) __asm__ __volatile__("lfence" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
 #define fv_wc_flush() __asm__ __volatile__("sfence" : :)	/* extended asm: a basic one clobbers memory */

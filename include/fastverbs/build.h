@@ -138,6 +138,8 @@ static FV_ALWAYS_INLINE int fv_build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, c
 		    (max_ds > 4 && ds > 4 ? FV_WRAP : 0) | (r->from_wr ? 0 : FV_VEC));
 	fv_wqe_ctrl(wqe, pi, 0, r->opcode, sq->qpn_be, ds, fm, r->imm);
 	fv_sq_record(sq, pi, r->wr_id, r->flags, nbb);
+	if (ds == 1)
+		fv_sq_no_bf(sq);
 	return (int)nbb;
 }
 
@@ -157,11 +159,10 @@ static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, cons
 #define FV_FAST_UNITS 4
 
 /*
- * The images of the units after the ctrl of a request whose payload is the one SGE s (not
- * empty, unless it ends the first block) or none, into u; returns how many (a constant).
+ * The images of the units after the ctrl of a request whose payload is its one SGE or none,
+ * into u; returns how many (a constant).
  */
 static FV_ALWAYS_INLINE unsigned fv_req_images(enum fv_qpt qpt, const struct fv_req *r,
-					       const struct ibv_sge *s, unsigned how,
 					       struct fv_image u[FV_FAST_UNITS])
 {
 	unsigned n = 0;
@@ -179,8 +180,15 @@ static FV_ALWAYS_INLINE unsigned fv_req_images(enum fv_qpt qpt, const struct fv_
 	if (r->segs & FV_SEG_ATOMIC)
 		u[n++] = fv_atomic_image(r->swap_add, r->compare);
 	if (r->payload == FV_PL_SGL)	/* an atomic's result is always 8 bytes */
-		u[n++] = r->segs & FV_SEG_ATOMIC ? fv_data_image(8, s->lkey, s->addr) : fv_sge_image(s, how);
+		u[n++] = r->segs & FV_SEG_ATOMIC ? fv_data_image(8, r->sgl->lkey, r->sgl->addr) :
+						   fv_sge_image(r->sgl);
 	return n;
+}
+
+/* Whether the data segment image d is of an empty SGE: its first word, the length, is 0. */
+static FV_ALWAYS_INLINE bool fv_image_empty(struct fv_image d)
+{
+	return !(d.a & fv_2x32(~0u, 0));
 }
 
 /*
@@ -191,7 +199,8 @@ static FV_ALWAYS_INLINE unsigned fv_req_images(enum fv_qpt qpt, const struct fv_
  * first block needs no test either: its data segment is written past ds, inside the block,
  * where the device does not look. Builds the WQE at pi and returns its blocks, or returns 0
  * (nothing written) when it is not such a one (SGE lists, inline data, an empty SGE in a
- * second block, the slow side of lim): fv_build_wqe_at builds it. The producer stays.
+ * second block or after the ctrl alone, the slow side of lim): fv_build_wqe_at builds it.
+ * The producer stays.
  */
 static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
 						  uint32_t pi)
@@ -204,23 +213,26 @@ static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt 
 	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
 	uint32_t lim = sq->lim, mask8 = sq->mask8;
 	__be32 fm = htobe32(r->flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE)) | sq->sig_all;
-	/* the SGE field by field: an aggregate copy is a read the compiler cannot place */
-	struct ibv_sge s = sge1 ? (struct ibv_sge){ .addr = r->sgl->addr, .length = r->sgl->length,
-						    .lkey = r->sgl->lkey } : (struct ibv_sge){ 0 };
 	struct fv_image u[FV_FAST_UNITS];
-	const unsigned n = fv_req_images(qpt, r, &s, how, u);
-	struct fv_image c = fv_ctrl_image(0, r->opcode, sq->qpn_be, hdr + (sge1 && s.length), fm, r->imm);
+	const unsigned n = (sge1 || r->payload == FV_PL_NONE) ? fv_req_images(qpt, r, u) : 0;
+	const bool empty = sge1 && n && fv_image_empty(u[n - 1]);
+	struct fv_image c = fv_ctrl_image(0, r->opcode, sq->qpn_be, hdr + sge1, fm, r->imm);
 
+	if (sge1 && hdr + sge1 <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
+		c.a -= (uint64_t)empty * fv_2x32(0, htobe32(1));
+	/* an empty SGE in a second block, or the only unit after the ctrl: the general path */
 	if (!(sge1 || r->payload == FV_PL_NONE) ||
-	    __builtin_expect((hdr + sge1 > 4 && sge1 && !s.length) || nbb > lim - pi, 0))
+	    __builtin_expect(((hdr + sge1 > 4 || hdr == 1) && empty) || nbb > lim - pi, 0))
 		return 0;	/* pi <= lim <= pi + ring size */
+	if (hdr + sge1 == 1)	/* a NOP */
+		fv_sq_no_bf(sq);
 	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv_sq_take_slow catches up. */
 	if (r->flags & FV_SIGNALED) {
 		sq->sig_pi = pi + nbb;
 		sq->meta[pi & sq->mask].end = pi + nbb;
 	}
 
-	uint8_t *p = fv_ctrl_put(wqe, pi, c);
+	uint8_t *p = fv_ctrl_put(wqe, pi, c, how);
 
 	for (unsigned i = 0; i < n; i++) {
 		fv_unit_put(p, u[i], how);
@@ -236,7 +248,6 @@ static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt 
 static FV_ALWAYS_INLINE int fv_build_fast(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	uint32_t pi = qp->sq.pi;
-
 	unsigned nbb = fv_build_fast_at(qp, qpt, r, pi);
 
 	if (!nbb)
@@ -247,8 +258,8 @@ static FV_ALWAYS_INLINE int fv_build_fast(struct fv_qp *qp, enum fv_qpt qpt, con
 
 /*
  * The typed builders' entry: the fast path, else fv_build_wqe_at, both from one copy of a
- * single SGE read field by field (an aggregate copy is a read the compiler cannot place),
- * and the producer moved in one place for both.
+ * single SGE read field by field up front (what a caller's loop posts again and again is
+ * then read once, before the loop), and the producer moved in one place for both.
  */
 static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {

@@ -71,7 +71,7 @@ struct fv_qp_geom {
 	uint32_t rq_stride;		/* bytes, a power of two >= 16 */
 	volatile __be32 *dbrec;		/* [MLX5_RCV_DBR], [MLX5_SND_DBR] */
 	void *bf_reg;			/* BlueFlame / UAR register base */
-	uint32_t bf_size;		/* one BlueFlame half, 0 = doorbell only */
+	uint32_t bf_size;		/* one BlueFlame half, bytes: a multiple of 64, or 0 = doorbell only */
 	uint32_t max_inline;
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
@@ -157,7 +157,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	fv_sq_set_pi(sq, be32toh(*sq->dbrec) & 0xffff);
 	sq->qpn_be = htobe32(g->qpn << 8);
 	sq->sig_all = htobe32(g->sq_sig_all ? FV_SIGNALED : 0);
-	sq->bf_ds_span = g->bf_size ? g->bf_size / FV_DS - 1 : 0;
+	sq->bf_nbb = g->bf_size / FV_WQEBB;
 	sq->bf_cur = (uintptr_t)g->bf_reg;
 	sq->bf_toggle = (uintptr_t)g->bf_reg ^ ((uintptr_t)g->bf_reg + g->bf_size);
 

@@ -38,12 +38,10 @@ struct fv_ring {
 /*
  * How a writer writes (constants, or-ed):
  *   FV_WRAP  the WQE may meet the ring end: check for it after each unit;
- *   FV_VEC   a unit after the ctrl is one 16-byte vector store, and an SGE's fields are read
- *            one by one: a loop posting the same values (typed builders) then reads them once
- *            and keeps each unit in one SSE register (two 64-bit registers otherwise, which a
- *            loop of builders runs short of). Without it, values read per WQE (an
- *            ibv_send_wr) take fewer instructions: two 64-bit stores, and the SGE's length
- *            and lkey read as one word.
+ *   FV_VEC   a unit is one 16-byte vector store: a loop posting the same values (typed
+ *            builders) computes each unit once and keeps it in one SSE register (two 64-bit
+ *            registers otherwise, which a loop of builders runs short of). Without it, values
+ *            new in every WQE (an ibv_send_wr's) take fewer instructions: two 64-bit stores.
  */
 enum { FV_WRAP = 1, FV_VEC = 2 };
 
@@ -122,11 +120,7 @@ static inline uint8_t *fv_unit_write(const struct fv_ring *r, uint8_t *p, struct
 	return fv_ring_add(r, p, FV_DS, how);
 }
 
-/* The control segment: two 64-bit stores, then the WQE index (big-endian, at byte 1). */
-struct fv_ctrl_words {
-	uint64_t w[2];
-};
-
+/* The WQE index in the control segment: big-endian, at byte 1. */
 struct __attribute__((packed)) fv_ctrl_index {
 	__be16 v;
 };
@@ -136,8 +130,8 @@ struct __attribute__((packed)) fv_ctrl_index {
  *   0: opmod(8) | wqe index(16) | opcode(8)     4: qpn(24) | ds(8)
  *   8: signature 0, stream id 0, fm_ce_se        12: imm / invalidate key
  * qpn_be is htobe32(qpn << 8); fm_be is the word at byte 8, htobe32(fm_ce_se).
- * Its image but for the index (bytes 1-2 zero): the rest (QPN, opcode, ds) is one value,
- * computed once in a loop; fv_ctrl_put stores it, then the index over it.
+ * Its image but for the index (bytes 1-2 zero): the rest (QPN, opcode, ds, flags) is one
+ * unit, computed once in a loop; fv_ctrl_put stores it, then the index over it.
  */
 static inline struct fv_image fv_ctrl_image(uint8_t opmod, uint8_t opcode, __be32 qpn_be, unsigned ds,
 					    __be32 fm_be, __be32 imm)
@@ -147,12 +141,9 @@ static inline struct fv_image fv_ctrl_image(uint8_t opmod, uint8_t opcode, __be3
 }
 
 /* Store the control segment of image c at p (a block's start), with the index of pi. */
-static inline uint8_t *fv_ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c)
+static inline uint8_t *fv_ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, unsigned how)
 {
-	struct fv_ctrl_words *w = (struct fv_ctrl_words *)p;
-
-	w->w[0] = c.a;
-	w->w[1] = c.b;
+	fv_unit_put(p, c, how);
 	((struct fv_ctrl_index *)(p + 1))->v = htobe16((uint16_t)pi);	/* the low 16 bits of pi */
 	return p + FV_DS;
 }
@@ -161,7 +152,7 @@ static inline uint8_t *fv_ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c)
 static inline uint8_t *fv_wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint8_t opcode,
 				   __be32 qpn_be, unsigned ds, __be32 fm_be, __be32 imm)
 {
-	return fv_ctrl_put(p, pi, fv_ctrl_image(opmod, opcode, qpn_be, ds, fm_be, imm));
+	return fv_ctrl_put(p, pi, fv_ctrl_image(opmod, opcode, qpn_be, ds, fm_be, imm), 0);
 }
 
 /* Remote address segment: BE64 address, BE32 rkey, 4 reserved bytes written as 0. */
@@ -184,14 +175,11 @@ static inline struct fv_image fv_data_image(uint32_t len, uint32_t lkey, uint64_
 
 /*
  * The data segment of an SGE as it is. Its first 8 bytes are the SGE's length and lkey, side
- * by side in struct ibv_sge: without FV_VEC they are read as one word (a compiler merges the
- * two reads), made big-endian with one swap and put back in order with a rotation.
+ * by side in struct ibv_sge: taken as one word (read from memory, a compiler merges the two
+ * reads), made big-endian with one swap and put back in order with a rotation.
  */
-static inline struct fv_image fv_sge_image(const struct ibv_sge *sge, unsigned how)
+static inline struct fv_image fv_sge_image(const struct ibv_sge *sge)
 {
-	if (how & FV_VEC)
-		return fv_data_image(sge->length, sge->lkey, sge->addr);
-
 	uint64_t len_lkey = htobe64(fv_2x32(sge->length, sge->lkey));
 
 	_Static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct ibv_sge, length) + 4,
@@ -255,7 +243,7 @@ static inline uint8_t *fv_wqe_data(const struct fv_ring *r, uint8_t *p, uint32_t
 static inline uint8_t *fv_wqe_sge(const struct fv_ring *r, uint8_t *p, const struct ibv_sge *sge,
 				  unsigned how)
 {
-	return fv_unit_write(r, p, fv_sge_image(sge, how), how);
+	return fv_unit_write(r, p, fv_sge_image(sge), how);
 }
 
 static inline uint8_t *fv_wqe_xrc(const struct fv_ring *r, uint8_t *p, uint32_t srqn, unsigned how)
