@@ -175,14 +175,15 @@ static const char *wr_dest_fields(const struct qpt *q)
 static void emit_post_fast(void)
 {
 	printf("/*\n"
-	       " * fv_post_send's fast dispatch (compat/post_send.h): wr, one SGE and not inline, on a QP\n"
-	       " * of type qpt (a constant where it is inlined), built by the fast path of the builder\n"
-	       " * of its opcode, with fm_ce_se flags. Returns 0, or -1 (nothing written) for a WR it\n"
-	       " * does not build: an operation the QP type does not allow, a UD WR without a known\n"
-	       " * address handle, or one the fast path leaves to fv_build_wqe.\n"
+	       " * fv_post_send's fast dispatch (compat/post_send.h): wr, one SGE, on a QP of type qpt (a\n"
+	       " * constant where it is inlined), built as by the typed builder of its opcode, with\n"
+	       " * fm_ce_se flags, inline if inl (fv_build_wr1). Returns 0, or -1 (nothing written) for a\n"
+	       " * WR it does not build: an operation the QP type does not allow, inline data on one\n"
+	       " * that takes none, a UD WR without a known address handle, or one the fast path leaves\n"
+	       " * to the general one.\n"
 	       " */\n");
 	printf("static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qpt qpt,\n"
-	       "\t\t\t\t\t      const struct ibv_send_wr *wr, unsigned flags)\n{\n");
+	       "\t\t\t\t\t      const struct ibv_send_wr *wr, unsigned flags, bool inl)\n{\n");
 	printf("\tswitch (qpt) {\n");
 	for (size_t i = 0; i < COUNT(qpts); i++) {
 		const struct qpt *q = &qpts[i];
@@ -200,10 +201,13 @@ static void emit_post_fast(void)
 			if (is(q->dest, "AV"))	/* only now: for other opcodes the union holds no AH */
 				printf("\t\t\tif (!wr->wr.ud.ah || !(av = fv_qp_av(qp, wr->wr.ud.ah)))\n"
 				       "\t\t\t\treturn -1;\n");
-			printf("\t\t\treturn fv_build_fast(qp, %s, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,\n"
+			if (!is(o->payload, "DATA"))
+				printf("\t\t\tif (inl)\n\t\t\t\treturn -1;\n");
+			printf("\t\t\treturn fv_build_wr1(qp, %s, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,\n"
 			       "\t\t\t\t.opcode = %s, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,\n"
-			       "\t\t\t\t.from_wr = true%s%s%s });\n",
-			       q->fv, o->mlx5, wr_remote_fields(o), wr_imm_fields(o), wr_dest_fields(q));
+			       "\t\t\t\t.from_wr = true%s%s%s }, %s);\n",
+			       q->fv, o->mlx5, wr_remote_fields(o), wr_imm_fields(o), wr_dest_fields(q),
+			       is(o->payload, "DATA") ? "inl" : "false");
 		}
 		printf("\t\tdefault:\n\t\t\treturn -1;\n\t\t}\n");
 		if (is(q->dest, "AV"))

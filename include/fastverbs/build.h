@@ -162,7 +162,7 @@ static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, cons
  * The images of the units after the ctrl of a request whose payload is its one SGE or none,
  * into u; returns how many (a constant).
  */
-static FV_ALWAYS_INLINE unsigned fv_req_images(enum fv_qpt qpt, const struct fv_req *r,
+static FV_ALWAYS_INLINE unsigned fv_req_images(enum fv_qpt qpt, const struct fv_req *r, unsigned how,
 					       struct fv_image u[FV_FAST_UNITS])
 {
 	unsigned n = 0;
@@ -181,7 +181,7 @@ static FV_ALWAYS_INLINE unsigned fv_req_images(enum fv_qpt qpt, const struct fv_
 		u[n++] = fv_atomic_image(r->swap_add, r->compare);
 	if (r->payload == FV_PL_SGL)	/* an atomic's result is always 8 bytes */
 		u[n++] = r->segs & FV_SEG_ATOMIC ? fv_data_image(8, r->sgl->lkey, r->sgl->addr) :
-						   fv_sge_image(r->sgl);
+						   fv_sge_image(r->sgl, how);
 	return n;
 }
 
@@ -214,7 +214,7 @@ static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt 
 	uint32_t lim = sq->lim, mask8 = sq->mask8;
 	__be32 fm = htobe32(r->flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE)) | sq->sig_all;
 	struct fv_image u[FV_FAST_UNITS];
-	const unsigned n = (sge1 || r->payload == FV_PL_NONE) ? fv_req_images(qpt, r, u) : 0;
+	const unsigned n = (sge1 || r->payload == FV_PL_NONE) ? fv_req_images(qpt, r, how, u) : 0;
 	const bool empty = sge1 && n && fv_image_empty(u[n - 1]);
 	struct fv_image c = fv_ctrl_image(0, r->opcode, sq->qpn_be, hdr + sge1, fm, r->imm);
 
@@ -234,6 +234,7 @@ static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt 
 
 	uint8_t *p = fv_ctrl_put(wqe, pi, c, how);
 
+#pragma GCC unroll 4	/* n is a constant: the units stay in registers */
 	for (unsigned i = 0; i < n; i++) {
 		fv_unit_put(p, u[i], how);
 		p += FV_DS;
@@ -254,6 +255,22 @@ static FV_ALWAYS_INLINE int fv_build_fast(struct fv_qp *qp, enum fv_qpt qpt, con
 		return -1;
 	fv_sq_advance(&qp->sq, pi, nbb);
 	return 0;
+}
+
+/*
+ * fv_post_send's fast build of an ibv_send_wr with one SGE (r, with everything but the WR's
+ * values constant): by the fast path, or with inl (IBV_SEND_INLINE) as an inline WQE. 0 if
+ * built, -1 (nothing written) if not: fv_post_send's general path decides then.
+ */
+static FV_ALWAYS_INLINE int fv_build_wr1(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r, bool inl)
+{
+	struct fv_req one = *r;
+
+	if (!inl)
+		return fv_build_fast(qp, qpt, r);
+	one.payload = FV_PL_INLINE;
+	one.len = r->sgl->length;
+	return fv_build_wqe(qp, qpt, &one) ? -1 : 0;
 }
 
 /*

@@ -646,75 +646,82 @@ static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 };
 
 /*
- * fv_post_send's fast dispatch (compat/post_send.h): wr, one SGE and not inline, on a QP
- * of type qpt (a constant where it is inlined), built by the fast path of the builder
- * of its opcode, with fm_ce_se flags. Returns 0, or -1 (nothing written) for a WR it
- * does not build: an operation the QP type does not allow, a UD WR without a known
- * address handle, or one the fast path leaves to fv_build_wqe.
+ * fv_post_send's fast dispatch (compat/post_send.h): wr, one SGE, on a QP of type qpt (a
+ * constant where it is inlined), built as by the typed builder of its opcode, with
+ * fm_ce_se flags, inline if inl (fv_build_wr1). Returns 0, or -1 (nothing written) for a
+ * WR it does not build: an operation the QP type does not allow, inline data on one
+ * that takes none, a UD WR without a known address handle, or one the fast path leaves
+ * to the general one.
  */
 static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qpt qpt,
-					      const struct ibv_send_wr *wr, unsigned flags)
+					      const struct ibv_send_wr *wr, unsigned flags, bool inl)
 {
 	switch (qpt) {
 	case FV_QPT_RC:
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
-			return fv_build_fast(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true });
+				.from_wr = true }, inl);
 		case IBV_WR_SEND_WITH_IMM:
-			return fv_build_fast(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .imm = wr->imm_data });
+				.from_wr = true, .imm = wr->imm_data }, inl);
 		case IBV_WR_SEND_WITH_INV:
-			return fv_build_fast(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .imm = htobe32(wr->invalidate_rkey) });
+				.from_wr = true, .imm = htobe32(wr->invalidate_rkey) }, inl);
 		case IBV_WR_RDMA_WRITE:
-			return fv_build_fast(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey });
+				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey }, inl);
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
-			return fv_build_fast(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey, .imm = wr->imm_data });
+				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey, .imm = wr->imm_data }, inl);
 		case IBV_WR_RDMA_READ:
-			return fv_build_fast(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			if (inl)
+				return -1;
+			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_RDMA_READ, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey });
+				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey }, false);
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
-			return fv_build_fast(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			if (inl)
+				return -1;
+			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_ATOMIC_CS, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = wr->wr.atomic.remote_addr, .rkey = wr->wr.atomic.rkey, .swap_add = wr->wr.atomic.swap, .compare = wr->wr.atomic.compare_add });
+				.from_wr = true, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = wr->wr.atomic.remote_addr, .rkey = wr->wr.atomic.rkey, .swap_add = wr->wr.atomic.swap, .compare = wr->wr.atomic.compare_add }, false);
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
-			return fv_build_fast(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			if (inl)
+				return -1;
+			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_ATOMIC_FA, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = wr->wr.atomic.remote_addr, .rkey = wr->wr.atomic.rkey, .swap_add = wr->wr.atomic.compare_add });
+				.from_wr = true, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = wr->wr.atomic.remote_addr, .rkey = wr->wr.atomic.rkey, .swap_add = wr->wr.atomic.compare_add }, false);
 		default:
 			return -1;
 		}
 	case FV_QPT_UC:
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
-			return fv_build_fast(qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true });
+				.from_wr = true }, inl);
 		case IBV_WR_SEND_WITH_IMM:
-			return fv_build_fast(qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .imm = wr->imm_data });
+				.from_wr = true, .imm = wr->imm_data }, inl);
 		case IBV_WR_SEND_WITH_INV:
-			return fv_build_fast(qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .imm = htobe32(wr->invalidate_rkey) });
+				.from_wr = true, .imm = htobe32(wr->invalidate_rkey) }, inl);
 		case IBV_WR_RDMA_WRITE:
-			return fv_build_fast(qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey });
+				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey }, inl);
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
-			return fv_build_fast(qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey, .imm = wr->imm_data });
+				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey, .imm = wr->imm_data }, inl);
 		default:
 			return -1;
 		}
@@ -725,15 +732,15 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 		case IBV_WR_SEND:
 			if (!wr->wr.ud.ah || !(av = fv_qp_av(qp, wr->wr.ud.ah)))
 				return -1;
-			return fv_build_fast(qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .av = av, .remote_qpn = wr->wr.ud.remote_qpn, .qkey = wr->wr.ud.remote_qkey });
+				.from_wr = true, .av = av, .remote_qpn = wr->wr.ud.remote_qpn, .qkey = wr->wr.ud.remote_qkey }, inl);
 		case IBV_WR_SEND_WITH_IMM:
 			if (!wr->wr.ud.ah || !(av = fv_qp_av(qp, wr->wr.ud.ah)))
 				return -1;
-			return fv_build_fast(qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .imm = wr->imm_data, .av = av, .remote_qpn = wr->wr.ud.remote_qpn, .qkey = wr->wr.ud.remote_qkey });
+				.from_wr = true, .imm = wr->imm_data, .av = av, .remote_qpn = wr->wr.ud.remote_qpn, .qkey = wr->wr.ud.remote_qkey }, inl);
 		default:
 			return -1;
 		}
@@ -741,37 +748,43 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 	case FV_QPT_XRC:
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
-			return fv_build_fast(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .srqn = wr->qp_type.xrc.remote_srqn });
+				.from_wr = true, .srqn = wr->qp_type.xrc.remote_srqn }, inl);
 		case IBV_WR_SEND_WITH_IMM:
-			return fv_build_fast(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .imm = wr->imm_data, .srqn = wr->qp_type.xrc.remote_srqn });
+				.from_wr = true, .imm = wr->imm_data, .srqn = wr->qp_type.xrc.remote_srqn }, inl);
 		case IBV_WR_SEND_WITH_INV:
-			return fv_build_fast(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .imm = htobe32(wr->invalidate_rkey), .srqn = wr->qp_type.xrc.remote_srqn });
+				.from_wr = true, .imm = htobe32(wr->invalidate_rkey), .srqn = wr->qp_type.xrc.remote_srqn }, inl);
 		case IBV_WR_RDMA_WRITE:
-			return fv_build_fast(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey, .srqn = wr->qp_type.xrc.remote_srqn });
+				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey, .srqn = wr->qp_type.xrc.remote_srqn }, inl);
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
-			return fv_build_fast(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey, .imm = wr->imm_data, .srqn = wr->qp_type.xrc.remote_srqn });
+				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey, .imm = wr->imm_data, .srqn = wr->qp_type.xrc.remote_srqn }, inl);
 		case IBV_WR_RDMA_READ:
-			return fv_build_fast(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			if (inl)
+				return -1;
+			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_RDMA_READ, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey, .srqn = wr->qp_type.xrc.remote_srqn });
+				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey, .srqn = wr->qp_type.xrc.remote_srqn }, false);
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
-			return fv_build_fast(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			if (inl)
+				return -1;
+			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_ATOMIC_CS, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = wr->wr.atomic.remote_addr, .rkey = wr->wr.atomic.rkey, .swap_add = wr->wr.atomic.swap, .compare = wr->wr.atomic.compare_add, .srqn = wr->qp_type.xrc.remote_srqn });
+				.from_wr = true, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = wr->wr.atomic.remote_addr, .rkey = wr->wr.atomic.rkey, .swap_add = wr->wr.atomic.swap, .compare = wr->wr.atomic.compare_add, .srqn = wr->qp_type.xrc.remote_srqn }, false);
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
-			return fv_build_fast(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
+			if (inl)
+				return -1;
+			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
 				.opcode = MLX5_OPCODE_ATOMIC_FA, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = wr->wr.atomic.remote_addr, .rkey = wr->wr.atomic.rkey, .swap_add = wr->wr.atomic.compare_add, .srqn = wr->qp_type.xrc.remote_srqn });
+				.from_wr = true, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = wr->wr.atomic.remote_addr, .rkey = wr->wr.atomic.rkey, .swap_add = wr->wr.atomic.compare_add, .srqn = wr->qp_type.xrc.remote_srqn }, false);
 		default:
 			return -1;
 		}

@@ -38,10 +38,12 @@ struct fv_ring {
 /*
  * How a writer writes (constants, or-ed):
  *   FV_WRAP  the WQE may meet the ring end: check for it after each unit;
- *   FV_VEC   a unit is one 16-byte vector store: a loop posting the same values (typed
- *            builders) computes each unit once and keeps it in one SSE register (two 64-bit
- *            registers otherwise, which a loop of builders runs short of). Without it, values
- *            new in every WQE (an ibv_send_wr's) take fewer instructions: two 64-bit stores.
+ *   FV_VEC   a unit is one 16-byte vector store, and an SGE's fields are read one by one: a
+ *            loop posting the same values (typed builders) then reads them once and keeps
+ *            each unit in one SSE register (two 64-bit registers otherwise, which a loop of
+ *            builders runs short of). Without it, values new in every WQE (an ibv_send_wr's)
+ *            take fewer instructions: two 64-bit stores, and the SGE's length and lkey read
+ *            as one word.
  */
 enum { FV_WRAP = 1, FV_VEC = 2 };
 
@@ -174,12 +176,18 @@ static inline struct fv_image fv_data_image(uint32_t len, uint32_t lkey, uint64_
 }
 
 /*
- * The data segment of an SGE as it is. Its first 8 bytes are the SGE's length and lkey, side
- * by side in struct ibv_sge: taken as one word (read from memory, a compiler merges the two
- * reads), made big-endian with one swap and put back in order with a rotation.
+ * The data segment of an SGE as it is. FV_VEC (an SGE a loop may post again and again): its
+ * fields one by one, each swapped on its own; a compiler keeps such reads apart and, when
+ * nothing in the loop can change them, makes them once before the loop. Otherwise (an SGE
+ * new in every WQE): its length and lkey, side by side in struct ibv_sge, as one word (read
+ * from memory, a compiler merges the two reads), made big-endian with one swap and put back
+ * in order with a rotation.
  */
-static inline struct fv_image fv_sge_image(const struct ibv_sge *sge)
+static inline struct fv_image fv_sge_image(const struct ibv_sge *sge, unsigned how)
 {
+	if (how & FV_VEC)
+		return fv_data_image(sge->length, sge->lkey, sge->addr);
+
 	uint64_t len_lkey = htobe64(fv_2x32(sge->length, sge->lkey));
 
 	_Static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct ibv_sge, length) + 4,
@@ -243,7 +251,7 @@ static inline uint8_t *fv_wqe_data(const struct fv_ring *r, uint8_t *p, uint32_t
 static inline uint8_t *fv_wqe_sge(const struct fv_ring *r, uint8_t *p, const struct ibv_sge *sge,
 				  unsigned how)
 {
-	return fv_unit_write(r, p, fv_sge_image(sge), how);
+	return fv_unit_write(r, p, fv_sge_image(sge, how), how);
 }
 
 static inline uint8_t *fv_wqe_xrc(const struct fv_ring *r, uint8_t *p, uint32_t srqn, unsigned how)

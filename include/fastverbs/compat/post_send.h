@@ -98,18 +98,17 @@ static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, 
 	return fv_build_wqe(qp, qp->qpt, &r);	/* nothing is a constant here: one copy of the body */
 }
 
-/* Whether fv_post_send_fast built wr (one SGE, not inline, on a QP of type qpt). */
+/* Whether fv_post_send_fast built wr (one SGE, inline or not, on a QP of type qpt). */
 static inline __attribute__((always_inline)) bool
 fv_post_send_fast_wr(struct fv_qp *qp, const enum fv_qpt qpt, const struct ibv_send_wr *wr)
 {
-	return wr->num_sge == 1 && !(wr->send_flags & IBV_SEND_INLINE) && qp->max_send_sge &&
-	       !fv_post_send_fast(qp, qpt, wr, fv_send_flags(wr->send_flags));
+	return wr->num_sge == 1 && qp->max_send_sge &&
+	       !fv_post_send_fast(qp, qpt, wr, fv_send_flags(wr->send_flags), wr->send_flags & IBV_SEND_INLINE);
 }
 
 /*
- * fv_post_send for a QP of type qpt, a constant: a WR of one SGE, not inline (most WRs) goes
- * straight into the fast path of the builder of its (QP type, opcode), as with the typed
- * builders; whatever that does not build, fv_post_send_one does, outside the loop of the
+ * fv_post_send for a QP of type qpt, a constant: a WR of one SGE, inline or not (most WRs),
+ * goes straight into the builder of its (QP type, opcode), as with the typed builders; whatever that does not build, fv_post_send_one does, outside the loop of the
  * fast path (a call in it would make the compiler read the ring's fields again for every WR).
  */
 static inline __attribute__((always_inline)) int
