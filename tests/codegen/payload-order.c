@@ -51,13 +51,18 @@ static uint8_t known_sq[64 * 64] __attribute__((aligned(4096)));
 static __be32 known_db[2];
 static uint8_t known_bf[512] __attribute__((aligned(64)));
 
+static inline __attribute__((always_inline)) int known_init(struct fv_rc *rc)
+{
+	return fv_qp_init_geom(&rc->qp, &(struct fv_qp_geom){ .qpt = FV_QPT_RC, .qpn = 1, .sq_buf = known_sq,
+			       .sq_wqe_cnt = 64, .dbrec = known_db, .bf_reg = known_bf, .bf_size = 256,
+			       .max_send_sge = 1 });
+}
+
 void probe_known_ring(uint32_t lkey)
 {
 	struct fv_rc rc;
 
-	if (fv_qp_init_geom(&rc.qp, &(struct fv_qp_geom){ .qpt = FV_QPT_RC, .qpn = 1, .sq_buf = known_sq,
-			    .sq_wqe_cnt = 64, .dbrec = known_db, .bf_reg = known_bf, .bf_size = 256,
-			    .max_send_sge = 1 }))
+	if (known_init(&rc))
 		return;
 	payload_buf[0] = FV_PAYLOAD;
 	post(&rc, payload_buf, lkey);
@@ -89,9 +94,7 @@ void probe_barrier_known_ring(void)
 {
 	struct fv_rc rc;
 
-	if (fv_qp_init_geom(&rc.qp, &(struct fv_qp_geom){ .qpt = FV_QPT_RC, .qpn = 1, .sq_buf = known_sq,
-			    .sq_wqe_cnt = 64, .dbrec = known_db, .bf_reg = known_bf, .bf_size = 256,
-			    .max_send_sge = 1 }))
+	if (known_init(&rc))
 		return;
 	payload_buf[0] = FV_PAYLOAD;
 	fv_dma_wmb_sq(rc.qp.sq.ring.buf);
