@@ -57,7 +57,11 @@ struct fv_xrc { struct fv_qp qp; };
 /* The struct fv_qp inside a typed handle. */
 #define fv_qp_of(h) (&(h)->qp)
 
-/* Ring the doorbell once for everything built on handle h since the last ring. */
+/*
+ * Ring the doorbell once for everything built on handle h since the last ring. Every store
+ * before it (WQEs, payloads) is made before the doorbell; unlike a call to ibv_post_send it
+ * leaves the compiler's knowledge of memory alone: read what the device writes after fv_poll.
+ */
 #define fv_ring(h) fv_sq_ring(&(h)->qp.sq)
 
 /* A QP described by its raw geometry: what mlx5dv_init_obj and ibv_query_qp would give. */

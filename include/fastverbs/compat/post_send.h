@@ -98,12 +98,20 @@ static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, 
 	return fv_build_wqe(qp, qp->qpt, &r);	/* nothing is a constant here: one copy of the body */
 }
 
-/* Whether fv_post_send_fast built wr (one SGE, inline or not, on a QP of type qpt). */
+/*
+ * Whether fv_post_send_fast built wr (one SGE, inline or not, on a QP of type qpt). Inline or
+ * not is a constant in each call: the WRs that are not pay nothing for those that are.
+ */
 static inline __attribute__((always_inline)) bool
 fv_post_send_fast_wr(struct fv_qp *qp, const enum fv_qpt qpt, const struct ibv_send_wr *wr)
 {
-	return wr->num_sge == 1 && qp->max_send_sge &&
-	       !fv_post_send_fast(qp, qpt, wr, fv_send_flags(wr->send_flags), wr->send_flags & IBV_SEND_INLINE);
+	unsigned flags = fv_send_flags(wr->send_flags);
+
+	if (wr->num_sge != 1 || !qp->max_send_sge)
+		return false;
+	if (__builtin_expect(wr->send_flags & IBV_SEND_INLINE, 0))
+		return !fv_post_send_fast(qp, qpt, wr, flags, true);
+	return !fv_post_send_fast(qp, qpt, wr, flags, false);
 }
 
 /*
