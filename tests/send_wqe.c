@@ -324,6 +324,9 @@ static unsigned expect_wqe(struct xring *x, enum fv_qpt qpt, const uint8_t av[48
 		for (int i = 0; i < n; i++)	/* empty SGEs: no segment; atomics: byte count 8 */
 			if (r->sgl[i].length)
 				xw_data(&w, is_atomic(r->op) ? 8 : r->sgl[i].length, r->sgl[i].lkey, r->sgl[i].addr);
+		/* one empty SGE after at least one unit, in the first block: written past ds */
+		if (r->form == ONE_SGE && !r->sgl[0].length && w.len >= 32 && w.len < 64)
+			xw_data_past_ds(&w, is_atomic(r->op) ? 8 : 0, r->sgl[0].lkey, r->sgl[0].addr);
 	}
 	return xw_end(&w);
 }
@@ -699,6 +702,10 @@ Test(send_wqe, zero_length_sges_skipped)
 		snprintf(what, sizeof(what), "%s %s all SGEs empty", qpt_name[k[i].qpt], op_name[k[i].op]);
 		uint32_t pi = g.t.qp.sq.pi;
 		post_both(&g, &(struct req){ .op = k[i].op, .form = SGL, .sgl = none, .nsge = 3 }, what);
+		cr_assert_eq(ctrl_ds(&g.t, pi), k[i].hdr, "%s", what);
+		snprintf(what, sizeof(what), "%s %s one empty SGE", qpt_name[k[i].qpt], op_name[k[i].op]);
+		pi = g.t.qp.sq.pi;
+		post_both(&g, &(struct req){ .op = k[i].op, .form = ONE_SGE, .sgl = none, .nsge = 1 }, what);
 		cr_assert_eq(ctrl_ds(&g.t, pi), k[i].hdr, "%s", what);
 		rig_close(&g);
 	}

@@ -50,8 +50,9 @@ struct fv_dma64 {
 #define fv_wc_flush() __asm__ __volatile__("sfence" : :)	/* extended asm: a basic one clobbers memory */
 #define fv_wc_start() fv_wc_flush()
 
-/* 16 bytes of a WQE (its units are stored through this element type, wqe.h). */
-typedef uint64_t fv_bf_vec __attribute__((vector_size(16)));
+/* 16 bytes of a WQE, read as any type may have written them (a WQE's parts are stored
+ * through several, wqe.h): the compiler then reads them after every store to them. */
+typedef uint64_t fv_bf_vec __attribute__((vector_size(16), may_alias));
 
 /*
  * Four aligned 16-byte stores in ascending order, one asm block so the compiler cannot
@@ -138,8 +139,9 @@ static inline void fv_mmio_write64(void *reg, uint64_t val)
 /* Eight 8-byte stores in ascending address order. */
 static inline void fv_bf_copy64(void *dst, const void *src)
 {
+	typedef uint64_t __attribute__((may_alias)) fv_any64;	/* as fv_bf_vec: written by any type */
 	volatile uint64_t *d = (volatile uint64_t *)dst;
-	const uint64_t *s = (const uint64_t *)src;
+	const fv_any64 *s = (const fv_any64 *)src;
 
 	for (int i = 0; i < 8; i++)
 		d[i] = s[i];

@@ -73,32 +73,54 @@ static FV_ALWAYS_INLINE unsigned fv_req_payload_ds(const struct fv_req *r)
 	return 0;
 }
 
-/*
- * The WQE's segments after its ctrl, from p on; how as in wqe.h. sge1: the payload is one
- * SGE, known not to be empty.
- */
-static FV_ALWAYS_INLINE void fv_wqe_body(const struct fv_ring *ring, enum fv_qpt qpt,
-					 const struct fv_req *r, const int sge1, uint8_t *p, unsigned how)
-{
-	if (qpt == FV_QPT_XRC && r->payload != FV_PL_NONE)
-		p = fv_wqe_xrc(ring, p, r->srqn, how);
-	if (qpt == FV_QPT_UD && r->payload != FV_PL_NONE)
-		p = fv_wqe_av(ring, p, r->av, r->remote_qpn, r->qkey, how);
-	if (r->segs & FV_SEG_RADDR)
-		p = fv_wqe_raddr(ring, p, r->raddr, r->rkey, how);
-	if (r->segs & FV_SEG_ATOMIC)
-		p = fv_wqe_atomic(ring, p, r->swap_add, r->compare, how);
-	if (r->payload == FV_PL_SGL) {
-		for (int i = 0; i < r->nsge; i++) {
-			const struct ibv_sge *s = &r->sgl[i];
+/* Units between the ctrl and the payload at most (XRC: SRQ, remote address, atomic; UD: AV). */
+#define FV_HDR_UNITS 3
 
-			if (!sge1 && !s->length)
-				continue;
-			if (r->segs & FV_SEG_ATOMIC)	/* an atomic's result is always 8 bytes */
-				p = fv_wqe_data(ring, p, 8, s->lkey, s->addr, how);
-			else
-				p = fv_wqe_sge(ring, p, s, how);
-		}
+/*
+ * The images of the units between a request's ctrl and its payload, in their order
+ * (mlx5-formats.md §3.10), into u; returns how many (a constant for a typed builder).
+ */
+static FV_ALWAYS_INLINE unsigned fv_req_hdr_images(enum fv_qpt qpt, const struct fv_req *r,
+						   struct fv_image u[FV_HDR_UNITS])
+{
+	unsigned n = 0;
+
+	if (r->payload == FV_PL_NONE)
+		return 0;
+	if (qpt == FV_QPT_XRC)
+		u[n++] = fv_xrc_image(r->srqn);
+	if (qpt == FV_QPT_UD) {
+		fv_av_images(&u[n], r->av, r->remote_qpn, r->qkey);
+		n += 3;
+	}
+	if (r->segs & FV_SEG_RADDR)
+		u[n++] = fv_raddr_image(r->raddr, r->rkey);
+	if (r->segs & FV_SEG_ATOMIC)
+		u[n++] = fv_atomic_image(r->swap_add, r->compare);
+	return n;
+}
+
+/* The data segment image of the request's SGE s; an atomic's result is always 8 bytes. */
+static FV_ALWAYS_INLINE struct fv_image fv_req_data_image(const struct fv_req *r, const struct ibv_sge *s,
+							  unsigned how)
+{
+	return r->segs & FV_SEG_ATOMIC ? fv_data_image(8, s->lkey, s->addr) : fv_sge_image(s, how);
+}
+
+/* The WQE's segments after its ctrl, from p on; how as in wqe.h. Empty SGEs are skipped. */
+static FV_ALWAYS_INLINE void fv_wqe_body(const struct fv_ring *ring, enum fv_qpt qpt,
+					 const struct fv_req *r, uint8_t *p, unsigned how)
+{
+	struct fv_image u[FV_HDR_UNITS];
+	const unsigned n = fv_req_hdr_images(qpt, r, u);
+
+#pragma GCC unroll 3	/* n is a constant for a typed builder: the units stay in registers */
+	for (unsigned i = 0; i < n; i++)
+		p = fv_unit_write(ring, p, u[i], how);
+	if (r->payload == FV_PL_SGL) {
+		for (int i = 0; i < r->nsge; i++)
+			if (r->sgl[i].length)
+				p = fv_unit_write(ring, p, fv_req_data_image(r, &r->sgl[i], how), how);
 	} else if (r->payload == FV_PL_INLINE && r->len) {
 		fv_wqe_inline(ring, p, r->sgl, r->nsge, r->len, how);
 	}
@@ -134,7 +156,7 @@ static FV_ALWAYS_INLINE int fv_build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, c
 	uint8_t *wqe = fv_sq_wqe(sq, pi);
 
 	/* A WQE that fits its first block never meets the ring end. */
-	fv_wqe_body(&sq->ring, qpt, r, 0, wqe + FV_DS,
+	fv_wqe_body(&sq->ring, qpt, r, wqe + FV_DS,
 		    (max_ds > 4 && ds > 4 ? FV_WRAP : 0) | (r->from_wr ? 0 : FV_VEC));
 	fv_wqe_ctrl(wqe, pi, 0, r->opcode, sq->qpn_be, ds, fm, r->imm);
 	fv_sq_record(sq, pi, r->wr_id, r->flags, nbb);
@@ -156,7 +178,7 @@ static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, cons
 }
 
 /* Units after the ctrl a fast-path WQE may have (UD: address vector and data). */
-#define FV_FAST_UNITS 4
+#define FV_FAST_UNITS (FV_HDR_UNITS + 1)
 
 /*
  * The images of the units after the ctrl of a request whose payload is its one SGE or none,
@@ -165,30 +187,11 @@ static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, cons
 static FV_ALWAYS_INLINE unsigned fv_req_images(enum fv_qpt qpt, const struct fv_req *r, unsigned how,
 					       struct fv_image u[FV_FAST_UNITS])
 {
-	unsigned n = 0;
+	unsigned n = fv_req_hdr_images(qpt, r, u);
 
-	if (r->payload == FV_PL_NONE)
-		return 0;
-	if (qpt == FV_QPT_XRC)
-		u[n++] = fv_xrc_image(r->srqn);
-	if (qpt == FV_QPT_UD) {
-		fv_av_images(&u[n], r->av, r->remote_qpn, r->qkey);
-		n += 3;
-	}
-	if (r->segs & FV_SEG_RADDR)
-		u[n++] = fv_raddr_image(r->raddr, r->rkey);
-	if (r->segs & FV_SEG_ATOMIC)
-		u[n++] = fv_atomic_image(r->swap_add, r->compare);
-	if (r->payload == FV_PL_SGL)	/* an atomic's result is always 8 bytes */
-		u[n++] = r->segs & FV_SEG_ATOMIC ? fv_data_image(8, r->sgl->lkey, r->sgl->addr) :
-						   fv_sge_image(r->sgl, how);
+	if (r->payload == FV_PL_SGL)
+		u[n++] = fv_req_data_image(r, r->sgl, how);
 	return n;
-}
-
-/* Whether the data segment image d is of an empty SGE: its first word, the length, is 0. */
-static FV_ALWAYS_INLINE bool fv_image_empty(struct fv_image d)
-{
-	return !(d.a & fv_2x32(~0u, 0));
 }
 
 /*
@@ -215,7 +218,7 @@ static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt 
 	__be32 fm = htobe32(r->flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE)) | sq->sig_all;
 	struct fv_image u[FV_FAST_UNITS];
 	const unsigned n = (sge1 || r->payload == FV_PL_NONE) ? fv_req_images(qpt, r, how, u) : 0;
-	const bool empty = sge1 && n && fv_image_empty(u[n - 1]);
+	const bool empty = sge1 && !r->sgl->length;
 	struct fv_image c = fv_ctrl_image(0, r->opcode, sq->qpn_be, hdr + sge1, fm, r->imm);
 
 	if (sge1 && hdr + sge1 <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */

@@ -252,7 +252,7 @@ static inline __attribute__((always_inline)) void fv_sq_ring(struct fv_sq *sq)
 		for (uint32_t i = 1; i < nbb; i++)	/* its other blocks; it may continue at block 0 */
 			fv_bf_copy64(reg + i * FV_WQEBB, fv_sq_wqe(sq, last + i));
 	} else {
-		fv_mmio_write64(reg, *(const uint64_t *)wqe);	/* the ctrl's first 8 bytes */
+		fv_mmio_write64(reg, fv_load64(wqe));	/* the ctrl's first 8 bytes, as any store left them */
 	}
 	fv_wc_flush();
 	sq->bf_cur = (uintptr_t)reg ^ sq->bf_toggle;

@@ -122,9 +122,22 @@ static inline uint8_t *fv_unit_write(const struct fv_ring *r, uint8_t *p, struct
 	return fv_ring_add(r, p, FV_DS, how);
 }
 
-/* The WQE index in the control segment: big-endian, at byte 1. */
+/*
+ * The control segment as stored: its image as one unit, then the WQE index (big-endian, at
+ * byte 1) over it. Both stores go through this one union: the compiler then sees that they
+ * overlap and keeps them in order (through two unrelated types it may swap them, or take a
+ * later read of the unit for the image alone). No character type in it, which would make its
+ * stores alias everything: a _Bool stands for byte 0, never accessed.
+ */
 struct __attribute__((packed)) fv_ctrl_index {
+	_Bool byte0;
 	__be16 v;
+};
+
+union fv_ctrl_unit {
+	fv_u64x2 v;
+	uint64_t w[2];
+	struct fv_ctrl_index index;
 };
 
 /*
@@ -145,8 +158,15 @@ static inline struct fv_image fv_ctrl_image(uint8_t opmod, uint8_t opcode, __be3
 /* Store the control segment of image c at p (a block's start), with the index of pi. */
 static inline uint8_t *fv_ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, unsigned how)
 {
-	fv_unit_put(p, c, how);
-	((struct fv_ctrl_index *)(p + 1))->v = htobe16((uint16_t)pi);	/* the low 16 bits of pi */
+	union fv_ctrl_unit *u = (union fv_ctrl_unit *)p;
+
+	if (how & FV_VEC) {
+		u->v = (fv_u64x2){ c.a, c.b };
+	} else {
+		u->w[0] = c.a;
+		u->w[1] = c.b;
+	}
+	u->index.v = htobe16((uint16_t)pi);	/* the low 16 bits of pi */
 	return p + FV_DS;
 }
 

@@ -122,6 +122,12 @@ void xw_data(struct xwqe *w, uint32_t len, uint32_t lkey, uint64_t addr)
 	w->len += 16;
 }
 
+void xw_data_past_ds(struct xwqe *w, uint32_t len, uint32_t lkey, uint64_t addr)
+{
+	xw_data(w, len, lkey, addr);
+	w->len -= 16;
+}
+
 void xw_inline(struct xwqe *w, const void *payload, uint32_t len)
 {
 	if (!len)

@@ -69,6 +69,11 @@ void xw_atomic(struct xwqe *w, uint64_t swap_add, uint64_t compare);
 /* Data segment (§3.4): BE32 byte count, BE32 lkey, BE64 address. */
 void xw_data(struct xwqe *w, uint32_t len, uint32_t lkey, uint64_t addr);
 /*
+ * The same segment written past the WQE's end, not counted in ds: the fast path's empty SGE
+ * (one SGE of length 0 that would end the WQE's first block), where the device does not look.
+ */
+void xw_data_past_ds(struct xwqe *w, uint32_t len, uint32_t lkey, uint64_t addr);
+/*
  * Inline segment (§3.5): BE32 len | 0x80000000, then the payload; ceil((4+len)/16) units,
  * pad bytes left as they were. len 0: no segment at all.
  */
