@@ -255,14 +255,8 @@ Test(sim_errors, modify_to_error_flushes_both_queues)
 
 Test(sim_errors, operation_not_allowed_on_uc)
 {
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_UC, .scq = cqa };
-
 	/* libmlx5 builds a READ WQE on a UC QP; the HCA refuses to execute it. */
-	qa = simt_qp(&d, &cfg);
-	cfg.scq = cqb;
-	qb = simt_qp(&d, &cfg);
-	simt_connect(qa, d.lid, qb->qp_num, SIMT_ACCESS_ALL, 0, 0);
-	simt_connect(qb, d.lid, qa->qp_num, SIMT_ACCESS_ALL, 0, 0);
+	simt_qp_pair(&d, (struct simt_qp_cfg){ .type = IBV_QPT_UC }, cqa, cqb, SIMT_ACCESS_ALL, 0, 0, &qa, &qb);
 	simt_post_send(qa, 1, IBV_WR_RDMA_READ, buf, 8, mr->lkey, (uintptr_t)buf, mr->rkey, 0);
 	expect_status(cqa, 1, IBV_WC_LOC_QP_OP_ERR);
 	cr_expect_eq(state_of(qa), IBV_QPS_SQE, "an unreliable QP only stops its send queue");

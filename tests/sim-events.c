@@ -29,12 +29,7 @@ static void setup(void)
 	scq = simt_cq(&d, 16);
 	rcq = ibv_create_cq(d.ctx, 16, NULL, ch, 0);
 	cr_assert(rcq);
-	cfg.scq = scq;
-	qa = simt_qp(&d, &cfg);
-	cfg.scq = rcq;
-	qb = simt_qp(&d, &cfg);
-	simt_connect(qa, d.lid, qb->qp_num, SIMT_ACCESS_ALL, 7, 7);
-	simt_connect(qb, d.lid, qa->qp_num, SIMT_ACCESS_ALL, 7, 7);
+	simt_qp_pair(&d, cfg, scq, rcq, SIMT_ACCESS_ALL, 7, 7, &qa, &qb);
 }
 
 static void teardown(void)

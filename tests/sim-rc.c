@@ -29,12 +29,7 @@ static void setup(void)
 	mr = simt_mr(&d, buf, BUF, SIMT_ACCESS_ALL);
 	cqa = simt_cq(&d, 256);
 	cqb = simt_cq(&d, 256);
-	cfg.scq = cqa;
-	qa = simt_qp(&d, &cfg);
-	cfg.scq = cqb;
-	qb = simt_qp(&d, &cfg);
-	simt_connect(qa, d.lid, qb->qp_num, SIMT_ACCESS_ALL, 7, 7);
-	simt_connect(qb, d.lid, qa->qp_num, SIMT_ACCESS_ALL, 7, 7);
+	simt_qp_pair(&d, cfg, cqa, cqb, SIMT_ACCESS_ALL, 7, 7, &qa, &qb);
 }
 
 static void teardown(void)

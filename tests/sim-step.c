@@ -23,11 +23,7 @@ static void setup(void)
 	simt_open(&d, 0);
 	mr = simt_mr(&d, buf, sizeof(buf), SIMT_ACCESS_ALL);
 	cq = simt_cq(&d, 64);
-	cfg.scq = cq;
-	qa = simt_qp(&d, &cfg);
-	qb = simt_qp(&d, &cfg);
-	simt_connect(qa, d.lid, qb->qp_num, SIMT_ACCESS_ALL, 7, 7);
-	simt_connect(qb, d.lid, qa->qp_num, SIMT_ACCESS_ALL, 7, 7);
+	simt_qp_pair(&d, cfg, cq, cq, SIMT_ACCESS_ALL, 7, 7, &qa, &qb);
 }
 
 static void teardown(void)

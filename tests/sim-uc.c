@@ -26,12 +26,7 @@ static void setup(void)
 	mr = simt_mr(&d, buf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	cqa = simt_cq(&d, 64);
 	cqb = simt_cq(&d, 64);
-	cfg.scq = cqa;
-	qa = simt_qp(&d, &cfg);
-	cfg.scq = cqb;
-	qb = simt_qp(&d, &cfg);
-	simt_connect(qa, d.lid, qb->qp_num, IBV_ACCESS_REMOTE_WRITE, 0, 0);
-	simt_connect(qb, d.lid, qa->qp_num, IBV_ACCESS_REMOTE_WRITE, 0, 0);
+	simt_qp_pair(&d, cfg, cqa, cqb, IBV_ACCESS_REMOTE_WRITE, 0, 0, &qa, &qb);
 }
 
 static void teardown(void)

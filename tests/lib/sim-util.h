@@ -136,6 +136,22 @@ static inline void simt_connect(struct ibv_qp *qp, uint16_t dlid, uint32_t dqpn,
 	cr_assert_eq(ibv_modify_qp(qp, &a, mask), 0, "to RTS");
 }
 
+/*
+ * Two QPs of cfg's type (RC, UC) on one device, a completing on cq_a and b on cq_b,
+ * connected to each other with access and the retry counts (simt_connect).
+ */
+static inline void simt_qp_pair(struct simt_dev *d, struct simt_qp_cfg cfg, struct ibv_cq *cq_a,
+				struct ibv_cq *cq_b, int access, uint8_t rnr_retry, uint8_t retry_cnt,
+				struct ibv_qp **a, struct ibv_qp **b)
+{
+	cfg.scq = cq_a;
+	*a = simt_qp(d, &cfg);
+	cfg.scq = cq_b;
+	*b = simt_qp(d, &cfg);
+	simt_connect(*a, d->lid, (*b)->qp_num, access, rnr_retry, retry_cnt);
+	simt_connect(*b, d->lid, (*a)->qp_num, access, rnr_retry, retry_cnt);
+}
+
 /* RESET -> INIT -> RTR -> RTS for UD. */
 static inline void simt_ud_ready(struct ibv_qp *qp, uint32_t qkey)
 {
