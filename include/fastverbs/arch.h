@@ -21,7 +21,11 @@
 
 #include <stdint.h>
 
-/* p, as an asm's output: the compiler cannot tell what it points to. */
+/*
+ * p, as an asm's output: the compiler cannot tell what it points to. A barrier that reads
+ * memory through it is then a reader of any buffer, even where the compiler knows the ring
+ * p points into (tests/codegen, probe_barrier_own_ring).
+ */
 static inline const void *fv_untraced(const void *p)
 {
 	__asm__("" : "+r"(p));
