@@ -236,7 +236,7 @@ static inline void fv_sq_commit(struct fv_sq *sq, uint64_t wr_id, unsigned flags
 static inline __attribute__((always_inline)) void fv_sq_ring(struct fv_sq *sq)
 {
 	uint32_t pi = sq->pi, last = sq->last_pi, nbb = pi - last;
-	int32_t since = (int32_t)(last - sq->rung_pi);	/* |pi - last| < 2^31 */
+	int32_t since = (int32_t)(last - sq->rung_pi);	/* the two are less than 2^31 apart */
 	const uint8_t *wqe = fv_sq_wqe(sq, last);
 	uint8_t *reg = (uint8_t *)sq->bf_cur;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Send WQE segment writers: one function per segment, nothing else.
+ * Send WQE segments: the image of each (its 16-byte units as stored) and its writer.
  *
  * A WQE is a run of 16-byte units starting at a 64-byte block (WQEBB) of the send ring:
  *
@@ -266,12 +266,6 @@ static inline uint8_t *fv_wqe_data(const struct fv_ring *r, uint8_t *p, uint32_t
 				   uint32_t lkey, uint64_t addr, unsigned how)
 {
 	return fv_unit_write(r, p, fv_data_image(len, lkey, addr), how);
-}
-
-static inline uint8_t *fv_wqe_sge(const struct fv_ring *r, uint8_t *p, const struct ibv_sge *sge,
-				  unsigned how)
-{
-	return fv_unit_write(r, p, fv_sge_image(sge, how), how);
 }
 
 static inline uint8_t *fv_wqe_xrc(const struct fv_ring *r, uint8_t *p, uint32_t srqn, unsigned how)
