@@ -9,7 +9,9 @@
  *   read       events read from our pipes are counted, as the kernel counts them
  *   mmap       UAR pages: anonymous memory
  *   close      tears the context down
- *   socket     refuses NETLINK_RDMA so discovery falls back to sysfs */
+ *   socket     refuses NETLINK_RDMA so discovery falls back to sysfs
+ * and the same for /dev/infiniband/rdma_cm (ucma.c): open gives an eventfd, write runs
+ * rdma_cm commands, fstat reports the char device, close destroys the channel's ids. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +31,7 @@
 #include "../model/model.h"
 #include "../model/world.h"
 #include "fdtab.h"
+#include "ucma.h"
 #include "uverbs.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -102,6 +105,8 @@ EXPORT int open(const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
+	if (sim_ucma_path(path))
+		return sim_ucma_open(flags);
 	return dev >= 0 ? open_device(dev, flags) : real_open(path, flags, mode);
 }
 
@@ -115,6 +120,8 @@ EXPORT int open64(const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
+	if (sim_ucma_path(path))
+		return sim_ucma_open(flags);
 	return dev >= 0 ? open_device(dev, flags) : real_open64(path, flags, mode);
 }
 
@@ -128,6 +135,8 @@ EXPORT int openat(int dirfd, const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
+	if (sim_ucma_path(path))
+		return sim_ucma_open(flags);
 	return dev >= 0 ? open_device(dev, flags) : real_openat(dirfd, path, flags, mode);
 }
 
@@ -141,6 +150,8 @@ EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
+	if (sim_ucma_path(path))
+		return sim_ucma_open(flags);
 	return dev >= 0 ? open_device(dev, flags) : real_openat64(dirfd, path, flags, mode);
 }
 
@@ -150,6 +161,8 @@ EXPORT int __open_2(const char *path, int flags)
 	REAL(int, __open_2, const char *, int);
 	int dev = uverbs_index(path);
 
+	if (sim_ucma_path(path))
+		return sim_ucma_open(flags);
 	return dev >= 0 ? open_device(dev, flags) : real___open_2(path, flags);
 }
 
@@ -158,6 +171,8 @@ EXPORT int __open64_2(const char *path, int flags)
 	REAL(int, __open64_2, const char *, int);
 	int dev = uverbs_index(path);
 
+	if (sim_ucma_path(path))
+		return sim_ucma_open(flags);
 	return dev >= 0 ? open_device(dev, flags) : real___open64_2(path, flags);
 }
 
@@ -166,6 +181,8 @@ EXPORT int __openat_2(int dirfd, const char *path, int flags)
 	REAL(int, __openat_2, int, const char *, int);
 	int dev = uverbs_index(path);
 
+	if (sim_ucma_path(path))
+		return sim_ucma_open(flags);
 	return dev >= 0 ? open_device(dev, flags) : real___openat_2(dirfd, path, flags);
 }
 
@@ -232,6 +249,8 @@ static void patch_fstat(int fd, struct stat *st)
 
 	if (ctx)
 		st->st_rdev = makedev(UVERBS_MAJOR, UVERBS_MINOR_BASE + ctx->dev->index);
+	else if (sim_ucma_chan(fd))
+		sim_ucma_stat(st);
 }
 
 EXPORT int fstat(int fd, struct stat *st)
@@ -291,8 +310,13 @@ EXPORT ssize_t write(int fd, const void *buf, size_t count)
 {
 	REAL(ssize_t, write, int, const void *, size_t);
 	struct sim_ctx *ctx = sim_fd_ctx(fd);
+	struct cm_chan *ch;
 
-	return ctx ? sim_uverbs_write(ctx, buf, count) : real_write(fd, buf, count);
+	if (ctx)
+		return sim_uverbs_write(ctx, buf, count);
+	if ((ch = sim_ucma_chan(fd)))
+		return sim_ucma_write(ch, fd, buf, count);
+	return real_write(fd, buf, count);
 }
 
 /* mlx5 mmap offsets: page index = command << 8 | UAR index (mlx5-abi.h). Regular,
@@ -352,6 +376,7 @@ EXPORT int close(int fd)
 		}
 		sim_unlock();
 	}
+	sim_ucma_close(fd);
 	return real_close(fd);
 }
 
