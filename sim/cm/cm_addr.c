@@ -123,8 +123,7 @@ static bool port_taken(const struct cm_id *self, const struct sockaddr *a)
 	for (struct cm_id *o = cm_id_first(); o; o = cm_id_next(o)) {
 		const struct sockaddr *oa = (const struct sockaddr *)&o->src;
 
-		if (o == self || o->ps != self->ps || o->state == CM_IDLE ||
-		    o->handle == UINT32_MAX || cm_addr_port(oa) != port)
+		if (o == self || o->ps != self->ps || !o->holds_port || cm_addr_port(oa) != port)
 			continue;
 		if (self->reuseaddr && o->reuseaddr && o->state != CM_LISTEN)
 			continue;
@@ -164,6 +163,7 @@ static int bind_id(struct cm_id *id, const struct sockaddr *a)
 		return EADDRINUSE;
 	}
 	id->src = s;
+	id->holds_port = true;
 	id->has_dev = !cm_addr_any(a);
 	id->state = CM_BOUND;
 	return 0;

@@ -83,6 +83,8 @@ struct cm_id {
 	enum cm_state state;
 	struct sockaddr_storage src, dst;
 	bool has_dev; /* bound to a local address: the device port is known */
+	bool holds_port; /* bound (explicitly or automatically); ids of accepted requests
+			  * share their listener's port and hold none */
 	bool reuseaddr, afonly;
 	uint8_t tos;
 	int backlog; /* listener: requests it may still queue */
