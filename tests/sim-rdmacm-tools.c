@@ -4,6 +4,7 @@
  * and every program runs within a time limit. A client connecting to a port nobody
  * listens on is refused at once. */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -187,4 +188,91 @@ Test(sim_rdmacm_tools, rping_nobody_listening)
 	cr_expect_neq(rc, 0);
 	cr_expect_neq(rc, 128 + SIGKILL, "killed: it hung");
 	cr_expect_eq(simt_count_lines(cli_out, "RDMA_CM_EVENT_REJECTED, error 8"), 1);
+}
+
+/* The client side for peer_dies, in a forked process without Criterion asserts: waits
+ * for the listener, connects, reports ESTABLISHED on the pipe and waits to be killed. */
+static void doomed_client(int port, int report)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct ibv_qp_init_attr qa = { .cap = { 4, 4, 1, 1, 0 }, .qp_type = IBV_QPT_RC };
+	struct rdma_conn_param cp = { .retry_count = 7 };
+	struct rdma_cm_event *e;
+	struct rdma_cm_id *id;
+	char ok = 0;
+
+	for (int i = 0; i < 400; i++) { /* bind fails once the test listens */
+		if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
+			_exit(2);
+		ok = rdma_bind_addr(id, (struct sockaddr *)&a) && errno == EADDRINUSE;
+		rdma_destroy_id(id);
+		if (ok)
+			break;
+		usleep(50 * 1000);
+	}
+	if (!ok || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(id, NULL, (struct sockaddr *)&a, 1000) ||
+	    rdma_get_cm_event(ch, &e) || rdma_ack_cm_event(e) || rdma_resolve_route(id, 1000) ||
+	    rdma_get_cm_event(ch, &e) || rdma_ack_cm_event(e) || rdma_create_qp(id, NULL, &qa) ||
+	    rdma_connect(id, &cp) || rdma_get_cm_event(ch, &e))
+		_exit(3);
+	ok = e->event == RDMA_CM_EVENT_ESTABLISHED;
+	if (write(report, &ok, 1) != 1)
+		_exit(4);
+	pause();
+	_exit(0);
+}
+
+/* A peer process that dies (SIGKILL) leaves its connections as its closing file would
+ * have: the other side hears DISCONNECTED. */
+Test(sim_rdmacm_tools, peer_dies)
+{
+	struct rdma_event_channel *ch;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(7706),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct ibv_qp_init_attr qa = { .cap = { 4, 4, 1, 1, 0 }, .qp_type = IBV_QPT_RC };
+	struct rdma_conn_param cp = { .retry_count = 7 };
+	struct pollfd p;
+	struct rdma_cm_event *e;
+	struct rdma_cm_id *l, *s;
+	int fds[2], status;
+	char ok = 0;
+	pid_t child;
+
+	cr_assert_eq(pipe(fds), 0);
+	child = fork(); /* before any rdma_cm state exists in this process */
+	cr_assert_geq(child, 0);
+	if (child == 0)
+		doomed_client(7706, fds[1]);
+	ch = rdma_create_event_channel();
+	cr_assert(ch);
+	cr_assert_eq(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP), 0);
+	cr_assert_eq(rdma_bind_addr(l, (struct sockaddr *)&a), 0);
+	cr_assert_eq(rdma_listen(l, 1), 0);
+	cr_assert_eq(rdma_get_cm_event(ch, &e), 0);
+	cr_assert_eq(e->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	s = e->id;
+	cr_assert_eq(rdma_ack_cm_event(e), 0);
+	cr_assert_eq(rdma_create_qp(s, NULL, &qa), 0);
+	cr_assert_eq(rdma_accept(s, &cp), 0);
+	cr_assert_eq(rdma_get_cm_event(ch, &e), 0);
+	cr_assert_eq(e->event, RDMA_CM_EVENT_ESTABLISHED);
+	cr_assert_eq(rdma_ack_cm_event(e), 0);
+	cr_assert_eq(read(fds[0], &ok, 1), 1);
+	cr_assert_eq(ok, 1, "the client did not see ESTABLISHED");
+
+	cr_assert_eq(kill(child, SIGKILL), 0);
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	p = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
+	cr_assert_eq(poll(&p, 1, 5000), 1, "no event after the peer died");
+	cr_assert_eq(rdma_get_cm_event(ch, &e), 0);
+	cr_assert_eq(e->event, RDMA_CM_EVENT_DISCONNECTED, "%s", rdma_event_str(e->event));
+	cr_assert_eq(e->id, s);
+	cr_assert_eq(rdma_ack_cm_event(e), 0);
+	rdma_destroy_qp(s);
+	rdma_destroy_id(s);
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(ch);
 }

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -31,6 +32,7 @@ static void msg_init(struct cm_msg *m, const struct cm_id *id, uint8_t kind)
 	m->kind = kind;
 	m->ps = id->ps;
 	m->src.proc = cm_self();
+	m->src.pid = getpid();
 	m->src.comm = id->comm;
 }
 
@@ -77,6 +79,7 @@ static void refuse(const struct cm_msg *m, uint8_t status)
 	r.status = status;
 	r.ps = m->ps;
 	r.src.proc = cm_self();
+	r.src.pid = getpid();
 	cm_send(&m->src, &r);
 }
 
@@ -228,6 +231,30 @@ void cm_recv(const struct cm_msg *m)
 			cm_event_post(id, RDMA_CM_EVENT_DISCONNECTED, 0, NULL);
 		}
 		break;
+	}
+}
+
+/* Connections to a process that ended hear what its closing file would have sent. */
+void cm_peer_gone(const struct cm_peer *peer)
+{
+	struct cm_msg m;
+
+	for (struct cm_id *id = cm_id_first(); id; id = cm_id_next(id)) {
+		if (id->peer.proc != peer->proc || id->peer.pid != peer->pid)
+			continue;
+		memset(&m, 0, sizeof(m));
+		m.src = *peer;
+		m.dst_comm = id->comm;
+		switch (id->state) {
+		case CM_ESTABLISHED:
+		case CM_REP_SENT:
+		case CM_REP_RCVD:
+			m.kind = CM_MSG_DREQ;
+			break;
+		default: /* a request in flight stays unanswered, as on the wire */
+			continue;
+		}
+		cm_recv(&m);
 	}
 }
 

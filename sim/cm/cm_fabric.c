@@ -157,7 +157,23 @@ static int proc_index(void)
 	return my_proc;
 }
 
-/* The CM thread: takes what other processes posted to this one. */
+bool cm_peer_alive(const struct cm_peer *peer)
+{
+	return peer->pid == getpid() || alive(peer->pid);
+}
+
+/* Connections whose peer process ended: told as its kernel would have. CM lock held. */
+static void reap(void)
+{
+	for (struct cm_id *id = cm_id_first(); id; id = cm_id_next(id)) {
+		struct cm_peer p = id->peer;
+
+		if (p.pid && !cm_peer_alive(&p))
+			cm_peer_gone(&p); /* ids of that peer leave the states it matters in */
+	}
+}
+
+/* The CM thread: takes what other processes posted to this one, and watches peers. */
 static void *cm_thread(void *arg)
 {
 	struct cmf_proc *me = arg;
@@ -178,8 +194,12 @@ static void *cm_thread(void *arg)
 			cm_unlock();
 			continue;
 		}
-		syscall(SYS_futex, &me->bell, FUTEX_WAIT, seen,
-			&(struct timespec){ 0, 100000000 }, NULL, 0);
+		if (syscall(SYS_futex, &me->bell, FUTEX_WAIT, seen,
+			    &(struct timespec){ 0, 100000000 }, NULL, 0) && errno == ETIMEDOUT) {
+			cm_lock();
+			reap();
+			cm_unlock();
+		}
 	}
 	return NULL;
 }

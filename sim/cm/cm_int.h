@@ -65,10 +65,11 @@ enum cm_state {
 	CM_CLOSED,
 };
 
-/* Where the other end of a connection lives: a process on the fabric (0: this one) and
- * its id's communication number. */
+/* Where the other end of a connection lives: a process on the fabric (0: this one when
+ * there is no fabric), that process's pid and its id's communication number. */
 struct cm_peer {
 	uint32_t proc;
+	int32_t pid;
 	uint32_t comm;
 };
 
@@ -164,10 +165,13 @@ void cm_port_lid_gid(uint16_t *lid, uint8_t gid[16]);
 /* cm_conn.c: a message arrives for this process; whether it has a listener for a
  * request to (ps, addr). */
 void cm_recv(const struct cm_msg *m);
+/* The process of peer ended: its kernel would have torn its ids down (DREQ, REJ). */
+void cm_peer_gone(const struct cm_peer *peer);
 bool cm_listens(uint16_t ps, const struct sockaddr *addr);
 
 /* cm_wire.c: the transport */
 uint32_t cm_self(void); /* this process on the fabric, 0 without one */
+bool cm_peer_alive(const struct cm_peer *peer);
 void cm_send(const struct cm_peer *to, struct cm_msg *m);
 /* REQ / SIDR REQ: to the process listening on m->dst_addr (this one first); answers
  * the sender itself when nobody listens. */
