@@ -4,24 +4,24 @@
 
 #include "../common/log.h"
 
-uint32_t sim_fabric_next_qpn(int dev)
+static uint32_t take(uint32_t *counter)
 {
 	uint32_t n;
 
 	sim_fab_lock();
-	n = sim_fab->next_qpn[dev]++;
+	n = (*counter)++;
 	sim_fab_unlock();
 	return n;
 }
 
+uint32_t sim_fabric_next_qpn(int dev)
+{
+	return take(&sim_fab->next_qpn[dev]);
+}
+
 uint32_t sim_fabric_next_mkey(int dev)
 {
-	uint32_t n;
-
-	sim_fab_lock();
-	n = sim_fab->next_mkey[dev]++;
-	sim_fab_unlock();
-	return n;
+	return take(&sim_fab->next_mkey[dev]);
 }
 
 /* Entries of processes that died are free for the taking. */
