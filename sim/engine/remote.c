@@ -10,26 +10,17 @@
 #include "../model/world.h"
 
 /* A message is the same on both sides but for its pointers: the payload or landing iovecs
- * travel by value, the destination device by index. */
+ * travel by value, the destination device by index. These fields travel as they are. */
+#define MSG_FIELDS(X)                                                                       \
+	X(slid) X(op) X(se) X(sl) X(src_type) X(grh) X(src_qpn) X(src_qkey) X(dqpn) X(rkey) \
+	X(qkey) X(xrc_srqn) X(raddr) X(len) X(swap_add) X(compare)
+
 static void to_wire(const struct sim_msg *m, struct sim_wire *w)
 {
 	memset(w, 0, offsetof(struct sim_wire, iov));
-	w->slid = m->slid;
-	w->op = m->op;
-	w->se = m->se;
-	w->sl = m->sl;
-	w->src_type = m->src_type;
-	w->grh = m->grh;
-	w->src_qpn = m->src_qpn;
-	w->src_qkey = m->src_qkey;
-	w->dqpn = m->dqpn;
-	w->rkey = m->rkey;
-	w->qkey = m->qkey;
-	w->xrc_srqn = m->xrc_srqn;
-	w->raddr = m->raddr;
-	w->len = m->len;
-	w->swap_add = m->swap_add;
-	w->compare = m->compare;
+#define TO_WIRE(f) w->f = m->f;
+	MSG_FIELDS(TO_WIRE)
+#undef TO_WIRE
 	memcpy(w->imm, m->imm, 4);
 	memcpy(w->grh_bytes, m->grh_bytes, 40);
 	w->result = m->result != NULL;
@@ -40,20 +31,13 @@ static void to_wire(const struct sim_msg *m, struct sim_wire *w)
 static void from_wire(const struct sim_wire *w, pid_t src, struct sim_msg *m)
 {
 	memset(m, 0, sizeof(*m));
-	m->peer = src;
-	m->src_type = w->src_type;
-	m->src_qpn = w->src_qpn;
-	m->src_qkey = w->src_qkey;
-	m->slid = w->slid;
-	m->sl = w->sl;
-	m->dst_dev = &sim_world.dev[w->dst_dev];
-	m->dqpn = w->dqpn;
-	m->op = w->op;
-	m->se = w->se;
+#define FROM_WIRE(f) m->f = w->f;
+	MSG_FIELDS(FROM_WIRE)
+#undef FROM_WIRE
 	memcpy(m->imm, w->imm, 4);
-	m->raddr = w->raddr;
-	m->rkey = w->rkey;
-	m->len = w->len;
+	memcpy(m->grh_bytes, w->grh_bytes, 40);
+	m->peer = src;
+	m->dst_dev = &sim_world.dev[w->dst_dev];
 	if (w->result) {
 		m->result = w->iov;
 		m->nresult = (int)w->niov;
@@ -61,12 +45,6 @@ static void from_wire(const struct sim_wire *w, pid_t src, struct sim_msg *m)
 		m->payload = w->iov;
 		m->npayload = (int)w->niov;
 	}
-	m->swap_add = w->swap_add;
-	m->compare = w->compare;
-	m->qkey = w->qkey;
-	m->xrc_srqn = w->xrc_srqn;
-	m->grh = w->grh;
-	memcpy(m->grh_bytes, w->grh_bytes, 40);
 }
 
 int sim_remote_post(struct sim_qp *qp, const struct sim_msg *m)
