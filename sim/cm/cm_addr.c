@@ -169,29 +169,16 @@ static int bind_id(struct cm_id *id, const struct sockaddr *a)
 	return 0;
 }
 
-int cm_bind(struct cm_chan *ch, uint32_t handle, const struct sockaddr *addr)
+int cm_bind(struct cm_id *id, const struct sockaddr *addr)
 {
-	struct cm_id *id;
-	int err;
-
-	cm_lock();
-	id = cm_id_get(ch, handle, &err);
-	if (id)
-		err = id->state != CM_IDLE ? EINVAL : bind_id(id, addr);
-	cm_unlock();
-	return err;
+	return id->state != CM_IDLE ? EINVAL : bind_id(id, addr);
 }
 
-int cm_resolve_addr(struct cm_chan *ch, uint32_t handle, const struct sockaddr *src,
+int cm_resolve_addr(struct cm_id *id, const struct sockaddr *src,
 		    const struct sockaddr *dst)
 {
-	struct cm_id *id;
 	int err;
 
-	cm_lock();
-	id = cm_id_get(ch, handle, &err);
-	if (!id)
-		goto out;
 	if (id->state == CM_IDLE) {
 		struct sockaddr_storage any;
 
@@ -202,15 +189,13 @@ int cm_resolve_addr(struct cm_chan *ch, uint32_t handle, const struct sockaddr *
 		}
 		err = bind_id(id, src);
 		if (err)
-			goto out;
+			return err;
 	}
-	err = EINVAL;
 	if (id->state != CM_BOUND || id->src.ss_family != dst->sa_family)
-		goto out;
-	err = 0;
+		return EINVAL;
 	if (!cm_addr_local(dst)) {
 		cm_event_post(id, RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH, NULL);
-		goto out;
+		return 0;
 	}
 	memset(&id->dst, 0, sizeof(id->dst));
 	memcpy(&id->dst, dst, (size_t)cm_addr_size(dst));
@@ -224,26 +209,16 @@ int cm_resolve_addr(struct cm_chan *ch, uint32_t handle, const struct sockaddr *
 	id->has_dev = true;
 	id->state = CM_ADDR;
 	cm_event_post(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL);
-out:
-	cm_unlock();
-	return err;
+	return 0;
 }
 
-int cm_resolve_route(struct cm_chan *ch, uint32_t handle)
+int cm_resolve_route(struct cm_id *id)
 {
-	struct cm_id *id;
-	int err;
-
-	cm_lock();
-	id = cm_id_get(ch, handle, &err);
-	if (id && id->state != CM_ADDR && id->state != CM_ROUTE)
-		err = EINVAL;
-	else if (id) {
-		id->state = CM_ROUTE;
-		cm_event_post(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL);
-	}
-	cm_unlock();
-	return err;
+	if (id->state != CM_ADDR && id->state != CM_ROUTE)
+		return EINVAL;
+	id->state = CM_ROUTE;
+	cm_event_post(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL);
+	return 0;
 }
 
 static bool routed(const struct cm_id *id)
@@ -275,37 +250,28 @@ static void copy_ip(struct sockaddr_in6 *out, const struct sockaddr_storage *in)
 						  : sizeof(struct sockaddr_in6));
 }
 
-int cm_query_route(struct cm_chan *ch, uint32_t handle, struct rdma_ucm_query_route_resp *r)
+void cm_query_route(const struct cm_id *id, struct rdma_ucm_query_route_resp *r)
 {
-	struct cm_id *id;
-	int err;
+	memset(r, 0, sizeof(*r));
+	copy_ip(&r->src_addr, &id->src);
+	copy_ip(&r->dst_addr, &id->dst);
+	if (id->has_dev) {
+		r->node_guid = htobe64(sim_node_guid(CM_DEV));
+		r->port_num = CM_PORT;
+		r->ibdev_index = CM_DEV;
+		if (routed(id)) {
+			r->num_paths = 1;
+			path_rec(id, &r->ib_route[0]);
+		} else {
+			/* No path yet: the device address only (source GID, pkey). */
+			uint16_t lid;
 
-	cm_lock();
-	id = cm_id_get(ch, handle, &err);
-	if (id) {
-		memset(r, 0, sizeof(*r));
-		copy_ip(&r->src_addr, &id->src);
-		copy_ip(&r->dst_addr, &id->dst);
-		if (id->has_dev) {
-			r->node_guid = htobe64(sim_node_guid(CM_DEV));
-			r->port_num = CM_PORT;
-			r->ibdev_index = CM_DEV;
-			if (routed(id)) {
-				r->num_paths = 1;
-				path_rec(id, &r->ib_route[0]);
-			} else {
-				/* No path yet: the device address only (source GID, pkey). */
-				uint16_t lid;
-
-				cm_port_lid_gid(&lid, r->ib_route[0].sgid);
-				if (id->state == CM_ADDR)
-					memcpy(r->ib_route[0].dgid, r->ib_route[0].sgid, 16);
-				r->ib_route[0].pkey = htobe16(0xffff);
-			}
+			cm_port_lid_gid(&lid, r->ib_route[0].sgid);
+			if (id->state == CM_ADDR)
+				memcpy(r->ib_route[0].dgid, r->ib_route[0].sgid, 16);
+			r->ib_route[0].pkey = htobe16(0xffff);
 		}
 	}
-	cm_unlock();
-	return err;
 }
 
 static void addr_common(const struct cm_id *id, struct rdma_ucm_query_addr_resp *r)
@@ -319,22 +285,13 @@ static void addr_common(const struct cm_id *id, struct rdma_ucm_query_addr_resp 
 	}
 }
 
-int cm_query_addr(struct cm_chan *ch, uint32_t handle, struct rdma_ucm_query_addr_resp *r)
+void cm_query_addr(const struct cm_id *id, struct rdma_ucm_query_addr_resp *r)
 {
-	struct cm_id *id;
-	int err;
-
-	cm_lock();
-	id = cm_id_get(ch, handle, &err);
-	if (id) {
-		addr_common(id, r);
-		r->src_size = (uint16_t)cm_addr_size((struct sockaddr *)&id->src);
-		memcpy(&r->src_addr, &id->src, r->src_size);
-		r->dst_size = (uint16_t)cm_addr_size((struct sockaddr *)&id->dst);
-		memcpy(&r->dst_addr, &id->dst, r->dst_size);
-	}
-	cm_unlock();
-	return err;
+	addr_common(id, r);
+	r->src_size = (uint16_t)cm_addr_size((struct sockaddr *)&id->src);
+	memcpy(&r->src_addr, &id->src, r->src_size);
+	r->dst_size = (uint16_t)cm_addr_size((struct sockaddr *)&id->dst);
+	memcpy(&r->dst_addr, &id->dst, r->dst_size);
 }
 
 /* The IB service id of an IP port space address (rdma_get_service_id). */
@@ -343,91 +300,65 @@ static uint64_t service_id(const struct cm_id *id, const struct sockaddr_storage
 	return htobe64(((uint64_t)id->ps << 16) + cm_addr_port((const struct sockaddr *)a));
 }
 
-int cm_query_gid(struct cm_chan *ch, uint32_t handle, struct rdma_ucm_query_addr_resp *r)
+void cm_query_gid(const struct cm_id *id, struct rdma_ucm_query_addr_resp *r)
 {
 	struct sockaddr_ib *s, *d;
-	struct cm_id *id;
 	uint16_t lid;
-	int err;
 
-	cm_lock();
-	id = cm_id_get(ch, handle, &err);
-	if (id) {
-		addr_common(id, r);
-		s = (struct sockaddr_ib *)&r->src_addr;
-		d = (struct sockaddr_ib *)&r->dst_addr;
-		r->src_size = r->dst_size = sizeof(*s);
-		s->sib_family = d->sib_family = AF_IB;
-		s->sib_pkey = d->sib_pkey = r->pkey;
-		if (id->has_dev)
-			cm_port_lid_gid(&lid, s->sib_addr.sib_raw);
-		if (id->has_dev && id->state != CM_BOUND && id->state != CM_LISTEN)
-			memcpy(d->sib_addr.sib_raw, s->sib_addr.sib_raw, 16);
-		s->sib_sid = service_id(id, &id->src);
-		d->sib_sid = service_id(id, &id->dst);
-	}
-	cm_unlock();
-	return err;
+	addr_common(id, r);
+	s = (struct sockaddr_ib *)&r->src_addr;
+	d = (struct sockaddr_ib *)&r->dst_addr;
+	r->src_size = r->dst_size = sizeof(*s);
+	s->sib_family = d->sib_family = AF_IB;
+	s->sib_pkey = d->sib_pkey = r->pkey;
+	if (id->has_dev)
+		cm_port_lid_gid(&lid, s->sib_addr.sib_raw);
+	if (id->has_dev && id->state != CM_BOUND && id->state != CM_LISTEN)
+		memcpy(d->sib_addr.sib_raw, s->sib_addr.sib_raw, 16);
+	s->sib_sid = service_id(id, &id->src);
+	d->sib_sid = service_id(id, &id->dst);
 }
 
-int cm_query_path(struct cm_chan *ch, uint32_t handle, struct rdma_ucm_query_path_resp *r,
-		  size_t room, size_t *len)
+void cm_query_path(const struct cm_id *id, struct rdma_ucm_query_path_resp *r, size_t room,
+		   size_t *len)
 {
 	struct ibv_path_data *pd = (struct ibv_path_data *)r->path_data;
-	struct cm_id *id;
 	uint16_t lid;
-	int err;
 
-	cm_lock();
-	id = cm_id_get(ch, handle, &err);
-	if (id) {
-		memset(r, 0, sizeof(*r));
-		*len = sizeof(*r);
-		if (routed(id)) {
-			r->num_paths = 1;
-			if (room >= sizeof(*r) + sizeof(*pd)) {
-				/* IBA 15.2.5.16 PathRecord layout, big-endian fields. */
-				memset(pd, 0, sizeof(*pd));
-				pd->flags = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY |
-					    IBV_PATH_FLAG_BIDIRECTIONAL;
-				cm_port_lid_gid(&lid, pd->path.sgid.raw);
-				pd->path.dgid = pd->path.sgid;
-				pd->path.dlid = pd->path.slid = htobe16(lid);
-				pd->path.tclass = id->tos;
-				pd->path.reversible_numpath = 0x81;
-				pd->path.pkey = htobe16(0xffff);
-				pd->path.mtu = 0x80 | CM_MTU;
-				pd->path.rate = 0x80 | CM_RATE;
-				pd->path.packetlifetime = 0x80 | CM_LIFETIME;
-				*len += sizeof(*pd);
-			}
-		}
-	}
-	cm_unlock();
-	return err;
+	memset(r, 0, sizeof(*r));
+	*len = sizeof(*r);
+	if (!routed(id))
+		return;
+	r->num_paths = 1;
+	if (room < sizeof(*r) + sizeof(*pd))
+		return;
+	/* IBA 15.2.5.16 PathRecord layout, big-endian fields. */
+	memset(pd, 0, sizeof(*pd));
+	pd->flags = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_BIDIRECTIONAL;
+	cm_port_lid_gid(&lid, pd->path.sgid.raw);
+	pd->path.dgid = pd->path.sgid;
+	pd->path.dlid = pd->path.slid = htobe16(lid);
+	pd->path.tclass = id->tos;
+	pd->path.reversible_numpath = 0x81;
+	pd->path.pkey = htobe16(0xffff);
+	pd->path.mtu = 0x80 | CM_MTU;
+	pd->path.rate = 0x80 | CM_RATE;
+	pd->path.packetlifetime = 0x80 | CM_LIFETIME;
+	*len += sizeof(*pd);
 }
 
 /* The attributes for moving the id's QP to state (kernel rdma_init_qp_attr: without a
  * handshake yet, or on UD, only the INIT attributes; then ib_cm_init_qp_attr's). */
-int cm_init_qp_attr(struct cm_chan *ch, uint32_t handle, uint32_t state,
-		    struct ib_uverbs_qp_attr *r)
+int cm_init_qp_attr(const struct cm_id *id, uint32_t state, struct ib_uverbs_qp_attr *r)
 {
-	bool handshake;
-	struct cm_id *id;
+	bool handshake = id->state >= CM_REQ_SENT && id->state != CM_SIDR_SENT &&
+			 id->state != CM_UD_READY && id->state != CM_CLOSED;
 	uint16_t lid;
-	int err;
 
-	cm_lock();
-	id = cm_id_get(ch, handle, &err);
-	if (!id)
-		goto out;
 	memset(r, 0, sizeof(*r));
 	r->qp_state = state;
-	err = EINVAL;
 	if (!id->has_dev)
-		goto out;
-	handshake = id->state >= CM_REQ_SENT && id->state != CM_SIDR_SENT &&
-		    id->state != CM_UD_READY && id->state != CM_CLOSED;
+		return EINVAL;
 	if (!handshake || id->qp_type == IBV_QPT_UD) {
 		r->qp_attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
 		r->port_num = CM_PORT;
@@ -437,49 +368,42 @@ int cm_init_qp_attr(struct cm_chan *ch, uint32_t handle, uint32_t state,
 		} else {
 			r->qp_attr_mask |= IBV_QP_ACCESS_FLAGS;
 		}
-		err = 0;
-		goto out;
+		return 0;
 	}
 	switch (state) {
 	case IBV_QPS_INIT:
 		r->qp_attr_mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
 		r->qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-		if (id->resp_res)
+		if (id->conn.resp_res)
 			r->qp_access_flags |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 		r->port_num = CM_PORT;
-		err = 0;
-		break;
+		return 0;
 	case IBV_QPS_RTR:
 		if (id->state == CM_REQ_SENT)
-			break; /* no REP yet: the peer's QP is unknown */
+			return EINVAL; /* no REP yet: the peer's QP is unknown */
 		r->qp_attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		cm_port_lid_gid(&lid, r->ah_attr.grh.dgid);
 		memset(r->ah_attr.grh.dgid, 0, 16);
 		r->ah_attr.dlid = lid;
 		r->ah_attr.port_num = CM_PORT;
-		r->ah_attr.sl = 0;
 		r->path_mtu = CM_MTU;
 		r->dest_qp_num = id->remote_qpn;
 		r->rq_psn = id->remote_psn;
-		r->max_dest_rd_atomic = id->resp_res;
-		r->min_rnr_timer = 0;
-		err = 0;
-		break;
+		r->max_dest_rd_atomic = id->conn.resp_res;
+		return 0;
 	case IBV_QPS_RTS:
 		if (id->state == CM_REQ_SENT)
-			break;
+			return EINVAL;
 		r->qp_attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 		r->sq_psn = id->psn;
 		r->timeout = CM_LIFETIME + 1;
-		r->retry_cnt = id->retry;
-		r->rnr_retry = id->rnr_retry;
-		r->max_rd_atomic = id->init_depth;
-		err = 0;
-		break;
+		r->retry_cnt = id->conn.retry;
+		r->rnr_retry = id->conn.rnr_retry;
+		r->max_rd_atomic = id->conn.init_depth;
+		return 0;
+	default:
+		return EINVAL;
 	}
-out:
-	cm_unlock();
-	return err;
 }

@@ -26,7 +26,7 @@ static uint32_t initial_psn(const struct cm_id *id)
 	return (id->comm * 0x9e3779b1u) & 0xffffff;
 }
 
-static void msg_init(struct cm_msg *m, const struct cm_id *id, uint8_t kind)
+static void msg_init(struct sim_wire_cm *m, const struct cm_id *id, uint8_t kind)
 {
 	memset(m, 0, sizeof(*m));
 	m->kind = kind;
@@ -36,7 +36,7 @@ static void msg_init(struct cm_msg *m, const struct cm_id *id, uint8_t kind)
 	m->src.comm = id->comm;
 }
 
-static void msg_pd(struct cm_msg *m, const uint8_t *pd, uint8_t len)
+static void msg_pd(struct sim_wire_cm *m, const uint8_t *pd, uint8_t len)
 {
 	memcpy(m->pd, pd, len);
 	m->pd_len = len;
@@ -44,11 +44,50 @@ static void msg_pd(struct cm_msg *m, const uint8_t *pd, uint8_t len)
 
 static void reply(const struct cm_id *id, uint8_t kind, uint8_t status)
 {
-	struct cm_msg m;
+	struct sim_wire_cm m;
 
 	msg_init(&m, id, kind);
 	m.status = status;
 	cm_send(&id->peer, &m);
+}
+
+/* The user's connection parameters as REQ and REP carry them. */
+static struct sim_wire_cm_conn conn_of(const struct rdma_ucm_conn_param *p)
+{
+	return (struct sim_wire_cm_conn){
+		.resp_res = p->responder_resources,
+		.init_depth = p->initiator_depth,
+		.flow_control = p->flow_control,
+		.retry = p->retry_count,
+		.rnr_retry = p->rnr_retry_count < 7 ? p->rnr_retry_count : 7,
+		.srq = p->srq,
+	};
+}
+
+/* The peer's depths, seen from this side: IB CM swaps them on receipt. */
+static void take_depths(struct cm_id *id, const struct sim_wire_cm_conn *peer)
+{
+	id->conn.resp_res = peer->init_depth;
+	id->conn.init_depth = peer->resp_res;
+}
+
+/* The conn part of a CONNECT_REQUEST / CONNECT_RESPONSE event: private data padded to
+ * the message's room (pd_room), the depths from this side. */
+static void conn_event(struct rdma_ucm_event_resp *ev, const struct cm_id *id,
+		       const struct sim_wire_cm *m, uint8_t pd_room)
+{
+	struct rdma_ucm_conn_param *c = &ev->param.conn;
+
+	memset(ev, 0, sizeof(*ev));
+	memcpy(c->private_data, m->pd, m->pd_len);
+	c->private_data_len = pd_room;
+	c->responder_resources = id->conn.resp_res;
+	c->initiator_depth = id->conn.init_depth;
+	c->flow_control = m->conn.flow_control;
+	c->retry_count = m->conn.retry;
+	c->rnr_retry_count = m->conn.rnr_retry;
+	c->srq = m->conn.srq;
+	c->qp_num = m->qpn;
 }
 
 bool cm_listens(uint16_t ps, const struct sockaddr *addr)
@@ -60,7 +99,7 @@ bool cm_listens(uint16_t ps, const struct sockaddr *addr)
 	return false;
 }
 
-static struct cm_id *find_listener(const struct cm_msg *m)
+static struct cm_id *find_listener(const struct sim_wire_cm *m)
 {
 	for (struct cm_id *l = cm_id_first(); l; l = cm_id_next(l))
 		if (l->state == CM_LISTEN && l->ps == m->ps &&
@@ -70,9 +109,9 @@ static struct cm_id *find_listener(const struct cm_msg *m)
 }
 
 /* Answers a request nobody takes, from a stand-in for the missing listener. */
-static void refuse(const struct cm_msg *m, uint8_t status)
+static void refuse(const struct sim_wire_cm *m, uint8_t status)
 {
-	struct cm_msg r;
+	struct sim_wire_cm r;
 
 	memset(&r, 0, sizeof(r));
 	r.kind = m->kind == CM_MSG_REQ ? CM_MSG_REJ : CM_MSG_SIDR_REP;
@@ -83,7 +122,7 @@ static void refuse(const struct cm_msg *m, uint8_t status)
 	cm_send(&m->src, &r);
 }
 
-static void recv_req(const struct cm_msg *m)
+static void recv_req(const struct sim_wire_cm *m)
 {
 	bool ud = m->kind == CM_MSG_SIDR_REQ;
 	struct cm_id *l = find_listener(m), *id;
@@ -107,60 +146,35 @@ static void recv_req(const struct cm_msg *m)
 	id->psn = initial_psn(id);
 	id->remote_qpn = m->qpn;
 	id->remote_psn = m->psn;
-	/* The requester's depths, seen from this side (IB CM swaps them). */
-	id->resp_res = m->init_depth;
-	id->init_depth = m->resp_res;
-	id->retry = m->retry;
-	id->rnr_retry = m->rnr_retry;
-	id->srq = m->srq;
-	id->flow_control = m->flow_control;
-	memset(&ev, 0, sizeof(ev));
+	id->conn = m->conn;
+	take_depths(id, &m->conn);
 	if (ud) {
+		memset(&ev, 0, sizeof(ev));
 		memcpy(ev.param.ud.private_data, m->pd, m->pd_len);
 		ev.param.ud.private_data_len = CM_SIDR_REQ_PD - CM_IP_HDR;
 	} else {
-		struct rdma_ucm_conn_param *c = &ev.param.conn;
-
-		memcpy(c->private_data, m->pd, m->pd_len);
-		c->private_data_len = CM_REQ_PD - CM_IP_HDR;
-		c->responder_resources = id->resp_res;
-		c->initiator_depth = id->init_depth;
-		c->flow_control = m->flow_control;
-		c->retry_count = m->retry;
-		c->rnr_retry_count = m->rnr_retry;
-		c->srq = m->srq;
-		c->qp_num = m->qpn;
+		conn_event(&ev, id, m, CM_REQ_PD - CM_IP_HDR);
 	}
 	cm_event_post_req(l, id, &ev);
 }
 
-static void recv_rep(struct cm_id *id, const struct cm_msg *m)
+static void recv_rep(struct cm_id *id, const struct sim_wire_cm *m)
 {
 	struct rdma_ucm_event_resp ev;
-	struct rdma_ucm_conn_param *c = &ev.param.conn;
 
 	if (id->state != CM_REQ_SENT)
 		return;
 	id->peer = m->src;
 	id->remote_qpn = m->qpn;
 	id->remote_psn = m->psn;
-	id->rnr_retry = m->rnr_retry;
-	id->init_depth = m->resp_res;
-	id->resp_res = m->init_depth;
+	id->conn.rnr_retry = m->conn.rnr_retry; /* the responder's RNR retries apply to us */
+	take_depths(id, &m->conn);
 	id->state = CM_REP_RCVD;
-	memset(&ev, 0, sizeof(ev));
-	memcpy(c->private_data, m->pd, m->pd_len);
-	c->private_data_len = CM_REP_PD;
-	c->responder_resources = id->resp_res;
-	c->initiator_depth = id->init_depth;
-	c->flow_control = m->flow_control;
-	c->rnr_retry_count = m->rnr_retry;
-	c->srq = m->srq;
-	c->qp_num = m->qpn;
+	conn_event(&ev, id, m, CM_REP_PD);
 	cm_event_post(id, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, &ev);
 }
 
-static void recv_sidr_rep(struct cm_id *id, const struct cm_msg *m)
+static void recv_sidr_rep(struct cm_id *id, const struct sim_wire_cm *m)
 {
 	struct rdma_ucm_event_resp ev;
 	struct rdma_ucm_ud_param *u = &ev.param.ud;
@@ -188,7 +202,7 @@ static void recv_sidr_rep(struct cm_id *id, const struct cm_msg *m)
 	cm_event_post(id, RDMA_CM_EVENT_ESTABLISHED, 0, &ev);
 }
 
-void cm_recv(const struct cm_msg *m)
+void cm_recv(const struct sim_wire_cm *m)
 {
 	struct cm_id *id;
 	struct rdma_ucm_event_resp ev;
@@ -234,204 +248,125 @@ void cm_recv(const struct cm_msg *m)
 	}
 }
 
-/* Connections to a process that ended hear what its closing file would have sent. */
-void cm_peer_gone(const struct cm_peer *peer)
+/* Connections to a process that ended hear the DREQ its closing file would have sent. */
+void cm_peer_gone(const struct sim_wire_cm_end *peer)
 {
-	struct cm_msg m;
+	struct sim_wire_cm m;
 
 	for (struct cm_id *id = cm_id_first(); id; id = cm_id_next(id)) {
-		if (id->peer.proc != peer->proc || id->peer.pid != peer->pid)
-			continue;
+		if (id->peer.proc != peer->proc || id->peer.pid != peer->pid ||
+		    (id->state != CM_ESTABLISHED && id->state != CM_REP_SENT &&
+		     id->state != CM_REP_RCVD))
+			continue; /* a request in flight stays unanswered, as on the wire */
 		memset(&m, 0, sizeof(m));
+		m.kind = CM_MSG_DREQ;
 		m.src = *peer;
 		m.dst_comm = id->comm;
-		switch (id->state) {
-		case CM_ESTABLISHED:
-		case CM_REP_SENT:
-		case CM_REP_RCVD:
-			m.kind = CM_MSG_DREQ;
-			break;
-		default: /* a request in flight stays unanswered, as on the wire */
-			continue;
-		}
 		cm_recv(&m);
 	}
 }
 
-int cm_listen(struct cm_chan *ch, uint32_t handle, int backlog)
+int cm_listen(struct cm_id *id, int backlog)
 {
-	struct cm_id *id;
-	int err;
-
-	cm_lock();
-	id = cm_id_get(ch, handle, &err);
-	if (!id)
-		goto out;
 	if (id->state == CM_IDLE) {
 		struct sockaddr_in any = { .sin_family = AF_INET };
+		int err = cm_bind(id, (struct sockaddr *)&any);
 
-		cm_unlock();
-		err = cm_bind(ch, handle, (struct sockaddr *)&any);
-		cm_lock();
-		if (err || !(id = cm_id_get(ch, handle, &err)))
-			goto out;
+		if (err)
+			return err;
 	}
-	err = EINVAL;
 	if (id->state != CM_BOUND)
-		goto out;
-	err = EADDRINUSE; /* a second listener on the same address (reuseaddr ids) */
+		return EINVAL;
 	if (cm_listens(id->ps, (struct sockaddr *)&id->src))
-		goto out;
-	err = 0;
+		return EADDRINUSE; /* a second listener on the same address (reuseaddr ids) */
 	id->backlog = backlog;
 	id->state = CM_LISTEN;
 	cm_listener_publish(id, true);
-out:
-	cm_unlock();
-	return err;
+	return 0;
 }
 
-int cm_connect(struct cm_chan *ch, uint32_t handle, const struct rdma_ucm_conn_param *p)
+int cm_connect(struct cm_id *id, const struct rdma_ucm_conn_param *p)
 {
-	struct cm_msg m;
-	struct cm_id *id;
-	bool ud;
-	int err;
+	bool ud = id->qp_type == IBV_QPT_UD;
+	struct sim_wire_cm m;
 
-	cm_lock();
-	id = cm_id_get(ch, handle, &err);
-	if (!id)
-		goto out;
-	ud = id->qp_type == IBV_QPT_UD;
-	err = EINVAL;
 	if (id->state != CM_ROUTE ||
 	    p->private_data_len > (ud ? CM_SIDR_REQ_PD : CM_REQ_PD) - CM_IP_HDR)
-		goto out;
-	err = 0;
+		return EINVAL;
 	id->qpn = p->qp_num;
 	id->psn = initial_psn(id);
-	id->resp_res = p->responder_resources;
-	id->init_depth = p->initiator_depth;
-	id->retry = p->retry_count;
-	id->rnr_retry = p->rnr_retry_count;
-	id->srq = p->srq;
-	id->flow_control = p->flow_control;
+	id->conn = conn_of(p);
 	id->state = ud ? CM_SIDR_SENT : CM_REQ_SENT;
 	msg_init(&m, id, ud ? CM_MSG_SIDR_REQ : CM_MSG_REQ);
 	m.qpn = id->qpn;
 	m.psn = id->psn;
-	m.resp_res = id->resp_res;
-	m.init_depth = id->init_depth;
-	m.retry = id->retry;
-	m.rnr_retry = id->rnr_retry;
-	m.srq = id->srq;
-	m.flow_control = id->flow_control;
+	m.conn = id->conn;
 	memcpy(&m.src_addr, &id->src, sizeof(m.src_addr));
 	memcpy(&m.dst_addr, &id->dst, sizeof(m.dst_addr));
 	msg_pd(&m, p->private_data, p->private_data_len);
 	cm_send_req(&m);
-out:
-	cm_unlock();
-	return err;
+	return 0;
 }
 
-int cm_accept(struct cm_chan *ch, uint32_t handle, uint64_t uid,
-	      const struct rdma_ucm_conn_param *p)
+int cm_accept(struct cm_id *id, uint64_t uid, const struct rdma_ucm_conn_param *p)
 {
-	struct cm_msg m;
-	struct cm_id *id;
-	int err;
+	bool ud = id->qp_type == IBV_QPT_UD;
+	struct sim_wire_cm m;
 
-	cm_lock();
-	id = cm_id_get(ch, handle, &err);
-	if (!id)
-		goto out;
-	err = EINVAL;
 	if (!p) { /* the active side confirms the REP */
 		if (id->state != CM_REP_RCVD)
-			goto out;
-		err = 0;
+			return EINVAL;
 		id->state = CM_ESTABLISHED;
 		reply(id, CM_MSG_RTU, 0);
-		goto out;
+		return 0;
 	}
-	if (id->state != CM_REQ_RCVD || id->listener)
-		goto out;
-	msg_init(&m, id, id->qp_type == IBV_QPT_UD ? CM_MSG_SIDR_REP : CM_MSG_REP);
-	if (p->private_data_len > (id->qp_type == IBV_QPT_UD ? CM_SIDR_REP_PD : CM_REP_PD))
-		goto out;
-	err = 0;
+	if (id->state != CM_REQ_RCVD || p->private_data_len > (ud ? CM_SIDR_REP_PD : CM_REP_PD))
+		return EINVAL;
+	msg_init(&m, id, ud ? CM_MSG_SIDR_REP : CM_MSG_REP);
 	id->uid = uid;
 	id->qpn = p->qp_num;
 	m.qpn = p->qp_num;
 	msg_pd(&m, p->private_data, p->private_data_len);
-	if (id->qp_type == IBV_QPT_UD) {
+	if (ud) {
 		id->qkey = id->ps == RDMA_PS_IB ? p->qkey : CM_UDP_QKEY;
 		m.qkey = id->qkey;
 		id->state = CM_UD_READY;
 	} else {
-		id->resp_res = p->responder_resources;
-		id->init_depth = p->initiator_depth;
+		m.conn = conn_of(p);
+		id->conn.resp_res = m.conn.resp_res;
+		id->conn.init_depth = m.conn.init_depth;
 		m.psn = id->psn;
-		m.resp_res = p->responder_resources;
-		m.init_depth = p->initiator_depth;
-		m.flow_control = p->flow_control;
-		m.rnr_retry = p->rnr_retry_count < 7 ? p->rnr_retry_count : 7;
-		m.srq = p->srq;
 		id->state = CM_REP_SENT;
 	}
-	m.dst_comm = id->peer.comm;
 	cm_send(&id->peer, &m);
-out:
-	cm_unlock();
-	return err;
+	return 0;
 }
 
-int cm_reject(struct cm_chan *ch, uint32_t handle, uint8_t reason, const uint8_t *pd,
-	      uint8_t len)
+int cm_reject(struct cm_id *id, uint8_t reason, const uint8_t *pd, uint8_t len)
 {
-	bool ud;
-	struct cm_msg m;
-	struct cm_id *id;
-	int err;
+	bool ud = id->qp_type == IBV_QPT_UD;
+	struct sim_wire_cm m;
 
-	cm_lock();
-	id = cm_id_get(ch, handle, &err);
-	if (!id)
-		goto out;
-	ud = id->qp_type == IBV_QPT_UD;
-	err = EINVAL;
 	if ((id->state != CM_REQ_RCVD && (ud || id->state != CM_REP_RCVD)) ||
 	    len > (ud ? CM_SIDR_REP_PD : CM_REJ_PD))
-		goto out;
-	err = 0;
+		return EINVAL;
 	msg_init(&m, id, ud ? CM_MSG_SIDR_REP : CM_MSG_REJ);
 	m.status = ud ? CM_SIDR_REJECT : reason ? reason : CM_REJ_CONSUMER_DEFINED;
 	msg_pd(&m, pd, len);
 	id->state = CM_CLOSED;
 	cm_send(&id->peer, &m);
-out:
-	cm_unlock();
-	return err;
+	return 0;
 }
 
-int cm_disconnect(struct cm_chan *ch, uint32_t handle)
+int cm_disconnect(struct cm_id *id)
 {
-	struct cm_id *id;
-	int err;
-
-	cm_lock();
-	id = cm_id_get(ch, handle, &err);
-	if (!id)
-		goto out;
 	switch (id->state) {
 	case CM_IDLE:
 	case CM_BOUND:
 	case CM_ADDR:
 	case CM_ROUTE:
 	case CM_LISTEN:
-		err = EINVAL; /* never had a connection */
-		break;
+		return EINVAL; /* never had a connection */
 	case CM_ESTABLISHED:
 	case CM_REP_SENT:
 	case CM_REP_RCVD:
@@ -439,16 +374,13 @@ int cm_disconnect(struct cm_chan *ch, uint32_t handle)
 		id->state = CM_CLOSED;
 		reply(id, CM_MSG_DREQ, 0);
 		cm_event_post(id, RDMA_CM_EVENT_DISCONNECTED, 0, NULL);
-		break;
+		return 0;
 	case CM_DREQ_RCVD:
 		id->state = CM_CLOSED; /* the DREP */
-		break;
+		return 0;
 	default:
-		break; /* nothing to disconnect; the kernel reports success */
+		return 0; /* nothing to disconnect; the kernel reports success */
 	}
-out:
-	cm_unlock();
-	return err;
 }
 
 /* What a destroyed id tells its peer (kernel cm_destroy_id). */
@@ -480,22 +412,15 @@ static void abort_id(struct cm_id *id)
 	id->state = CM_CLOSED;
 }
 
-int cm_destroy_id(struct cm_chan *ch, uint32_t handle, uint32_t *events_reported)
+void cm_destroy_id(struct cm_id *id, uint32_t *events_reported)
 {
-	struct cm_id *id, *orphan;
-	int err;
+	struct cm_id *orphan;
 
-	cm_lock();
-	id = cm_id_get(ch, handle, &err);
-	if (id) {
-		while ((orphan = cm_id_drop_events(id))) {
-			abort_id(orphan);
-			cm_id_free(orphan);
-		}
-		abort_id(id);
-		*events_reported = id->events_reported;
-		cm_id_free(id);
+	while ((orphan = cm_id_drop_events(id))) {
+		abort_id(orphan);
+		cm_id_free(orphan);
 	}
-	cm_unlock();
-	return err;
+	abort_id(id);
+	*events_reported = id->events_reported;
+	cm_id_free(id);
 }

@@ -56,11 +56,6 @@ struct cm_chan *cm_chan_new(int efd)
 	return ch;
 }
 
-int cm_chan_efd(const struct cm_chan *ch)
-{
-	return ch->efd;
-}
-
 static uint32_t handle_alloc(struct cm_id *id)
 {
 	uint32_t h;
@@ -82,7 +77,7 @@ static uint32_t handle_alloc(struct cm_id *id)
 }
 
 /* ENOENT: no such id; EINVAL: it belongs to another file (kernel _ucma_find_context). */
-struct cm_id *cm_id_get(struct cm_chan *ch, uint32_t handle, int *err)
+struct cm_id *cm_id_find(struct cm_chan *ch, uint32_t handle, int *err)
 {
 	struct cm_id *id = handle < nhandles ? handles[handle] : NULL;
 
@@ -147,7 +142,6 @@ int cm_create_id(struct cm_chan *ch, uint64_t uid, uint16_t ps, uint8_t qp_type,
 	default:
 		return EINVAL;
 	}
-	cm_lock();
 	id = cm_id_new(ch, uid, ps, qp_type);
 	if (id && (id->handle = handle_alloc(id)) == UINT32_MAX) {
 		cm_id_free(id);
@@ -155,7 +149,6 @@ int cm_create_id(struct cm_chan *ch, uint64_t uid, uint16_t ps, uint8_t qp_type,
 	}
 	if (id)
 		*handle = id->handle;
-	cm_unlock();
 	return id ? 0 : ENOMEM;
 }
 
@@ -192,32 +185,22 @@ void cm_id_free(struct cm_id *id)
 	free(id);
 }
 
-int cm_migrate_id(struct cm_chan *to, struct cm_chan *from, uint32_t handle,
-		  uint32_t *events_reported)
+void cm_migrate_id(struct cm_chan *to, struct cm_id *id, uint32_t *events_reported)
 {
 	struct sim_list *p, *t;
-	struct cm_id *id;
-	int err;
 
-	cm_lock();
-	id = cm_id_get(from, handle, &err);
-	if (id && to != from) {
-		sim_list_for_each_safe(p, t, &from->events) {
-			struct cm_event *e = sim_container_of(p, struct cm_event, link);
+	sim_list_for_each_safe(p, t, &id->ch->events) {
+		struct cm_event *e = sim_container_of(p, struct cm_event, link);
 
-			if (e->owner != id)
-				continue;
-			sim_list_del(&e->link);
-			efd_take(from->efd);
-			sim_list_add_tail(&to->events, &e->link);
-			efd_add(to->efd);
-		}
-		id->ch = to;
+		if (e->owner != id || to == id->ch)
+			continue;
+		sim_list_del(&e->link);
+		efd_take(id->ch->efd);
+		sim_list_add_tail(&to->events, &e->link);
+		efd_add(to->efd);
 	}
-	if (id)
-		*events_reported = id->events_reported;
-	cm_unlock();
-	return err;
+	id->ch = to;
+	*events_reported = id->events_reported;
 }
 
 static void queue(struct cm_id *id, struct cm_id *owner, uint32_t event, int32_t status,
@@ -260,21 +243,15 @@ void cm_event_post_req(struct cm_id *listener, struct cm_id *id,
 int cm_get_event(struct cm_chan *ch, struct rdma_ucm_event_resp *r)
 {
 	struct cm_event *e;
-	int err = 0;
 
-	cm_lock();
-	if (sim_list_empty(&ch->events)) {
-		err = EAGAIN;
-		goto out;
-	}
+	if (sim_list_empty(&ch->events))
+		return EAGAIN;
 	e = sim_container_of(ch->events.next, struct cm_event, link);
 	if (e->resp.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		/* The new id gets its handle now, in the reader's file (ucma_get_event). */
 		e->id->handle = handle_alloc(e->id);
-		if (e->id->handle == UINT32_MAX) {
-			err = ENOMEM;
-			goto out;
-		}
+		if (e->id->handle == UINT32_MAX)
+			return ENOMEM;
 		e->id->ch = ch;
 		e->id->listener = NULL;
 		e->owner->backlog++;
@@ -285,35 +262,14 @@ int cm_get_event(struct cm_chan *ch, struct rdma_ucm_event_resp *r)
 	sim_list_del(&e->link);
 	efd_take(ch->efd);
 	free(e);
-out:
-	cm_unlock();
-	return err;
+	return 0;
 }
 
-int cm_notify(struct cm_chan *ch, uint32_t handle, uint32_t event)
-{
-	int err;
-
-	cm_lock();
-	/* Only communication-established is acted on by the kernel; our handshake always
-	 * completes with an RTU, so there is nothing to do. */
-	(void)event;
-	cm_id_get(ch, handle, &err);
-	cm_unlock();
-	return err;
-}
-
-int cm_set_option(struct cm_chan *ch, uint32_t handle, uint32_t level, uint32_t name,
+int cm_set_option(struct cm_id *id, uint32_t level, uint32_t name,
 		  const void *optval, size_t optlen)
 {
-	struct cm_id *id;
-	int err;
+	int err = ENOSYS;
 
-	cm_lock();
-	id = cm_id_get(ch, handle, &err);
-	if (!id)
-		goto out;
-	err = ENOSYS;
 	if (level == RDMA_OPTION_ID) {
 		switch (name) {
 		case RDMA_OPTION_ID_TOS:
@@ -347,27 +303,23 @@ int cm_set_option(struct cm_chan *ch, uint32_t handle, uint32_t level, uint32_t 
 			cm_event_post(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL);
 		}
 	}
-out:
-	cm_unlock();
 	return err;
 }
 
 void cm_chan_free(struct cm_chan *ch)
 {
-	struct cm_id *id, *next;
+	struct cm_id *id = cm_id_first(), *next;
 
-	cm_lock();
-	for (id = cm_id_first(); id; id = next) {
+	/* Destroying an id may free others (its unread requests): start over each time. */
+	while (id) {
 		next = cm_id_next(id);
 		if (id->ch == ch && id->handle != UINT32_MAX) {
 			uint32_t n;
 
-			cm_unlock();
-			cm_destroy_id(ch, id->handle, &n);
-			cm_lock();
-			next = cm_id_first(); /* the list changed: start over */
+			cm_destroy_id(id, &n);
+			next = cm_id_first();
 		}
+		id = next;
 	}
-	cm_unlock();
 	free(ch);
 }

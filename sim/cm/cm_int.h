@@ -6,6 +6,7 @@
 #include "cm.h"
 
 #include "../common/list.h"
+#include "../fabric/wire.h"
 
 /* IB CM private data sizes (IBA 12.6) and the 36-byte header the kernel's rdma_cm puts
  * in front of the user's data in REQ and SIDR REQ for IP port spaces. */
@@ -65,14 +66,6 @@ enum cm_state {
 	CM_CLOSED,
 };
 
-/* Where the other end of a connection lives: a process on the fabric (0: this one when
- * there is no fabric), that process's pid and its id's communication number. */
-struct cm_peer {
-	uint32_t proc;
-	int32_t pid;
-	uint32_t comm;
-};
-
 struct cm_id {
 	struct sim_list link; /* all ids of the process */
 	struct cm_chan *ch;
@@ -92,9 +85,9 @@ struct cm_id {
 	struct cm_id *listener; /* passive id whose request is still queued */
 	uint32_t events_reported;
 	/* connection, from this side's point of view */
-	struct cm_peer peer;
+	struct sim_wire_cm_end peer;
 	uint32_t qpn, psn, remote_qpn, remote_psn, qkey;
-	uint8_t resp_res, init_depth, retry, rnr_retry, srq, flow_control;
+	struct sim_wire_cm_conn conn;
 };
 
 struct cm_chan {
@@ -109,8 +102,8 @@ struct cm_event {
 	struct rdma_ucm_event_resp resp;
 };
 
-/* One CM message (IB CM MADs, reduced to what the two ends need). Plain data, so it can
- * travel between processes. */
+/* CM message kinds (struct sim_wire_cm, the IB CM MADs reduced to what the two ends
+ * need). */
 enum cm_msg_kind {
 	CM_MSG_REQ = 1,
 	CM_MSG_REP,
@@ -121,24 +114,7 @@ enum cm_msg_kind {
 	CM_MSG_SIDR_REP,
 };
 
-struct cm_msg {
-	uint8_t kind;
-	uint8_t status; /* REJ reason, SIDR REP status */
-	uint8_t resp_res, init_depth, flow_control, retry, rnr_retry, srq;
-	uint16_t ps;
-	uint16_t pd_len;
-	struct cm_peer src; /* sender */
-	uint32_t dst_comm; /* receiver (0 in REQ / SIDR REQ: the listener is looked up) */
-	uint32_t qpn, psn, qkey;
-	struct sockaddr_in6 src_addr, dst_addr; /* the IP header of REQ / SIDR REQ */
-	uint8_t pd[CM_REP_PD + 32];
-};
-
-void cm_lock(void);
-void cm_unlock(void);
-
 /* cm_id.c */
-struct cm_id *cm_id_get(struct cm_chan *ch, uint32_t handle, int *err);
 struct cm_id *cm_id_by_comm(uint32_t comm);
 struct cm_id *cm_id_new(struct cm_chan *ch, uint64_t uid, uint16_t ps, uint8_t qp_type);
 void cm_id_free(struct cm_id *id); /* drops its queued events too */
@@ -164,18 +140,18 @@ void cm_port_lid_gid(uint16_t *lid, uint8_t gid[16]);
 
 /* cm_conn.c: a message arrives for this process; whether it has a listener for a
  * request to (ps, addr). */
-void cm_recv(const struct cm_msg *m);
-/* The process of peer ended: its kernel would have torn its ids down (DREQ, REJ). */
-void cm_peer_gone(const struct cm_peer *peer);
+void cm_recv(const struct sim_wire_cm *m);
+/* The process of peer ended: its kernel would have torn its ids down (DREQ). */
+void cm_peer_gone(const struct sim_wire_cm_end *peer);
 bool cm_listens(uint16_t ps, const struct sockaddr *addr);
 
-/* cm_wire.c: the transport */
-uint32_t cm_self(void); /* this process on the fabric, 0 without one */
-bool cm_peer_alive(const struct cm_peer *peer);
-void cm_send(const struct cm_peer *to, struct cm_msg *m);
+/* cm_route.c: where messages go. Another process's are queued for the engine, which
+ * moves them through the fabric (cm.h: cm_flush, cm_deliver). */
+uint32_t cm_self(void); /* this process on the fabric (its inbox + 1), 0 without one */
+void cm_send(const struct sim_wire_cm_end *to, struct sim_wire_cm *m);
 /* REQ / SIDR REQ: to the process listening on m->dst_addr (this one first); answers
  * the sender itself when nobody listens. */
-void cm_send_req(struct cm_msg *m);
+void cm_send_req(struct sim_wire_cm *m);
 /* A listener of another process holds (ps, port of a) on an overlapping address. */
 bool cm_listener_elsewhere(uint16_t ps, const struct sockaddr *a);
 /* This process starts or stops listening on the listener's address. */

@@ -15,6 +15,9 @@
 #include "../cm/cm.h"
 #include "../common/log.h"
 #include "../engine/dma.h"
+#include "../engine/remote_cm.h"
+#include "../engine/thread.h"
+#include "../model/world.h"
 #include "fdtab.h"
 
 #define UCMA_NODE "/dev/infiniband/rdma_cm"
@@ -43,6 +46,9 @@ int sim_ucma_open(int flags)
 		return -1;
 	}
 	__atomic_store_n(&chans[fd], ch, __ATOMIC_RELEASE);
+	/* The device thread carries CM messages between processes of a fabric. */
+	sim_world_init();
+	sim_thread_ensure();
 	sim_dbg("opened rdma_cm as fd %d", fd);
 	return fd;
 }
@@ -59,7 +65,10 @@ void sim_ucma_close(int fd)
 	if (!ch)
 		return;
 	__atomic_store_n(&chans[fd], NULL, __ATOMIC_RELEASE);
+	cm_lock();
 	cm_chan_free(ch);
+	cm_unlock();
+	sim_remote_cm_pass();
 	sim_dbg("closed rdma_cm fd %d", fd);
 }
 
@@ -93,6 +102,7 @@ ssize_t sim_ucma_write(struct cm_chan *ch, int fd, const void *buf, size_t count
 		goto out;
 	r = (struct ucma_req){ .ch = ch, .fd = fd, .in = in, .in_len = hdr.in, .out_len = hdr.out };
 	err = sim_ucma_cmd(hdr.cmd, &r);
+	sim_remote_cm_pass(); /* what the command sent to other processes goes out now */
 out:
 	if (err) {
 		sim_info("rdma_cm command %u: %s", count >= sizeof(hdr) ? hdr.cmd : 0, strerror(err));
