@@ -6,9 +6,12 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <poll.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -423,6 +426,108 @@ Test(sim_rdmacm, addresses)
 	cr_assert_eq(errno, EINVAL);
 	rdma_destroy_id(b);
 	rdma_destroy_id(a);
+	rdma_destroy_event_channel(ch);
+}
+
+/* select and epoll see the channel fd readable exactly while an event is queued. */
+Test(sim_rdmacm, select_and_epoll)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_in d = ip4("127.0.0.1", 7479);
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	struct timeval tv = { 0, 0 };
+	struct rdma_cm_event *e;
+	struct rdma_cm_id *id;
+	fd_set rd;
+	int ep = epoll_create1(0);
+
+	cr_assert_geq(ep, 0);
+	cr_assert_eq(epoll_ctl(ep, EPOLL_CTL_ADD, ch->fd, &ev), 0);
+	cr_assert_eq(epoll_wait(ep, &out, 1, 0), 0);
+	cr_assert_eq(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	cr_assert_eq(rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, 100), 0);
+	cr_assert_eq(epoll_wait(ep, &out, 1, 1000), 1);
+	cr_assert(out.events & EPOLLIN);
+	FD_ZERO(&rd);
+	FD_SET(ch->fd, &rd);
+	cr_assert_eq(select(ch->fd + 1, &rd, NULL, NULL, &tv), 1);
+	cr_assert(FD_ISSET(ch->fd, &rd));
+	cr_assert_eq(rdma_get_cm_event(ch, &e), 0);
+	cr_assert_eq(e->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	ack(e);
+	cr_assert_eq(epoll_wait(ep, &out, 1, 0), 0);
+	FD_ZERO(&rd);
+	FD_SET(ch->fd, &rd);
+	cr_assert_eq(select(ch->fd + 1, &rd, NULL, NULL, &tv), 0);
+	close(ep);
+	rdma_destroy_id(id);
+	rdma_destroy_event_channel(ch);
+}
+
+/* Connects to dst through a listener bound to the IPv6 wildcard, and disconnects. */
+static void connect_to(struct rdma_event_channel *ch, const struct sockaddr *dst)
+{
+	struct rdma_conn_param cp = { .retry_count = 7 };
+	struct rdma_cm_event *e;
+	struct rdma_cm_id *c, *s;
+
+	cr_assert_eq(rdma_create_id(ch, &c, NULL, RDMA_PS_TCP), 0);
+	cr_assert_eq(rdma_resolve_addr(c, NULL, (struct sockaddr *)dst, 1000), 0);
+	ack(expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	cr_assert_eq(c->route.addr.src_addr.sa_family, dst->sa_family);
+	cr_assert_eq(rdma_resolve_route(c, 1000), 0);
+	ack(expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	make_qp(c, IBV_QPT_RC);
+	cr_assert_eq(rdma_connect(c, &cp), 0);
+	e = expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	s = e->id;
+	cr_assert_eq(s->route.addr.dst_addr.sa_family, dst->sa_family);
+	ack(e);
+	make_qp(s, IBV_QPT_RC);
+	cr_assert_eq(rdma_accept(s, &cp), 0);
+	ack(expect(ch, RDMA_CM_EVENT_ESTABLISHED));
+	ack(expect(ch, RDMA_CM_EVENT_ESTABLISHED));
+	cr_assert_eq(rdma_disconnect(s), 0);
+	ack(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
+	ack(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_destroy_qp(s);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(s);
+	rdma_destroy_id(c);
+}
+
+/* ::1 and the interfaces' own addresses reach the device too. */
+Test(sim_rdmacm, ipv6_and_interface_addresses)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_in6 any6 = { .sin6_family = AF_INET6, .sin6_port = htons(7480) };
+	struct sockaddr_in6 lo6 = { .sin6_family = AF_INET6, .sin6_port = htons(7480),
+				    .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct ifaddrs *ifs, *i;
+	struct rdma_cm_id *l;
+	int others = 0;
+
+	cr_assert_eq(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP), 0);
+	cr_assert_eq(rdma_bind_addr(l, (struct sockaddr *)&any6), 0);
+	cr_assert_eq(rdma_listen(l, 4), 0);
+	connect_to(ch, (struct sockaddr *)&lo6);
+	cr_assert_eq(getifaddrs(&ifs), 0);
+	for (i = ifs; i; i = i->ifa_next) {
+		struct sockaddr_in a;
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+			continue;
+		memcpy(&a, i->ifa_addr, sizeof(a));
+		if ((ntohl(a.sin_addr.s_addr) >> 24) == 127)
+			continue;
+		a.sin_port = htons(7480); /* an IPv6 wildcard listener takes IPv4 too */
+		connect_to(ch, (struct sockaddr *)&a);
+		others++;
+	}
+	freeifaddrs(ifs);
+	cr_log_info("%d interface addresses besides loopback", others);
+	no_event(ch);
+	rdma_destroy_id(l);
 	rdma_destroy_event_channel(ch);
 }
 
