@@ -128,6 +128,22 @@ static void make_qp(struct rdma_cm_id *id, enum ibv_qp_type type)
 	cr_assert_eq(rdma_create_qp(id, NULL, &a), 0, "rdma_create_qp: %s", strerror(errno));
 }
 
+/* Destroys ids (and their QPs) and, last, the channel: each destroy must succeed. */
+static void teardown(struct rdma_event_channel *ch, struct rdma_cm_id *const ids[], int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (ids[i]->qp)
+			rdma_destroy_qp(ids[i]);
+		cr_assert_eq(rdma_destroy_id(ids[i]), 0, "rdma_destroy_id: %s", strerror(errno));
+	}
+	if (ch)
+		rdma_destroy_event_channel(ch);
+}
+
+#define TEARDOWN(ch, ...)                                                               \
+	teardown((ch), (struct rdma_cm_id *const[]){ __VA_ARGS__ },                     \
+		 sizeof((struct rdma_cm_id *const[]){ __VA_ARGS__ }) / sizeof(struct rdma_cm_id *))
+
 static uint64_t poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 {
 	for (int i = 0; i < 500000; i++) {
@@ -240,12 +256,7 @@ Test(sim_rdmacm, rc_connect_send_disconnect)
 
 	ibv_dereg_mr(smr);
 	ibv_dereg_mr(rmr);
-	rdma_destroy_qp(s);
-	rdma_destroy_qp(c);
-	cr_assert_eq(rdma_destroy_id(s), 0);
-	cr_assert_eq(rdma_destroy_id(c), 0);
-	cr_assert_eq(rdma_destroy_id(l), 0);
-	rdma_destroy_event_channel(ch);
+	TEARDOWN(ch, s, c, l);
 }
 
 Test(sim_rdmacm, reject_carries_reason_and_data)
@@ -272,10 +283,7 @@ Test(sim_rdmacm, reject_carries_reason_and_data)
 	/* The rejected id cannot connect again. */
 	cr_assert_eq(rdma_connect(c, &cp), -1);
 	cr_assert_eq(errno, EINVAL);
-	rdma_destroy_qp(c);
-	rdma_destroy_id(c);
-	rdma_destroy_id(l);
-	rdma_destroy_event_channel(ch);
+	TEARDOWN(ch, c, l);
 }
 
 Test(sim_rdmacm, nobody_listening)
@@ -301,12 +309,7 @@ Test(sim_rdmacm, nobody_listening)
 	cr_assert_eq(e->status, 1); /* IB_SIDR_UNSUPPORTED */
 	ack(e);
 	no_event(ch);
-	rdma_destroy_qp(u);
-	rdma_destroy_qp(c);
-	rdma_destroy_id(u);
-	rdma_destroy_id(c);
-	rdma_destroy_id(l);
-	rdma_destroy_event_channel(ch);
+	TEARDOWN(ch, u, c, l);
 }
 
 Test(sim_rdmacm, ud_address_vector)
@@ -366,12 +369,7 @@ Test(sim_rdmacm, ud_address_vector)
 	ibv_destroy_ah(ah);
 	ibv_dereg_mr(smr);
 	ibv_dereg_mr(rmr);
-	rdma_destroy_qp(s);
-	rdma_destroy_qp(c);
-	rdma_destroy_id(s);
-	rdma_destroy_id(c);
-	rdma_destroy_id(l);
-	rdma_destroy_event_channel(ch);
+	TEARDOWN(ch, s, c, l);
 }
 
 Test(sim_rdmacm, addresses)
@@ -424,9 +422,7 @@ Test(sim_rdmacm, addresses)
 	/* Disconnecting what never connected. */
 	cr_assert_eq(rdma_disconnect(b), -1);
 	cr_assert_eq(errno, EINVAL);
-	rdma_destroy_id(b);
-	rdma_destroy_id(a);
-	rdma_destroy_event_channel(ch);
+	TEARDOWN(ch, b, a);
 }
 
 /* select and epoll see the channel fd readable exactly while an event is queued. */
@@ -490,10 +486,7 @@ static void connect_to(struct rdma_event_channel *ch, const struct sockaddr *dst
 	cr_assert_eq(rdma_disconnect(s), 0);
 	ack(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
 	ack(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
-	rdma_destroy_qp(s);
-	rdma_destroy_qp(c);
-	rdma_destroy_id(s);
-	rdma_destroy_id(c);
+	TEARDOWN(NULL, s, c);
 }
 
 /* ::1 and the interfaces' own addresses reach the device too. */
