@@ -26,6 +26,13 @@ int sim_cmd_get_context(struct sim_cmd *c)
 	if (ctx->live)
 		return EINVAL;
 	CMD_DRV(c, dreq);
+	/* No DevX: the kernel refuses a DevX context on a device whose log_max_uctx is 0
+	 * (EINVAL) and flags it does not know (EOPNOTSUPP). libmlx5 asks for DevX first and
+	 * retries without it; mlx5dv_open_device(DEVX) fails, as on such a device. */
+	if (dreq.flags & ~(uint32_t)MLX5_IB_ALLOC_UCTX_DEVX)
+		return EOPNOTSUPP;
+	if (dreq.flags & MLX5_IB_ALLOC_UCTX_DEVX)
+		return EINVAL;
 	/* CQE version 1 (user index in CQEs) when libmlx5 can take it, as the kernel does. */
 	ctx->cqe_version = c->drv_len > offsetof(struct mlx5_ib_alloc_ucontext_req_v2,
 						  max_cqe_version) && dreq.max_cqe_version ? 1 : 0;
@@ -38,7 +45,7 @@ int sim_cmd_get_context(struct sim_cmd *c)
 	ctx->async_wr = fds[1];
 	sim_fd_set(fds[0], ctx, SIM_FD_ASYNC);
 	resp.async_fd = (uint32_t)fds[0];
-	resp.num_comp_vectors = 1;
+	resp.num_comp_vectors = SIM_COMP_VECTORS;
 
 	dresp.qp_tab_size = 1u << 18;
 	dresp.bf_reg_size = 512; /* two 256-byte BlueFlame halves per register */
@@ -131,7 +138,7 @@ int sim_cmd_query_port(struct sim_cmd *c)
 	CMD_REQ(c, req);
 	if (req.port_num < 1 || req.port_num > dev->nports)
 		return EINVAL;
-	resp.port_cap_flags = 0x2651e848;
+	resp.port_cap_flags = SIM_PORT_CAP_FLAGS;
 	resp.max_msg_sz = 1u << 30;
 	resp.gid_tbl_len = SIM_GID_TBL_LEN;
 	resp.pkey_tbl_len = SIM_PKEY_TBL_LEN;

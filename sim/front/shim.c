@@ -4,7 +4,8 @@
  *   open*      /dev/infiniband/uverbsN -> a /dev/null fd we remember, with a new context
  *   stat*      the device node exists, as char device 231:(192+N)
  *   fstat*     our fds report that same char device
- *   ioctl      ENOTTY: libibverbs then uses the write() command ABI for everything
+ *   ioctl      EPROTONOSUPPORT for every method (ioctl.c): libibverbs falls back to the
+ *              write() command ABI method by method
  *   write      uverbs commands
  *   read       events read from our pipes are counted, as the kernel counts them
  *   mmap       UAR pages: anonymous memory
@@ -259,15 +260,21 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	REAL(int, ioctl, int, unsigned long, ...);
 	va_list ap;
 	void *arg;
+	struct sim_ctx *ctx = sim_fd_ctx(fd);
+	int err;
 
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	if (sim_fd_ctx(fd)) {
-		errno = ENOTTY;
+	if (!ctx)
+		return real_ioctl(fd, req, arg);
+	/* The kernel's ioctl handlers take the request as unsigned int. */
+	err = sim_uverbs_ioctl(ctx, (unsigned int)req, (uint64_t)(uintptr_t)arg);
+	if (err) {
+		errno = err;
 		return -1;
 	}
-	return real_ioctl(fd, req, arg);
+	return 0;
 }
 
 EXPORT ssize_t read(int fd, void *buf, size_t count)
