@@ -8,8 +8,11 @@
 #endif
 #include <errno.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -332,5 +335,32 @@ Test(sim_commands, qp_create_flags)
 	if (qp)
 		ibv_destroy_qp(qp);
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	still_works();
+}
+
+/* A dup()'d command fd is the same device, as the kernel's shared file is: fstat names
+ * the device, and closing the copy keeps the context. ibv_import_device() finds the
+ * device through it and then needs ioctl-only methods the device lacks. */
+Test(sim_commands, dup_of_command_fd)
+{
+	struct stat st;
+	int fd2, fd3;
+
+	fd2 = dup(d.ctx->cmd_fd);
+	cr_assert(fd2 >= 0);
+	cr_assert_eq(fstat(fd2, &st), 0);
+	cr_expect(S_ISCHR(st.st_mode));
+	cr_expect_eq(major(st.st_rdev), 231);
+	cr_expect_eq(minor(st.st_rdev), 192);
+	errno = 0;
+	cr_expect_null(ibv_import_device(fd2), "QUERY_CONTEXT is an ioctl-only method");
+	cr_expect_eq(errno, EPROTONOSUPPORT, "got %s", strerror(errno));
+	/* The failed import closed fd2; the device still answers on the original. */
+	still_works();
+	fd3 = fcntl(d.ctx->cmd_fd, F_DUPFD_CLOEXEC, 0);
+	cr_assert(fd3 >= 0);
+	cr_assert_eq(fstat(fd3, &st), 0);
+	cr_expect_eq(minor(st.st_rdev), 192);
+	cr_assert_eq(close(fd3), 0);
 	still_works();
 }

@@ -13,7 +13,10 @@ enum sim_work {
 	SIM_W_DONE, /* a WQE completed or state changed */
 };
 
+/* CLOCK_MONOTONIC in ns: timers, and the device's free-running clock that CQE timestamps
+ * show, a 64-bit counter at 1 GHz (front/clock.c maps it to wall-clock time). */
 uint64_t sim_now_ns(void);
+#define SIM_CLOCK_KHZ 1000000
 
 /* The SQ doorbell record is ahead of what the device consumed. */
 bool sim_sq_pending(const struct sim_qp *qp);

@@ -11,6 +11,7 @@
 #include <rdma/mlx5-abi.h>
 
 #include "../common/config.h"
+#include "../engine/engine.h"
 #include "../model/world.h"
 #include "fdtab.h"
 #include "uverbs.h"
@@ -61,6 +62,8 @@ int sim_cmd_get_context(struct sim_cmd *c)
 	dresp.cqe_version = ctx->cqe_version;
 	dresp.log_uar_size = 12;
 	dresp.num_uars_per_page = 1;
+	/* CQEs carry timestamps; libmlx5 maps the page that converts them (clock.c). */
+	dresp.clock_info_versions = 1u << MLX5_IB_CLOCK_INFO_V1;
 	CMD_RESP(c, resp);
 	CMD_DRV_RESP(c, dresp);
 	ctx->live = true;
@@ -123,6 +126,8 @@ int sim_cmd_query_device_ex(struct sim_cmd *c)
 		return EINVAL;
 	fill_device(c->ctx->dev, &resp.base);
 	resp.device_cap_flags_ex = DEV_CAP_FLAGS;
+	resp.timestamp_mask = ~0ull; /* the 64-bit free-running clock of CQE timestamps */
+	resp.hca_core_clock = SIM_CLOCK_KHZ;
 	/* Fields past the caller's room are not reported; it learns so from the length. */
 	resp.response_length = (uint32_t)(c->out_core < sizeof(resp) ? c->out_core : sizeof(resp));
 	CMD_RESP(c, resp);
