@@ -422,9 +422,13 @@ EXPORT int dup3(int fd, int newfd, int flags)
 	return dup_done(fd, real_dup3(fd, newfd, flags));
 }
 
-static int fcntl_common(int fd, int cmd, void *arg, int r)
+/* fcntl's third argument is an int or a pointer; passing it on as a pointer-sized
+ * value is what libc's own wrapper does. */
+static int fcntl_via(int (*real)(int, int, ...), int fd, int cmd, va_list ap)
 {
-	(void)arg;
+	void *arg = va_arg(ap, void *);
+	int r = real(fd, cmd, arg);
+
 	return cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC ? dup_done(fd, r) : r;
 }
 
@@ -432,24 +436,25 @@ EXPORT int fcntl(int fd, int cmd, ...)
 {
 	REAL(int, fcntl, int, int, ...);
 	va_list ap;
-	void *arg;
+	int r;
 
 	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
+	r = fcntl_via(real_fcntl, fd, cmd, ap);
 	va_end(ap);
-	return fcntl_common(fd, cmd, arg, real_fcntl(fd, cmd, arg));
+	return r;
 }
 
+/* glibc's name for fcntl under _FILE_OFFSET_BITS=64. */
 EXPORT int fcntl64(int fd, int cmd, ...)
 {
 	REAL(int, fcntl64, int, int, ...);
 	va_list ap;
-	void *arg;
+	int r;
 
 	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
+	r = fcntl_via(real_fcntl64, fd, cmd, ap);
 	va_end(ap);
-	return fcntl_common(fd, cmd, arg, real_fcntl64(fd, cmd, arg));
+	return r;
 }
 
 EXPORT int socket(int domain, int type, int protocol)
