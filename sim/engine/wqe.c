@@ -23,6 +23,11 @@ static void ring_copy(const struct sim_qp *qp, uint32_t off, void *dst, uint32_t
 		memcpy((uint8_t *)dst + first, qp->sq_buf, len - first);
 }
 
+bool sim_sq_pending(const struct sim_qp *qp)
+{
+	return qp->sq_cnt && (ld_dbrec(&qp->dbrec[1]) & 0xffff) != (qp->sq_ci & 0xffff);
+}
+
 /* WQEBBs the doorbell record has posted past ci (16-bit counters). */
 static uint32_t posted(const struct sim_qp *qp, uint32_t ci)
 {

@@ -39,6 +39,9 @@ struct sim_wqe {
 	uint64_t len; /* payload bytes */
 };
 
+/* The SQ doorbell record is ahead of what the device consumed. */
+bool sim_sq_pending(const struct sim_qp *qp);
+
 /* Reads the control segment at WQEBB counter ci: opcode, WQE index and size, enough to
  * retire the WQE even when the rest is garbage. Returns the WQEBBs to retire: those it
  * spans (>= 1), but never more than the SQ doorbell record has posted past ci. */

@@ -15,11 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 
 #include <rdma/mlx5-abi.h>
 
-#include "../engine/engine.h"
+#include "../common/sys.h"
+#include "../engine/exec.h"
 
 void *sim_clock_info_map(void *addr, size_t len, int prot, int flags, unsigned index)
 {
@@ -40,9 +40,9 @@ void *sim_clock_info_map(void *addr, size_t len, int prot, int flags, unsigned i
 		errno = EOPNOTSUPP;
 		return MAP_FAILED;
 	}
-	/* Raw syscalls: mmap() here would be our own interposer. */
-	p = (void *)syscall(SYS_mmap, addr, len, PROT_READ | PROT_WRITE,
-			    MAP_SHARED | MAP_ANONYMOUS | (flags & MAP_FIXED), -1, 0);
+	/* Not mmap(): that would be our own interposer. */
+	p = sim_sys_mmap(addr, len, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS | (flags & MAP_FIXED), -1, 0);
 	if (p == MAP_FAILED)
 		return p;
 	memset(&ci, 0, sizeof(ci));
@@ -54,6 +54,6 @@ void *sim_clock_info_map(void *addr, size_t len, int prot, int flags, unsigned i
 	ci.mask = ~0ull;
 	ci.overflow_period = 3600ull * 1000000000ull;
 	memcpy(p, &ci, sizeof(ci));
-	syscall(SYS_mprotect, p, len, prot);
+	mprotect(p, len, prot);
 	return p;
 }

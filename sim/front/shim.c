@@ -32,7 +32,9 @@
 #include "../model/model.h"
 #include "../model/world.h"
 #include "clock.h"
+#include "evcount.h"
 #include "fdtab.h"
+#include "handles.h"
 #include "uverbs.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -77,10 +79,10 @@ static int open_device(int index, int flags)
 	if (fd < 0)
 		return -1;
 	sim_lock();
-	ctx = sim_ctx_new(index, fd);
+	ctx = sim_uctx_open(index, fd);
 	err = ctx ? sim_fd_set(fd, ctx, SIM_FD_CMD) : ENOMEM;
 	if (err && ctx)
-		sim_ctx_destroy(ctx);
+		sim_uctx_close(ctx);
 	sim_unlock();
 	if (err) {
 		syscall(SYS_close, fd);
@@ -362,7 +364,7 @@ static void forget_fd(int fd)
 	sim_fd_clear(fd);
 	if (kind == SIM_FD_CMD && !sim_fd_any(ctx, SIM_FD_CMD)) {
 		sim_fd_clear_ctx(ctx);
-		sim_ctx_destroy(ctx);
+		sim_uctx_close(ctx);
 		sim_dbg("closed uverbs fd %d", fd);
 	}
 	sim_unlock();
