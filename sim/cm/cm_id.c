@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/sys.h"
 
 static pthread_mutex_t cm_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct sim_list all_ids = { &all_ids, &all_ids };
@@ -31,7 +32,7 @@ static void efd_add(int efd)
 {
 	uint64_t one = 1;
 
-	if (syscall(SYS_write, efd, &one, sizeof(one)) != sizeof(one))
+	if (sim_sys_write(efd, &one, sizeof(one)) != sizeof(one))
 		sim_warn("rdma_cm: eventfd %d: %s", efd, strerror(errno));
 }
 
@@ -198,6 +199,7 @@ void cm_migrate_id(struct cm_chan *to, struct cm_id *id, uint32_t *events_report
 		efd_take(id->ch->efd);
 		sim_list_add_tail(&to->events, &e->link);
 		efd_add(to->efd);
+		e->id->ch = to; /* an unread request's new id goes along */
 	}
 	id->ch = to;
 	*events_reported = id->events_reported;

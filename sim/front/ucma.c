@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 
 #include "../cm/cm.h"
 #include "../common/log.h"
+#include "../common/sys.h"
 #include "../engine/dma.h"
 #include "../engine/remote_cm.h"
 #include "../engine/thread.h"
@@ -41,7 +41,7 @@ int sim_ucma_open(int flags)
 	if (fd < 0)
 		return -1;
 	if (fd >= SIM_FD_MAX || !(ch = cm_chan_new(fd))) {
-		syscall(SYS_close, fd);
+		sim_sys_close(fd);
 		errno = fd >= SIM_FD_MAX ? EMFILE : ENOMEM;
 		return -1;
 	}
