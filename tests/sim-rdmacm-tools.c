@@ -33,8 +33,6 @@ static void leave_fabric(void)
 
 	snprintf(path, sizeof(path), "/fvsim-%u-%s", (unsigned)getuid(), fabric);
 	shm_unlink(path);
-	snprintf(path, sizeof(path), "/fvsim-%u-%s-cm", (unsigned)getuid(), fabric);
-	shm_unlink(path);
 	unlink(srv_out);
 	unlink(cli_out);
 }
