@@ -1,6 +1,6 @@
 # fastverbs: header-only mlx5 data path, its software device (sim/), tests and benchmarks.
-# Targets: all test bench run install gen clean (plus check-gen, check-compile-fail,
-# check-clang, check-codegen, check-install).
+# Targets: all test bench run install uninstall gen clean (plus check-gen, check-docs,
+# check-compile-fail, check-clang, check-codegen, check-install).
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -29,7 +29,7 @@ GEN_OPS    := $(B)/tools/gen-ops
 
 # sim/sim.mk defines sim-all (build the software device) and SIM_RUN (sim/fvsim-run).
 .PHONY: sim-all all test test-run test-plain test-san bench run install uninstall gen check-gen \
-        check-compile-fail check-clang check-codegen check-install deps clean
+        check-docs check-compile-fail check-clang check-codegen check-install deps clean
 
 all: $(TEST_BINS) $(EX_BINS) sim-all
 
@@ -66,6 +66,10 @@ check-gen: $(GEN_OPS)
 	    diff -u include/fastverbs/ops.h $(B)/ops.h.fresh | head -40 >&2; exit 1; \
 	fi
 
+# Every reference to docs/ (file and section) and every Markdown link must resolve.
+check-docs:
+	@tools/check-doc-refs.pl
+
 check-compile-fail:
 	@CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" tools/compile-fail.sh tests/compile-fail
 
@@ -93,6 +97,7 @@ check-install:
 # then build and run the whole suite again under ASan+UBSan.
 test: deps
 	@$(MAKE) --no-print-directory check-gen
+	@$(MAKE) --no-print-directory check-docs
 	@$(MAKE) --no-print-directory check-compile-fail
 	@$(MAKE) --no-print-directory check-clang
 	@$(MAKE) --no-print-directory check-codegen
