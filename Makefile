@@ -82,7 +82,7 @@ check-docs:
 
 # Every public function has a manual page, and every page renders without a warning.
 check-man:
-	@tools/check-man.sh
+	@CC="$(CC)" tools/check-man.sh
 
 check-compile-fail:
 	@CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" tools/compile-fail.sh tests/compile-fail

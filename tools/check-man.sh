@@ -1,10 +1,12 @@
 #!/bin/sh
 # The manual pages (man/man*/*.N) against the public API:
 #  - the public functions are the fv_* names README's "API at a glance" section mentions (struct
-#    tags aside) and every builder, generic front and typed init ops.h defines on a handle; each must be defined in
-#    include/ and named in the NAME section of a page;
-#  - every page renders without a warning (mandoc -T lint, groff -ww as man(1) runs it), is titled after its file, has the
-#    sections a reader looks for, and refers (SEE ALSO, .BR) only to fastverbs pages that exist.
+#    tags aside) and every builder, generic front and typed init ops.h defines on a handle;
+#    each must be defined in include/ and named in the NAME section of a page;
+#  - every page renders without a warning (mandoc -T lint, groff -ww as man(1) runs it), is
+#    titled after its file, has the sections a reader looks for, and refers (SEE ALSO, .BR)
+#    only to fastverbs pages that exist;
+#  - every EXAMPLES section is a C file that compiles warning-free against include/ ($CC).
 # A new family needs a line in README's API section (the project's rule anyway) and one page.
 set -eu
 for t in mandoc groff; do
@@ -45,6 +47,16 @@ for p in $pages; do
     for s in $need SEE_ALSO; do
         grep -q "^\.SH $(echo "$s" | tr _ ' ')\$" "$p" || fail "$p: no $(echo "$s" | tr _ ' ') section"
     done
+    if grep -q '^\.SH EXAMPLES$' "$p"; then
+        awk '/^\.SH /{ on = ($0 == ".SH EXAMPLES"); next } on' "$p" | sed '/^\.[nf][fi]$/d; s/^\.sp$//' |
+            sed 's/\\-/-/g; s/\\e/\\/g; s/\\&//g' > "$tmp/example.c"
+        if grep -q '^[.'"'"']' "$tmp/example.c"; then
+            fail "$p: its EXAMPLES section holds requests other than .nf, .fi and .sp"
+        elif ! out=$(${CC:-cc} -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -c -o "$tmp/example.o" \
+                     -x c "$tmp/example.c" 2>&1); then
+            fail "$p: its example does not compile:"; echo "$out" >&2
+        fi
+    fi
     for ref in $(sed -nE 's/^\.BR (fv_[a-z0-9_]+|fastverbs) \(([0-9])\).*/\1.\2/p' "$p"); do
         [ -e "man/man${ref##*.}/$ref" ] || grep -q "^${ref%.*} man/man${ref##*.}/" "$tmp/named" ||
             fail "$p refers to ${ref%.*}(${ref##*.}), which no page documents"
@@ -52,4 +64,4 @@ for p in $pages; do
 done
 
 [ "$bad" -eq 0 ] || { echo "check-man: $bad problem(s)" >&2; exit 1; }
-echo "check-man: $(wc -l < "$tmp/api") public functions, each on one of $(echo "$pages" | wc -w) pages that render cleanly"
+echo "check-man: $(wc -l < "$tmp/api") public functions, each on one of $(echo "$pages" | wc -w) pages that render cleanly; their examples compile"

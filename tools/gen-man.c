@@ -209,20 +209,28 @@ static void notes(void)
 		     "the poller, so the ring always drains.\n");
 }
 
+/* A whole function, compiled by check-man: the builder's call with the one-element form, and
+ * the inline form beside it where there is one, then one ring for both. */
 static void example(const struct op *o)
 {
-	const char *args = is(o->remote, "RADDR") ? ", raddr, rkey" : is(o->remote, "CAS") ? ", raddr, rkey, 0, 1"
-			 : is(o->remote, "FADD") ? ", raddr, rkey, 1" : "";
+	const char *remote = is(o->remote, "RADDR") ? ", raddr, rkey" : is(o->remote, "CAS") ? ", raddr, rkey, 0, 1"
+			   : is(o->remote, "FADD") ? ", raddr, rkey, 1" : "";
 	const char *imm = is(o->imm, "IMM") ? ", htobe32(42)" : is(o->imm, "INV") ? ", peer_rkey" : "";
-	int atomic = !is(o->remote, "NONE") && !is(o->remote, "RADDR");
+	int atomic = !is(o->remote, "NONE") && !is(o->remote, "RADDR"), none = is(o->payload, "NONE");
 
-	fprintf(out, ".SH EXAMPLES\n.nf\n/* ibqp: a connected RC QP; buf, mr: registered memory; raddr, rkey: the peer's */\n"
-		     "struct fv_rc qp;\n");
-	if (!is(o->payload, "NONE"))
-		fprintf(out, "struct ibv_sge sge = { (uintptr_t)buf, %s, mr->lkey };\n", atomic ? "8" : "64");
-	fprintf(out, ".sp\nif (fv_rc_init(&qp, ibqp))\n    return \\-1;\n"
-		     "if (fv_%s(&qp, 1, FV_SIGNALED%s%s%s))\n    return \\-1;    /* ENOMEM: poll the CQ first */\n"
-		     "fv_ring(&qp);\n.fi\n", o->name, is(o->payload, "NONE") ? "" : ", &sge", args, imm);
+	fprintf(out, ".SH EXAMPLES\n.nf\n#include <fastverbs/fastverbs.h>\n.sp\n"
+		     "/* qp: an RC QP taken over once with fv_rc_init(qp, ibqp)%s */\n"
+		     "int post_%s(struct fv_rc *qp%s%s%s)\n{\n",
+		     none ? "" : "; buf: registered as mr", o->name, none ? "" : ", void *buf, struct ibv_mr *mr",
+		     is(o->remote, "NONE") ? "" : ", uint64_t raddr, uint32_t rkey",
+		     is(o->imm, "INV") ? ", uint32_t peer_rkey" : "");
+	if (!none)
+		fprintf(out, "    struct ibv_sge sge = { (uintptr_t)buf, %s, mr\\->lkey };\n.sp\n", atomic ? "8" : "64");
+	fprintf(out, "    if (fv_%s(qp, 1, FV_SIGNALED%s%s%s))\n        return \\-1;    /* ENOMEM: poll the CQ, then again */\n",
+		o->name, none ? "" : ", &sge", remote, imm);
+	if (is(o->payload, "DATA"))
+		fprintf(out, "    if (fv_%s_inline(qp, 2, 0, \"ping\", 4%s%s))\n        return \\-1;\n", o->name, remote, imm);
+	fprintf(out, "    fv_ring(qp);    /* one doorbell for what was built */\n    return 0;\n}\n.fi\n");
 }
 
 static void see_also(const struct op *o)
