@@ -79,6 +79,7 @@ check-gen: $(GEN_OPS) $(GEN_MAN)
 # Every reference to docs/ (file and section) and every Markdown link must resolve.
 check-docs:
 	@tools/check-doc-refs.pl
+	@tools/check-doc-refs.pl --self-test
 
 # Every public function has a manual page, and every page renders without a warning.
 check-man:

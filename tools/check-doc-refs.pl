@@ -9,8 +9,38 @@
 #
 # Names of documents that are not in the tree (the old working pages) are errors too.
 # Usage: tools/check-doc-refs.pl [FILE...]  (default: the project's sources and docs)
+#        tools/check-doc-refs.pl --self-test  (each kind of dangling reference must be caught)
 use strict;
 use warnings;
+use File::Temp qw(tempdir);
+
+if (@ARGV && $ARGV[0] eq '--self-test') {
+	my $dir = tempdir(CLEANUP => 1);
+	my %cases = (
+		'dangling section' => "/* docs/formats.md §9.9 */\n",
+		'second section of a run' => "/* docs/formats.md §2.1, §9.9 */\n",
+		'missing file' => "/* docs/nothing.md */\n",
+		'lone section, no file before' => "/* §2.1 */\n",
+		'lone section, wrong file before' => "/* docs/compat.md §2 */\n/* §5.5 */\n",
+		'old document name' => "/* DESIGN.md */\n",
+		'broken link' => "[x](docs/nothing.md)\n",
+		'broken anchor' => "# A heading\n[x](#no-such-heading)\n",
+	);
+	my $missed = 0;
+	for my $name (sort keys %cases) {
+		my $f = "$dir/case" . ($name =~ /link|anchor/ ? '.md' : '.c');
+		open(my $fh, '>', $f) or die "$f: $!";
+		print $fh $cases{$name};
+		close $fh;
+		if (system("$0 '$f' >/dev/null 2>&1") == 0) {
+			print STDERR "check-doc-refs: self-test: a $name was not caught\n";
+			$missed++;
+		}
+	}
+	exit 1 if $missed;
+	print "check-doc-refs: self-test: all ", scalar(keys %cases), " kinds of dangling reference are caught\n";
+	exit 0;
+}
 
 my @dirs = qw(include tests sim bench tools examples docs man);
 my $text = qr/\.(?:c|h|def|md|sh|pl|awk|mk|gp|txt|in|[0-9])$|(?:^|\/)(?:Makefile|fvsim-run)$/;
