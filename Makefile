@@ -84,6 +84,7 @@ check-docs:
 # Every public function has a manual page, and every page renders without a warning.
 check-man:
 	@CC="$(CC)" tools/check-man.sh
+	@CC="$(CC)" tools/check-man-selftest.sh
 
 check-compile-fail:
 	@CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" tools/compile-fail.sh tests/compile-fail
