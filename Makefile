@@ -31,7 +31,7 @@ GEN_MAN    := $(B)/tools/gen-man
 
 # sim/sim.mk defines sim-all (build the software device) and SIM_RUN (sim/fvsim-run).
 .PHONY: sim-all all test test-run test-plain test-san bench run install uninstall gen check-gen \
-        check-docs check-man check-compile-fail check-clang check-codegen check-install deps clean
+        check-compile-fail check-clang check-codegen check-install deps clean
 
 all: $(TEST_BINS) $(EX_BINS) sim-all
 
@@ -75,6 +75,8 @@ check-gen: $(GEN_OPS) $(GEN_MAN)
 	    diff -u include/fastverbs/ops.h $(B)/ops.h.fresh | head -40 >&2; exit 1; \
 	fi
 	@tools/check-gen-man.sh $(GEN_MAN) $(B)/man.fresh
+
+.PHONY: check-docs check-man
 
 # Every reference to docs/ (file and section) and every Markdown link must resolve.
 check-docs:
