@@ -57,15 +57,18 @@ $(GEN_OPS): tools/gen-ops.c
 # tools/check-gen-errors.sh feeds the generator broken tables that it must refuse.
 gen: $(GEN_OPS)
 	$(GEN_OPS) include/fastverbs/ops.def > include/fastverbs/ops.h
+	$(GEN_OPS) include/fastverbs/ops.def wr > include/fastverbs/compat/wr.h
 
 check-gen: $(GEN_OPS)
 	@tools/check-gen-errors.sh $(GEN_OPS) include/fastverbs/ops.def
 	@$(GEN_OPS) include/fastverbs/ops.def > $(B)/ops.h.fresh
-	@if cmp -s $(B)/ops.h.fresh include/fastverbs/ops.h; then \
-	    echo "check-gen: include/fastverbs/ops.h is up to date"; \
+	@$(GEN_OPS) include/fastverbs/ops.def wr > $(B)/wr.h.fresh
+	@if cmp -s $(B)/ops.h.fresh include/fastverbs/ops.h && cmp -s $(B)/wr.h.fresh include/fastverbs/compat/wr.h; then \
+	    echo "check-gen: include/fastverbs/ops.h and compat/wr.h are up to date"; \
 	else \
-	    echo "check-gen: include/fastverbs/ops.h is stale: run 'make gen' and commit it" >&2; \
-	    diff -u include/fastverbs/ops.h $(B)/ops.h.fresh | head -40 >&2; exit 1; \
+	    echo "check-gen: include/fastverbs/ops.h or compat/wr.h is stale: run 'make gen' and commit it" >&2; \
+	    diff -u include/fastverbs/ops.h $(B)/ops.h.fresh | head -40 >&2; \
+	    diff -u include/fastverbs/compat/wr.h $(B)/wr.h.fresh | head -40 >&2; exit 1; \
 	fi
 
 check-compile-fail:
