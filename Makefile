@@ -43,7 +43,10 @@ endif
 
 $(B)/tests/%: tests/%.c $(TEST_LIB) $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -o $@ $< $(TEST_LIB) $(TEST_LIBS)
+	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -DFV_BUILD='"$(B)"' -o $@ $< $(TEST_LIB) $(TEST_LIBS)
+
+# tests/sim-examples runs the example programs.
+$(B)/tests/sim-examples: $(EX_BINS)
 
 $(B)/examples/%: examples/%.c examples/common.c examples/common.h $(HEADERS)
 	@mkdir -p $(@D)
