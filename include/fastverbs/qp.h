@@ -36,13 +36,19 @@ struct fv_ah {
 
 /*
  * The batch of fv_wr_start .. fv_wr_complete (compat/wr.h): the first error, the WQE whose
- * setters are still to come, and the send ring's counters at fv_wr_start, restored when the
- * batch fails or is aborted.
+ * setters are still to come (its builder's part and destination, field by field: a builder's
+ * stores then reach its setter's loads in registers), and the send ring's counters at
+ * fv_wr_start, restored when the batch fails or is aborted.
  */
 struct fv_wr_batch {
 	int err;		/* first error: fv_wr_complete returns it and posts nothing */
 	unsigned need;		/* setters the open WQE still owes (FV_WR_NEED_*, compat/wr_batch.h) */
-	struct fv_req req;	/* the open WQE: its builder's part and, once set, its destination */
+	uint8_t opcode, segs;	/* the open WQE: as struct fv_req's fields of the same names */
+	unsigned flags;
+	__be32 imm;
+	uint32_t rkey, remote_qpn, qkey, srqn;
+	uint64_t wr_id, raddr, swap_add, compare;
+	const struct mlx5_wqe_av *av;
 	uint32_t pi, rung_pi, last_pi, sig_pi, lim, fence_cache;
 };
 

@@ -4,7 +4,7 @@
  * into compat/wr.h from ops.def): a batch, its open WQE, its first error, its rollback.
  *
  *   fv_wr_start    remember the send ring's counters, clear the error
- *   builder        open a WQE: opcode and operands into qp->wr.req, wr_id and wr_flags read now;
+ *   builder        open a WQE: opcode and operands into qp->wr, wr_id and wr_flags read now;
  *                  a WQE still open (a setter missing) is an error
  *   setters        the destination (UD address, XRC SRQ) and the payload (one per WQE), in
  *                  either order; the payload setter builds the WQE in the ring (build.h) and
@@ -107,28 +107,61 @@ static inline void fv_wr_abort_qp(struct fv_qp *qp)
  */
 static FV_ALWAYS_INLINE void fv_wr_open(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
-	struct fv_req *o = &qp->wr.req;
+	struct fv_wr_batch *b = &qp->wr;
 
-	if (qp->wr.need)
+	if (b->need)
 		fv_wr_fail(qp, EINVAL);		/* the WQE before lacks a setter */
-	*o = *r;
-	o->wr_id = qp->wr_id;
-	o->flags = fv_send_flags(qp->wr_flags);
-	o->sge_len = true;
+	b->opcode = r->opcode;
+	b->segs = r->segs;
+	b->imm = r->imm;
+	if (r->segs & FV_SEG_RADDR) {		/* the setter reads only what segs names */
+		b->raddr = r->raddr;
+		b->rkey = r->rkey;
+	}
+	if (r->segs & FV_SEG_ATOMIC) {
+		b->swap_add = r->swap_add;
+		b->compare = r->compare;
+	}
+	b->wr_id = qp->wr_id;
+	b->flags = fv_send_flags(qp->wr_flags);
 	if (qpt == FV_QPT_UD)
-		o->av = &fv_wr_no_av;
-	qp->wr.need = FV_WR_NEED_DATA | (fv_transport_ds(qpt) ? FV_WR_NEED_DEST : 0);
+		b->av = &fv_wr_no_av;
+	b->need = FV_WR_NEED_DATA | (fv_transport_ds(qpt) ? FV_WR_NEED_DEST : 0);
 }
 
 /* A builder on a struct fv_qp: allowed is the mask of QP types (1 << enum fv_qpt) it suits. */
 static FV_ALWAYS_INLINE void fv_wr_open_any(struct fv_qp *qp, unsigned allowed, const struct fv_req *r)
 {
-	if (!(allowed >> qp->qpt & 1)) {
+	fv_wr_open(qp, qp->qpt, r);	/* either way: the setter's loads then see these stores */
+	if (__builtin_expect(!(allowed >> qp->qpt & 1), 0)) {
 		fv_wr_fail(qp, EINVAL);		/* the man page's table: not on this QP type */
 		qp->wr.need = 0;
-		return;
 	}
-	fv_wr_open(qp, qp->qpt, r);
+}
+
+/* The open WQE as a request, without its payload. */
+static FV_ALWAYS_INLINE struct fv_req fv_wr_req(const struct fv_qp *qp, enum fv_qpt qpt)
+{
+	const struct fv_wr_batch *b = &qp->wr;
+	struct fv_req r = { .wr_id = b->wr_id, .flags = b->flags, .opcode = b->opcode, .segs = b->segs,
+			    .imm = b->imm, .sge_len = true };
+
+	if (b->segs & FV_SEG_RADDR) {
+		r.raddr = b->raddr;
+		r.rkey = b->rkey;
+	}
+	if (b->segs & FV_SEG_ATOMIC) {
+		r.swap_add = b->swap_add;
+		r.compare = b->compare;
+	}
+	if (qpt == FV_QPT_UD) {
+		r.av = b->av;
+		r.remote_qpn = b->remote_qpn;
+		r.qkey = b->qkey;
+	}
+	if (qpt == FV_QPT_XRC)
+		r.srqn = b->srqn;
+	return r;
 }
 
 /*
@@ -152,7 +185,7 @@ static FV_ALWAYS_INLINE void fv_wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, uin
 					  uint32_t length)
 {
 	struct ibv_sge s = { .addr = addr, .length = length, .lkey = lkey };
-	struct fv_req r = qp->wr.req;
+	struct fv_req r = fv_wr_req(qp, qpt);
 
 	r.payload = FV_PL_SGL;
 	r.sgl = &s;
@@ -163,7 +196,7 @@ static FV_ALWAYS_INLINE void fv_wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, uin
 static FV_ALWAYS_INLINE void fv_wr_sge_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_sge,
 					       const struct ibv_sge *sg_list)
 {
-	struct fv_req r = qp->wr.req;
+	struct fv_req r = fv_wr_req(qp, qpt);
 
 	r.payload = FV_PL_SGL;
 	r.sgl = sg_list;
@@ -174,7 +207,7 @@ static FV_ALWAYS_INLINE void fv_wr_sge_list_at(struct fv_qp *qp, enum fv_qpt qpt
 static FV_ALWAYS_INLINE void fv_wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt, const void *addr, size_t length)
 {
 	struct ibv_sge s = { .addr = (uintptr_t)addr, .length = (uint32_t)length };
-	struct fv_req r = qp->wr.req;
+	struct fv_req r = fv_wr_req(qp, qpt);
 
 	r.payload = FV_PL_INLINE;
 	r.sgl = &s;
@@ -186,7 +219,7 @@ static FV_ALWAYS_INLINE void fv_wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt, 
 static FV_ALWAYS_INLINE void fv_wr_inline_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_buf,
 						  const struct ibv_data_buf *buf_list)
 {
-	struct fv_req r = qp->wr.req;
+	struct fv_req r = fv_wr_req(qp, qpt);
 	size_t total = 0;
 	int err = num_buf > INT_MAX ? ENOMEM : 0;
 
@@ -211,7 +244,7 @@ static FV_ALWAYS_INLINE void fv_wr_inline_list_at(struct fv_qp *qp, enum fv_qpt 
 static FV_ALWAYS_INLINE void fv_wr_dest(struct fv_qp *qp, enum fv_qpt qpt, const struct mlx5_wqe_av *av,
 					uint32_t remote_qpn, uint32_t qkey, uint32_t srqn)
 {
-	struct fv_req *o = &qp->wr.req;
+	struct fv_wr_batch *o = &qp->wr;
 
 	if (!(qp->wr.need & FV_WR_NEED_DEST) || (qpt == FV_QPT_UD && !av)) {
 		fv_wr_fail(qp, EINVAL);		/* no builder, a second destination, no mlx5 AH */
