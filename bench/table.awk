@@ -96,11 +96,13 @@ END {
 		check(sprintf("`fv_post_send` RC RDMA_WRITE, %d per doorbell (≤ half of `ibv_post_send`'s %.1f)", b, x),
 		      get("ir", "post", "write", "fvps", b), x == "" ? "" : sprintf("%.1f", x / 2), "≤")
 	}
-	for (b = 1; b <= 32; b += 31) {
-		x = get("ir", "post", "write", "wr", b)
-		check(sprintf("`fv_wr_*` (typed handle) RC RDMA_WRITE, %d per batch (≤ half of `ibv_wr_*`'s %.1f)", b, x),
-		      get("ir", "post", "write", "fvwr", b), x == "" ? "" : sprintf("%.1f", x / 2), "≤")
-	}
+	for (k = 0; k < 2; k++)
+		for (b = 1; b <= 32; b += 31) {
+			x = get("ir", "post", "write", "wr", b)
+			check(sprintf("`fv_wr_*` (%s) RC RDMA_WRITE, %d per batch (≤ half of `ibv_wr_*`'s %.1f)",
+				      k ? "`struct fv_qp *`" : "typed handle", b, x),
+			      get("ir", "post", "write", k ? "fvwrq" : "fvwr", b), x == "" ? "" : sprintf("%.1f", x / 2), "≤")
+		}
 	for (b = 1; b <= 16; b += 15) {
 		x = get("ir", "poll", "cqe", "ibv_poll_cq", b)
 		check(sprintf("`fv_poll`, %d per call (≤ a third of `ibv_poll_cq`'s %.1f)", b, x),

@@ -175,7 +175,7 @@ static FV_ALWAYS_INLINE void fv_wr_payload(struct fv_qp *qp, enum fv_qpt qpt, co
 		return;
 	}
 	qp->wr.need &= ~(unsigned)FV_WR_NEED_DATA;
-	if (!err && !qp->wr.err)
+	if (!err)	/* also after an earlier error: the batch is rolled back anyway */
 		err = fv_build(qp, qpt, r);
 	if (__builtin_expect(err, 0))
 		fv_wr_fail(qp, err);
