@@ -46,6 +46,10 @@ check bad-name        's/FV_ALLOW(xrc, read)/FV_ALLOW(xrc, re-ad)/' 're-ad' "FV_
 check desc-not-string 's/"RDMA READ into the SGEs"/RDMA_READ/' 'RDMA_READ)' "description must be a string"
 check open-comment    's|^/\* FV_ALLOW(qp type|/* open FV_ALLOW(qp type|; s|all others are refused. \*/|all others are refused.|' \
       '/* open' "unterminated comment"
+check wr-repeated     's/^FV_OP(send_imm,  send_imm,/FV_OP(send_imm,  send,/' 'FV_OP(send_imm,  send,' \
+      "operation 'send_imm' repeats fv_wr_send"
+check wr-no-payload   's/^FV_OP(nop,       NONE,/FV_OP(nop,       nop,/' 'FV_OP(nop,       nop,' \
+      "operation 'nop': an fv_wr_* builder needs a payload"
 check stray-text      's/^FV_QPT(rc, /x FV_QPT(rc, /' 'x FV_QPT(rc,' "expected '(' after 'x'"
 
 echo "check-gen-errors: $passed passed, $failed failed"

@@ -315,7 +315,9 @@ static void emit_wr(void)
 	for (size_t i = 0; i < n_qpts; i++) {
 		const struct qpt *q = &qpts[i];
 
-		printf("/* ---- %s ---- */\n\n", q->ibv + 8);
+		printf("/* ---- %s: the fronts' targets for a struct fv_%s * (fv_%s_wr_<call> is fv_wr_<call>) ---- */\n\n",
+		       q->ibv + 8, q->name, q->name);
+		printf("/* The struct fv_qp of a typed %s handle. */\n", q->ibv + 8);
 		printf("static inline struct fv_qp *fv_%s_wr_qp(struct fv_%s *h)\n{\n\treturn &h->qp;\n}\n\n",
 		       q->name, q->name);
 		for (size_t j = 0; j < n_ops; j++) {
@@ -323,35 +325,42 @@ static void emit_wr(void)
 
 			if (is(o->wr, "NONE") || !allowed(q->name, o->name))
 				continue;
+			printf("/* fv_wr_%s for %s handles: open a WQE, %s. */\n", o->wr, q->ibv + 8, o->desc);
 			printf("static FV_ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h%s)\n{\n"
 			       "\tfv_wr_open(&h->qp, %s, &(struct fv_req){ .opcode = %s%s });\n}\n\n",
 			       q->name, o->wr, q->name, wr_params(o), q->fv, o->mlx5, wr_fields(o));
 		}
 		for (size_t k = 0; k < N_WR_PAYLOADS; k++)
-			printf("static FV_ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h, %s)\n{\n"
-			       "\t%s(&h->qp, %s, %s);\n}\n\n", q->name, wr_payloads[k].name, q->name,
+			printf("/* fv_wr_%s for %s handles. */\n"
+			       "static FV_ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h, %s)\n{\n"
+			       "\t%s(&h->qp, %s, %s);\n}\n\n", wr_payloads[k].name, q->ibv + 8, q->name, wr_payloads[k].name, q->name,
 			       wr_payloads[k].params, wr_payloads[k].core, q->fv, wr_payloads[k].args);
 		if (is(q->dest, "AV"))
-			printf("static FV_ALWAYS_INLINE void fv_%s_wr_set_ud_addr(struct fv_%s *h, const struct fv_ah *fah,\n"
+			printf("/* fv_wr_set_ud_addr on a UD handle: fah or ibah (the other NULL), as the front passes them. */\n"
+			       "static FV_ALWAYS_INLINE void fv_%s_wr_set_ud_addr(struct fv_%s *h, const struct fv_ah *fah,\n"
 			       "\t\t\t\t\t\t struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
 			       "\tfv_wr_ud_addr_at(&h->qp, fah, ibah, remote_qpn, remote_qkey);\n}\n\n", q->name, q->name);
 		if (is(q->dest, "SRQN"))
-			printf("static FV_ALWAYS_INLINE void fv_%s_wr_set_xrc_srqn(struct fv_%s *h, uint32_t remote_srqn)\n{\n"
+			printf("/* fv_wr_set_xrc_srqn on an XRC handle. */\n"
+			       "static FV_ALWAYS_INLINE void fv_%s_wr_set_xrc_srqn(struct fv_%s *h, uint32_t remote_srqn)\n{\n"
 			       "\tfv_wr_dest(&h->qp, %s, NULL, 0, 0, remote_srqn);\n}\n\n", q->name, q->name, q->fv);
 	}
 
-	printf("/* ---- struct fv_qp: the QP type checked at run time ---- */\n\n");
+	printf("/* ---- the fronts' targets for a struct fv_qp *: the QP type checked at run time, EINVAL at\n"
+	       " * fv_wr_complete for a call it does not have ---- */\n\n");
 	for (size_t j = 0; j < n_ops; j++) {
 		const struct op *o = &ops[j];
 		char mask[512];
 
 		if (is(o->wr, "NONE") || !allowed_mask_expr(o, mask, sizeof(mask)))
 			continue;
+		printf("/* fv_wr_%s on a struct fv_qp: open a WQE, %s. */\n", o->wr, o->desc);
 		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp%s)\n{\n"
 		       "\tfv_wr_open_any(qp, %s,\n\t\t       &(struct fv_req){ .opcode = %s%s });\n}\n\n",
 		       o->wr, wr_params(o), mask, o->mlx5, wr_fields(o));
 	}
 	for (size_t k = 0; k < N_WR_PAYLOADS; k++) {
+		printf("/* fv_wr_%s on a struct fv_qp. */\n", wr_payloads[k].name);
 		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp, %s)\n{\n\tswitch (qp->qpt) {\n",
 		       wr_payloads[k].name, wr_payloads[k].params);
 		for (size_t i = 0; i < n_qpts; i++)
@@ -359,14 +368,16 @@ static void emit_wr(void)
 			       qpts[i].fv, wr_payloads[k].args);
 		printf("\tdefault:\n\t\tfv_wr_fail(qp, EINVAL);\n\t}\n}\n\n");
 	}
-	printf("static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,\n"
+	printf("/* fv_wr_set_ud_addr on a struct fv_qp (UD only). */\n"
+	       "static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,\n"
 	       "\t\t\t\t\t\tstruct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)\n{\n");
 	for (size_t i = 0; i < n_qpts; i++)
 		if (is(qpts[i].dest, "AV"))
 			printf("\tif (qp->qpt == %s) {\n\t\tfv_wr_ud_addr_at(qp, fah, ibah, remote_qpn, remote_qkey);\n"
 			       "\t\treturn;\n\t}\n", qpts[i].fv);
 	printf("\tfv_wr_fail(qp, EINVAL);\n}\n\n");
-	printf("static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)\n{\n");
+	printf("/* fv_wr_set_xrc_srqn on a struct fv_qp (XRC only). */\n"
+	       "static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)\n{\n");
 	for (size_t i = 0; i < n_qpts; i++)
 		if (is(qpts[i].dest, "SRQN"))
 			printf("\tif (qp->qpt == %s) {\n\t\tfv_wr_dest(qp, %s, NULL, 0, 0, remote_srqn);\n"

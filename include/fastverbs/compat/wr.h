@@ -11,290 +11,345 @@
 
 #include "wr_batch.h"
 
-/* ---- RC ---- */
+/* ---- RC: the fronts' targets for a struct fv_rc * (fv_rc_wr_<call> is fv_wr_<call>) ---- */
 
+/* The struct fv_qp of a typed RC handle. */
 static inline struct fv_qp *fv_rc_wr_qp(struct fv_rc *h)
 {
 	return &h->qp;
 }
 
+/* fv_wr_send for RC handles: open a WQE, SEND. */
 static FV_ALWAYS_INLINE void fv_rc_wr_send(struct fv_rc *h)
 {
 	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND });
 }
 
+/* fv_wr_send_imm for RC handles: open a WQE, SEND with immediate data. */
 static FV_ALWAYS_INLINE void fv_rc_wr_send_imm(struct fv_rc *h, __be32 imm_data)
 {
 	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_IMM, .imm = imm_data });
 }
 
+/* fv_wr_send_inv for RC handles: open a WQE, SEND that invalidates a remote rkey. */
 static FV_ALWAYS_INLINE void fv_rc_wr_send_inv(struct fv_rc *h, uint32_t invalidate_rkey)
 {
 	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_INVAL, .imm = htobe32(invalidate_rkey) });
 }
 
+/* fv_wr_rdma_write for RC handles: open a WQE, RDMA WRITE. */
 static FV_ALWAYS_INLINE void fv_rc_wr_rdma_write(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey });
 }
 
+/* fv_wr_rdma_write_imm for RC handles: open a WQE, RDMA WRITE with immediate data. */
 static FV_ALWAYS_INLINE void fv_rc_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
 	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey, .imm = imm_data });
 }
 
+/* fv_wr_rdma_read for RC handles: open a WQE, RDMA READ into the SGEs. */
 static FV_ALWAYS_INLINE void fv_rc_wr_rdma_read(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_READ, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey });
 }
 
+/* fv_wr_atomic_cmp_swp for RC handles: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
 static FV_ALWAYS_INLINE void fv_rc_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
 	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_ATOMIC_CS, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey, .swap_add = swap, .compare = compare });
 }
 
+/* fv_wr_atomic_fetch_add for RC handles: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
 static FV_ALWAYS_INLINE void fv_rc_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
 	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_ATOMIC_FA, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey, .swap_add = add });
 }
 
+/* fv_wr_set_sge for RC handles. */
 static FV_ALWAYS_INLINE void fv_rc_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv_wr_sge_at(&h->qp, FV_QPT_RC, lkey, addr, length);
 }
 
+/* fv_wr_set_sge_list for RC handles. */
 static FV_ALWAYS_INLINE void fv_rc_wr_set_sge_list(struct fv_rc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv_wr_sge_list_at(&h->qp, FV_QPT_RC, num_sge, sg_list);
 }
 
+/* fv_wr_set_inline_data for RC handles. */
 static FV_ALWAYS_INLINE void fv_rc_wr_set_inline_data(struct fv_rc *h, void *addr, size_t length)
 {
 	fv_wr_inline_at(&h->qp, FV_QPT_RC, addr, length);
 }
 
+/* fv_wr_set_inline_data_list for RC handles. */
 static FV_ALWAYS_INLINE void fv_rc_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv_wr_inline_list_at(&h->qp, FV_QPT_RC, num_buf, buf_list);
 }
 
-/* ---- UC ---- */
+/* ---- UC: the fronts' targets for a struct fv_uc * (fv_uc_wr_<call> is fv_wr_<call>) ---- */
 
+/* The struct fv_qp of a typed UC handle. */
 static inline struct fv_qp *fv_uc_wr_qp(struct fv_uc *h)
 {
 	return &h->qp;
 }
 
+/* fv_wr_send for UC handles: open a WQE, SEND. */
 static FV_ALWAYS_INLINE void fv_uc_wr_send(struct fv_uc *h)
 {
 	fv_wr_open(&h->qp, FV_QPT_UC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND });
 }
 
+/* fv_wr_send_imm for UC handles: open a WQE, SEND with immediate data. */
 static FV_ALWAYS_INLINE void fv_uc_wr_send_imm(struct fv_uc *h, __be32 imm_data)
 {
 	fv_wr_open(&h->qp, FV_QPT_UC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_IMM, .imm = imm_data });
 }
 
+/* fv_wr_send_inv for UC handles: open a WQE, SEND that invalidates a remote rkey. */
 static FV_ALWAYS_INLINE void fv_uc_wr_send_inv(struct fv_uc *h, uint32_t invalidate_rkey)
 {
 	fv_wr_open(&h->qp, FV_QPT_UC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_INVAL, .imm = htobe32(invalidate_rkey) });
 }
 
+/* fv_wr_rdma_write for UC handles: open a WQE, RDMA WRITE. */
 static FV_ALWAYS_INLINE void fv_uc_wr_rdma_write(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	fv_wr_open(&h->qp, FV_QPT_UC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey });
 }
 
+/* fv_wr_rdma_write_imm for UC handles: open a WQE, RDMA WRITE with immediate data. */
 static FV_ALWAYS_INLINE void fv_uc_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
 	fv_wr_open(&h->qp, FV_QPT_UC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey, .imm = imm_data });
 }
 
+/* fv_wr_set_sge for UC handles. */
 static FV_ALWAYS_INLINE void fv_uc_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv_wr_sge_at(&h->qp, FV_QPT_UC, lkey, addr, length);
 }
 
+/* fv_wr_set_sge_list for UC handles. */
 static FV_ALWAYS_INLINE void fv_uc_wr_set_sge_list(struct fv_uc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv_wr_sge_list_at(&h->qp, FV_QPT_UC, num_sge, sg_list);
 }
 
+/* fv_wr_set_inline_data for UC handles. */
 static FV_ALWAYS_INLINE void fv_uc_wr_set_inline_data(struct fv_uc *h, void *addr, size_t length)
 {
 	fv_wr_inline_at(&h->qp, FV_QPT_UC, addr, length);
 }
 
+/* fv_wr_set_inline_data_list for UC handles. */
 static FV_ALWAYS_INLINE void fv_uc_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv_wr_inline_list_at(&h->qp, FV_QPT_UC, num_buf, buf_list);
 }
 
-/* ---- UD ---- */
+/* ---- UD: the fronts' targets for a struct fv_ud * (fv_ud_wr_<call> is fv_wr_<call>) ---- */
 
+/* The struct fv_qp of a typed UD handle. */
 static inline struct fv_qp *fv_ud_wr_qp(struct fv_ud *h)
 {
 	return &h->qp;
 }
 
+/* fv_wr_send for UD handles: open a WQE, SEND. */
 static FV_ALWAYS_INLINE void fv_ud_wr_send(struct fv_ud *h)
 {
 	fv_wr_open(&h->qp, FV_QPT_UD, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND });
 }
 
+/* fv_wr_send_imm for UD handles: open a WQE, SEND with immediate data. */
 static FV_ALWAYS_INLINE void fv_ud_wr_send_imm(struct fv_ud *h, __be32 imm_data)
 {
 	fv_wr_open(&h->qp, FV_QPT_UD, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_IMM, .imm = imm_data });
 }
 
+/* fv_wr_set_sge for UD handles. */
 static FV_ALWAYS_INLINE void fv_ud_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv_wr_sge_at(&h->qp, FV_QPT_UD, lkey, addr, length);
 }
 
+/* fv_wr_set_sge_list for UD handles. */
 static FV_ALWAYS_INLINE void fv_ud_wr_set_sge_list(struct fv_ud *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv_wr_sge_list_at(&h->qp, FV_QPT_UD, num_sge, sg_list);
 }
 
+/* fv_wr_set_inline_data for UD handles. */
 static FV_ALWAYS_INLINE void fv_ud_wr_set_inline_data(struct fv_ud *h, void *addr, size_t length)
 {
 	fv_wr_inline_at(&h->qp, FV_QPT_UD, addr, length);
 }
 
+/* fv_wr_set_inline_data_list for UD handles. */
 static FV_ALWAYS_INLINE void fv_ud_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv_wr_inline_list_at(&h->qp, FV_QPT_UD, num_buf, buf_list);
 }
 
+/* fv_wr_set_ud_addr on a UD handle: fah or ibah (the other NULL), as the front passes them. */
 static FV_ALWAYS_INLINE void fv_ud_wr_set_ud_addr(struct fv_ud *h, const struct fv_ah *fah,
 						 struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	fv_wr_ud_addr_at(&h->qp, fah, ibah, remote_qpn, remote_qkey);
 }
 
-/* ---- XRC_SEND ---- */
+/* ---- XRC_SEND: the fronts' targets for a struct fv_xrc * (fv_xrc_wr_<call> is fv_wr_<call>) ---- */
 
+/* The struct fv_qp of a typed XRC_SEND handle. */
 static inline struct fv_qp *fv_xrc_wr_qp(struct fv_xrc *h)
 {
 	return &h->qp;
 }
 
+/* fv_wr_send for XRC_SEND handles: open a WQE, SEND. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_send(struct fv_xrc *h)
 {
 	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND });
 }
 
+/* fv_wr_send_imm for XRC_SEND handles: open a WQE, SEND with immediate data. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_send_imm(struct fv_xrc *h, __be32 imm_data)
 {
 	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_IMM, .imm = imm_data });
 }
 
+/* fv_wr_send_inv for XRC_SEND handles: open a WQE, SEND that invalidates a remote rkey. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_send_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
 {
 	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_INVAL, .imm = htobe32(invalidate_rkey) });
 }
 
+/* fv_wr_rdma_write for XRC_SEND handles: open a WQE, RDMA WRITE. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_write(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey });
 }
 
+/* fv_wr_rdma_write_imm for XRC_SEND handles: open a WQE, RDMA WRITE with immediate data. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
 	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey, .imm = imm_data });
 }
 
+/* fv_wr_rdma_read for XRC_SEND handles: open a WQE, RDMA READ into the SGEs. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_read(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_READ, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey });
 }
 
+/* fv_wr_atomic_cmp_swp for XRC_SEND handles: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
 	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_ATOMIC_CS, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey, .swap_add = swap, .compare = compare });
 }
 
+/* fv_wr_atomic_fetch_add for XRC_SEND handles: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
 	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_ATOMIC_FA, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey, .swap_add = add });
 }
 
+/* fv_wr_set_sge for XRC_SEND handles. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv_wr_sge_at(&h->qp, FV_QPT_XRC, lkey, addr, length);
 }
 
+/* fv_wr_set_sge_list for XRC_SEND handles. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_set_sge_list(struct fv_xrc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv_wr_sge_list_at(&h->qp, FV_QPT_XRC, num_sge, sg_list);
 }
 
+/* fv_wr_set_inline_data for XRC_SEND handles. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_set_inline_data(struct fv_xrc *h, void *addr, size_t length)
 {
 	fv_wr_inline_at(&h->qp, FV_QPT_XRC, addr, length);
 }
 
+/* fv_wr_set_inline_data_list for XRC_SEND handles. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv_wr_inline_list_at(&h->qp, FV_QPT_XRC, num_buf, buf_list);
 }
 
+/* fv_wr_set_xrc_srqn on an XRC handle. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_set_xrc_srqn(struct fv_xrc *h, uint32_t remote_srqn)
 {
 	fv_wr_dest(&h->qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn);
 }
 
-/* ---- struct fv_qp: the QP type checked at run time ---- */
+/* ---- the fronts' targets for a struct fv_qp *: the QP type checked at run time, EINVAL at
+ * fv_wr_complete for a call it does not have ---- */
 
+/* fv_wr_send on a struct fv_qp: open a WQE, SEND. */
 static FV_ALWAYS_INLINE void fv_qp_wr_send(struct fv_qp *qp)
 {
 	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC),
 		       &(struct fv_req){ .opcode = MLX5_OPCODE_SEND });
 }
 
+/* fv_wr_send_imm on a struct fv_qp: open a WQE, SEND with immediate data. */
 static FV_ALWAYS_INLINE void fv_qp_wr_send_imm(struct fv_qp *qp, __be32 imm_data)
 {
 	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC),
 		       &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_IMM, .imm = imm_data });
 }
 
+/* fv_wr_send_inv on a struct fv_qp: open a WQE, SEND that invalidates a remote rkey. */
 static FV_ALWAYS_INLINE void fv_qp_wr_send_inv(struct fv_qp *qp, uint32_t invalidate_rkey)
 {
 	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC),
 		       &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_INVAL, .imm = htobe32(invalidate_rkey) });
 }
 
+/* fv_wr_rdma_write on a struct fv_qp: open a WQE, RDMA WRITE. */
 static FV_ALWAYS_INLINE void fv_qp_wr_rdma_write(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr)
 {
 	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC),
 		       &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey });
 }
 
+/* fv_wr_rdma_write_imm on a struct fv_qp: open a WQE, RDMA WRITE with immediate data. */
 static FV_ALWAYS_INLINE void fv_qp_wr_rdma_write_imm(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
 	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC),
 		       &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey, .imm = imm_data });
 }
 
+/* fv_wr_rdma_read on a struct fv_qp: open a WQE, RDMA READ into the SGEs. */
 static FV_ALWAYS_INLINE void fv_qp_wr_rdma_read(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr)
 {
 	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC),
 		       &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_READ, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey });
 }
 
+/* fv_wr_atomic_cmp_swp on a struct fv_qp: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
 static FV_ALWAYS_INLINE void fv_qp_wr_atomic_cmp_swp(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
 	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC),
 		       &(struct fv_req){ .opcode = MLX5_OPCODE_ATOMIC_CS, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey, .swap_add = swap, .compare = compare });
 }
 
+/* fv_wr_atomic_fetch_add on a struct fv_qp: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
 static FV_ALWAYS_INLINE void fv_qp_wr_atomic_fetch_add(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
 	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC),
 		       &(struct fv_req){ .opcode = MLX5_OPCODE_ATOMIC_FA, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey, .swap_add = add });
 }
 
+/* fv_wr_set_sge on a struct fv_qp. */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	switch (qp->qpt) {
@@ -315,6 +370,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, u
 	}
 }
 
+/* fv_wr_set_sge_list on a struct fv_qp. */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	switch (qp->qpt) {
@@ -335,6 +391,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_
 	}
 }
 
+/* fv_wr_set_inline_data on a struct fv_qp. */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *addr, size_t length)
 {
 	switch (qp->qpt) {
@@ -355,6 +412,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *ad
 	}
 }
 
+/* fv_wr_set_inline_data_list on a struct fv_qp. */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data_list(struct fv_qp *qp, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	switch (qp->qpt) {
@@ -375,6 +433,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data_list(struct fv_qp *qp, siz
 	}
 }
 
+/* fv_wr_set_ud_addr on a struct fv_qp (UD only). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,
 						struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)
 {
@@ -385,6 +444,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct
 	fv_wr_fail(qp, EINVAL);
 }
 
+/* fv_wr_set_xrc_srqn on a struct fv_qp (XRC only). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)
 {
 	if (qp->qpt == FV_QPT_XRC) {

@@ -76,7 +76,7 @@ static inline void fv_wr_rollback(struct fv_qp *qp)
 	b->need = 0;
 }
 
-/* fv_wr_complete on a struct fv_qp: 0 and one doorbell, or the first error and nothing. */
+/* fv_wr_complete on a struct fv_qp: 0 and one doorbell, or the first error and nothing rung. */
 static FV_ALWAYS_INLINE int fv_wr_complete_qp(struct fv_qp *qp)
 {
 	int err;
@@ -181,6 +181,7 @@ static FV_ALWAYS_INLINE void fv_wr_payload(struct fv_qp *qp, enum fv_qpt qpt, co
 		fv_wr_fail(qp, err);
 }
 
+/* The payload setters (fv_wr_set_sge, _sge_list, _inline_data, _inline_data_list) on a QP of type qpt. */
 static FV_ALWAYS_INLINE void fv_wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, uint32_t lkey, uint64_t addr,
 					  uint32_t length)
 {
