@@ -4,11 +4,14 @@
 #include <errno.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/mlx5-abi.h>
 
+#include "../engine/remote.h"
 #include "../model/model.h"
 #include "../model/world.h"
+#include "handles.h"
 #include "uverbs.h"
 
 /* The kernel hands out BlueFlame registers skipping index 0 (doorbell only) and the
@@ -24,18 +27,30 @@ static uint32_t bfreg_for(struct sim_ctx *ctx)
 	return (n / 2) * 4 + n % 2;
 }
 
+/* The create flags the kernel's uverbs core passes on to the driver (ib_verbs.h
+ * IB_QP_CREATE_*): block multicast loopback, cross channel, managed send and receive,
+ * scatter FCS, CVLAN stripping, source QPN, PCI write end padding. */
+#define CORE_CREATE_FLAGS (1u << 1 | 1u << 2 | 1u << 3 | 1u << 4 | 1u << 8 | 1u << 9 | \
+			   1u << 10 | 1u << 11)
+
 static int create(struct sim_cmd *c, const struct ib_uverbs_create_qp *req, uint32_t flags,
 		  struct sim_qp **out)
 {
 	struct mlx5_ib_create_qp dreq;
 	struct sim_qp_init in = { 0 };
 	struct sim_ctx *ctx = c->ctx;
+	int err;
 
 	if (c->drv_len < offsetof(struct mlx5_ib_create_qp, flags))
 		return EINVAL;
 	CMD_DRV(c, dreq);
-	if (flags)
-		return EOPNOTSUPP; /* create flags: scatter FCS, VLAN stripping, source QPN... */
+	if (flags & ~CORE_CREATE_FLAGS)
+		return EINVAL; /* the uverbs core knows no such flag */
+	/* Blocking multicast loopback holds trivially: the device has no multicast. The
+	 * others (cross-channel, scatter FCS, VLAN stripping, source QPN, end padding) are
+	 * capabilities it lacks. */
+	if (flags & ~(uint32_t)IB_UVERBS_QP_CREATE_BLOCK_MULTICAST_LOOPBACK)
+		return EOPNOTSUPP;
 	in.user_handle = req->user_handle;
 	in.type = req->qp_type;
 	in.sq_sig_all = req->sq_sig_all;
@@ -67,7 +82,8 @@ static int create(struct sim_cmd *c, const struct ib_uverbs_create_qp *req, uint
 	in.max_send_sge = req->max_send_sge;
 	in.max_recv_sge = req->max_recv_sge;
 	in.max_inline = req->max_inline_data;
-	return sim_qp_create(ctx, &in, out);
+	err = sim_qp_create(ctx, &in, out);
+	return err ? err : sim_handle_bind(ctx, SIM_UOBJ_QP, *out, &(*out)->handle);
 }
 
 static void fill_create_resp(struct sim_cmd *c, struct sim_qp *qp,
@@ -171,6 +187,7 @@ static int modify(struct sim_cmd *c, const struct ib_uverbs_modify_qp *r)
 {
 	struct sim_qp_attr a = { 0 };
 	struct sim_qp *qp = sim_handle_get(c->ctx, r->qp_handle, SIM_UOBJ_QP);
+	int err;
 
 	if (!qp)
 		return EINVAL;
@@ -198,7 +215,11 @@ static int modify(struct sim_cmd *c, const struct ib_uverbs_modify_qp *r)
 	a.alt_pkey_index = r->alt_pkey_index;
 	path_from_uverbs(&a.path, &r->dest);
 	path_from_uverbs(&a.alt_path, &r->alt_dest);
-	return sim_qp_modify(qp, &a);
+	err = sim_qp_modify(qp, &a);
+	/* A message still out at another process is forgotten when the QP stops. */
+	if (!err && (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_ERR))
+		sim_remote_cancel(qp);
+	return err;
 }
 
 int sim_cmd_modify_qp(struct sim_cmd *c)
@@ -279,7 +300,7 @@ int sim_cmd_destroy_qp(struct sim_cmd *c)
 	if (!qp)
 		return EINVAL;
 	resp.events_reported = qp->events_reported;
-	sim_qp_destroy(qp);
+	sim_handle_destroy(c->ctx, req.qp_handle, SIM_UOBJ_QP);
 	CMD_RESP(c, resp);
 	return 0;
 }

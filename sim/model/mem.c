@@ -8,7 +8,8 @@
 
 #include "../common/log.h"
 #include "../common/mapped.h"
-#include "../fabric/fabric.h"
+#include "../common/sys.h"
+#include "../fabric/registry.h"
 #include "model.h"
 #include "world.h"
 
@@ -19,11 +20,6 @@ int sim_pd_alloc(struct sim_ctx *ctx, struct sim_pd **out)
 	if (!pd)
 		return ENOMEM;
 	pd->ctx = ctx;
-	pd->handle = sim_handle_new(ctx, SIM_UOBJ_PD, pd);
-	if (pd->handle == UINT32_MAX) {
-		free(pd);
-		return ENOMEM;
-	}
 	pd->pdn = ctx->dev->next_pdn++;
 	*out = pd;
 	return 0;
@@ -33,7 +29,6 @@ int sim_pd_free(struct sim_pd *pd)
 {
 	if (pd->users)
 		return EBUSY;
-	sim_handle_del(pd->ctx, pd->handle);
 	free(pd);
 	return 0;
 }
@@ -46,6 +41,28 @@ int sim_pd_free(struct sim_pd *pd)
 	 IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)
 #define MR_ACCESS_OPTIONAL 0xfff00000u
 
+/* The range and access checks of REG_MR, also applied to what REREG_MR changes. */
+static int check_range(uint64_t start, uint64_t len, uint64_t iova, uint32_t access)
+{
+	if (!len || start + len < start || iova + len < iova)
+		return EINVAL;
+	if ((start & 4095) != (iova & 4095))
+		return EINVAL;
+	/* Pinning fails on unmapped memory; on-demand paging regions are not pinned. */
+	return access & IBV_ACCESS_ON_DEMAND ? 0 : sim_range_mapped(start, len);
+}
+
+static int check_access(uint32_t access)
+{
+	if (access & ~(MR_ACCESS_KNOWN | MR_ACCESS_OPTIONAL))
+		return EINVAL;
+	/* Remote write or atomic access needs local write (IB spec, enforced by the kernel). */
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	return 0;
+}
+
 int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t len,
 	       uint64_t iova, uint32_t access, struct sim_mr **out)
 {
@@ -54,22 +71,8 @@ int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t 
 	uint32_t index;
 	int err;
 
-	if (!len || start + len < start || iova + len < iova)
-		return EINVAL;
-	if ((start & 4095) != (iova & 4095))
-		return EINVAL;
-	if (access & ~(MR_ACCESS_KNOWN | MR_ACCESS_OPTIONAL))
-		return EINVAL;
-	/* Remote write or atomic access needs local write (IB spec, enforced by the kernel). */
-	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IBV_ACCESS_LOCAL_WRITE))
-		return EINVAL;
-	/* Pinning fails on unmapped memory; on-demand paging regions are not pinned. */
-	if (!(access & IBV_ACCESS_ON_DEMAND)) {
-		err = sim_range_mapped(start, len);
-		if (err)
-			return err;
-	}
+	if ((err = check_access(access)) || (err = check_range(start, len, iova, access)))
+		return err;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return ENOMEM;
@@ -81,10 +84,7 @@ int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t 
 	mr->len = len;
 	mr->host = start;
 	mr->access = access;
-	mr->handle = sim_handle_new(ctx, SIM_UOBJ_MR, mr);
-	if (mr->handle == UINT32_MAX || sim_idmap_put(&dev->mrs, index, mr)) {
-		if (mr->handle != UINT32_MAX)
-			sim_handle_del(ctx, mr->handle);
+	if (sim_idmap_put(&dev->mrs, index, mr)) {
 		free(mr);
 		return ENOMEM;
 	}
@@ -95,10 +95,42 @@ int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t 
 	return 0;
 }
 
+int sim_mr_rereg(struct sim_mr *mr, uint32_t flags, struct sim_pd *pd, uint64_t start,
+		 uint64_t len, uint64_t iova, uint32_t access)
+{
+	uint32_t new_access = flags & SIM_REREG_ACCESS ? access : mr->access;
+	int err;
+
+	if ((flags & SIM_REREG_ACCESS) && (err = check_access(access)))
+		return err;
+	if (flags & SIM_REREG_TRANS) {
+		if ((err = check_range(start, len, iova, new_access)))
+			return err;
+	} else if ((flags & SIM_REREG_ACCESS) && (err = check_range(mr->host, mr->len, mr->iova,
+								   new_access))) {
+		return err; /* leaving on-demand paging pins the old range */
+	}
+	/* All checked: change everything at once, keeping the key (the mkey is updated in
+	 * place, as mlx5 does with UMR). */
+	if (flags & SIM_REREG_TRANS) {
+		mr->host = start;
+		mr->len = len;
+		mr->iova = iova;
+	}
+	if (flags & SIM_REREG_PD) {
+		mr->pd->users--;
+		mr->pd = pd;
+		pd->users++;
+	}
+	mr->access = new_access;
+	sim_dbg("MR key 0x%x re-registered [0x%llx +0x%llx) access 0x%x", mr->key,
+		(unsigned long long)mr->iova, (unsigned long long)mr->len, mr->access);
+	return 0;
+}
+
 int sim_mr_dereg(struct sim_mr *mr)
 {
 	sim_idmap_del(&mr->ctx->dev->mrs, mr->key >> 8);
-	sim_handle_del(mr->ctx, mr->handle);
 	mr->pd->users--;
 	free(mr);
 	return 0;
@@ -119,11 +151,6 @@ int sim_ah_create(struct sim_ctx *ctx, struct sim_pd *pd, struct sim_ah **out)
 		return ENOMEM;
 	ah->ctx = ctx;
 	ah->pd = pd;
-	ah->handle = sim_handle_new(ctx, SIM_UOBJ_AH, ah);
-	if (ah->handle == UINT32_MAX) {
-		free(ah);
-		return ENOMEM;
-	}
 	pd->users++;
 	*out = ah;
 	return 0;
@@ -132,15 +159,13 @@ int sim_ah_create(struct sim_ctx *ctx, struct sim_pd *pd, struct sim_ah **out)
 int sim_ah_destroy(struct sim_ah *ah)
 {
 	ah->pd->users--;
-	sim_handle_del(ah->ctx, ah->handle);
 	free(ah);
 	return 0;
 }
 
 /* An XRC domain opened with a file is shared by every context that opens the same
  * inode; without a file (fd -1) each open makes a private one. */
-int sim_xrcd_open(struct sim_ctx *ctx, int fd, int oflags, struct sim_xrcd **out,
-		  uint32_t *handle)
+int sim_xrcd_open(struct sim_ctx *ctx, int fd, int oflags, struct sim_xrcd **out)
 {
 	struct sim_dev *dev = ctx->dev;
 	struct sim_xrcd *x = NULL;
@@ -148,7 +173,7 @@ int sim_xrcd_open(struct sim_ctx *ctx, int fd, int oflags, struct sim_xrcd **out
 	bool found = false;
 
 	if (fd != -1) {
-		if (fstat(fd, &st))
+		if (sim_sys_fstat(fd, &st))
 			return EBADF;
 		struct sim_list *pos, *tmp;
 		sim_list_for_each_safe(pos, tmp, &dev->xrcds) {
@@ -178,28 +203,15 @@ int sim_xrcd_open(struct sim_ctx *ctx, int fd, int oflags, struct sim_xrcd **out
 		}
 		sim_list_add_tail(&dev->xrcds, &x->link);
 	}
-	*handle = sim_handle_new(ctx, SIM_UOBJ_XRCD, x);
-	if (*handle == UINT32_MAX) {
-		if (!found) {
-			sim_list_del(&x->link);
-			free(x);
-		}
-		return ENOMEM;
-	}
 	x->opens++;
 	*out = x;
 	return 0;
 }
 
-int sim_xrcd_close(struct sim_ctx *ctx, uint32_t handle, bool force)
+int sim_xrcd_close(struct sim_xrcd *x, bool force)
 {
-	struct sim_xrcd *x = sim_handle_get(ctx, handle, SIM_UOBJ_XRCD);
-
-	if (!x)
-		return EINVAL;
 	if (x->users && x->opens == 1 && !force)
 		return EBUSY;
-	sim_handle_del(ctx, handle);
 	if (--x->opens == 0 && x->users == 0) {
 		sim_list_del(&x->link);
 		free(x);
