@@ -49,7 +49,7 @@ struct fv_wr_batch {
 	uint32_t rkey, remote_qpn, qkey, srqn;
 	uint64_t wr_id, raddr, swap_add, compare;
 	const struct mlx5_wqe_av *av;
-	uint32_t pi, rung_pi, last_pi, sig_pi, lim, fence_cache;
+	uint32_t pi, rung_pi, last_pi, sig_pi, lim, fence_cache;	/* FV_WR_KEPT (compat/wr_batch.h) */
 };
 
 struct fv_qp {

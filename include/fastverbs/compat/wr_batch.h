@@ -39,6 +39,11 @@ static inline void fv_wr_fail(struct fv_qp *qp, int err)
 		qp->wr.err = err;
 }
 
+/* The send ring's counters a batch may move, kept by fv_wr_start (struct fv_wr_batch). */
+#define FV_WR_KEPT(X) X(pi) X(rung_pi) X(last_pi) X(sig_pi) X(lim) X(fence_cache)
+#define FV_WR_KEEP(f)    b->f = sq->f;
+#define FV_WR_RESTORE(f) sq->f = b->f;
+
 /* fv_wr_start on a struct fv_qp. */
 static inline void fv_wr_start_qp(struct fv_qp *qp)
 {
@@ -47,12 +52,7 @@ static inline void fv_wr_start_qp(struct fv_qp *qp)
 
 	b->err = 0;
 	b->need = 0;
-	b->pi = sq->pi;
-	b->rung_pi = sq->rung_pi;
-	b->last_pi = sq->last_pi;
-	b->sig_pi = sq->sig_pi;
-	b->lim = sq->lim;
-	b->fence_cache = sq->fence_cache;
+	FV_WR_KEPT(FV_WR_KEEP)
 }
 
 /*
@@ -67,12 +67,7 @@ static inline void fv_wr_rollback(struct fv_qp *qp)
 
 	for (uint32_t i = b->pi; i != sq->pi; i++)
 		sq->meta[i & sq->mask] = (struct fv_sq_meta){ .end = sq->ci, .forced = sq->ci - 1 };
-	sq->pi = b->pi;
-	sq->rung_pi = b->rung_pi;
-	sq->last_pi = b->last_pi;
-	sq->sig_pi = b->sig_pi;
-	sq->lim = b->lim;
-	sq->fence_cache = b->fence_cache;
+	FV_WR_KEPT(FV_WR_RESTORE)
 	b->need = 0;
 }
 
