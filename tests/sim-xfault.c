@@ -1,0 +1,152 @@
+/* Faults between processes on one fabric: an MR deregistered while an operation naming it
+ * waits in the peer's inbox. The peer is stopped (SIGSTOP) while the message is posted, so
+ * the order is fixed: posted, then deregistered and the memory reused, then served. On an
+ * HCA the operation fails with a local protection error and the memory the application
+ * got back is never written or read. */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "sim-xproc.h"
+
+TestSuite(sim_xfault, .init = join_fabric, .fini = leave_fabric, .timeout = 60);
+
+/* The peer: its buffer full of 'B', one receive posted; on 'p' it reports how many
+ * completions it has and whether its memory is still untouched, then exits. */
+static int holder_main(int rd, int wr)
+{
+	struct side s;
+	struct card them;
+	struct ibv_wc wc;
+	char cmd, report[2];
+
+	if (side_up(&s))
+		return 1;
+	memset(s.buf, 'B', 8192);
+	if (write(wr, &s.me, sizeof(s.me)) != sizeof(s.me) ||
+	    read(rd, &them, sizeof(them)) != sizeof(them) || side_connect(&s, &them) ||
+	    recv_one(&s, s.buf + 4096, 64) || write(wr, "r", 1) != 1 ||
+	    read(rd, &cmd, 1) != 1)
+		return 2;
+	report[0] = (char)ibv_poll_cq(s.cq, 1, &wc);
+	report[1] = s.buf[0] == 'B' && s.buf[4096] == 'B';
+	return write(wr, report, 2) == 2 ? 0 : 3;
+}
+
+struct pair {
+	struct side s;
+	struct card them;
+	pid_t peer;
+	int to, from;
+};
+
+static void pair_up(struct pair *p)
+{
+	int to[2], from[2];
+	char ready;
+
+	cr_assert_eq(pipe(to), 0);
+	cr_assert_eq(pipe(from), 0);
+	p->peer = fork();
+	cr_assert(p->peer >= 0);
+	if (p->peer == 0) {
+		close(to[1]);
+		close(from[0]);
+		_exit(holder_main(to[0], from[1]));
+	}
+	close(to[0]);
+	close(from[1]);
+	p->to = to[1];
+	p->from = from[0];
+	cr_assert_eq(side_up(&p->s), 0);
+	cr_assert_eq(read(p->from, &p->them, sizeof(p->them)), (ssize_t)sizeof(p->them));
+	cr_assert_eq(write(p->to, &p->s.me, sizeof(p->s.me)), (ssize_t)sizeof(p->s.me));
+	cr_assert_eq(side_connect(&p->s, &p->them), 0);
+	cr_assert_eq(read(p->from, &ready, 1), 1, "the peer did not come up");
+}
+
+/* Posts op on a second MR over the upper half of our buffer, lets our device hand it to
+ * the stopped peer, deregisters that MR and reuses the memory ('A'), then lets the peer
+ * run and returns our completion. */
+static void post_then_dereg(struct pair *p, enum ibv_wr_opcode op, struct ibv_wc *wc)
+{
+	uint8_t *area = p->s.buf + 4096;
+	struct ibv_mr *mr = ibv_reg_mr(p->s.pd, area, 4096, SIMT_ACCESS_ALL);
+	struct ibv_sge sge = { (uintptr_t)area, 64, 0 };
+	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1, .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	int n = 0;
+
+	cr_assert(mr);
+	sge.lkey = mr->lkey;
+	wr.wr.rdma.remote_addr = p->them.addr;
+	wr.wr.rdma.rkey = p->them.rkey;
+	memset(area, 'S', 64);
+	fvsim_set_step_mode(1);
+	cr_assert_eq(kill(p->peer, SIGSTOP), 0);
+	cr_assert_eq(ibv_post_send(p->s.qp, &wr, &bad), 0);
+	cr_assert_eq(fvsim_step(), 1, "the WQE went out to the peer");
+	cr_assert_eq(ibv_poll_cq(p->s.cq, 1, wc), 0, "nothing completed yet");
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	memset(area, 'A', 4096);
+	cr_assert_eq(kill(p->peer, SIGCONT), 0);
+	for (int i = 0; i < 200000 && !n; i++) {
+		fvsim_step();
+		n = ibv_poll_cq(p->s.cq, 1, wc);
+	}
+	cr_assert_eq(n, 1, "the WQE completed");
+	cr_expect_eq(wc->wr_id, 7);
+	cr_expect_eq(wc->status, IBV_WC_LOC_PROT_ERR, "%s", ibv_wc_status_str(wc->status));
+	for (int i = 0; i < 4096; i++)
+		cr_assert_eq(area[i], 'A', "byte %d of the reused memory was written", i);
+}
+
+/* Returns the peer's report: its completions, and whether its memory (write target, receive area) is intact. */
+static void pair_down(struct pair *p, char report[2])
+{
+	int status;
+
+	cr_assert_eq(write(p->to, "p", 1), 1);
+	cr_assert_eq(read(p->from, report, 2), 2);
+	cr_assert_eq(waitpid(p->peer, &status, 0), p->peer);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "peer status %d", status);
+	side_down(&p->s);
+}
+
+Test(sim_xfault, read_landing_deregistered)
+{
+	struct pair p;
+	struct ibv_wc wc;
+	char report[2];
+
+	pair_up(&p);
+	post_then_dereg(&p, IBV_WR_RDMA_READ, &wc);
+	pair_down(&p, report);
+	cr_expect_eq(report[0], 0, "the peer completed nothing");
+	cr_expect_eq(report[1], 1, "the peer's memory is untouched");
+}
+
+Test(sim_xfault, send_source_deregistered)
+{
+	struct pair p;
+	struct ibv_wc wc;
+	char report[2];
+
+	pair_up(&p);
+	post_then_dereg(&p, IBV_WR_SEND, &wc);
+	pair_down(&p, report);
+	cr_expect_eq(report[0], 0, "the peer's receive did not complete");
+	cr_expect_eq(report[1], 1, "the peer's receive buffer is untouched");
+}
+
+Test(sim_xfault, write_source_deregistered)
+{
+	struct pair p;
+	struct ibv_wc wc;
+	char report[2];
+
+	pair_up(&p);
+	post_then_dereg(&p, IBV_WR_RDMA_WRITE, &wc);
+	pair_down(&p, report);
+	cr_expect_eq(report[0], 0, "the peer completed nothing");
+	cr_expect_eq(report[1], 1, "the peer's memory is untouched");
+}
