@@ -1,10 +1,16 @@
-/* Faults between processes on one fabric: an MR deregistered while an operation naming it
- * waits in the peer's inbox. The peer is stopped (SIGSTOP) while the message is posted, so
- * the order is fixed: posted, then deregistered and the memory reused, then served. On an
- * HCA the operation fails with a local protection error and the memory the application
- * got back is never written or read. */
+/* Faults between processes on one fabric.
+ * - An MR deregistered while an operation naming it waits in the peer's inbox. The peer is
+ *   stopped (SIGSTOP) while the message is posted, so the order is fixed: posted, then
+ *   deregistered and the memory reused, then served. On an HCA the operation fails with a
+ *   local protection error and the memory the application got back is never written or
+ *   read.
+ * - A fabric segment left broken (half-initialised by a process killed during set-up, or
+ *   truncated) is replaced, so later processes still share one fabric; one broken while
+ *   processes use it is refused, never run beside on a private device. */
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "sim-xproc.h"
 
@@ -140,4 +146,112 @@ Test(sim_xfault, send_source_deregistered)
 Test(sim_xfault, write_source_deregistered)
 {
 	dereg_under(IBV_WR_RDMA_WRITE);
+}
+
+/* The segment's first words: magic, version, ready (written last by set-up). */
+enum { SEG_VERSION = 4, SEG_READY = 8 };
+
+static void segment_path(char *path, size_t n)
+{
+	snprintf(path, n, "/dev/shm/fvsim-%u-%s", (unsigned)getuid(), fabric);
+}
+
+/* A process that sets the fabric up, then leaves its segment broken: the ready word
+ * cleared (as a set-up killed before its end leaves it), or the file cut to `cut` bytes. */
+static void break_segment_in_child(bool truncate, off_t cut)
+{
+	pid_t pid = fork();
+	int status;
+
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		struct ibv_device **list = ibv_get_device_list(NULL);
+		char path[128];
+		uint32_t zero = 0;
+		int fd, bad;
+
+		segment_path(path, sizeof(path));
+		fd = open(path, O_RDWR);
+		bad = !list || fd < 0 ||
+		      (truncate ? ftruncate(fd, cut) : pwrite(fd, &zero, 4, SEG_READY) != 4);
+		_exit(bad);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "set-up child failed");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Two processes started on the broken segment find each other at once and move data. */
+static void still_one_fabric(void)
+{
+	struct pair p;
+	struct ibv_wc wc;
+	char report[2];
+	double t0 = now_s();
+
+	pair_up(&p);
+	cr_expect_lt(now_s() - t0, 3.0, "joining took %.1f s", now_s() - t0);
+	cr_expect_neq(p.them.qpn, p.s.me.qpn, "one fabric: QP numbers are unique");
+	cr_expect_neq(p.them.rkey, p.s.me.rkey, "one fabric: keys are unique");
+	memcpy(p.s.buf, "across", 7);
+	cr_assert_eq(post(&p.s, IBV_WR_RDMA_WRITE, p.s.buf, 7, p.them.addr + 100, p.them.rkey, 0), 0);
+	cr_assert_eq(wait_wc(&p.s, &wc), 1);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_assert_eq(post(&p.s, IBV_WR_RDMA_READ, p.s.buf + 200, 7, p.them.addr + 100, p.them.rkey, 0), 0);
+	cr_assert_eq(wait_wc(&p.s, &wc), 1);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_str_eq((char *)p.s.buf + 200, "across");
+	pair_down(&p, report);
+}
+
+Test(sim_xfault, half_initialised_segment_replaced)
+{
+	break_segment_in_child(false, 0);
+	still_one_fabric();
+}
+
+Test(sim_xfault, truncated_segment_replaced)
+{
+	break_segment_in_child(true, 8);
+	still_one_fabric();
+}
+
+/* A segment broken under a running process: a newcomer refuses to open the device (the
+ * stock ibv_devinfo fails) instead of running on a private one. */
+Test(sim_xfault, broken_segment_in_use_refused)
+{
+	const char *runner = getenv("FVSIM_RUN");
+	struct side s;
+	char path[128];
+	uint32_t other = 0xbad;
+	int fd, status;
+	pid_t pid;
+
+	cr_assert(runner, "run through sim/fvsim-run");
+	cr_assert_eq(side_up(&s), 0);
+	segment_path(path, sizeof(path));
+	fd = open(path, O_RDWR);
+	cr_assert(fd >= 0);
+	cr_assert_eq(pwrite(fd, &other, 4, SEG_VERSION), 4);
+	close(fd);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+			_exit(126);
+		unsetenv("LD_PRELOAD");
+		execl(runner, runner, "ibv_devinfo", (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) < 126,
+		  "ibv_devinfo opened a device beside the fabric: status %d", status);
+	side_down(&s);
 }

@@ -74,6 +74,12 @@ static int open_device(int index, int flags)
 	struct sim_ctx *ctx;
 	int fd, err;
 
+	if (sim_world.fabric_refused) {
+		sim_err("not opening uverbs%d: fabric %s is unusable (see above)", index,
+			sim_world.cfg.fabric);
+		errno = EIO;
+		return -1;
+	}
 	/* A real fd keeps the number reserved and makes poll/fcntl/dup behave. */
 	fd = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | (flags & O_CLOEXEC));
 	if (fd < 0)

@@ -54,7 +54,7 @@ static void world_setup(void)
 	}
 	pthread_atfork(atfork_prepare, atfork_release, atfork_release);
 	if (w->cfg.fabric[0])
-		sim_fabric_attach(w->cfg.fabric);
+		w->fabric_refused = !sim_fabric_attach(w->cfg.fabric);
 }
 
 void sim_world_init(void)

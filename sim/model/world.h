@@ -14,6 +14,9 @@ struct sim_world {
 	int ndev;
 	struct sim_dev dev[SIM_MAX_DEVICES];
 	struct sim_list ctxs, qps, cqs;
+	/* FVSIM_FABRIC names a fabric whose segment cannot be used: no device opens, rather
+	 * than a private one that would reuse the fabric's QP numbers and keys. */
+	bool fabric_refused;
 };
 
 extern struct sim_world sim_world;
