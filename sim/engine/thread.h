@@ -8,4 +8,10 @@
  * if it inherited open ones. */
 void sim_thread_ensure(void);
 
+/* One engine pass in the calling thread (an application polling its CQ and finding it
+ * empty), unless the device is busy in another thread or in step mode. While the
+ * application drives the device this way, the device thread sleeps until another process
+ * rings this one's doorbell instead of spinning for CPU time against the poller. */
+void sim_thread_drive(void);
+
 #endif

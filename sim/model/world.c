@@ -67,6 +67,11 @@ void sim_lock(void)
 	pthread_mutex_lock(&sim_world.lock);
 }
 
+bool sim_trylock(void)
+{
+	return pthread_mutex_trylock(&sim_world.lock) == 0;
+}
+
 void sim_unlock(void)
 {
 	pthread_mutex_unlock(&sim_world.lock);

@@ -23,6 +23,7 @@ extern struct sim_world sim_world;
 
 void sim_world_init(void); /* idempotent */
 void sim_lock(void);
+bool sim_trylock(void); /* true: taken */
 void sim_unlock(void);
 
 /* Port addressed by a LID anywhere in the fabric; NULL if no port has it. */
