@@ -7,6 +7,7 @@
  * for a scheduler tick, milliseconds, at every hop). Programs that poll CQE memory
  * themselves (fastverbs, mlx5dv) never come here and keep the device thread. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdbool.h>
 
 #include <infiniband/verbs.h>
@@ -32,18 +33,40 @@ static int driven_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	return provider_poll(cq, n, wc);
 }
 
+typedef struct ibv_context *(*open_fn)(struct ibv_device *);
+
+/* libibverbs' own ibv_open_device. A program linked with it finds it next in line; one
+ * that loaded libibverbs privately (Python's pyverbs extension: RTLD_LOCAL) only through
+ * that library's handle. */
+static open_fn libibverbs_open(void)
+{
+	open_fn f = (open_fn)dlsym(RTLD_NEXT, "ibv_open_device");
+	void *lib;
+
+	if (f)
+		return f;
+	lib = dlopen("libibverbs.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!lib)
+		return NULL;
+	f = (open_fn)dlvsym(lib, "ibv_open_device", "IBVERBS_1.1");
+	dlclose(lib);
+	return f;
+}
+
 EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
-	static struct ibv_context *(*real)(struct ibv_device *);
+	static open_fn real;
 	struct ibv_context *ctx;
 	poll_fn p;
 
 	if (!__atomic_load_n(&real, __ATOMIC_ACQUIRE))
-		__atomic_store_n(&real, (struct ibv_context * (*)(struct ibv_device *))
-					 dlsym(RTLD_NEXT, "ibv_open_device"),
-				 __ATOMIC_RELEASE);
-	if (!real || !(ctx = real(device)) || !sim_fd_ctx(ctx->cmd_fd))
-		return real ? ctx : NULL;
+		__atomic_store_n(&real, libibverbs_open(), __ATOMIC_RELEASE);
+	if (!real) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	if (!(ctx = real(device)) || !sim_fd_ctx(ctx->cmd_fd))
+		return ctx;
 	p = ctx->ops.poll_cq;
 	if (p != driven_poll) {
 		poll_fn none = NULL;
