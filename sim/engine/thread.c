@@ -72,6 +72,13 @@ void sim_thread_drive(void)
 	sim_unlock();
 }
 
+void sim_thread_app_blocks(void)
+{
+	sim_thread_drive();
+	__atomic_store_n(&driven_ns, 0, __ATOMIC_RELAXED);
+	sim_mailbox_wake_self();
+}
+
 static void atfork_child(void);
 
 static void register_atfork(void)

@@ -35,6 +35,14 @@ uint32_t sim_mailbox_bell(void)
 	return __atomic_load_n(&sim_fab->proc[p].bell, __ATOMIC_ACQUIRE);
 }
 
+void sim_mailbox_wake_self(void)
+{
+	int p;
+
+	if (sim_fab && (p = sim_fab_my_proc_if_claimed()) >= 0)
+		ring(p);
+}
+
 void sim_mailbox_wait(uint32_t seen, long ns)
 {
 	struct timespec ts = { ns / 1000000000, ns % 1000000000 };

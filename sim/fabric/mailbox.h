@@ -46,5 +46,7 @@ void sim_mailbox_requeue(int inbox, int i); /* not now: it waits in the inbox */
  * unless it moved. Without a fabric this is a plain sleep. */
 uint32_t sim_mailbox_bell(void);
 void sim_mailbox_wait(uint32_t seen, long ns);
+/* Rings this process's own doorbell word: its device thread stops waiting. */
+void sim_mailbox_wake_self(void);
 
 #endif

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../engine/thread.h"
 #include "../model/model.h"
 #include "../model/world.h"
 #include "clock.h"
@@ -291,9 +292,14 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 EXPORT ssize_t read(int fd, void *buf, size_t count)
 {
 	REAL(ssize_t, read, int, void *, size_t);
-	ssize_t n = real_read(fd, buf, count);
 	int kind;
 	struct sim_ctx *ctx;
+	ssize_t n;
+
+	/* Waiting for a completion event: the device must not wait for this thread's polls. */
+	if (sim_fd_lookup(fd, &kind) && kind == SIM_FD_COMP)
+		sim_thread_app_blocks();
+	n = real_read(fd, buf, count);
 
 	if (n > 0 && (ctx = sim_fd_lookup(fd, &kind)) && kind != SIM_FD_CMD) {
 		sim_lock();
