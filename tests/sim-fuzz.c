@@ -294,9 +294,9 @@ Test(sim_fuzz, processes_killed_at_random, .init = join_fabric, .fini = leave_fa
 		uint32_t which = below(3);
 
 		snprintf(port, sizeof(port), "%d", 20000 + (int)((getpid() * 13 + r) % 20000));
-		srv = run(srv_args, "/dev/null");
+		srv = simt_spawn(srv_args, "/dev/null");
 		sleep_us(below(100000));
-		cli = run(cli_args, "/dev/null");
+		cli = simt_spawn(cli_args, "/dev/null");
 		sleep_us(below(300000));
 		if (which != 1)
 			kill(srv, SIGKILL);
@@ -305,17 +305,17 @@ Test(sim_fuzz, processes_killed_at_random, .init = join_fabric, .fini = leave_fa
 		sleep_us(below(50000));
 		kill(srv, SIGKILL);
 		kill(cli, SIGKILL);
-		finish(srv);
-		finish(cli);
+		simt_finish(srv);
+		simt_finish(cli);
 
 		/* A set-up killed part way through leaves a broken segment behind. */
 		snprintf(fresh, sizeof(fresh), "%s-f%ld", fabric, r);
 		setenv("FVSIM_FABRIC", fresh, 1);
-		info = run(info_args, "/dev/null");
+		info = simt_spawn(info_args, "/dev/null");
 		sleep_us(below(20000));
 		kill(info, SIGKILL);
-		finish(info);
-		cr_expect_eq(finish(run(info_args, "/dev/null")), 0, "round %ld: the fresh fabric opens", r);
+		simt_finish(info);
+		cr_expect_eq(simt_finish(simt_spawn(info_args, "/dev/null")), 0, "round %ld: the fresh fabric opens", r);
 		snprintf(path, sizeof(path), "/dev/shm/fvsim-%u-%s", (unsigned)getuid(), fresh);
 		unlink(path);
 		remove_matching(path);

@@ -80,7 +80,7 @@ static void post_then_dereg(struct pair *p, enum ibv_wr_opcode op, struct ibv_wc
 	struct ibv_sge sge = { (uintptr_t)area, 64, 0 };
 	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1, .opcode = op,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-	int n = 0;
+	int n = 0, stopped;
 
 	cr_assert(mr);
 	sge.lkey = mr->lkey;
@@ -89,6 +89,9 @@ static void post_then_dereg(struct pair *p, enum ibv_wr_opcode op, struct ibv_wc
 	memset(area, 'S', 64);
 	fvsim_set_step_mode(1);
 	cr_assert_eq(kill(p->peer, SIGSTOP), 0);
+	/* Stopping is asynchronous: wait until every thread of the peer stands still. */
+	cr_assert_eq(waitpid(p->peer, &stopped, WUNTRACED), p->peer);
+	cr_assert(WIFSTOPPED(stopped));
 	cr_assert_eq(ibv_post_send(p->s.qp, &wr, &bad), 0);
 	cr_assert_eq(fvsim_step(), 1, "the WQE went out to the peer");
 	cr_assert_eq(ibv_poll_cq(p->s.cq, 1, wc), 0, "nothing completed yet");
