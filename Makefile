@@ -1,6 +1,6 @@
 # fastverbs: header-only mlx5 data path, its software device (sim/), tests and benchmarks.
-# Targets: all test bench run install uninstall gen clean (plus check-gen, check-docs, check-man,
-# check-compile-fail, check-clang, check-codegen, check-install).
+# Targets: all test bench run fuzz install uninstall gen clean (plus check-gen, check-docs,
+# check-man, check-compile-fail, check-clang, check-codegen, check-install).
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -30,7 +30,7 @@ GEN_OPS    := $(B)/tools/gen-ops
 GEN_MAN    := $(B)/tools/gen-man
 
 # sim/sim.mk defines sim-all (build the software device) and SIM_RUN (sim/fvsim-run).
-.PHONY: sim-all all test test-run test-plain test-pyverbs test-san bench run install uninstall gen check-gen \
+.PHONY: sim-all all test test-run test-plain test-pyverbs test-san bench run fuzz install uninstall gen check-gen \
         check-compile-fail check-clang check-codegen check-install deps clean
 
 all: $(TEST_BINS) $(EX_BINS) sim-all
@@ -155,6 +155,13 @@ bench:
 	@$(MAKE) --no-print-directory -f Makefile -f bench/bench.mk bench-run
 
 # The flagship example: on a real mlx5 device when there is one, otherwise on sim/.
+# A long fuzz run of the software device (tests/sim-fuzz.c) with a fresh seed, printed so
+# a failure can be replayed: FVSIM_FUZZ_SEED=N make fuzz. make test runs a short one.
+fuzz: sim-all $(B)/tests/sim-fuzz
+	@seed=$${FVSIM_FUZZ_SEED:-$$(date +%s)}; rounds=$${FVSIM_FUZZ_ROUNDS:-20000}; \
+	echo "fuzz: seed $$seed, $$rounds rounds"; \
+	FVSIM_FUZZ_SEED=$$seed FVSIM_FUZZ_ROUNDS=$$rounds $(SIM_RUN) $(B)/tests/sim-fuzz --verbose
+
 run: $(EX_BINS) sim-all
 	@SIM_RUN="$(SIM_RUN)" tools/run-example.sh $(B)/examples/rc_pingpong -n 20000
 
