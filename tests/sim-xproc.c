@@ -319,16 +319,23 @@ static int finish(pid_t pid)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-Test(sim_xproc, ibv_rc_pingpong)
+/* The stock ibv_rc_pingpong as server and client, with extra arguments (gid: "-g N" or
+ * NULL). */
+static void rc_pingpong(const char *gid)
 {
 	char port[16], srv_out[64], cli_out[64], line[256];
-	char *srv_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", NULL };
-	char *cli_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", "localhost", NULL };
+	char *srv_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", NULL, NULL, NULL };
+	char *cli_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", NULL, NULL, NULL, NULL };
 	pid_t srv;
 	int rc = 1;
 	FILE *f;
 	bool done = false;
 
+	if (gid) {
+		srv_args[5] = cli_args[5] = "-g";
+		srv_args[6] = cli_args[6] = (char *)gid;
+	}
+	cli_args[gid ? 7 : 5] = "localhost";
 	snprintf(port, sizeof(port), "%d", 20000 + (int)(getpid() % 20000));
 	snprintf(srv_out, sizeof(srv_out), "/tmp/fvsim-xproc-%d.srv", (int)getpid());
 	snprintf(cli_out, sizeof(cli_out), "/tmp/fvsim-xproc-%d.cli", (int)getpid());
@@ -350,4 +357,16 @@ Test(sim_xproc, ibv_rc_pingpong)
 	cr_expect(done, "no iteration report from the client");
 	unlink(srv_out);
 	unlink(cli_out);
+}
+
+Test(sim_xproc, ibv_rc_pingpong)
+{
+	rc_pingpong(NULL);
+}
+
+/* Over RoCE: an Ethernet port (LID 0), the GIDs exchanged and routed by. */
+Test(sim_xproc, ibv_rc_pingpong_roce)
+{
+	setenv("FVSIM_LINK", "eth", 1);
+	rc_pingpong("0");
 }

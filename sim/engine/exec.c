@@ -177,8 +177,23 @@ static void build_grh(struct sim_qp *qp, const struct sim_av *av, uint64_t len, 
 	g[5] = (uint8_t)(len + 28);
 	g[6] = 0x1b;
 	g[7] = av->hop_limit;
-	memcpy(g + 8, dev->port[qp->port].gid, 16);
+	if (dev->port[qp->port].eth)
+		memcpy(g + 8, dev->port[qp->port].gids[av->sgid_index % SIM_GID_TBL_LEN].gid, 16);
+	else
+		memcpy(g + 8, dev->port[qp->port].gid, 16);
 	memcpy(g + 24, av->rgid, 16);
+}
+
+/* The destination port: by LID on InfiniBand, by destination GID on Ethernet (RoCE has
+ * no LIDs; a RoCE AV's rlid field holds the UDP source port instead). */
+static struct sim_dev *route(const struct sim_qp *qp, const struct sim_wqe *w, int *port)
+{
+	bool ud = qp->type == IBV_QPT_UD;
+	uint8_t sport = ud || !qp->path.port ? qp->port : qp->path.port;
+
+	if (qp->ctx->dev->port[sport].eth)
+		return sim_find_gid(ud ? w->av.rgid : qp->path.dgid, port);
+	return sim_find_lid(ud ? w->av.rlid : qp->path.dlid, port);
 }
 
 /* What the responder's answer means for the head WQE. */
@@ -258,7 +273,6 @@ enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 	struct sim_wqe *w = &wqe;
 	struct sim_msg m;
 	struct sim_dev *src_dev = qp->ctx->dev;
-	uint16_t dlid;
 	int np = 0, nr = 0, synd, port;
 	bool rel = reliable(qp->type);
 
@@ -305,22 +319,21 @@ enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 		return fail(qp, w, (uint8_t)synd);
 
 	if (qp->type == IBV_QPT_UD) {
-		dlid = w->av.rlid;
 		m.dqpn = w->av.dqpn;
 		m.qkey = w->av.qkey;
 		m.sl = w->av.sl;
 		m.slid = src_dev->port[qp->port].lid;
-		if (w->av.grh) {
+		/* Every RoCE packet carries its L3 header (the AV's GRH bit is reserved there). */
+		if (w->av.grh || src_dev->port[qp->port].eth) {
 			m.grh = true;
 			build_grh(qp, &w->av, m.len, m.grh_bytes);
 		}
 	} else {
-		dlid = qp->path.dlid;
 		m.dqpn = qp->dest_qpn;
 		m.sl = qp->path.sl;
 		m.slid = src_dev->port[qp->path.port ? qp->path.port : qp->port].lid;
 	}
-	m.dst_dev = sim_find_lid(dlid, &port);
+	m.dst_dev = route(qp, w, &port);
 	if (!m.dst_dev)
 		return complete(qp, w, &m, rel ? SIM_R_UNREACHABLE : SIM_R_ACK, now);
 	if (sim_fabric_on() && !sim_idmap_get(&m.dst_dev->qps, m.dqpn))

@@ -64,6 +64,11 @@ int sim_cmd_get_context(struct sim_cmd *c)
 	dresp.num_uars_per_page = 1;
 	/* CQEs carry timestamps; libmlx5 maps the page that converts them (clock.c). */
 	dresp.clock_info_versions = 1u << MLX5_IB_CLOCK_INFO_V1;
+	/* CREATE_AH answers the destination MAC of RoCE address handles (libmlx5 asks the
+	 * kernel for it instead of resolving it through netlink); QUERY_DEVICE_EX has the
+	 * mlx5 part with the TSO caps. */
+	dresp.cmds_supp_uhw = MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE |
+			      MLX5_USER_CMDS_SUPP_UHW_CREATE_AH;
 	CMD_RESP(c, resp);
 	CMD_DRV_RESP(c, dresp);
 	ctx->live = true;
@@ -139,25 +144,28 @@ int sim_cmd_query_port(struct sim_cmd *c)
 	struct ib_uverbs_query_port req;
 	struct ib_uverbs_query_port_resp resp = { 0 };
 	const struct sim_dev *dev = c->ctx->dev;
+	const struct sim_port *port;
 
 	CMD_REQ(c, req);
 	if (req.port_num < 1 || req.port_num > dev->nports)
 		return EINVAL;
-	resp.port_cap_flags = SIM_PORT_CAP_FLAGS;
+	port = &dev->port[req.port_num];
+	resp.port_cap_flags = port->eth ? SIM_ETH_PORT_CAP_FLAGS : SIM_PORT_CAP_FLAGS;
 	resp.max_msg_sz = 1u << 30;
 	resp.gid_tbl_len = SIM_GID_TBL_LEN;
 	resp.pkey_tbl_len = SIM_PKEY_TBL_LEN;
-	resp.lid = dev->port[req.port_num].lid;
-	resp.sm_lid = 1;
+	resp.lid = port->lid;
+	resp.sm_lid = port->eth ? 0 : 1;
 	resp.state = IBV_PORT_ACTIVE;
 	resp.max_mtu = IBV_MTU_4096;
-	resp.active_mtu = IBV_MTU_4096;
+	/* RoCE: the largest IB MTU that fits the Ethernet MTU, as the kernel reports it. */
+	resp.active_mtu = port->eth ? IBV_MTU_1024 : IBV_MTU_4096;
 	resp.max_vl_num = 4;
 	resp.subnet_timeout = 18;
 	resp.active_width = 2; /* 4X */
 	resp.active_speed = 32; /* EDR */
 	resp.phys_state = 5; /* LinkUp */
-	resp.link_layer = IBV_LINK_LAYER_INFINIBAND;
+	resp.link_layer = port->eth ? IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
 	CMD_RESP(c, resp);
 	return 0;
 }

@@ -9,12 +9,16 @@
 #include <sys/types.h>
 
 #include "../common/config.h"
+#include "../common/roce.h"
 #include "../common/idmap.h"
 #include "../common/list.h"
 
 struct sim_port {
-	uint16_t lid;
-	uint8_t gid[16];
+	uint16_t lid; /* 0 on Ethernet */
+	uint8_t gid[16]; /* GID 0 */
+	bool eth; /* Ethernet (RoCE): routed by GID, MAC and GID table below */
+	uint8_t mac[6];
+	struct sim_gid_entry gids[SIM_GID_TBL_LEN];
 };
 
 struct sim_dev {

@@ -146,6 +146,11 @@ static int check_values(const struct sim_qp *qp, const struct sim_qp_attr *a)
 	if ((m & AV) && ((a->path.port > nports) ||
 			 (a->path.grh && a->path.sgid_index >= SIM_GID_TBL_LEN)))
 		return EINVAL;
+	/* RoCE has no LIDs: a path on an Ethernet port must name a GID. */
+	if ((m & AV) && !a->path.grh &&
+	    qp->ctx->dev->port[a->path.port ? a->path.port :
+			       (m & PORT) ? a->port : qp->port].eth)
+		return EINVAL;
 	if ((m & ALT) && (a->alt_port < 1 || a->alt_port > nports))
 		return EINVAL;
 	if ((m & TMO) && a->timeout > 31)
