@@ -21,6 +21,8 @@
 #define SIM_ETH_PORT_CAP_FLAGS 0x04010000u
 /* The Ethernet MTU of an Ethernet port (IP packet bytes; frames add 14 or 18 of L2). */
 #define SIM_ETH_MTU 1500
+/* Largest TSO send (headers and payload) on a RAW_PACKET QP; QUERY_DEVICE_EX tso_caps. */
+#define SIM_MAX_TSO 262144
 
 struct sim_config {
 	int ndev; /* FVSIM_DEVICES, 1..8 */

@@ -13,6 +13,7 @@
 #include "../model/world.h"
 #include "../fabric/segment.h"
 #include "cqe.h"
+#include "eth.h"
 #include "exec.h"
 #include "msg.h"
 #include "remote.h"
@@ -315,8 +316,12 @@ enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 		m.payload = payload;
 		m.npayload = np;
 	}
+	if (!synd && qp->type == IBV_QPT_RAW_PACKET)
+		synd = sim_eth_send(qp, w, payload, np); /* frames go on the wire, not to a QP */
 	if (synd)
 		return fail(qp, w, (uint8_t)synd);
+	if (qp->type == IBV_QPT_RAW_PACKET)
+		return succeed(qp, w, (uint32_t)w->len);
 
 	if (qp->type == IBV_QPT_UD) {
 		m.dqpn = w->av.dqpn;

@@ -79,7 +79,8 @@ int sim_cmd_get_context(struct sim_cmd *c)
 #define DEV_CAP_FLAGS                                                                    \
 	(IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR | IBV_DEVICE_CHANGE_PHY_PORT | \
 	 IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |                       \
-	 IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_N_NOTIFY_CQ | IBV_DEVICE_XRC)
+	 IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_N_NOTIFY_CQ | IBV_DEVICE_XRC |             \
+	 IBV_DEVICE_RAW_IP_CSUM | IBV_DEVICE_MANAGED_FLOW_STEERING)
 
 static void fill_device(const struct sim_dev *dev, struct ib_uverbs_query_device_resp *r)
 {
@@ -125,6 +126,7 @@ int sim_cmd_query_device_ex(struct sim_cmd *c)
 {
 	struct ib_uverbs_ex_query_device req;
 	struct ib_uverbs_ex_query_device_resp resp = { 0 };
+	struct mlx5_ib_query_device_resp dresp = { 0 };
 
 	CMD_REQ(c, req);
 	if (req.comp_mask || req.reserved)
@@ -133,6 +135,12 @@ int sim_cmd_query_device_ex(struct sim_cmd *c)
 	resp.device_cap_flags_ex = DEV_CAP_FLAGS;
 	resp.timestamp_mask = ~0ull; /* the 64-bit free-running clock of CQE timestamps */
 	resp.hca_core_clock = SIM_CLOCK_KHZ;
+	resp.raw_packet_caps = IB_UVERBS_RAW_PACKET_CAP_IP_CSUM;
+	/* The mlx5 part: TSO on RAW_PACKET QPs (engine/tso.c). */
+	dresp.response_length = sizeof(dresp);
+	dresp.tso_caps.max_tso = SIM_MAX_TSO;
+	dresp.tso_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+	CMD_DRV_RESP(c, dresp);
 	/* Fields past the caller's room are not reported; it learns so from the length. */
 	resp.response_length = (uint32_t)(c->out_core < sizeof(resp) ? c->out_core : sizeof(resp));
 	CMD_RESP(c, resp);
