@@ -1,7 +1,8 @@
 /* RAW_PACKET QPs on an Ethernet port (FVSIM_LINK=eth) through libmlx5: CAP_NET_RAW,
  * flow steering (MAC, EtherType, IPv4/IPv6, TCP/UDP ports, priorities, all-multicast and
  * promiscuous rules, destroy), checksum offload (IBV_SEND_IP_CSUM, IBV_WC_IP_CSUM_OK), TSO
- * (IBV_WR_TSO and ibv_wr_send_tso) and the refusals. Runs in step mode. The expected
+ * (IBV_WR_TSO and ibv_wr_send_tso) and the refusals; on a device with an InfiniBand and
+ * an Ethernet port, and one without Ethernet. Runs in step mode. The expected
  * checksums are computed here from the frames, independently of the device. */
 #include <endian.h>
 #include <linux/capability.h>
@@ -620,4 +621,64 @@ Test(sim_raw, bad_input_completes_in_error_and_sends_nothing)
 	ibv_destroy_qp(tx);
 	cr_assert_eq(ibv_destroy_flow(fl), 0);
 	rx_close(&r);
+}
+
+/* Port 1 InfiniBand, port 2 Ethernet: raw QPs and rules go on the Ethernet port only. */
+static void mixed_setup(void)
+{
+	simt_sysfs(1, 2, "ib,eth");
+	simt_open(&d, 0);
+	txcq = simt_cq(&d, 8);
+}
+
+static void mixed_teardown(void)
+{
+	ibv_destroy_cq(txcq);
+	simt_close(&d);
+}
+
+TestSuite(sim_raw_mixed, .init = mixed_setup, .fini = mixed_teardown, .timeout = 60);
+
+Test(sim_raw_mixed, raw_qp_only_on_the_ethernet_port)
+{
+	struct ibv_qp_init_attr a = { .send_cq = txcq, .recv_cq = txcq, .cap = { 1, 1, 1, 1, 0 },
+				      .qp_type = IBV_QPT_RAW_PACKET };
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_flow_attr fa = { .type = IBV_FLOW_ATTR_ALL_DEFAULT, .size = sizeof(fa),
+				    .port = 1 };
+	struct ibv_qp *qp = ibv_create_qp(d.pd, &a);
+	struct ibv_flow *f;
+
+	cr_assert(qp, "ibv_create_qp: %s", strerror(errno));
+	cr_expect_eq(ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PORT), EINVAL, "IB port");
+	m.port_num = 2;
+	cr_assert_eq(ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PORT), 0);
+	errno = 0;
+	cr_expect_null(ibv_create_flow(qp, &fa), "rule on the IB port");
+	cr_expect_eq(errno, EINVAL);
+	fa.port = 2;
+	f = ibv_create_flow(qp, &fa);
+	cr_assert(f, "ibv_create_flow: %s", strerror(errno));
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+}
+
+/* A device whose ports are all InfiniBand has no raw Ethernet. */
+static void ib_setup(void)
+{
+	simt_sysfs(1, 1, NULL);
+	simt_open(&d, 0);
+	txcq = simt_cq(&d, 8);
+}
+
+TestSuite(sim_raw_ib, .init = ib_setup, .fini = mixed_teardown, .timeout = 60);
+
+Test(sim_raw_ib, no_raw_qp_without_an_ethernet_port)
+{
+	struct ibv_qp_init_attr a = { .send_cq = txcq, .recv_cq = txcq, .cap = { 1, 1, 1, 1, 0 },
+				      .qp_type = IBV_QPT_RAW_PACKET };
+
+	errno = 0;
+	cr_expect_null(ibv_create_qp(d.pd, &a));
+	cr_expect_eq(errno, EOPNOTSUPP);
 }
