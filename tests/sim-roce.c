@@ -195,6 +195,28 @@ Test(sim_roce, rc_unknown_gid_times_out)
 	ibv_destroy_qp(qa);
 }
 
+/* One datagram of len bytes from buf, qa to qb through ah, received at buf + 4096 after
+ * its 40-byte L3 area; both completions succeed; returns the receive's. */
+static struct ibv_wc ud_roundtrip(struct ibv_qp *qa, struct ibv_qp *qb, struct ibv_ah *ah,
+				  uint32_t len)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 4, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+
+	simt_post_recv(qb, 5, buf + 4096, 40 + 256, mr->lkey);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = qb->qp_num;
+	wr.wr.ud.remote_qkey = QKEY;
+	cr_assert_eq(ibv_post_send(qa, &wr, &bad), 0);
+	cr_assert_eq(simt_poll(cqa, &wc, 1), 1);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(simt_poll(cqb, &wc, 1), 1);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	return wc;
+}
+
 Test(sim_roce, ud_needs_grh_and_receives_one)
 {
 	struct simt_qp_cfg cfg = { .type = IBV_QPT_UD, .scq = cqa, .rcq = cqb, .max_send_wr = 16,
@@ -202,9 +224,6 @@ Test(sim_roce, ud_needs_grh_and_receives_one)
 	static const uint8_t nowhere[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x99 };
 	struct ibv_ah_attr aa = { .dlid = 1, .port_num = 1 };
 	struct ibv_qp *qa = simt_qp(&d, &cfg), *qb = simt_qp(&d, &cfg);
-	struct ibv_sge sge = { (uintptr_t)buf, 100, mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = 4, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
 	struct ibv_ah *ah;
 	struct ibv_wc wc;
 
@@ -221,21 +240,61 @@ Test(sim_roce, ud_needs_grh_and_receives_one)
 
 	for (int i = 0; i < 100; i++)
 		buf[i] = (uint8_t)(0xa0 ^ i);
-	simt_post_recv(qb, 5, buf + 4096, 40 + 256, mr->lkey);
-	wr.wr.ud.ah = ah;
-	wr.wr.ud.remote_qpn = qb->qp_num;
-	wr.wr.ud.remote_qkey = QKEY;
-	cr_assert_eq(ibv_post_send(qa, &wr, &bad), 0);
-	cr_assert_eq(simt_poll(cqa, &wc, 1), 1);
-	cr_expect_eq(wc.status, IBV_WC_SUCCESS);
-	cr_assert_eq(simt_poll(cqb, &wc, 1), 1);
-	cr_expect_eq(wc.status, IBV_WC_SUCCESS);
+	wc = ud_roundtrip(qa, qb, ah, 100);
 	cr_expect_eq(wc.byte_len, 40 + 100);
 	cr_expect(wc.wc_flags & IBV_WC_GRH, "RoCE datagrams always carry their L3 header");
 	cr_expect_eq(wc.src_qp, qa->qp_num);
+	cr_expect_eq(buf[4096] >> 4, 6, "RoCE v2 over IPv6");
+	cr_expect_eq(buf[4096 + 6], 17, "next header UDP: RoCE v2");
 	cr_expect_arr_eq(buf + 4096 + 8, gid0, 16, "source GID (row 1)");
 	cr_expect_arr_eq(buf + 4096 + 24, gid0, 16, "destination GID");
 	cr_expect_arr_eq(buf + 4096 + 40, buf, 100);
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+}
+
+/* RoCE v2 between IPv4-mapped GIDs (rows 3): the IPv4 header sits in bytes 20..39 of the
+ * receive's L3 area, and ibv_init_ah_from_wc builds the reply path from it. */
+Test(sim_roce, ud_roce_v2_ipv4_header)
+{
+	struct simt_qp_cfg cfg = { .type = IBV_QPT_UD, .scq = cqa, .rcq = cqb, .max_send_wr = 4,
+				   .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 };
+	struct ibv_qp *qa, *qb;
+	uint8_t v4[4] = { 0 }, *ip = buf + 4096 + 20;
+	union ibv_gid g3;
+	struct ibv_ah_attr aa, back;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	uint32_t sum = 0;
+
+	if (!machine_if(v4))
+		cr_skip_test("the machine has no IPv4 interface: no IPv4-mapped GIDs");
+	qa = simt_qp(&d, &cfg);
+	qb = simt_qp(&d, &cfg);
+	simt_ud_ready(qa, QKEY);
+	simt_ud_ready(qb, QKEY);
+	cr_assert_eq(ibv_query_gid(d.ctx, 1, 3, &g3), 0);
+	aa = roce_path(g3.raw, 3);
+	aa.grh.traffic_class = 0x48;
+	ah = ibv_create_ah(d.pd, &aa);
+	cr_assert(ah, "ibv_create_ah: %s", strerror(errno));
+	wc = ud_roundtrip(qa, qb, ah, 30);
+	cr_expect(wc.wc_flags & IBV_WC_GRH);
+	cr_expect_eq(ip[0], 0x45, "IPv4, 20-byte header");
+	cr_expect_eq(ip[1], 0x48, "TOS from the traffic class");
+	cr_expect_eq(ip[2] << 8 | ip[3], 20 + 8 + 12 + 8 + 30 + 4, "IP, UDP, BTH, DETH, data, ICRC");
+	cr_expect_eq(ip[8], 64, "TTL from the hop limit");
+	cr_expect_eq(ip[9], 17, "UDP");
+	cr_expect_arr_eq(ip + 12, v4, 4, "source address");
+	cr_expect_arr_eq(ip + 16, v4, 4, "destination address");
+	for (int i = 0; i < 20; i += 2)
+		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	cr_expect_eq((sum & 0xffff) + (sum >> 16), 0xffff, "header checksum");
+	cr_assert_eq(ibv_init_ah_from_wc(d.ctx, 1, &wc, (struct ibv_grh *)(buf + 4096), &back), 0);
+	cr_expect(back.is_global);
+	cr_expect_arr_eq(back.grh.dgid.raw, g3.raw, 16, "reply to the IPv4-mapped source");
+	cr_expect_eq(back.grh.sgid_index, 3, "the RoCE v2 row of our address");
 	ibv_destroy_ah(ah);
 	ibv_destroy_qp(qa);
 	ibv_destroy_qp(qb);

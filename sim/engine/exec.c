@@ -17,6 +17,7 @@
 #include "exec.h"
 #include "msg.h"
 #include "remote.h"
+#include "grh.h"
 #include "synd.h"
 #include "wqe.h"
 #include "xlate.h"
@@ -163,26 +164,16 @@ static int landing(struct sim_qp *qp, struct sim_wqe *w, uint64_t len, struct si
 			       IBV_ACCESS_LOCAL_WRITE, iov, n);
 }
 
+/* The GRH from our port's GID: GID 0 on InfiniBand, the AV's source GID on RoCE. */
 static void build_grh(struct sim_qp *qp, const struct sim_av *av, uint64_t len, uint8_t *g)
 {
-	struct sim_dev *dev = qp->ctx->dev;
+	const struct sim_port *p = &qp->ctx->dev->port[qp->port];
+	const struct sim_gid_entry *e = &p->gids[av->sgid_index % SIM_GID_TBL_LEN];
 
-	/* IPv6-shaped GRH: version 6, traffic class, flow label, payload length, next
-	 * header 0x1b (BTH), hop limit, source GID (our port's GID 0), destination GID. */
-	memset(g, 0, 40);
-	g[0] = (uint8_t)(0x60 | av->tclass >> 4);
-	g[1] = (uint8_t)(av->tclass << 4 | ((av->flow_label >> 16) & 0xf));
-	g[2] = (uint8_t)(av->flow_label >> 8);
-	g[3] = (uint8_t)av->flow_label;
-	g[4] = (uint8_t)((len + 28) >> 8); /* BTH + DETH + payload + ICRC, as on the wire */
-	g[5] = (uint8_t)(len + 28);
-	g[6] = 0x1b;
-	g[7] = av->hop_limit;
-	if (dev->port[qp->port].eth)
-		memcpy(g + 8, dev->port[qp->port].gids[av->sgid_index % SIM_GID_TBL_LEN].gid, 16);
+	if (p->eth)
+		sim_grh_build(e->gid, e->type, av, len, g);
 	else
-		memcpy(g + 8, dev->port[qp->port].gid, 16);
-	memcpy(g + 24, av->rgid, 16);
+		sim_grh_build(p->gid, 0, av, len, g);
 }
 
 /* The destination port: by LID on InfiniBand, by destination GID on Ethernet (RoCE has
