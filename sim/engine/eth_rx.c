@@ -12,7 +12,8 @@
 #include "synd.h"
 #include "xlate.h"
 
-/* CQE hds_ip_ext bits and l4_hdr_type_etc fields (mlx5 CQE, mlx5-formats.md 5.2). */
+/* CQE byte 28 (hds_ip_ext): checksum-OK bits; byte 29 (l4_hdr_type_etc): L3 type in bits
+ * 3:2, L4 type in bits 6:4. */
 #define CQE_L2_OK 0x01
 #define CQE_L3_OK 0x02
 #define CQE_L4_OK 0x04

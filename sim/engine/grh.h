@@ -1,5 +1,5 @@
 /* The L3 header a datagram with a GRH (every one on RoCE) arrives with, as a UD receive
- * shows it in the 40 bytes before the payload (mlx5-formats.md 4.3):
+ * shows it in the 40 bytes before the payload:
  *
  *   | source GID type          | bytes 0..39                                            |
  *   |--------------------------|--------------------------------------------------------|
