@@ -11,7 +11,7 @@ SIM_LIB_SRCS := $(wildcard sim/common/*.c sim/model/*.c sim/engine/*.c sim/fabri
                 sim/api.c \
                 $(filter-out sim/front/sysfs_main.c sim/front/sysfs.c,$(wildcard sim/front/*.c))
 SIM_LIB_OBJS := $(patsubst sim/%.c,$(SIM_OUT)/obj/%.o,$(SIM_LIB_SRCS))
-SIM_TOOL_SRCS := sim/front/sysfs_main.c sim/front/sysfs.c sim/common/config.c
+SIM_TOOL_SRCS := sim/front/sysfs_main.c sim/front/sysfs.c sim/common/config.c sim/common/roce.c
 SIM_TOOL_OBJS := $(patsubst sim/%.c,$(SIM_OUT)/obj/%.o,$(SIM_TOOL_SRCS))
 
 .PHONY: sim-all

@@ -15,28 +15,7 @@ static struct simt_dev d0, d1;
 
 static void two_devices(void)
 {
-	const char *build = getenv("FVSIM_BUILD");
-	const char *tmp = getenv("TMPDIR");
-	char tool[4096], dir[4096];
-	int status;
-	pid_t pid;
-
-	cr_assert(build, "FVSIM_BUILD unset: run through sim/fvsim-run");
-	snprintf(tool, sizeof(tool), "%s/fvsim-sysfs", build);
-	/* The tree fvsim-run itself would use for this device set (rewritten atomically). */
-	snprintf(dir, sizeof(dir), "%s/fvsim-%u/sysfs-d2-p2", tmp ? tmp : "/tmp",
-		 (unsigned)getuid());
-	setenv("FVSIM_DEVICES", "2", 1);
-	setenv("FVSIM_PORTS", "2", 1);
-	pid = fork();
-	if (pid == 0) {
-		unsetenv("LD_PRELOAD");
-		execl(tool, tool, dir, (char *)NULL);
-		_exit(127);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	setenv("SYSFS_PATH", dir, 1);
+	simt_sysfs(2, 2, NULL);
 	simt_open(&d0, 0);
 	simt_open(&d1, 1);
 }

@@ -1,7 +1,7 @@
 /* Two processes on one fabric (FVSIM_FABRIC): a QP in one process talks to a QP in the
  * other — sends, RDMA write/read and atomics on the peer's memory, the peer dying — and
- * the stock ibv_rc_pingpong runs as server and client. Each test uses its own fabric name
- * and removes the shared segment afterwards. */
+ * the stock ibv_rc_pingpong runs as server and client, on InfiniBand and on RoCE. Each
+ * test uses its own fabric name and removes the shared segment afterwards. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -157,4 +157,11 @@ Test(sim_xproc, ibv_rc_pingpong)
 Test(sim_xproc, ibv_rc_pingpong_driven_by_polling)
 {
 	pingpong("poll");
+}
+
+/* Over RoCE: an Ethernet port (LID 0), the GIDs exchanged and routed by. */
+Test(sim_xproc, ibv_rc_pingpong_roce)
+{
+	setenv("FVSIM_LINK", "eth", 1);
+	pingpong_gid(NULL, "0");
 }

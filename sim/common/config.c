@@ -17,6 +17,35 @@ static int env_int(const char *name, int def, int lo, int hi)
 	return (int)n;
 }
 
+/* FVSIM_LINK: "ib" or "eth" for every port, or a comma list per port ("ib,eth"); the
+ * last word also covers the ports after it. Anything else leaves all ports InfiniBand. */
+static void load_link(struct sim_config *cfg)
+{
+	const char *v = getenv("FVSIM_LINK");
+	bool eth[SIM_MAX_PORTS + 1] = { false };
+	int p = 1;
+
+	memset(cfg->eth, 0, sizeof(cfg->eth));
+	cfg->link[0] = 0;
+	if (!v || !*v || strlen(v) >= sizeof(cfg->link))
+		return;
+	for (const char *w = v; *w; p++) {
+		size_t n = strcspn(w, ",");
+
+		if (p > SIM_MAX_PORTS)
+			return;
+		if (n == 3 && !strncmp(w, "eth", 3))
+			eth[p] = true;
+		else if (n != 2 || strncmp(w, "ib", 2))
+			return;
+		w += n + (w[n] == ',');
+	}
+	for (; p <= SIM_MAX_PORTS; p++)
+		eth[p] = eth[p - 1];
+	memcpy(cfg->eth, eth, sizeof(eth));
+	strcpy(cfg->link, v);
+}
+
 void sim_config_load(struct sim_config *cfg)
 {
 	const char *mode = getenv("FVSIM_MODE");
@@ -33,6 +62,7 @@ void sim_config_load(struct sim_config *cfg)
 	    strspn(fab, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") ==
 		    strlen(fab))
 		strcpy(cfg->fabric, fab);
+	load_link(cfg);
 }
 
 /* Mellanox OUI 00:02:c9 in the top bytes, like real ConnectX node GUIDs. */

@@ -3,6 +3,7 @@
 #ifndef FVSIM_CONFIG_H
 #define FVSIM_CONFIG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define SIM_MAX_DEVICES 8
@@ -16,6 +17,12 @@
 /* PortInfo CapabilityMask, as QUERY_PORT's port_cap_flags and sysfs cap_mask: no IsSM
  * (bit 1), the device runs no subnet manager. */
 #define SIM_PORT_CAP_FLAGS 0x2651e848u
+/* An Ethernet (RoCE) port: CM supported (bit 16) and IP-based GIDs (bit 26), as mlx5. */
+#define SIM_ETH_PORT_CAP_FLAGS 0x04010000u
+/* The Ethernet MTU of an Ethernet port (IP packet bytes; frames add 14 or 18 of L2). */
+#define SIM_ETH_MTU 1500
+/* Largest TSO send (headers and payload) on a RAW_PACKET QP; QUERY_DEVICE_EX tso_caps. */
+#define SIM_MAX_TSO 262144
 
 struct sim_config {
 	int ndev; /* FVSIM_DEVICES, 1..8 */
@@ -24,6 +31,8 @@ struct sim_config {
 	int poll_mode; /* FVSIM_MODE=poll: no device thread, the application's polls drive */
 	int no_blueflame; /* FVSIM_NO_BLUEFLAME=1: every QP gets bfreg 0 (doorbell only) */
 	char fabric[64]; /* FVSIM_FABRIC: shared fabric name, "" for a private device */
+	bool eth[SIM_MAX_PORTS + 1]; /* FVSIM_LINK: port p (1-based) is Ethernet (RoCE) */
+	char link[16]; /* FVSIM_LINK as accepted ("" = all InfiniBand), names the sysfs tree */
 };
 
 void sim_config_load(struct sim_config *cfg);

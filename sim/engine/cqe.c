@@ -82,6 +82,8 @@ void sim_cq_push(struct sim_cq *cq, const struct sim_cqe *e)
 	} else {
 		st_be16(c + 22, e->slid);
 		st_be32(c + 24, e->flags_rqpn);
+		c[28] = e->hds_ip_ext;
+		c[29] = e->l4_hdr_type;
 		memcpy(c + 36, e->imm, 4);
 		st_be32(c + 44, e->byte_cnt);
 		/* The device clock at completion; error CQEs have their syndromes there. */

@@ -12,6 +12,7 @@ struct sim_cqe {
 	uint16_t wqe_counter, slid;
 	uint32_t qpn, srqn_uidx, byte_cnt, flags_rqpn;
 	uint8_t imm[4]; /* copied verbatim from the WQE */
+	uint8_t hds_ip_ext, l4_hdr_type; /* raw Ethernet receives: checksum OK bits, L3/L4 */
 };
 
 /* True if n more CQEs fit without overrunning the consumer index in the doorbell record. */

@@ -13,9 +13,11 @@
 #include "../model/world.h"
 #include "../fabric/segment.h"
 #include "cqe.h"
+#include "eth.h"
 #include "exec.h"
 #include "msg.h"
 #include "remote.h"
+#include "grh.h"
 #include "synd.h"
 #include "wqe.h"
 #include "xlate.h"
@@ -162,23 +164,28 @@ static int landing(struct sim_qp *qp, struct sim_wqe *w, uint64_t len, struct si
 			       IBV_ACCESS_LOCAL_WRITE, iov, n);
 }
 
+/* The GRH from our port's GID: GID 0 on InfiniBand, the AV's source GID on RoCE. */
 static void build_grh(struct sim_qp *qp, const struct sim_av *av, uint64_t len, uint8_t *g)
 {
-	struct sim_dev *dev = qp->ctx->dev;
+	const struct sim_port *p = &qp->ctx->dev->port[qp->port];
+	const struct sim_gid_entry *e = &p->gids[av->sgid_index % SIM_GID_TBL_LEN];
 
-	/* IPv6-shaped GRH: version 6, traffic class, flow label, payload length, next
-	 * header 0x1b (BTH), hop limit, source GID (our port's GID 0), destination GID. */
-	memset(g, 0, 40);
-	g[0] = (uint8_t)(0x60 | av->tclass >> 4);
-	g[1] = (uint8_t)(av->tclass << 4 | ((av->flow_label >> 16) & 0xf));
-	g[2] = (uint8_t)(av->flow_label >> 8);
-	g[3] = (uint8_t)av->flow_label;
-	g[4] = (uint8_t)((len + 28) >> 8); /* BTH + DETH + payload + ICRC, as on the wire */
-	g[5] = (uint8_t)(len + 28);
-	g[6] = 0x1b;
-	g[7] = av->hop_limit;
-	memcpy(g + 8, dev->port[qp->port].gid, 16);
-	memcpy(g + 24, av->rgid, 16);
+	if (p->eth)
+		sim_grh_build(e->gid, e->type, av, len, g);
+	else
+		sim_grh_build(p->gid, 0, av, len, g);
+}
+
+/* The destination port: by LID on InfiniBand, by destination GID on Ethernet (RoCE has
+ * no LIDs; a RoCE AV's rlid field holds the UDP source port instead). */
+static struct sim_dev *route(const struct sim_qp *qp, const struct sim_wqe *w, int *port)
+{
+	bool ud = qp->type == IBV_QPT_UD;
+	uint8_t sport = ud || !qp->path.port ? qp->port : qp->path.port;
+
+	if (qp->ctx->dev->port[sport].eth)
+		return sim_find_gid(ud ? w->av.rgid : qp->path.dgid, port);
+	return sim_find_lid(ud ? w->av.rlid : qp->path.dlid, port);
 }
 
 /* What the responder's answer means for the head WQE. */
@@ -258,7 +265,6 @@ enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 	struct sim_wqe *w = &wqe;
 	struct sim_msg m;
 	struct sim_dev *src_dev = qp->ctx->dev;
-	uint16_t dlid;
 	int np = 0, nr = 0, synd, port;
 	bool rel = reliable(qp->type);
 
@@ -310,26 +316,29 @@ enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 		m.payload = payload;
 		m.npayload = np;
 	}
+	if (!synd && qp->type == IBV_QPT_RAW_PACKET)
+		synd = sim_eth_send(qp, w, payload, np); /* frames go on the wire, not to a QP */
 	if (synd)
 		return fail(qp, w, (uint8_t)synd);
+	if (qp->type == IBV_QPT_RAW_PACKET)
+		return succeed(qp, w, (uint32_t)w->len);
 
 	if (qp->type == IBV_QPT_UD) {
-		dlid = w->av.rlid;
 		m.dqpn = w->av.dqpn;
 		m.qkey = w->av.qkey;
 		m.sl = w->av.sl;
 		m.slid = src_dev->port[qp->port].lid;
-		if (w->av.grh) {
+		/* Every RoCE packet carries its L3 header (the AV's GRH bit is reserved there). */
+		if (w->av.grh || src_dev->port[qp->port].eth) {
 			m.grh = true;
 			build_grh(qp, &w->av, m.len, m.grh_bytes);
 		}
 	} else {
-		dlid = qp->path.dlid;
 		m.dqpn = qp->dest_qpn;
 		m.sl = qp->path.sl;
 		m.slid = src_dev->port[qp->path.port ? qp->path.port : qp->port].lid;
 	}
-	m.dst_dev = sim_find_lid(dlid, &port);
+	m.dst_dev = route(qp, w, &port);
 	if (!m.dst_dev)
 		return complete(qp, w, &m, rel ? SIM_R_UNREACHABLE : SIM_R_ACK, now);
 	if (sim_fabric_on() && !sim_idmap_get(&m.dst_dev->qps, m.dqpn))

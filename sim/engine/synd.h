@@ -35,6 +35,7 @@ enum {
 	OP_RDMA_WRITE_IMM = 0x09,
 	OP_SEND = 0x0a,
 	OP_SEND_IMM = 0x0b,
+	OP_TSO = 0x0e,
 	OP_RDMA_READ = 0x10,
 	OP_ATOMIC_CS = 0x11,
 	OP_ATOMIC_FA = 0x12,

@@ -57,6 +57,8 @@ uint32_t sim_wqe_peek(const struct sim_qp *qp, uint32_t ci, uint8_t *opcode)
 
 static bool opcode_allowed(uint8_t type, uint8_t op)
 {
+	if (type == IBV_QPT_RAW_PACKET)
+		return op == OP_NOP || op == OP_SEND || op == OP_TSO;
 	switch (op) {
 	case OP_NOP:
 	case OP_SEND:
@@ -105,7 +107,7 @@ int sim_wqe_parse(const struct sim_qp *qp, uint32_t ci, struct sim_wqe *w)
 	w->ds = 0;
 	w->npieces = 0;
 	w->len = 0;
-	w->has_raddr = w->has_atomic = w->has_av = w->has_xrc = false;
+	w->has_raddr = w->has_atomic = w->has_av = w->has_xrc = w->has_eth = false;
 	ring_copy(qp, (ci & (qp->sq_cnt - 1)) * 64, w->raw, 16);
 	word = ld_be32(w->raw);
 	w->opmod = (uint8_t)(word >> 24);
@@ -146,6 +148,29 @@ int sim_wqe_parse(const struct sim_qp *qp, uint32_t ci, struct sim_wqe *w)
 		w->has_av = true;
 		parse_av(w->raw + pos, &w->av);
 		pos += avlen;
+	}
+	if (type == IBV_QPT_RAW_PACKET) {
+		/* Ethernet segment: cs_flags at 4, MSS at 6, the inlined header's size at 12
+		 * and its bytes from 14 on, the segment padded to 16 bytes. The header is the
+		 * frame's first piece. */
+		uint32_t hsz, seglen;
+
+		if (pos + 16 > total)
+			return SYND_LOC_QP_OP;
+		w->has_eth = true;
+		w->cs_flags = w->raw[pos + 4];
+		w->mss = ld_be16(w->raw + pos + 6);
+		hsz = ld_be16(w->raw + pos + 12) & 0x3ff;
+		seglen = (14 + hsz + 15) & ~15u;
+		if (pos + seglen > total)
+			return SYND_LOC_QP_OP;
+		w->eth_hdr = (uint16_t)hsz;
+		if (hsz) {
+			w->piece[0] = (struct sim_piece){ .inl = true, .len = hsz, .addr = pos + 14 };
+			w->npieces = 1;
+			w->len = hsz;
+		}
+		pos += seglen;
 	}
 	if (w->opcode == OP_RDMA_WRITE || w->opcode == OP_RDMA_WRITE_IMM ||
 	    w->opcode == OP_RDMA_READ || w->opcode == OP_ATOMIC_CS || w->opcode == OP_ATOMIC_FA) {
@@ -207,5 +232,7 @@ int sim_wqe_parse(const struct sim_qp *qp, uint32_t ci, struct sim_wqe *w)
 		return SYND_LOC_LEN;
 	if (type == IBV_QPT_UD && w->len > UD_MTU)
 		return SYND_LOC_LEN;
+	if (w->opcode == OP_TSO && type != IBV_QPT_RAW_PACKET)
+		return SYND_LOC_QP_OP;
 	return SYND_OK;
 }

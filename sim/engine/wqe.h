@@ -30,7 +30,9 @@ struct sim_wqe {
 	uint8_t opcode, opmod, fm_ce_se, ds;
 	uint32_t qpn, nbb;
 	uint8_t imm[4];
-	bool has_raddr, has_atomic, has_av, has_xrc;
+	bool has_raddr, has_atomic, has_av, has_xrc, has_eth;
+	uint8_t cs_flags; /* Ethernet segment (RAW_PACKET): checksum offload, TSO MSS, */
+	uint16_t mss, eth_hdr; /* bytes of inlined header (the first piece) */
 	uint64_t raddr, swap_add, compare;
 	uint32_t rkey, xrc_srqn;
 	struct sim_av av;

@@ -64,6 +64,11 @@ int sim_cmd_get_context(struct sim_cmd *c)
 	dresp.num_uars_per_page = 1;
 	/* CQEs carry timestamps; libmlx5 maps the page that converts them (clock.c). */
 	dresp.clock_info_versions = 1u << MLX5_IB_CLOCK_INFO_V1;
+	/* CREATE_AH answers the destination MAC of RoCE address handles (libmlx5 asks the
+	 * kernel for it instead of resolving it through netlink); QUERY_DEVICE_EX has the
+	 * mlx5 part with the TSO caps. */
+	dresp.cmds_supp_uhw = MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE |
+			      MLX5_USER_CMDS_SUPP_UHW_CREATE_AH;
 	CMD_RESP(c, resp);
 	CMD_DRV_RESP(c, dresp);
 	ctx->live = true;
@@ -74,7 +79,8 @@ int sim_cmd_get_context(struct sim_cmd *c)
 #define DEV_CAP_FLAGS                                                                    \
 	(IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR | IBV_DEVICE_CHANGE_PHY_PORT | \
 	 IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |                       \
-	 IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_N_NOTIFY_CQ | IBV_DEVICE_XRC)
+	 IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_N_NOTIFY_CQ | IBV_DEVICE_XRC |             \
+	 IBV_DEVICE_RAW_IP_CSUM | IBV_DEVICE_MANAGED_FLOW_STEERING)
 
 static void fill_device(const struct sim_dev *dev, struct ib_uverbs_query_device_resp *r)
 {
@@ -120,6 +126,7 @@ int sim_cmd_query_device_ex(struct sim_cmd *c)
 {
 	struct ib_uverbs_ex_query_device req;
 	struct ib_uverbs_ex_query_device_resp resp = { 0 };
+	struct mlx5_ib_query_device_resp dresp = { 0 };
 
 	CMD_REQ(c, req);
 	if (req.comp_mask || req.reserved)
@@ -128,6 +135,12 @@ int sim_cmd_query_device_ex(struct sim_cmd *c)
 	resp.device_cap_flags_ex = DEV_CAP_FLAGS;
 	resp.timestamp_mask = ~0ull; /* the 64-bit free-running clock of CQE timestamps */
 	resp.hca_core_clock = SIM_CLOCK_KHZ;
+	resp.raw_packet_caps = IB_UVERBS_RAW_PACKET_CAP_IP_CSUM;
+	/* The mlx5 part: TSO on RAW_PACKET QPs (engine/tso.c). */
+	dresp.response_length = sizeof(dresp);
+	dresp.tso_caps.max_tso = SIM_MAX_TSO;
+	dresp.tso_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+	CMD_DRV_RESP(c, dresp);
 	/* Fields past the caller's room are not reported; it learns so from the length. */
 	resp.response_length = (uint32_t)(c->out_core < sizeof(resp) ? c->out_core : sizeof(resp));
 	CMD_RESP(c, resp);
@@ -139,25 +152,28 @@ int sim_cmd_query_port(struct sim_cmd *c)
 	struct ib_uverbs_query_port req;
 	struct ib_uverbs_query_port_resp resp = { 0 };
 	const struct sim_dev *dev = c->ctx->dev;
+	const struct sim_port *port;
 
 	CMD_REQ(c, req);
 	if (req.port_num < 1 || req.port_num > dev->nports)
 		return EINVAL;
-	resp.port_cap_flags = SIM_PORT_CAP_FLAGS;
+	port = &dev->port[req.port_num];
+	resp.port_cap_flags = port->eth ? SIM_ETH_PORT_CAP_FLAGS : SIM_PORT_CAP_FLAGS;
 	resp.max_msg_sz = 1u << 30;
 	resp.gid_tbl_len = SIM_GID_TBL_LEN;
 	resp.pkey_tbl_len = SIM_PKEY_TBL_LEN;
-	resp.lid = dev->port[req.port_num].lid;
-	resp.sm_lid = 1;
+	resp.lid = port->lid;
+	resp.sm_lid = port->eth ? 0 : 1;
 	resp.state = IBV_PORT_ACTIVE;
 	resp.max_mtu = IBV_MTU_4096;
-	resp.active_mtu = IBV_MTU_4096;
+	/* RoCE: the largest IB MTU that fits the Ethernet MTU, as the kernel reports it. */
+	resp.active_mtu = port->eth ? IBV_MTU_1024 : IBV_MTU_4096;
 	resp.max_vl_num = 4;
 	resp.subnet_timeout = 18;
 	resp.active_width = 2; /* 4X */
 	resp.active_speed = 32; /* EDR */
 	resp.phys_state = 5; /* LinkUp */
-	resp.link_layer = IBV_LINK_LAYER_INFINIBAND;
+	resp.link_layer = port->eth ? IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
 	CMD_RESP(c, resp);
 	return 0;
 }

@@ -103,8 +103,9 @@ int sim_cmd_dereg_mr(struct sim_cmd *c)
 	return sim_handle_destroy(c->ctx, req.mr_handle, SIM_UOBJ_MR);
 }
 
-/* On an IB port libmlx5 builds address vectors itself; this serves callers that still
- * ask the kernel (and keeps the PD busy while the AH lives). */
+/* On an IB port libmlx5 builds address vectors itself; on an Ethernet port it asks for
+ * the destination MAC here (a RoCE AH needs a GRH). Also keeps the PD busy while the AH
+ * lives. */
 int sim_cmd_create_ah(struct sim_cmd *c)
 {
 	struct ib_uverbs_create_ah req;
@@ -120,6 +121,13 @@ int sim_cmd_create_ah(struct sim_cmd *c)
 		return EINVAL;
 	if (req.attr.port_num < 1 || req.attr.port_num > c->ctx->dev->nports)
 		return EINVAL;
+	if (c->ctx->dev->port[req.attr.port_num].eth) {
+		if (!req.attr.is_global)
+			return EINVAL;
+		err = sim_gid_to_mac(req.attr.grh.dgid, dresp.dmac);
+		if (err)
+			return err;
+	}
 	err = sim_ah_create(c->ctx, pd, &ah);
 	if (!err)
 		err = sim_handle_bind(c->ctx, SIM_UOBJ_AH, ah, &ah->handle);

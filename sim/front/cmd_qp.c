@@ -51,6 +51,9 @@ static int create(struct sim_cmd *c, const struct ib_uverbs_create_qp *req, uint
 	 * capabilities it lacks. */
 	if (flags & ~(uint32_t)IB_UVERBS_QP_CREATE_BLOCK_MULTICAST_LOOPBACK)
 		return EOPNOTSUPP;
+	/* Raw Ethernet: only for CAP_NET_RAW, as the kernel's uverbs layer demands. */
+	if (req->qp_type == IBV_QPT_RAW_PACKET && !sim_cap_net_raw())
+		return EPERM;
 	in.user_handle = req->user_handle;
 	in.type = req->qp_type;
 	in.sq_sig_all = req->sq_sig_all;
@@ -71,6 +74,7 @@ static int create(struct sim_cmd *c, const struct ib_uverbs_create_qp *req, uint
 		}
 	}
 	in.buf = dreq.buf_addr;
+	in.sq_buf = dreq.sq_buf_addr;
 	in.dbrec = dreq.db_addr;
 	in.sq_wqe_cnt = dreq.sq_wqe_count;
 	in.rq_wqe_cnt = dreq.rq_wqe_count;
@@ -294,13 +298,16 @@ int sim_cmd_destroy_qp(struct sim_cmd *c)
 	struct ib_uverbs_destroy_qp req;
 	struct ib_uverbs_destroy_qp_resp resp = { 0 };
 	struct sim_qp *qp;
+	int err;
 
 	CMD_REQ(c, req);
 	qp = sim_handle_get(c->ctx, req.qp_handle, SIM_UOBJ_QP);
 	if (!qp)
 		return EINVAL;
 	resp.events_reported = qp->events_reported;
-	sim_handle_destroy(c->ctx, req.qp_handle, SIM_UOBJ_QP);
+	/* EBUSY while steering rules still name the QP. */
+	if ((err = sim_handle_destroy(c->ctx, req.qp_handle, SIM_UOBJ_QP)))
+		return err;
 	CMD_RESP(c, resp);
 	return 0;
 }

@@ -98,6 +98,7 @@ static int destroy(int type, void *o, bool force)
 	case SIM_UOBJ_AH: return sim_ah_destroy(o);
 	case SIM_UOBJ_PD: return sim_pd_free(o);
 	case SIM_UOBJ_XRCD: return sim_xrcd_close(o, force);
+	case SIM_UOBJ_FLOW: return sim_flow_destroy(o);
 	default: return EINVAL;
 	}
 }
@@ -139,7 +140,7 @@ struct sim_ctx *sim_uctx_open(int dev_index, int cmd_fd)
 
 void sim_uctx_close(struct sim_ctx *ctx)
 {
-	static const int order[] = { SIM_UOBJ_QP, SIM_UOBJ_SRQ, SIM_UOBJ_CQ, SIM_UOBJ_MR,
+	static const int order[] = { SIM_UOBJ_FLOW, SIM_UOBJ_QP, SIM_UOBJ_SRQ, SIM_UOBJ_CQ, SIM_UOBJ_MR,
 				     SIM_UOBJ_AH, SIM_UOBJ_PD, SIM_UOBJ_XRCD };
 	struct uctx *u = of(ctx);
 

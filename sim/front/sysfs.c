@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../common/config.h"
+#include "../common/roce.h"
 
 static int mkdirs(const char *path)
 {
@@ -97,10 +98,22 @@ static void guid_str(char *out, size_t len, uint64_t g)
 		 (unsigned)(g >> 32) & 0xffff, (unsigned)(g >> 16) & 0xffff, (unsigned)g & 0xffff);
 }
 
+static void gid_str(char *out, size_t len, const uint8_t *raw)
+{
+	snprintf(out, len,
+		 "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x\n",
+		 raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9],
+		 raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]);
+}
+
+/* An InfiniBand port has a LID, an SM and GID 0 from its port GUID; an Ethernet (RoCE)
+ * port has neither LID nor SM, and each GID a type and a network interface (gid_attrs/,
+ * which libibverbs reads for ibv_query_gid_ex and ibv_query_gid_table). */
 static int write_port(const char *root, const struct sim_config *cfg, int d, int p)
 {
-	char dir[256], rel[320], gid[64];
-	uint8_t raw[16];
+	struct sim_gid_entry tbl[SIM_GID_TBL_LEN];
+	char dir[256], rel[320], gid[64], name[48];
+	bool eth = cfg->eth[p];
 	int err = 0;
 
 	snprintf(dir, sizeof(dir), "class/infiniband/mlx5_%d/ports/%d", d, p);
@@ -113,25 +126,30 @@ static int write_port(const char *root, const struct sim_config *cfg, int d, int
 	PUT("state", "4: ACTIVE\n");
 	PUT("phys_state", "5: LinkUp\n");
 	PUT("rate", "100 Gb/sec (4X EDR)\n");
-	PUT("lid", "0x%x\n", sim_port_lid(d, p, cfg->nports));
-	PUT("sm_lid", "0x1\n");
+	PUT("lid", "0x%x\n", eth ? 0 : sim_port_lid(d, p, cfg->nports));
+	PUT("sm_lid", "0x%x\n", eth ? 0 : 1);
 	PUT("sm_sl", "0\n");
 	PUT("lid_mask_count", "0\n");
-	PUT("cap_mask", "0x%08x\n", SIM_PORT_CAP_FLAGS);
-	PUT("link_layer", "InfiniBand\n");
+	PUT("cap_mask", "0x%08x\n", eth ? SIM_ETH_PORT_CAP_FLAGS : SIM_PORT_CAP_FLAGS);
+	PUT("link_layer", "%s\n", eth ? "Ethernet" : "InfiniBand");
 	PUT("pkeys/0", "0xffff\n");
+	memset(tbl, 0, sizeof(tbl));
+	if (eth)
+		sim_roce_gids(cfg, d, p, tbl);
+	else
+		sim_port_gid(d, p, tbl[0].gid);
 	for (int i = 0; i < SIM_GID_TBL_LEN; i++) {
-		char name[32];
-
-		memset(raw, 0, sizeof(raw));
-		if (i == 0)
-			sim_port_gid(d, p, raw);
-		snprintf(gid, sizeof(gid),
-			 "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x\n",
-			 raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9],
-			 raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]);
+		gid_str(gid, sizeof(gid), tbl[i].gid);
 		snprintf(name, sizeof(name), "gids/%d", i);
 		PUT(name, "%s", gid);
+		if (!eth)
+			continue;
+		/* The kernel fails reads of an unused row's type with EINVAL, which a file
+		 * cannot do; libibverbs takes that as v1, so unused rows say v1. */
+		snprintf(name, sizeof(name), "gid_attrs/types/%d", i);
+		PUT(name, "%s", tbl[i].type == SIM_GID_ROCE_V2 ? "RoCE v2\n" : "IB/RoCE v1\n");
+		snprintf(name, sizeof(name), "gid_attrs/ndevs/%d", i);
+		PUT(name, "%s%s", tbl[i].ndev, tbl[i].ndev[0] ? "\n" : "");
 	}
 #undef PUT
 	return err;

@@ -78,6 +78,9 @@ static const struct cmd_desc cmds[] = {
 	EX(CREATE_CQ, ib_uverbs_ex_create_cq, ib_uverbs_ex_create_cq_resp, sim_cmd_create_cq_ex),
 	EX(CREATE_QP, ib_uverbs_ex_create_qp, ib_uverbs_ex_create_qp_resp, sim_cmd_create_qp_ex),
 	EX(MODIFY_QP, ib_uverbs_ex_modify_qp, ib_uverbs_ex_modify_qp_resp, sim_cmd_modify_qp_ex),
+	EX(CREATE_FLOW, ib_uverbs_create_flow, ib_uverbs_create_flow_resp, sim_cmd_create_flow),
+	{ IB_USER_VERBS_EX_CMD_DESTROY_FLOW, true, sizeof(struct ib_uverbs_destroy_flow), 0, true,
+	  sim_cmd_destroy_flow, "EX_DESTROY_FLOW" },
 };
 
 #define MAX_CMD (64 * 1024)

@@ -84,6 +84,10 @@ int sim_cmd_query_qp(struct sim_cmd *c);
 int sim_cmd_modify_qp(struct sim_cmd *c);
 int sim_cmd_modify_qp_ex(struct sim_cmd *c);
 int sim_cmd_destroy_qp(struct sim_cmd *c);
+int sim_cmd_create_flow(struct sim_cmd *c);
+int sim_cmd_destroy_flow(struct sim_cmd *c);
+/* The kernel's capable(CAP_NET_RAW) for the calling process (raw QPs, steering rules). */
+bool sim_cap_net_raw(void);
 int sim_cmd_create_srq(struct sim_cmd *c);
 int sim_cmd_create_xsrq(struct sim_cmd *c);
 int sim_cmd_modify_srq(struct sim_cmd *c);

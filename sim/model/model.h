@@ -53,6 +53,7 @@ int sim_srq_destroy(struct sim_srq *srq);
 
 struct sim_qp_init {
 	uint64_t user_handle, buf, dbrec;
+	uint64_t sq_buf; /* RAW_PACKET: the SQ has a buffer of its own */
 	uint8_t type;
 	bool sq_sig_all;
 	struct sim_pd *pd;
@@ -68,6 +69,16 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
  * RESET or ERR: the model does not reach the transport. */
 int sim_qp_modify(struct sim_qp *qp, const struct sim_qp_attr *attr);
 int sim_qp_destroy(struct sim_qp *qp);
+
+/* Steering rules (flow.c). flow is the caller's filled template (qp, type, port,
+ * priority, specs); the model copies it. A QP with rules cannot be destroyed (EBUSY). */
+int sim_flow_create(const struct sim_flow *flow, struct sim_flow **out);
+int sim_flow_destroy(struct sim_flow *flow);
+/* The RAW_PACKET QPs a frame on the Ethernet wire reaches, at most max of them, each
+ * once: those whose best-priority NORMAL rules match; if none, for a multicast frame the
+ * MC_DEFAULT (all-multicast) rules' QPs, then the ALL_DEFAULT (promiscuous) ones; SNIFFER
+ * rules always. Only QPs able to receive (RTR or later) count. */
+int sim_flow_steer(const uint8_t *frame, uint32_t len, struct sim_qp **out, int max);
 
 /* A context: ctx zeroed by the caller, who frees it after sim_ctx_fini and releases all
  * of its objects before. */

@@ -9,12 +9,16 @@
 #include <sys/types.h>
 
 #include "../common/config.h"
+#include "../common/roce.h"
 #include "../common/idmap.h"
 #include "../common/list.h"
 
 struct sim_port {
-	uint16_t lid;
-	uint8_t gid[16];
+	uint16_t lid; /* 0 on Ethernet */
+	uint8_t gid[16]; /* GID 0 */
+	bool eth; /* Ethernet (RoCE): routed by GID, MAC and GID table below */
+	uint8_t mac[6];
+	struct sim_gid_entry gids[SIM_GID_TBL_LEN];
 };
 
 struct sim_dev {
@@ -170,6 +174,40 @@ struct sim_qp {
 	uint8_t fab_synd; /* nonzero: the message was withdrawn; the WQE fails with this */
 	uint64_t fab_posted_ns;
 	struct sim_wqe *inflight;
+	struct sim_list flows; /* RAW_PACKET: steering rules (struct sim_flow) */
+};
+
+/* One match of a steering rule: the kernel's filter struct for its type (ETH: dst MAC,
+ * src MAC, EtherType, VLAN; IPv4: src, dst, proto, TOS, TTL, flags; IPv6: src, dst, flow
+ * label, next header, traffic class, hop limit; TCP/UDP: dst port, src port), value
+ * already masked, network byte order as on the wire. */
+#define SIM_FLOW_FILTER_MAX 40
+struct sim_flow_spec {
+	uint16_t type; /* SIM_FLOW_SPEC_* (the uverbs IB_FLOW_SPEC_* values) */
+	uint16_t size; /* filter bytes compared */
+	uint8_t val[SIM_FLOW_FILTER_MAX], mask[SIM_FLOW_FILTER_MAX];
+};
+
+enum {
+	SIM_FLOW_SPEC_ETH = 0x20,
+	SIM_FLOW_SPEC_IPV4 = 0x30,
+	SIM_FLOW_SPEC_IPV6 = 0x31,
+	SIM_FLOW_SPEC_TCP = 0x40,
+	SIM_FLOW_SPEC_UDP = 0x41,
+};
+
+#define SIM_FLOW_MAX_SPECS 8
+
+/* A steering rule (ibv_create_flow) sending matching frames to a RAW_PACKET QP. */
+struct sim_flow {
+	struct sim_list link; /* qp->flows */
+	struct sim_qp *qp;
+	uint32_t handle;
+	uint8_t type; /* IBV_FLOW_ATTR_*: NORMAL, ALL_DEFAULT, MC_DEFAULT, SNIFFER */
+	uint8_t port;
+	uint16_t priority;
+	int nspecs;
+	struct sim_flow_spec spec[SIM_FLOW_MAX_SPECS];
 };
 
 /* Decoded MODIFY_QP request (IBV_QP_* mask bits, IBV_QPS_* states). */

@@ -38,13 +38,27 @@ static int check_geometry(const struct sim_qp_init *in)
 		return EINVAL;
 	rq_bytes = (uint64_t)in->rq_wqe_cnt << (in->rq_wqe_cnt ? in->rq_wqe_shift : 0);
 	sq_bytes = (uint64_t)in->sq_wqe_cnt * 64;
-	if ((err = sim_range_mapped(in->buf, rq_bytes + sq_bytes)))
+	if (in->type == IBV_QPT_RAW_PACKET) {
+		/* Separate SQ buffer: the kernel creates the SQ and RQ as two objects. */
+		if ((err = sim_range_mapped(in->buf, rq_bytes)) ||
+		    (err = sim_range_mapped(in->sq_buf, sq_bytes)))
+			return err;
+	} else if ((err = sim_range_mapped(in->buf, rq_bytes + sq_bytes))) {
 		return err;
+	}
 	if ((err = sim_range_mapped(in->dbrec, 8)))
 		return err;
 	if (in->dbrec & 3)
 		return EINVAL;
 	return 0;
+}
+
+static bool has_eth_port(const struct sim_dev *dev)
+{
+	for (int p = 1; dev && p <= dev->nports; p++)
+		if (dev->port[p].eth)
+			return true;
+	return false;
 }
 
 static int check_type(const struct sim_qp_init *in)
@@ -63,8 +77,11 @@ static int check_type(const struct sim_qp_init *in)
 	case IBV_QPT_XRC_RECV:
 		return in->xrcd && !in->srq ? 0 : EINVAL;
 	case IBV_QPT_RAW_PACKET:
+		if (!has_eth_port(in->pd ? in->pd->ctx->dev : NULL))
+			return EOPNOTSUPP; /* raw Ethernet needs an Ethernet port */
+		return in->pd && in->scq && in->rcq && !(in->srq && in->srq->xrc) ? 0 : EINVAL;
 	case IBV_QPT_DRIVER:
-		return EOPNOTSUPP; /* no Ethernet port, no DC */
+		return EOPNOTSUPP; /* no DC */
 	default:
 		return EINVAL;
 	}
@@ -102,7 +119,9 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 	qp->rq_buf = (uint8_t *)(uintptr_t)in->buf;
 	qp->rq_cnt = in->rq_wqe_cnt;
 	qp->rq_shift = in->rq_wqe_cnt ? in->rq_wqe_shift : 0;
-	qp->sq_buf = qp->rq_buf + ((size_t)qp->rq_cnt << qp->rq_shift);
+	qp->sq_buf = in->type == IBV_QPT_RAW_PACKET ? (uint8_t *)(uintptr_t)in->sq_buf :
+						      qp->rq_buf + ((size_t)qp->rq_cnt << qp->rq_shift);
+	sim_list_init(&qp->flows);
 	qp->sq_cnt = in->sq_wqe_cnt;
 	qp->dbrec = (volatile uint32_t *)(uintptr_t)in->dbrec;
 	qp->cap.max_send_wr = in->max_send_wr;
@@ -146,6 +165,8 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 
 int sim_qp_destroy(struct sim_qp *qp)
 {
+	if (!sim_list_empty(&qp->flows))
+		return EBUSY; /* its steering rules hold it, as in the kernel */
 	if (sim_fabric_on() && qp->type != IBV_QPT_XRC_SEND)
 		sim_fabric_del_qp(qp->ctx->dev->index, qp->qpn);
 	free(qp->inflight);

@@ -10,7 +10,7 @@
 #include "model.h"
 #include "world.h"
 
-enum { T_UD, T_UC, T_RC, T_XI, T_XT, T_N };
+enum { T_UD, T_UC, T_RC, T_XI, T_XT, T_RAW, T_N };
 
 struct trans {
 	bool valid;
@@ -48,7 +48,7 @@ static const struct trans table[NSTATES][NSTATES] = {
 		[IBV_QPS_INIT] = { .valid = true,
 			.req = { [T_UD] = PKEY | PORT | QKEY, [T_UC] = PKEY | PORT | ACC,
 				 [T_RC] = PKEY | PORT | ACC, [T_XI] = PKEY | PORT | ACC,
-				 [T_XT] = PKEY | PORT | ACC } },
+				 [T_XT] = PKEY | PORT | ACC, [T_RAW] = PORT } },
 	},
 	[IBV_QPS_INIT] = {
 		[IBV_QPS_RESET] = { .valid = true },
@@ -56,7 +56,7 @@ static const struct trans table[NSTATES][NSTATES] = {
 		[IBV_QPS_INIT] = { .valid = true,
 			.opt = { [T_UD] = PKEY | PORT | QKEY, [T_UC] = PKEY | PORT | ACC,
 				 [T_RC] = PKEY | PORT | ACC, [T_XI] = PKEY | PORT | ACC,
-				 [T_XT] = PKEY | PORT | ACC } },
+				 [T_XT] = PKEY | PORT | ACC, [T_RAW] = PORT } },
 		[IBV_QPS_RTR] = { .valid = true,
 			.req = { [T_UC] = AV | MTU | DQPN | RQPSN,
 				 [T_RC] = AV | MTU | DQPN | RQPSN | DRDA | MINRNR,
@@ -124,6 +124,7 @@ static int tclass(uint8_t type)
 	case IBV_QPT_UC: return T_UC;
 	case IBV_QPT_RC: return T_RC;
 	case IBV_QPT_XRC_SEND: return T_XI;
+	case IBV_QPT_RAW_PACKET: return T_RAW;
 	default: return T_XT;
 	}
 }
@@ -139,12 +140,20 @@ static int check_values(const struct sim_qp *qp, const struct sim_qp_attr *a)
 
 	if ((m & PORT) && (a->port < 1 || a->port > nports))
 		return EINVAL;
+	/* Raw Ethernet frames go out of an Ethernet port only. */
+	if ((m & PORT) && qp->type == IBV_QPT_RAW_PACKET && !qp->ctx->dev->port[a->port].eth)
+		return EINVAL;
 	if ((m & PKEY) && a->pkey_index >= SIM_PKEY_TBL_LEN)
 		return EINVAL;
 	if ((m & MTU) && (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
 		return EINVAL;
 	if ((m & AV) && ((a->path.port > nports) ||
 			 (a->path.grh && a->path.sgid_index >= SIM_GID_TBL_LEN)))
+		return EINVAL;
+	/* RoCE has no LIDs: a path on an Ethernet port must name a GID. */
+	if ((m & AV) && !a->path.grh &&
+	    qp->ctx->dev->port[a->path.port ? a->path.port :
+			       (m & PORT) ? a->port : qp->port].eth)
 		return EINVAL;
 	if ((m & ALT) && (a->alt_port < 1 || a->alt_port > nports))
 		return EINVAL;

@@ -1,6 +1,8 @@
 #include "world.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../common/log.h"
 #include "../fabric/segment.h"
@@ -39,8 +41,17 @@ static void world_setup(void)
 		dev->nports = w->cfg.nports;
 		dev->node_guid = sim_node_guid(d);
 		for (int p = 1; p <= dev->nports; p++) {
-			dev->port[p].lid = sim_port_lid(d, p, dev->nports);
-			sim_port_gid(d, p, dev->port[p].gid);
+			struct sim_port *port = &dev->port[p];
+
+			port->eth = w->cfg.eth[p];
+			if (!port->eth) {
+				port->lid = sim_port_lid(d, p, dev->nports);
+				sim_port_gid(d, p, port->gid);
+				continue;
+			}
+			sim_port_mac(d, p, port->mac);
+			sim_roce_gids(&w->cfg, d, p, port->gids);
+			memcpy(port->gid, port->gids[0].gid, 16);
 		}
 		/* Start numbers like a real HCA would hand them out: non-zero and distinct
 		 * per device, so a wrong-device lookup never succeeds by accident. */
@@ -83,11 +94,56 @@ struct sim_dev *sim_find_lid(uint16_t lid, int *port)
 		struct sim_dev *dev = &sim_world.dev[d];
 
 		for (int p = 1; p <= dev->nports; p++) {
-			if (dev->port[p].lid == lid) {
+			if (!dev->port[p].eth && dev->port[p].lid == lid) {
 				*port = p;
 				return dev;
 			}
 		}
 	}
 	return NULL;
+}
+
+struct sim_dev *sim_find_gid(const uint8_t gid[16], int *port)
+{
+	static const uint8_t zero[16];
+
+	if (!memcmp(gid, zero, 16))
+		return NULL;
+	for (int d = 0; d < sim_world.ndev; d++) {
+		struct sim_dev *dev = &sim_world.dev[d];
+
+		for (int p = 1; p <= dev->nports; p++) {
+			if (!dev->port[p].eth)
+				continue;
+			for (int i = 0; i < SIM_GID_TBL_LEN; i++) {
+				if (!memcmp(dev->port[p].gids[i].gid, gid, 16)) {
+					*port = p;
+					return dev;
+				}
+			}
+		}
+	}
+	return NULL;
+}
+
+int sim_gid_to_mac(const uint8_t gid[16], uint8_t mac[6])
+{
+	static const uint8_t ll[8] = { 0xfe, 0x80 };
+	struct sim_dev *dev;
+	int port;
+
+	dev = sim_find_gid(gid, &port);
+	if (dev) {
+		memcpy(mac, dev->port[port].mac, 6);
+		return 0;
+	}
+	/* A link-local GID built from a MAC (modified EUI-64) names that MAC. */
+	if (!memcmp(gid, ll, 8) && gid[11] == 0xff && gid[12] == 0xfe) {
+		mac[0] = gid[8] ^ 2;
+		mac[1] = gid[9];
+		mac[2] = gid[10];
+		memcpy(mac + 3, gid + 13, 3);
+		return 0;
+	}
+	return EHOSTUNREACH;
 }

@@ -28,6 +28,11 @@ void sim_unlock(void);
 
 /* Port addressed by a LID anywhere in the fabric; NULL if no port has it. */
 struct sim_dev *sim_find_lid(uint16_t lid, int *port);
+/* Ethernet port with this GID in its table (routing on RoCE); NULL if none (or all zero). */
+struct sim_dev *sim_find_gid(const uint8_t gid[16], int *port);
+/* The destination MAC for a RoCE GID (what the kernel resolves for CREATE_AH): the
+ * owning port's, or the one a link-local GID embeds; EHOSTUNREACH otherwise. */
+int sim_gid_to_mac(const uint8_t gid[16], uint8_t mac[6]);
 
 
 #endif

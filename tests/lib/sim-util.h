@@ -6,9 +6,12 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <infiniband/verbs.h>
@@ -39,6 +42,53 @@ static inline void simt_open(struct simt_dev *d, int index)
 	cr_assert(d->pd, "ibv_alloc_pd: %s", strerror(errno));
 	cr_assert_eq(ibv_query_port(d->ctx, 1, &pa), 0);
 	d->lid = pa.lid;
+}
+
+/* Runs fvsim-sysfs: writes (or refreshes) the sysfs tree under dir for the FVSIM_*
+ * environment of this process. */
+static inline void simt_write_sysfs(const char *dir)
+{
+	const char *build = getenv("FVSIM_BUILD");
+	char tool[4096];
+	int status;
+	pid_t pid;
+
+	cr_assert(build, "FVSIM_BUILD unset: run through sim/fvsim-run");
+	snprintf(tool, sizeof(tool), "%s/fvsim-sysfs", build);
+	pid = fork();
+	if (pid == 0) {
+		unsetenv("LD_PRELOAD");
+		execl(tool, tool, dir, (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Chooses the device set (FVSIM_DEVICES, FVSIM_PORTS, FVSIM_LINK; link NULL: InfiniBand)
+ * before libibverbs first looks at sysfs: writes the tree fvsim-run would use for it
+ * (rewritten atomically) and points SYSFS_PATH there. Programs started through
+ * fvsim-run later inherit the same choice. */
+static inline void simt_sysfs(int ndev, int nports, const char *link)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[4096], num[8];
+
+	snprintf(dir, sizeof(dir), "%s/fvsim-%u/sysfs-d%d-p%d%s%s", tmp ? tmp : "/tmp",
+		 (unsigned)getuid(), ndev, nports, link ? "-" : "", link ? link : "");
+	for (char *c = strrchr(dir, '/'); *c; c++)
+		if (*c == ',')
+			*c = '_';
+	snprintf(num, sizeof(num), "%d", ndev);
+	setenv("FVSIM_DEVICES", num, 1);
+	snprintf(num, sizeof(num), "%d", nports);
+	setenv("FVSIM_PORTS", num, 1);
+	if (link)
+		setenv("FVSIM_LINK", link, 1);
+	else
+		unsetenv("FVSIM_LINK");
+	simt_write_sysfs(dir);
+	setenv("SYSFS_PATH", dir, 1);
 }
 
 static inline void simt_close(struct simt_dev *d)
@@ -96,9 +146,11 @@ static inline struct ibv_qp *simt_qp(struct simt_dev *d, const struct simt_qp_cf
 	return qp;
 }
 
-/* RESET -> INIT -> RTR -> RTS for RC/UC/XRC, connected to (dlid, dqpn). */
-static inline void simt_connect(struct ibv_qp *qp, uint16_t dlid, uint32_t dqpn, int access,
-				uint8_t rnr_retry, uint8_t retry_cnt)
+/* RESET -> INIT -> RTR -> RTS for RC/UC/XRC, connected to dqpn along the path ah (port 1;
+ * RoCE paths name a GID). */
+static inline void simt_connect_ah(struct ibv_qp *qp, const struct ibv_ah_attr *ah,
+				   uint32_t dqpn, int access, uint8_t rnr_retry,
+				   uint8_t retry_cnt)
 {
 	struct ibv_qp_attr a;
 	int rc_like = qp->qp_type != IBV_QPT_UC;
@@ -114,7 +166,7 @@ static inline void simt_connect(struct ibv_qp *qp, uint16_t dlid, uint32_t dqpn,
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = dqpn;
-	a.ah_attr.dlid = dlid;
+	a.ah_attr = *ah;
 	a.ah_attr.port_num = 1;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 1;
@@ -134,6 +186,15 @@ static inline void simt_connect(struct ibv_qp *qp, uint16_t dlid, uint32_t dqpn,
 	else if (qp->qp_type == IBV_QPT_XRC_RECV)
 		mask |= IBV_QP_TIMEOUT;
 	cr_assert_eq(ibv_modify_qp(qp, &a, mask), 0, "to RTS");
+}
+
+/* simt_connect_ah on an InfiniBand path to dlid. */
+static inline void simt_connect(struct ibv_qp *qp, uint16_t dlid, uint32_t dqpn, int access,
+				uint8_t rnr_retry, uint8_t retry_cnt)
+{
+	struct ibv_ah_attr ah = { .dlid = dlid, .port_num = 1 };
+
+	simt_connect_ah(qp, &ah, dqpn, access, rnr_retry, retry_cnt);
 }
 
 /*

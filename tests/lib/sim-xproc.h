@@ -158,17 +158,22 @@ static inline int wait_wc(struct side *s, struct ibv_wc *wc)
 }
 
 /* The stock ibv_rc_pingpong (busy-polling, no -e) as server and client, 50 round trips;
- * mode: FVSIM_MODE for both, NULL for the default. */
-static inline void pingpong(const char *mode)
+ * mode: FVSIM_MODE for both, NULL for the default; gid: "-g gid" for both (RoCE), or NULL. */
+static inline void pingpong_gid(const char *mode, const char *gid)
 {
 	char port[16], srv_out[64], cli_out[64];
-	char *srv_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", NULL };
-	char *cli_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", "localhost", NULL };
+	char *srv_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", NULL, NULL, NULL };
+	char *cli_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", NULL, NULL, NULL, NULL };
 	pid_t srv;
 	int rc = 1;
 
 	if (mode)
 		setenv("FVSIM_MODE", mode, 1);
+	if (gid) {
+		srv_args[5] = cli_args[5] = "-g";
+		srv_args[6] = cli_args[6] = (char *)gid;
+	}
+	cli_args[gid ? 7 : 5] = "localhost";
 	snprintf(port, sizeof(port), "%d", 20000 + (int)(getpid() % 20000));
 	snprintf(srv_out, sizeof(srv_out), "/tmp/fvsim-xproc-%d.srv", (int)getpid());
 	snprintf(cli_out, sizeof(cli_out), "/tmp/fvsim-xproc-%d.cli", (int)getpid());
@@ -185,6 +190,11 @@ static inline void pingpong(const char *mode)
 	cr_expect_eq(simt_count_lines(cli_out, "50 iters in"), 1, "no iteration report from the client");
 	unlink(srv_out);
 	unlink(cli_out);
+}
+
+static inline void pingpong(const char *mode)
+{
+	pingpong_gid(mode, NULL);
 }
 
 #endif

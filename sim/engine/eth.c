@@ -1,0 +1,61 @@
+#include "eth.h"
+
+#include <stdlib.h>
+
+#include <infiniband/verbs.h>
+
+#include "../common/frame.h"
+#include "../common/log.h"
+#include "csum.h"
+#include "synd.h"
+#include "tso.h"
+
+#define CS_L3 0x40 /* cs_flags: compute the IPv4 header checksum */
+#define CS_L4 0x80 /* ... and the TCP/UDP checksum */
+
+/* A frame as a port sends it: the MTU covers the IP packet, the L2 header comes on top. */
+static uint32_t max_frame(const uint8_t *f, uint32_t len)
+{
+	struct sim_frame_info fi;
+
+	sim_frame_parse(f, len, &fi);
+	return SIM_ETH_MTU + (fi.vlan ? 18 : 14);
+}
+
+int sim_eth_send(struct sim_qp *qp, const struct sim_wqe *w, const struct sim_iov *payload,
+		 int np)
+{
+	bool tso = w->opcode == OP_TSO;
+	uint32_t len = (uint32_t)w->len;
+	struct sim_iov dst;
+	uint8_t *f;
+	int synd = SYND_OK;
+
+	if (!w->has_eth || (!tso && w->eth_hdr < SIM_ETH_MIN_INLINE) ||
+	    (tso && (w->eth_hdr < 14 || !w->mss)))
+		return SYND_LOC_QP_OP;
+	if (w->len > (tso ? SIM_MAX_TSO : SIM_ETH_MTU + 18u))
+		return SYND_LOC_LEN;
+	f = malloc(len ? len : 1);
+	if (!f)
+		return SYND_LOC_QP_OP;
+	dst.addr = (uint64_t)(uintptr_t)f;
+	dst.len = len;
+	if (sim_dma_copy(&dst, 1, payload, np, len)) {
+		synd = SYND_LOC_PROT;
+	} else if (tso) {
+		synd = sim_tso_split(f, len, w->eth_hdr, w->mss, sim_eth_wire);
+	} else if (len > max_frame(f, len)) {
+		synd = SYND_LOC_LEN;
+	} else {
+		struct sim_frame_info fi;
+
+		sim_frame_parse(f, len, &fi);
+		sim_csum_fill(f, &fi, w->cs_flags & CS_L3, w->cs_flags & CS_L4);
+		sim_eth_wire(f, len);
+	}
+	if (synd)
+		sim_info("QP 0x%x: raw send refused, syndrome 0x%02x", qp->qpn, synd);
+	free(f);
+	return synd;
+}
