@@ -39,14 +39,8 @@ struct fv_cq_arm {
 static inline int fv_cq_arm_init(struct fv_cq_arm *a, struct ibv_cq *ibcq)
 {
 	struct mlx5dv_cq dv;
-	struct mlx5dv_obj obj;
-	int err;
+	int err = fv_cq_dv(ibcq, &dv);
 
-	memset(&dv, 0, sizeof(dv));
-	memset(&obj, 0, sizeof(obj));
-	obj.cq.in = ibcq;
-	obj.cq.out = &dv;
-	err = mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ);
 	if (err)
 		return err;
 	a->uar = dv.cq_uar;

@@ -178,28 +178,30 @@ static inline int fv_rdma_post_sendv(struct fv_rdma *r, void *context, struct ib
 	return fv_rdma_post_wr(r, &wr);
 }
 
+/* An RDMA READ or WRITE of the list sgl, rkey's memory at remote_addr on the other side. */
+static inline int fv_rdma_post_rdma(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags,
+				    enum ibv_wr_opcode opcode, uint64_t remote_addr, uint32_t rkey)
+{
+	struct ibv_send_wr wr;
+
+	fv_rdma_wr(&wr, context, sgl, nsge, opcode, flags);
+	wr.wr.rdma.remote_addr = remote_addr;
+	wr.wr.rdma.rkey = rkey;
+	return fv_rdma_post_wr(r, &wr);
+}
+
 /* rdma_post_readv: an RDMA READ of rkey's memory at remote_addr into the list sgl. */
 static inline int fv_rdma_post_readv(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags,
 				     uint64_t remote_addr, uint32_t rkey)
 {
-	struct ibv_send_wr wr;
-
-	fv_rdma_wr(&wr, context, sgl, nsge, IBV_WR_RDMA_READ, flags);
-	wr.wr.rdma.remote_addr = remote_addr;
-	wr.wr.rdma.rkey = rkey;
-	return fv_rdma_post_wr(r, &wr);
+	return fv_rdma_post_rdma(r, context, sgl, nsge, flags, IBV_WR_RDMA_READ, remote_addr, rkey);
 }
 
 /* rdma_post_writev: an RDMA WRITE of the list sgl to rkey's memory at remote_addr. */
 static inline int fv_rdma_post_writev(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags,
 				      uint64_t remote_addr, uint32_t rkey)
 {
-	struct ibv_send_wr wr;
-
-	fv_rdma_wr(&wr, context, sgl, nsge, IBV_WR_RDMA_WRITE, flags);
-	wr.wr.rdma.remote_addr = remote_addr;
-	wr.wr.rdma.rkey = rkey;
-	return fv_rdma_post_wr(r, &wr);
+	return fv_rdma_post_rdma(r, context, sgl, nsge, flags, IBV_WR_RDMA_WRITE, remote_addr, rkey);
 }
 
 /* One SGE: addr, length, and mr's lkey (0 without mr: inline data needs none). */
