@@ -18,6 +18,7 @@
 #define RR_WR     32
 #define RR_SGE    3
 #define RR_BUF    (1u << 16)
+#define RR_LIST   16		/* room for the granted SGEs and three too many */
 
 struct rr {
 	struct simt_dev d;
@@ -90,6 +91,7 @@ static void rr_open(struct rr *e, int use_srq, uint64_t seed)
 	}
 	cr_assert_eq(fv_rdma_init(&e->r, &e->id[FV]), 0, "fv_rdma_init: %s", strerror(errno));
 	cr_assert_eq(e->r.has_srq, use_srq);
+	cr_assert_leq(e->max_sge + 3, RR_LIST, "granted %u SGEs", e->max_sge);
 	cr_assert(memcmp(e->rbuf[LIB], e->rbuf[FV], e->rbytes) == 0, "the twins' receive buffers start alike");
 }
 
@@ -114,7 +116,7 @@ static void rr_call(struct rr *e, int use_srq, int round, struct rr_stats *st)
 {
 	uint32_t kind = (uint32_t)diff_rnd(&e->seed, 100);
 	void *ctx = (void *)(uintptr_t)(0x2000 + diff_rnd(&e->seed, 1u << 20));
-	struct ibv_sge sgl[RR_SGE + 3];
+	struct ibv_sge sgl[RR_LIST];
 	int rc[2], err[2], nsge = 0, vec = kind >= 40;
 	uint8_t *addr = e->buf + diff_rnd(&e->seed, RR_BUF / 2);
 	size_t len = 1 + diff_rnd(&e->seed, 512);
