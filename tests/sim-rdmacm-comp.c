@@ -266,3 +266,22 @@ Test(sim_rdmacm_comp, ping_pong_one_cq_per_side, .timeout = 120)
 	cr_assert_gt(b.r.cq[0].arm.sn, 0);
 	close_pair();
 }
+
+/*
+ * An id whose CQ fields are empty (rdma_create_qp given the QP's CQs by the caller leaves
+ * them so): fv_rdma_init takes the QP's own CQs and their channels.
+ */
+Test(sim_rdmacm_comp, cqs_of_the_qp, .timeout = 120)
+{
+	open_pair(0);
+	fv_rdma_cleanup(&a.r);
+	a.id.send_cq = a.id.recv_cq = NULL;
+	a.id.send_cq_channel = a.id.recv_cq_channel = NULL;
+	cr_assert_eq(fv_rdma_init(&a.r, &a.id), 0, "fv_rdma_init: %s", strerror(errno));
+	cr_assert_eq(a.r.cq[0].cq.ibcq, a.cq[0]);
+	cr_assert_eq(a.r.cq[0].channel, a.ch[0]);
+	cr_assert_eq(fv_rdma_rcq(&a.r)->cq.ibcq, a.cq[1]);
+	cr_assert_eq(fv_rdma_rcq(&a.r)->channel, a.ch[1]);
+	receive_all(3);
+	close_pair();
+}
