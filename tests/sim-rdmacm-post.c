@@ -338,3 +338,77 @@ Test(sim_rdmacm_post, refusals, .init = fsetup, .fini = fteardown)
 	cr_assert_eq(fv_rdma_post_ud_send(r, (void *)2, fe.local, 8, mr, IBV_SEND_SIGNALED, fe.ah, 1), 0);
 	cr_assert_neq(sq_dbr(&fp.t.dv[FV]), 0, "the valid send was not posted");
 }
+
+/* ---- posting before the id is connected: libmlx5's state rules, through both ---- */
+
+/* The same call on both twins: the same return value and errno, and errno want. */
+#define BOTH(what, want, lib_call, fv_call)                                                           \
+	do {                                                                                          \
+		int rl_, el_, rf_, ef_;                                                               \
+		errno = 0;                                                                            \
+		rl_ = (lib_call);                                                                     \
+		el_ = errno;                                                                          \
+		errno = 0;                                                                            \
+		rf_ = (fv_call);                                                                      \
+		ef_ = errno;                                                                          \
+		cr_assert_eq(rf_, rl_, "%s in %s: returned %d, librdmacm %d", what, step[k], rf_, rl_);   \
+		cr_assert_eq(ef_, el_, "%s in %s: errno %d, librdmacm %d", what, step[k], ef_, el_);      \
+		cr_assert_eq(rf_ ? ef_ : 0, want, "%s in %s: errno %d, not %d", what, step[k], ef_, want); \
+	} while (0)
+
+/* RESET: receives EINVAL, sends ENOMEM; INIT: receives taken, sends ENOMEM; RTS: both taken. */
+Test(sim_rdmacm_post, before_rts, .timeout = 60)
+{
+	static const char *const step[] = { "RESET", "INIT", "RTS" };
+	static const int recv_err[] = { EINVAL, 0, 0 }, send_err[] = { ENOMEM, ENOMEM, 0 };
+	struct simt_dev d;
+	static uint8_t buf[4096];
+	struct ibv_mr *mr;
+	struct ibv_cq *cq[2];
+	struct ibv_qp *qp[2], *peer[2];
+	struct rdma_cm_id id[2];
+	struct fv_rdma r;
+
+	fvsim_set_step_mode(1);
+	simt_open(&d, 0);
+	mr = simt_mr(&d, buf, sizeof(buf), SIMT_ACCESS_ALL);
+	for (int s = LIB; s <= FV; s++) {
+		cq[s] = simt_cq(&d, 64);
+		qp[s] = simt_qp(&d, &(struct simt_qp_cfg){ .type = IBV_QPT_RC, .scq = cq[s], .max_inline = 64 });
+		peer[s] = simt_qp(&d, &(struct simt_qp_cfg){ .type = IBV_QPT_RC, .scq = cq[s] });
+		memset(&id[s], 0, sizeof(id[s]));
+		id[s].verbs = d.ctx;
+		id[s].pd = d.pd;
+		id[s].qp = qp[s];
+		id[s].send_cq = id[s].recv_cq = cq[s];
+	}
+	cr_assert_eq(fv_rdma_init(&r, &id[FV]), 0, "fv_rdma_init in RESET: %s", strerror(errno));
+	for (int k = 0; k < 3; k++) {
+		BOTH("recv", recv_err[k], rdma_post_recv(&id[LIB], NULL, buf, 64, mr),
+		     fv_rdma_post_recv(&r, NULL, buf, 64, mr));
+		BOTH("send", send_err[k], rdma_post_send(&id[LIB], NULL, buf, 8, NULL, IBV_SEND_INLINE),
+		     fv_rdma_post_send(&r, NULL, buf, 8, NULL, IBV_SEND_INLINE));
+		BOTH("write", send_err[k], rdma_post_write(&id[LIB], NULL, buf, 8, mr, 0, (uintptr_t)buf, mr->rkey),
+		     fv_rdma_post_write(&r, NULL, buf, 8, mr, 0, (uintptr_t)buf, mr->rkey));
+		BOTH("readv", send_err[k], rdma_post_readv(&id[LIB], NULL, NULL, 0, 0, (uintptr_t)buf, mr->rkey),
+		     fv_rdma_post_readv(&r, NULL, NULL, 0, 0, (uintptr_t)buf, mr->rkey));
+		for (int s = LIB; s <= FV && k == 0; s++) {	/* to INIT */
+			struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+			cr_assert_eq(ibv_modify_qp(qp[s], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+						     IBV_QP_ACCESS_FLAGS), 0);
+		}
+		for (int s = LIB; s <= FV && k == 1; s++) {	/* INIT again, RTR, RTS */
+			simt_connect(qp[s], d.lid, peer[s]->qp_num, SIMT_ACCESS_ALL, 7, 7);
+			simt_connect(peer[s], d.lid, qp[s]->qp_num, SIMT_ACCESS_ALL, 7, 7);
+		}
+	}
+	fv_rdma_cleanup(&r);
+	for (int s = LIB; s <= FV; s++) {
+		ibv_destroy_qp(qp[s]);
+		ibv_destroy_qp(peer[s]);
+		ibv_destroy_cq(cq[s]);
+	}
+	ibv_dereg_mr(mr);
+	simt_close(&d);
+}

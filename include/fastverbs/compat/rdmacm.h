@@ -14,8 +14,8 @@
  * Each call takes its rdma_* namesake's arguments after the struct fv_rdma, builds the WR
  * that namesake builds and posts it through fv_post_send / fv_post_recv / fv_post_srq_recv
  * (compat/verbs.h): the same WQE bytes libmlx5 writes for it. Returns 0, or -1 with errno
- * the value libmlx5 would return (ENOMEM: too many SGEs, inline too long, queue full;
- * EINVAL: too many receive SGEs), plus fastverbs' deliberate refusals (README, "Differences
+ * the value libmlx5 would return (ENOMEM: too many SGEs, inline too long, queue full, a send
+ * before the QP reached RTS; EINVAL: too many receive SGEs, a receive on a QP in RESET), plus fastverbs' deliberate refusals (README, "Differences
  * from libmlx5") and these, where librdmacm's inlines crash or assert instead:
  *   - fv_rdma_post_recv: a NULL mr, or a buffer outside it: EINVAL;
  *   - fv_rdma_post_read: a NULL mr: EINVAL;
@@ -76,6 +76,7 @@ static inline int fv_rdma_seterrno(int err)
 	return 0;
 }
 
+/* Take over ibcq as c; its channel is the id's (if given) or the one it was created with. */
 static inline int fv_rdma_cq_init(struct fv_rdma_cq *c, struct ibv_cq *ibcq, struct ibv_comp_channel *channel)
 {
 	int err = fv_cq_init(&c->cq, ibcq);
@@ -135,11 +136,17 @@ static inline void fv_rdma_cleanup(struct fv_rdma *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Post one send WR built by the caller; the WRs below are zeroed first (no stale fields). */
+/*
+ * Post one send WR built by the caller (fv_rdma_wr zeroes it first: no stale fields). Before
+ * the QP has reached RTS (an id not yet connected) libmlx5 refuses every send WR with ENOMEM,
+ * its SGE limit being -1 until then: so do these, from the state libibverbs keeps in the QP.
+ */
 static inline int fv_rdma_post_wr(struct fv_rdma *r, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad;
 
+	if (__builtin_expect(r->qp.ibqp->state < IBV_QPS_RTS, 0))
+		return fv_rdma_seterrno(ENOMEM);
 	return fv_rdma_seterrno(fv_post_send(&r->qp, wr, &bad));
 }
 
@@ -155,7 +162,10 @@ static inline void fv_rdma_wr(struct ibv_send_wr *wr, void *context, struct ibv_
 	wr->send_flags = (unsigned)flags;
 }
 
-/* rdma_post_recvv: one receive of the list sgl, on the id's SRQ if it has one, else its RQ. */
+/*
+ * rdma_post_recvv: one receive of the list sgl, on the id's SRQ if it has one, else its RQ.
+ * A QP in RESET takes no receive WR (libmlx5: EINVAL; its SGE limit is -1 there).
+ */
 static inline int fv_rdma_post_recvv(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge)
 {
 	struct ibv_recv_wr wr, *bad;
@@ -166,6 +176,8 @@ static inline int fv_rdma_post_recvv(struct fv_rdma *r, void *context, struct ib
 	wr.num_sge = nsge;
 	if (r->has_srq)
 		return fv_rdma_seterrno(fv_post_srq_recv(&r->srq, &wr, &bad));
+	if (__builtin_expect(r->qp.ibqp->state == IBV_QPS_RESET, 0))
+		return fv_rdma_seterrno(EINVAL);
 	return fv_rdma_seterrno(fv_post_recv(&r->qp, &wr, &bad));
 }
 
