@@ -6,8 +6,8 @@
  * (fastverbs arms the CQ at its own consumer index) and none may be lost or reported twice:
  * the numbers arrive in order, each completion's wr_id is the context it was posted with.
  * Ids are built by hand as rdma_create_qp builds them: a CQ and a channel per direction,
- * the id as CQ context; or one CQ and channel for both directions, also in a ping-pong
- * where each side both sends and receives.
+ * the id as CQ context; one CQ and channel for both directions; or two CQs on one channel
+ * (whose events either wait takes). Also a ping-pong where each side sends and receives.
  *
  * Each side has its own device context. The software device learns of an arm by sampling
  * the context's CQ doorbell register and the CQ's doorbell record: when two threads arm CQs
@@ -15,6 +15,7 @@
  * of a fresh CQ (word 0) leaves its record as it was -- that arm is then never seen (the
  * same happens to libmlx5's ibv_req_notify_cq; an HCA sees every doorbell write).
  */
+#include <poll.h>
 #include <pthread.h>
 #include <rdma/rdma_verbs.h>
 #include <fastverbs/compat/rdmacm.h>
@@ -38,17 +39,15 @@ struct side {
 
 static struct side a, b;	/* a sends, b receives (both, in the ping-pong) */
 
-static void side_open(struct side *s, int shared)
+/* How a side's id holds its CQs: as rdma_create_qp makes them, one CQ, or one channel. */
+enum cqs { SEPARATE, ONE_CQ, ONE_CHANNEL };
+
+static void side_open(struct side *s, enum cqs mode)
 {
 	for (int k = 0; k < 2; k++) {
-		if (shared && k == 1) {
-			s->ch[1] = s->ch[0];
-			s->cq[1] = s->cq[0];
-			break;
-		}
-		s->ch[k] = ibv_create_comp_channel(s->d.ctx);
+		s->ch[k] = k && mode != SEPARATE ? s->ch[0] : ibv_create_comp_channel(s->d.ctx);
 		cr_assert(s->ch[k]);
-		s->cq[k] = ibv_create_cq(s->d.ctx, 64, &s->id, s->ch[k], 0);
+		s->cq[k] = k && mode == ONE_CQ ? s->cq[0] : ibv_create_cq(s->d.ctx, 64, &s->id, s->ch[k], 0);
 		cr_assert(s->cq[k]);
 	}
 	s->mr = simt_mr(&s->d, s->rbuf, sizeof(s->rbuf), SIMT_ACCESS_ALL);
@@ -64,17 +63,17 @@ static void side_open(struct side *s, int shared)
 	s->id.recv_cq_channel = s->ch[1];
 }
 
-static void open_pair(int shared)
+static void open_pair(enum cqs mode_a, enum cqs mode_b)
 {
 	simt_open(&a.d, 0);
 	simt_open(&b.d, 0);
-	side_open(&a, shared);
-	side_open(&b, shared);
+	side_open(&a, mode_a);
+	side_open(&b, mode_b);
 	simt_connect(a.qp, b.d.lid, b.qp->qp_num, SIMT_ACCESS_ALL, 7, 7);
 	simt_connect(b.qp, a.d.lid, a.qp->qp_num, SIMT_ACCESS_ALL, 7, 7);
 	cr_assert_eq(fv_rdma_init(&a.r, &a.id), 0);
 	cr_assert_eq(fv_rdma_init(&b.r, &b.id), 0);
-	cr_assert_eq(fv_rdma_rcq(&a.r) == &a.r.cq[0], shared);
+	cr_assert_eq(fv_rdma_rcq(&a.r) == &a.r.cq[0], mode_a == ONE_CQ);
 }
 
 static void side_close(struct side *s)
@@ -82,10 +81,12 @@ static void side_close(struct side *s)
 	fv_rdma_cleanup(&s->r);
 	cr_assert_eq(ibv_destroy_qp(s->qp), 0);
 	cr_assert_eq(ibv_dereg_mr(s->mr), 0);
-	for (int k = 0; k < 2 && (k == 0 || s->cq[1] != s->cq[0]); k++) {
-		cr_assert_eq(ibv_destroy_cq(s->cq[k]), 0);
-		cr_assert_eq(ibv_destroy_comp_channel(s->ch[k]), 0);
-	}
+	cr_assert_eq(ibv_destroy_cq(s->cq[0]), 0);
+	if (s->cq[1] != s->cq[0])
+		cr_assert_eq(ibv_destroy_cq(s->cq[1]), 0);
+	cr_assert_eq(ibv_destroy_comp_channel(s->ch[0]), 0);
+	if (s->ch[1] != s->ch[0])
+		cr_assert_eq(ibv_destroy_comp_channel(s->ch[1]), 0);
 }
 
 static void close_pair(void)
@@ -180,14 +181,14 @@ static void receive_all(uint64_t seed)
 
 Test(sim_rdmacm_comp, separate_cqs, .timeout = 120)
 {
-	open_pair(0);
+	open_pair(SEPARATE, SEPARATE);
 	receive_all(1);
 	close_pair();
 }
 
 Test(sim_rdmacm_comp, one_cq_for_both_directions, .timeout = 120)
 {
-	open_pair(1);
+	open_pair(ONE_CQ, ONE_CQ);
 	receive_all(2);
 	close_pair();
 }
@@ -217,7 +218,10 @@ static const char *pingpong(struct side *s, int starts, uint64_t seed)
 
 		if (diff_rnd(&seed, 8) == 0)
 			pause_us(diff_rnd(&seed, 200));
-		rc = diff_rnd(&seed, 2) ? fv_rdma_get_recv_comp(&s->r, &wc) : fv_rdma_get_send_comp(&s->r, &wc);
+		if (fv_rdma_rcq(&s->r) == &s->r.cq[0])	/* one CQ: either call returns either kind */
+			rc = diff_rnd(&seed, 2) ? fv_rdma_get_recv_comp(&s->r, &wc) : fv_rdma_get_send_comp(&s->r, &wc);
+		else	/* two: the send completion is due first (one message in flight) */
+			rc = sent < sends ? fv_rdma_get_send_comp(&s->r, &wc) : fv_rdma_get_recv_comp(&s->r, &wc);
 		if (rc != 1)
 			return "get_comp failed";
 		if (wc.status != IBV_WC_SUCCESS)
@@ -249,22 +253,37 @@ static void *ponger(void *arg)
 	return (void *)pingpong(&b, 0, (uintptr_t)arg);
 }
 
-Test(sim_rdmacm_comp, ping_pong_one_cq_per_side, .timeout = 120)
+static void run_pingpong(enum cqs mode_a, enum cqs mode_b)
 {
 	pthread_t t;
 	void *res;
 	const char *err;
 
-	open_pair(1);
+	open_pair(mode_a, mode_b);
 	cr_assert_eq(pthread_create(&t, NULL, ponger, (void *)(uintptr_t)5), 0);
 	err = pingpong(&a, 1, 6);
 	cr_assert_eq(pthread_join(t, &res), 0);
 	cr_assert_null(err, "pinger: %s", err);
 	cr_assert_null(res, "ponger: %s", (const char *)res);
-	cr_log_info("%d round trips; events taken: %u and %u", PINGS, a.r.cq[0].arm.sn, b.r.cq[0].arm.sn);
-	cr_assert_gt(a.r.cq[0].arm.sn, 0);
-	cr_assert_gt(b.r.cq[0].arm.sn, 0);
+	cr_log_info("%d round trips; events taken: %u + %u and %u + %u", PINGS, a.r.cq[0].arm.sn, a.r.cq[1].arm.sn,
+		    b.r.cq[0].arm.sn, b.r.cq[1].arm.sn);
+	cr_assert_gt(a.r.cq[0].arm.sn + a.r.cq[1].arm.sn, 0);
+	cr_assert_gt(b.r.cq[0].arm.sn + b.r.cq[1].arm.sn, 0);
 	close_pair();
+}
+
+Test(sim_rdmacm_comp, ping_pong_one_cq_per_side, .timeout = 120)
+{
+	run_pingpong(ONE_CQ, ONE_CQ);
+}
+
+/*
+ * a's send and receive CQs share one channel: waiting for one, a takes the other's events
+ * too; it must count them for that CQ (its next arm then carries the next sequence number).
+ */
+Test(sim_rdmacm_comp, ping_pong_one_channel_two_cqs, .timeout = 120)
+{
+	run_pingpong(ONE_CHANNEL, SEPARATE);
 }
 
 /*
@@ -273,7 +292,7 @@ Test(sim_rdmacm_comp, ping_pong_one_cq_per_side, .timeout = 120)
  */
 Test(sim_rdmacm_comp, cqs_of_the_qp, .timeout = 120)
 {
-	open_pair(0);
+	open_pair(SEPARATE, SEPARATE);
 	fv_rdma_cleanup(&a.r);
 	a.id.send_cq = a.id.recv_cq = NULL;
 	a.id.send_cq_channel = a.id.recv_cq_channel = NULL;
@@ -283,5 +302,57 @@ Test(sim_rdmacm_comp, cqs_of_the_qp, .timeout = 120)
 	cr_assert_eq(fv_rdma_rcq(&a.r)->cq.ibcq, a.cq[1]);
 	cr_assert_eq(fv_rdma_rcq(&a.r)->channel, a.ch[1]);
 	receive_all(3);
+	close_pair();
+}
+
+/* After 100 ms, b sends a message to a and waits for its completion. */
+static void *late_sender(void *arg)
+{
+	uint64_t msg = 2;
+	struct ibv_wc wc;
+
+	(void)arg;
+	pause_us(100000);
+	if (fv_rdma_post_send(&b.r, (void *)(uintptr_t)2, &msg, MSGLEN, NULL, IBV_SEND_INLINE | IBV_SEND_SIGNALED))
+		return (void *)"post_send failed";
+	if (fv_rdma_get_send_comp(&b.r, &wc) != 1 || wc.status != IBV_WC_SUCCESS || wc.wr_id != 2)
+		return (void *)"no send completion";
+	return NULL;
+}
+
+/*
+ * The event of the send CQ waits on the channel a's two CQs share when a blocks for a receive:
+ * fv_rdma_get_recv_comp takes it, counts it for the send CQ, acknowledges it and sleeps on
+ * until the receive comes.
+ */
+Test(sim_rdmacm_comp, event_of_the_other_cq, .timeout = 60)
+{
+	struct pollfd p;
+	pthread_t t;
+	uint64_t msg = 1;
+	struct ibv_wc wc;
+	void *res;
+
+	open_pair(ONE_CHANNEL, SEPARATE);
+	cr_assert_eq(post_recv(&b, 0), 0);
+	cr_assert_eq(post_recv(&a, 0), 0);
+	cr_assert_eq(fv_rdma_post_send(&a.r, (void *)(uintptr_t)1, &msg, MSGLEN, NULL,
+				       IBV_SEND_INLINE | IBV_SEND_SIGNALED), 0);
+	fv_cq_arm(&a.r.cq[0].cq, &a.r.cq[0].arm, 0);
+	p = (struct pollfd){ .fd = a.ch[0]->fd, .events = POLLIN };
+	cr_assert_eq(poll(&p, 1, SIMT_WAIT_MS), 1, "no event for the send completion");
+	cr_assert_eq(pthread_create(&t, NULL, late_sender, NULL), 0);
+	cr_assert_eq(fv_rdma_get_recv_comp(&a.r, &wc), 1, "%s", strerror(errno));
+	cr_assert_eq(wc.opcode, IBV_WC_RECV);
+	cr_assert_eq(wc.wr_id, 0);
+	cr_assert_eq(a.r.cq[0].arm.sn, 1, "the send CQ's event was not counted for it");
+	cr_assert_eq(a.r.cq[1].arm.sn, 1, "the receive was not waited for");
+	cr_assert_eq(fv_rdma_get_send_comp(&a.r, &wc), 1);
+	cr_assert_eq(wc.opcode, IBV_WC_SEND);
+	cr_assert_eq(wc.wr_id, 1);
+	cr_assert_eq(pthread_join(t, &res), 0);
+	cr_assert_null(res, "b: %s", (const char *)res);
+	cr_assert_eq(fv_rdma_get_recv_comp(&b.r, &wc), 1);
+	cr_assert_eq(wc.wr_id, 0);
 	close_pair();
 }
