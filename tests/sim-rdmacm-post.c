@@ -357,7 +357,7 @@ Test(sim_rdmacm_post, refusals, .init = fsetup, .fini = fteardown)
 	} while (0)
 
 /* RESET: receives EINVAL, sends ENOMEM; INIT: receives taken, sends ENOMEM; RTS: both taken. */
-Test(sim_rdmacm_post, before_rts, .timeout = 60)
+Test(sim_rdmacm_post, before_rts)
 {
 	static const char *const step[] = { "RESET", "INIT", "RTS" };
 	static const int recv_err[] = { EINVAL, 0, 0 }, send_err[] = { ENOMEM, ENOMEM, 0 };
