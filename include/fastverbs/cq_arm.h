@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Arming a CQ for a completion event, from fastverbs' own consumer index (mlx5-formats.md
+ * Arming a CQ for a completion event, from fastverbs' own consumer index (docs/formats.md
  * §5.7). A CQ taken over with fv_cq_init is polled by fastverbs, so libmlx5's consumer index
  * stays where it was and ibv_req_notify_cq would arm at a stale index; fv_cq_arm writes the
  * same bytes libmlx5's arm writes, with fv_cq's index:
