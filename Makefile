@@ -47,6 +47,9 @@ $(B)/tests/%: tests/%.c $(TEST_LIB) $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -o $@ $< $(TEST_LIB) $(TEST_LIBS)
 
+# The rdma_cm example also links librdmacm.
+$(B)/examples/rdma_cm_pingpong: VERBS_LIBS += -lrdmacm
+
 $(B)/examples/%: examples/%.c examples/common.c examples/common.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -o $@ $< examples/common.c $(VERBS_LIBS) -lpthread
