@@ -271,10 +271,10 @@ static void prun(const struct caps *c, uint64_t seed)
 
 TestSuite(sim_rdmacm_post, .timeout = 300);
 
-Test(sim_rdmacm_post, rc_4sge_inline64) { prun(&(struct caps){ IBV_QPT_RC, 64, 4, 64, 0, 0 }, 11); }
-Test(sim_rdmacm_post, uc_2sge_inline128) { prun(&(struct caps){ IBV_QPT_UC, 64, 2, 128, 0, 0 }, 12); }
-Test(sim_rdmacm_post, ud_1sge_inline64) { prun(&(struct caps){ IBV_QPT_UD, 64, 1, 64, 0, 0 }, 13); }
-Test(sim_rdmacm_post, rc_sig_all_doorbell_only) { prun(&(struct caps){ IBV_QPT_RC, 128, 3, 32, 1, 1 }, 14); }
+Test(sim_rdmacm_post, rc_4sge_inline64) { prun(&(struct caps){ IBV_QPT_RC, 64, 4, 64, 0, 0, 0 }, 11); }
+Test(sim_rdmacm_post, uc_2sge_inline128) { prun(&(struct caps){ IBV_QPT_UC, 64, 2, 128, 0, 0, 0 }, 12); }
+Test(sim_rdmacm_post, ud_1sge_inline64) { prun(&(struct caps){ IBV_QPT_UD, 64, 1, 64, 0, 0, 0 }, 13); }
+Test(sim_rdmacm_post, rc_sig_all_doorbell_only) { prun(&(struct caps){ IBV_QPT_RC, 128, 3, 32, 1, 1, 0 }, 14); }
 
 /* ---- what librdmacm crashes or asserts on: fastverbs refuses it, and nothing is written ---- */
 
@@ -283,8 +283,8 @@ static struct ptwin fp;
 
 static void fsetup(void)
 {
-	env_open(&fe, &(struct caps){ IBV_QPT_UD, 64, 1, 64, 0, 0 }, 21);
-	ptwin_open(&fe, &fp, &(struct caps){ IBV_QPT_UD, 64, 1, 64, 0, 0 });
+	env_open(&fe, &(struct caps){ IBV_QPT_UD, 64, 1, 64, 0, 0, 0 }, 21);
+	ptwin_open(&fe, &fp, &(struct caps){ IBV_QPT_UD, 64, 1, 64, 0, 0, 0 });
 }
 
 static void fteardown(void)
