@@ -50,6 +50,9 @@ $(B)/tests/%: tests/%.c $(TEST_LIB) $(TEST_LIBH) $(HEADERS)
 # tests/sim-examples runs the example programs.
 $(B)/tests/sim-examples: $(EX_BINS)
 
+# The rdma_cm example also links librdmacm.
+$(B)/examples/rdma_cm_pingpong: VERBS_LIBS += -lrdmacm
+
 $(B)/examples/%: examples/%.c examples/common.c examples/common.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -o $@ $< examples/common.c $(VERBS_LIBS) -lpthread

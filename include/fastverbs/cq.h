@@ -135,6 +135,18 @@ static inline int fv_cq_init_geom(struct fv_cq *cq, const struct fv_cq_geom *g)
 	return 0;
 }
 
+/* ibcq's mlx5dv_cq (the CQ becomes DV-owned). Returns 0 or an errno value. */
+static inline int fv_cq_dv(struct ibv_cq *ibcq, struct mlx5dv_cq *dv)
+{
+	struct mlx5dv_obj obj;
+
+	memset(dv, 0, sizeof(*dv));
+	memset(&obj, 0, sizeof(obj));
+	obj.cq.in = ibcq;
+	obj.cq.out = dv;
+	return mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ);
+}
+
 /*
  * Take over a CQ created by libmlx5 (mlx5dv_init_obj: the CQ becomes DV-owned; from now on
  * poll it only through fastverbs). Returns 0 or an errno value.
@@ -142,14 +154,8 @@ static inline int fv_cq_init_geom(struct fv_cq *cq, const struct fv_cq_geom *g)
 static inline int fv_cq_init(struct fv_cq *cq, struct ibv_cq *ibcq)
 {
 	struct mlx5dv_cq dv;
-	struct mlx5dv_obj obj;
-	int err;
+	int err = fv_cq_dv(ibcq, &dv);
 
-	memset(&dv, 0, sizeof(dv));
-	memset(&obj, 0, sizeof(obj));
-	obj.cq.in = ibcq;
-	obj.cq.out = &dv;
-	err = mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ);
 	if (err)
 		return err;
 

@@ -10,6 +10,7 @@
  *   ops.h       generated from ops.def: typed builders, fv_write()-style fronts, runtime table
  *   recv.h      receive queue and SRQ posting
  *   cq.h        completion polling
+ *   cq_arm.h    arming a CQ for completion events
  *   compat/verbs.h  drop-in fv_post_send / fv_post_recv / fv_poll_cq
  */
 #ifndef FASTVERBS_H
@@ -28,6 +29,7 @@
 #include "ops.h"
 #include "recv.h"
 #include "cq.h"
+#include "cq_arm.h"
 #include "compat/verbs.h"
 
 #endif /* FASTVERBS_H */
