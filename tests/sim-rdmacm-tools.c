@@ -274,3 +274,17 @@ Test(sim_rdmacm_tools, peer_dies)
 	rdma_destroy_id(l);
 	rdma_destroy_event_channel(ch);
 }
+
+/* The project's own example: connected through rdma_cm, every byte moved by fv_rdma_*. */
+Test(sim_rdmacm_tools, rdma_cm_pingpong_example)
+{
+	char *p = port_str(7790);
+	char prog[256];
+
+	snprintf(prog, sizeof(prog), "%s/%s/examples/rdma_cm_pingpong", FV_TOP, FV_BUILD);
+	char *srv[] = { prog, "-s", "-p", p, "-n", "200", NULL };
+	char *cli[] = { prog, "-c", "127.0.0.1", "-p", p, "-n", "200", NULL };
+
+	pair(srv, cli, RDMA_PS_TCP, 7790);
+	cr_expect_eq(simt_count_lines(cli_out, "200 round trips of"), 1, "no report from the client");
+}
