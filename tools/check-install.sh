@@ -14,3 +14,27 @@ flags=$(PKG_CONFIG_PATH="$tmp/usr/lib/pkgconfig" pkg-config --cflags --libs fast
 $cc -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE $flags -o "$tmp/prog" "$tmp/prog.c" $flags
 "$tmp/prog"
 echo "check-install: installed headers and fastverbs.pc build a program ($(PKG_CONFIG_PATH="$tmp/usr/lib/pkgconfig" pkg-config --modversion fastverbs))"
+
+# install and uninstall with DESTDIR and PREFIX: the manual pages land under MANDIR (a link page
+# per other name, which the formatter follows), and uninstall removes exactly what install
+# wrote, leaving other files in the same directories alone.
+root="$tmp/root" prefix=/opt/fv
+mkdir -p "$root$prefix/include" "$root$prefix/lib/pkgconfig" "$root$prefix/share/man/man3"
+for f in include/other.h lib/pkgconfig/other.pc share/man/man3/other.3; do echo keep > "$root$prefix/$f"; done
+find "$root" -type f | sort > "$tmp/before"
+make --no-print-directory -s install DESTDIR="$root" PREFIX="$prefix" >/dev/null
+rm -f fastverbs.pc
+man="$root$prefix/share/man"
+want=$(tools/man-install.sh list | wc -l)
+got=$(find "$man" -type f -name 'fv_*' -o -type f -name 'fastverbs.*' | wc -l)
+[ "$got" -eq "$want" ] || { echo "check-install: $got manual pages installed, $want expected" >&2; exit 1; }
+(cd "$man" && mandoc -T ascii man3/fv_rc_write_inline.3 | grep -q 'fv_rc_write_inline') ||
+    { echo "check-install: man3/fv_rc_write_inline.3 does not lead to its page" >&2; exit 1; }
+make --no-print-directory -s uninstall DESTDIR="$root" PREFIX="$prefix" >/dev/null
+find "$root" -type f | sort > "$tmp/after"
+if ! cmp -s "$tmp/before" "$tmp/after"; then
+    echo "check-install: after uninstall the tree differs from before install:" >&2
+    diff "$tmp/before" "$tmp/after" >&2 || true
+    exit 1
+fi
+echo "check-install: install put $want manual pages under DESTDIR/PREFIX/share/man; uninstall removed exactly what install wrote"
