@@ -1,4 +1,4 @@
-/* UMR WQEs as libmlx5 builds them for memory windows (mlx5-formats.md 3.9):
+/* UMR WQEs as libmlx5 builds them for memory windows (docs/formats.md §3.8):
  *
  *   offset  size  segment
  *   0       16    control: opcode 0x25, imm = the window's key (or the key to invalidate)
