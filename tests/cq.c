@@ -92,28 +92,35 @@ Test(req, each_send_opcode_both_pollers)
 
 Test(req, umr_reports_bind_or_local_inv)
 {
+	/* UMR control flags (byte 16), mkey context free byte and qpn_mkey (second block) of a
+	 * type 2 bind, a type 1 unbind (free, no QPN check) and a local invalidate. */
+	static const struct { uint8_t flags, free; uint32_t qpn_mkey; enum ibv_wc_opcode op; } k[] = {
+		{ 0xb0, 0x00, 0x12401u, IBV_WC_BIND_MW },
+		{ 0x90, 0x40, 0xffffff05u, IBV_WC_BIND_MW },
+		{ 0x98, 0x40, 0xffffff00u, IBV_WC_LOCAL_INV },
+	};
 	struct tqp m;
 	struct cqe_cq c;
 	struct ibv_wc wc;
 
 	qp_init(&m, FV_QPT_RC, 0x124, 16, 0, 0);
 	cqe_cq_init(&c, 8, 64, 0);
-	/* A 2-block UMR WQE; the mkey context (block 2, byte 0) has the free bit for an invalidate. */
-	for (int inv = 0; inv < 2; inv++) {
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
 		uint32_t at = m.qp.sq.pi;
-		__be32 fm;
+		__be32 fm, qm = htobe32(k[i].qpn_mkey);
 
 		cr_assert(fv_sq_take(&m.qp.sq, FV_SIGNALED, 2, &fm));
-
 		fv_wqe_ctrl(fv_sq_next_wqe(&m.qp.sq), at, 0, MLX5_OPCODE_UMR, m.qp.sq.qpn_be, 8, fm, 0);
-		tqp_block(&m, at + 1)[0] = inv ? 0x40 : 0;
-		fv_sq_commit(&m.qp.sq, 77 + (uint64_t)inv, FV_SIGNALED, 2);
+		tqp_block(&m, at)[16] = k[i].flags;
+		tqp_block(&m, at + 1)[0] = k[i].free;
+		memcpy(tqp_block(&m, at + 1) + 4, &qm, 4);
+		fv_sq_commit(&m.qp.sq, 77 + i, FV_SIGNALED, 2);
 		cqe_req(&c, 0x124, MLX5_OPCODE_UMR, (uint16_t)at, 0, 0);
 		wc = cqe_poll1_ibv(&c.cq);
-		cr_assert_eq(wc.opcode, inv ? IBV_WC_LOCAL_INV : IBV_WC_BIND_MW);
-		cr_assert_eq(wc.wr_id, 77 + (uint64_t)inv);
+		cr_assert_eq(wc.opcode, k[i].op, "case %zu: opcode %d", i, wc.opcode);
+		cr_assert_eq(wc.wr_id, 77 + i);
 	}
-	cr_assert_eq(m.qp.sq.ci, 4);
+	cr_assert_eq(m.qp.sq.ci, 6);
 	cqe_cq_free(&c);
 	tqp_free(&m);
 }

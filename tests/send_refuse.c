@@ -229,22 +229,57 @@ Test(send_refuse, op_not_allowed_for_qp_type_is_einval)
 	}
 }
 
-/* Memory-window operations fastverbs does not build yet: EOPNOTSUPP on the connected types. */
-Test(send_refuse, local_inv_and_bind_mw_are_eopnotsupp)
+/* Memory windows: a bind longer than 2 GiB (one KLM's limit) is libmlx5's EOPNOTSUPP and,
+ * unlike libmlx5, leaves no fence for the next WQE; a bind without a window, or with a length
+ * and no MR (libmlx5 dereferences both), is EINVAL. */
+static struct ibv_mw the_mw = { .rkey = 0x4201, .type = IBV_MW_TYPE_2 };
+static struct ibv_mr the_mr = { .lkey = LKEY };
+
+static void bind_wr(struct ibv_send_wr *w, enum fv_qpt qpt, uint64_t len)
+{
+	wr_init(w, qpt, IBV_WR_BIND_MW, NULL, 0, IBV_SEND_SIGNALED, NULL);
+	w->bind_mw.mw = &the_mw;
+	w->bind_mw.rkey = 0x4202;
+	w->bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = &the_mr, .addr = (uintptr_t)buf,
+							  .length = len,
+							  .mw_access_flags = IBV_ACCESS_REMOTE_READ };
+}
+
+Test(send_refuse, bind_mw_refusals)
 {
 	static const enum fv_qpt qpts[] = { FV_QPT_RC, FV_QPT_UC, FV_QPT_XRC };
-	static const enum ibv_wr_opcode ops[] = { IBV_WR_LOCAL_INV, IBV_WR_BIND_MW };
 
-	for (size_t i = 0; i < 3; i++)
-		for (size_t j = 0; j < 2; j++) {
-			struct ibv_send_wr w;
-			char what[64];
+	for (size_t i = 0; i < 3; i++) {
+		struct ibv_send_wr w;
+		char what[64];
 
-			wr_init(&w, qpts[i], ops[j], NULL, 0, IBV_SEND_SIGNALED, NULL);
-			w.invalidate_rkey = 0x1234;
-			snprintf(what, sizeof(what), "%s opcode %d", qpt_name[qpts[i]], ops[j]);
-			expect_refused_alone(qpts[i], 64, &w, EOPNOTSUPP, what);
-		}
+		snprintf(what, sizeof(what), "%s bind of 2 GiB + 1", qpt_name[qpts[i]]);
+		bind_wr(&w, qpts[i], (1ull << 31) + 1);
+		expect_refused_alone(qpts[i], 64, &w, EOPNOTSUPP, what);
+		snprintf(what, sizeof(what), "%s bind without a window", qpt_name[qpts[i]]);
+		bind_wr(&w, qpts[i], 4096);
+		w.bind_mw.mw = NULL;
+		expect_refused_alone(qpts[i], 64, &w, EINVAL, what);
+		snprintf(what, sizeof(what), "%s bind without an MR", qpt_name[qpts[i]]);
+		bind_wr(&w, qpts[i], 4096);
+		w.bind_mw.bind_info.mr = NULL;
+		expect_refused_alone(qpts[i], 64, &w, EINVAL, what);
+	}
+}
+
+/* The typed builder refuses the same bind alike. */
+Test(send_refuse, typed_bind_mw_over_2gib)
+{
+	struct pair p;
+	struct memqp_cfg c = cfg(FV_QPT_RC, 64);
+	struct ibv_mw_bind_info bi = { .mr = &the_mr, .addr = (uintptr_t)buf, .length = (1ull << 31) + 1 };
+
+	pair_open(&p, &c);
+	cr_assert_eq(fv_bind_mw((struct fv_rc *)&p.a.qp, 1, FV_SIGNALED, &the_mw, 0x4202, &bi), EOPNOTSUPP);
+	assert_same(&p, "typed bind over 2 GiB");
+	bi.length = 1ull << 31;	/* exactly 2 GiB is accepted */
+	cr_assert_eq(fv_bind_mw((struct fv_rc *)&p.a.qp, 1, FV_SIGNALED, &the_mw, 0x4202, &bi), 0);
+	pair_close(&p);
 }
 
 /* ---- scatter/gather ---- */
@@ -445,8 +480,8 @@ static void chain_case(int k, const char *how)
 		w[k].sg_list = &big;
 		w[k].send_flags |= IBV_SEND_INLINE;
 		err = ENOMEM;
-	} else {	/* "bind_mw" */
-		w[k].opcode = IBV_WR_BIND_MW;
+	} else {	/* "bind_mw" over 2 GiB */
+		bind_wr(&w[k], FV_QPT_RC, (1ull << 31) + 1);
 		err = EOPNOTSUPP;
 	}
 	chain(w, 3);

@@ -280,3 +280,119 @@ Test(sim_e2e, uc_and_ud)
 	cr_assert_eq(ibv_destroy_ah(ibah), 0);
 	pair_close(&p);
 }
+
+/* fv_poll until one completion arrived, letting the device work. */
+static struct fv_wc fv_wait1(struct fv_cq *cq)
+{
+	struct timespec t0;
+	struct fv_wc wc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (fv_poll(cq, &wc, 1) == 0) {
+		cr_assert(simt_ms_since(&t0) < SIMT_WAIT_MS, "no completion");
+		simt_kick();
+	}
+	return wc;
+}
+
+/*
+ * Memory windows through fastverbs: B binds a type 2 window over part of its buffer with
+ * fv_bind_mw, A writes through its rkey, B invalidates it with fv_local_inv and A's next
+ * write is refused; then a rebind, and A's SEND_WITH_INV invalidates it at B, whose receive
+ * completion says so through fv_poll (and a third bind through fv_poll_cq).
+ */
+static void mw_end_to_end(enum ibv_qp_type type)
+{
+	struct pair p;
+	struct fv_rc *b;
+	struct ibv_mw *mw;
+	struct ibv_mr *bind_mr;
+	struct ibv_mw_bind_info bi;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	struct fv_wc fw;
+	uint32_t rkey;
+
+	pair_open(&p, type, 256, 64);
+	b = (struct fv_rc *)&p.b.qp;	/* RC or UC: the builders share the layout */
+	bind_mr = simt_mr(&p.d, p.b.buf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	mw = ibv_alloc_mw(p.d.pd, IBV_MW_TYPE_2);
+	cr_assert(mw);
+	bi = (struct ibv_mw_bind_info){ .mr = bind_mr, .addr = (uintptr_t)p.b.buf + 4096, .length = 1024,
+					.mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	rkey = ibv_inc_rkey(mw->rkey);
+	if (type == IBV_QPT_RC)
+		cr_assert_eq(fv_bind_mw(b, 1, FV_SIGNALED, mw, rkey, &bi), 0);
+	else
+		cr_assert_eq(fv_bind_mw((struct fv_uc *)b, 1, FV_SIGNALED, mw, rkey, &bi), 0);
+	fv_ring(b);
+	fw = fv_wait1(&p.b.cq);
+	cr_assert_eq(fw.status, IBV_WC_SUCCESS, "bind: %s", ibv_wc_status_str(fw.status));
+	cr_assert_eq(fw.opcode, IBV_WC_BIND_MW);
+	cr_assert_eq(fw.wr_id, 1);
+
+	/* A writes 100 bytes through the window. */
+	for (int i = 0; i < 100; i++)
+		p.a.buf[i] = (uint8_t)(3 * i + 5);
+	s = sge_of(&p.a, 0, 100);
+	cr_assert_eq(fv_write((struct fv_rc *)&p.a.qp, 2, FV_SIGNALED, &s, (uintptr_t)p.b.buf + 4096 + 8, rkey), 0);
+	fv_ring((struct fv_rc *)&p.a.qp);
+	fv_wait(&p.a.cq, &wc, 1);
+	expect_wc(&wc, 2, IBV_WC_RDMA_WRITE, UINT32_MAX);
+	cr_assert_arr_eq(p.b.buf + 4096 + 8, p.a.buf, 100);
+
+	/* B invalidates it; the completion says LOCAL_INV (fv_poll_cq). */
+	cr_assert_eq(fv_local_inv(b, 3, FV_SIGNALED, rkey), 0);
+	fv_ring(b);
+	fv_wait(&p.b.cq, &wc, 1);
+	expect_wc(&wc, 3, IBV_WC_LOCAL_INV, UINT32_MAX);
+
+	/* Rebound (the key moves on), then invalidated by A's SEND_WITH_INV. */
+	mw->rkey = rkey;
+	rkey = ibv_inc_rkey(rkey);
+	cr_assert_eq(fv_bind_mw(b, 4, FV_SIGNALED, mw, rkey, &bi), 0);
+	fv_ring(b);
+	fv_wait(&p.b.cq, &wc, 1);
+	expect_wc(&wc, 4, IBV_WC_BIND_MW, UINT32_MAX);
+	s = sge_of(&p.b, 8192, 64);
+	cr_assert_eq(fv_recv(&p.b.qp, 5, &s, 1), 0);
+	fv_recv_ring(&p.b.qp);
+	s = sge_of(&p.a, 0, 16);
+	cr_assert_eq(fv_send_inv((struct fv_rc *)&p.a.qp, 6, FV_SIGNALED, &s, rkey), 0);
+	fv_ring((struct fv_rc *)&p.a.qp);
+	fv_wait(&p.a.cq, &wc, 1);
+	expect_wc(&wc, 6, IBV_WC_SEND, UINT32_MAX);
+	fw = fv_wait1(&p.b.cq);
+	cr_assert_eq(fw.status, IBV_WC_SUCCESS);
+	cr_assert_eq(fw.opcode, IBV_WC_RECV);
+	cr_assert_eq(fw.wr_id, 5);
+	cr_assert_eq(fw.byte_len, 16);
+	cr_assert_eq(fw.wc_flags & IBV_WC_WITH_INV, IBV_WC_WITH_INV, "wc_flags %#x", fw.wc_flags);
+	cr_assert_eq(fw.invalidated_rkey, rkey);
+
+	/* The window is gone: A's next write is refused (RC) or dropped (UC). */
+	memset(p.b.buf + 4096, 0, 256);
+	s = sge_of(&p.a, 0, 64);
+	cr_assert_eq(fv_write((struct fv_rc *)&p.a.qp, 7, FV_SIGNALED, &s, (uintptr_t)p.b.buf + 4096, rkey), 0);
+	fv_ring((struct fv_rc *)&p.a.qp);
+	fv_wait(&p.a.cq, &wc, 1);
+	cr_assert_eq(wc.wr_id, 7);
+	cr_assert_eq(wc.status, type == IBV_QPT_RC ? IBV_WC_REM_ACCESS_ERR : IBV_WC_SUCCESS, "%s",
+		     ibv_wc_status_str(wc.status));
+	for (int i = 0; i < 256; i++)
+		cr_assert_eq(p.b.buf[4096 + i], 0, "byte %d written through an invalid window", i);
+
+	cr_assert_eq(ibv_dealloc_mw(mw), 0);
+	cr_assert_eq(ibv_dereg_mr(bind_mr), 0);
+	pair_close(&p);
+}
+
+Test(sim_e2e, rc_memory_window)
+{
+	mw_end_to_end(IBV_QPT_RC);
+}
+
+Test(sim_e2e, uc_memory_window)
+{
+	mw_end_to_end(IBV_QPT_UC);
+}

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <fastverbs/compat/post_send.h>
 #include "memqp.h"
+#include "vecfile.h"
 
 #define VECTORS FV_TOP "/tests/vectors/libmlx5-44/all.txt"
 #define BUF     0x10000000ull	/* the producer's data buffer; only the inline bytes are read */
@@ -15,68 +16,7 @@
 #define RADDR   0x20001000ull
 #define RKEY    0xabcd1234u
 
-struct vcase {
-	char title[200];
-	char qp[8];
-	int nblk;
-	uint32_t idx[8];
-	uint8_t blk[8][64];
-	uint32_t dbr;
-	uint8_t bf[512];
-};
-
 static uint8_t pattern[4096];	/* byte i = i, like the producer's buffer */
-
-static int parse_hex(const char *s, uint8_t *out, int max)
-{
-	int n = 0;
-	unsigned v;
-	int used;
-
-	while (n < max && sscanf(s, " %2x%n", &v, &used) == 1) {
-		out[n++] = (uint8_t)v;
-		s += used;
-	}
-	return n;
-}
-
-/* Read all send cases (receive cases are tested in tests/recv.c). */
-static int load(struct vcase *cases, int max)
-{
-	FILE *f = fopen(VECTORS, "r");
-	char line[512];
-	int n = -1, bf_off = -1;
-
-	cr_assert(f, "cannot open %s", VECTORS);
-	while (fgets(line, sizeof(line), f)) {
-		struct vcase *c = n >= 0 ? &cases[n] : NULL;
-		char *colon = strchr(line, ':');
-		unsigned a, b;
-
-		if (!strncmp(line, "### ", 4)) {
-			cr_assert(++n < max);
-			c = &cases[n];
-			memset(c, 0, sizeof(*c));
-			char *end = strstr(line, "  qp=");
-			snprintf(c->title, sizeof(c->title), "%.*s", (int)(end - line - 4), line + 4);
-			sscanf(end, "  qp=%7s", c->qp);
-			bf_off = -1;
-		} else if (c && sscanf(line, "SQ idx %u (slot %u)", &a, &b) == 2) {
-			c->idx[c->nblk++] = a;
-		} else if (c && sscanf(line, "  sq[%u]+0x%x:", &a, &b) == 2) {
-			parse_hex(colon + 1, c->blk[c->nblk - 1] + b, 16);
-		} else if (c && sscanf(line, "DBR send (dbrec[1]) = 0x%x", &a) == 1) {
-			c->dbr = a;
-		} else if (c && sscanf(line, "BF/UAR write at bf.reg+0x%x:", &a) == 1) {
-			bf_off = (int)a;
-		} else if (c && bf_off >= 0 && strstr(line, "  BF[") == line) {
-			sscanf(strstr(line, "]+") + 1, "+0x%x:", &b);
-			parse_hex(colon + 1, c->bf + bf_off + b, 16);
-		}
-	}
-	fclose(f);
-	return n + 1;
-}
 
 static struct ibv_sge sge(uint32_t off, uint32_t len)
 {
@@ -273,7 +213,7 @@ static void replay(int typed)
 {
 	static struct vcase cases[64];
 	struct qps q;
-	int n = load(cases, 64);
+	int n = vec_load(VECTORS, cases, 64);
 
 	for (int i = 0; i < (int)sizeof(pattern); i++)
 		pattern[i] = (uint8_t)i;
@@ -288,14 +228,7 @@ static void replay(int typed)
 			post_typed(&q, m, c->title);
 		else
 			post_compat(&q, m, c->title);
-		for (int b = 0; b < c->nblk; b++)
-			cr_assert_arr_eq(memqp_block(m, c->idx[b]), c->blk[b], 64,
-					 "%s: WQEBB %u differs:\n%s", c->title, c->idx[b],
-					 hexstr(memqp_block(m, c->idx[b]), 64));
-		cr_assert_eq(memqp_sq_dbr(m), c->dbr, "%s: doorbell record %#x, want %#x",
-			     c->title, memqp_sq_dbr(m), c->dbr);
-		cr_assert_arr_eq(m->bf, c->bf, 512, "%s: BlueFlame register differs:\n%s",
-				 c->title, hexstr(m->bf, 512));
+		vec_expect(m, c);
 	}
 	memqp_free(&q.rc);
 	memqp_free(&q.ud);

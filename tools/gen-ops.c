@@ -49,6 +49,11 @@ static int is(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
+static int umr(const struct op *o)
+{
+	return is(o->remote, "BIND") || is(o->remote, "LINV");
+}
+
 static int allowed(const char *q, const char *o)
 {
 	for (size_t i = 0; i < n_allows; i++)
@@ -76,6 +81,7 @@ static const char *remote_params(const struct op *o)
 	if (is(o->remote, "RADDR")) return ", uint64_t raddr, uint32_t rkey";
 	if (is(o->remote, "CAS"))   return ", uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap";
 	if (is(o->remote, "FADD"))  return ", uint64_t raddr, uint32_t rkey, uint64_t add";
+	if (is(o->remote, "BIND"))  return ", const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind";
 	return "";
 }
 
@@ -86,6 +92,9 @@ static const char *remote_fields(const struct op *o)
 					   " .swap_add = swap, .compare = compare";
 	if (is(o->remote, "FADD"))  return ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey,"
 					   " .swap_add = add";
+	if (is(o->remote, "BIND"))  return ", .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = (uint8_t)mw->type,"
+					   " .new_rkey = rkey, .bind = bind";
+	if (is(o->remote, "LINV"))  return ", .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2";
 	return "";
 }
 
@@ -121,8 +130,9 @@ static const char *dest_fields(const struct qpt *q, const struct op *o)
 /* Always inlined: the QP type, opcode and payload form must fold into the WQE's stores. */
 static void emit_builder(const struct qpt *q, const struct op *o, const struct form *f)
 {
-	printf("/* fv_%s_%s%s: %s on a %s QP, %s. 0 or ENOMEM; no doorbell. */\n",
-	       q->name, o->name, f->suffix, o->desc, q->ibv + 8, f->doc);
+	printf("/* fv_%s_%s%s: %s on a %s QP, %s. 0 or ENOMEM%s; no doorbell. */\n",
+	       q->name, o->name, f->suffix, o->desc, q->ibv + 8, f->doc,
+	       is(o->remote, "BIND") ? " (EOPNOTSUPP: longer than 2 GiB)" : "");
 	printf("static FV_ALWAYS_INLINE int fv_%s_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s)\n{\n",
 	       q->name, o->name, f->suffix, q->name, f->params, remote_params(o), imm_params(o),
 	       dest_params(q, o));
@@ -195,7 +205,8 @@ static void emit_post_fast(void)
 		for (size_t j = 0; j < n_ops; j++) {
 			const struct op *o = &ops[j];
 
-			if (is(o->ibv, "FV_WR_NONE") || !allowed(q->name, o->name))
+			/* memory windows: fv_post_send_one */
+			if (is(o->ibv, "FV_WR_NONE") || !allowed(q->name, o->name) || umr(o))
 				continue;
 			printf("\t\tcase %s:\n", o->ibv);
 			if (is(q->dest, "AV"))	/* only now: for other opcodes the union holds no AH */
@@ -228,8 +239,8 @@ static void emit_table(void)
 			if (is(o->ibv, "FV_WR_NONE") || !allowed(qpts[i].name, o->name))
 				continue;
 			printf("\t\t[%s] = { 1, %s, %s, FV_IMM_KIND_%s, FV_PAYLOAD_%s },\n", o->ibv, o->mlx5,
-			       is(o->remote, "RADDR") ? "FV_SEG_RADDR" :
-			       is(o->remote, "NONE") ? "0" : "FV_SEG_RADDR | FV_SEG_ATOMIC",
+			       is(o->remote, "RADDR") ? "FV_SEG_RADDR" : is(o->remote, "NONE") ? "0" :
+			       umr(o) ? "FV_SEG_UMR" : "FV_SEG_RADDR | FV_SEG_ATOMIC",
 			       o->imm, o->payload);
 		}
 		printf("\t},\n");
@@ -452,7 +463,7 @@ static void fail(int line, const char *fmt, ...)
 
 /* The values an enumerated column may take; NULL-terminated. */
 static const char *const dest_kinds[] = { "NONE", "AV", "SRQN", NULL };
-static const char *const remote_kinds[] = { "NONE", "RADDR", "CAS", "FADD", NULL };
+static const char *const remote_kinds[] = { "NONE", "RADDR", "CAS", "FADD", "BIND", "LINV", NULL };
 static const char *const imm_kinds[] = { "NONE", "IMM", "INV", NULL };
 static const char *const payload_kinds[] = { "DATA", "SGL", "NONE", NULL };
 

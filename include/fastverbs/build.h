@@ -8,6 +8,7 @@
  *   RC/UC      ctrl [raddr [atomic]] payload
  *   UD         ctrl av(48)           payload
  *   XRC_SEND   ctrl xrc [raddr [atomic]] payload
+ *   UMR        ctrl umr_ctrl(48) mkey(64) [klm(64)] payload    (RC, UC, XRC_SEND: wqe.h)
  */
 #ifndef FASTVERBS_BUILD_H
 #define FASTVERBS_BUILD_H
@@ -23,6 +24,9 @@ static FV_ALWAYS_INLINE unsigned fv_transport_ds(enum fv_qpt qpt)
 /* 16-byte units before the payload. A NOP (no payload at all) is the control segment alone. */
 static FV_ALWAYS_INLINE unsigned fv_req_hdr_ds(enum fv_qpt qpt, const struct fv_req *r)
 {
+	if (r->segs & FV_SEG_UMR)
+		return 1 + FV_UMR_CTRL_UNITS + FV_UMR_MKEY_UNITS +
+		       (r->bind && r->bind->length ? FV_UMR_KLM_UNITS : 0);
 	if (r->payload == FV_PL_NONE)
 		return 1;
 	return 1 + fv_transport_ds(qpt) + !!(r->segs & FV_SEG_RADDR) + !!(r->segs & FV_SEG_ATOMIC);
@@ -80,13 +84,36 @@ static FV_ALWAYS_INLINE struct fv_image fv_req_data_image(const struct fv_req *r
 	return r->segs & FV_SEG_ATOMIC && !r->sge_len ? fv_data_image(8, s->lkey, s->addr) : fv_sge_image(s, how);
 }
 
+/*
+ * A memory window's UMR segments (wqe.h) from p, after the ctrl; returns where the payload
+ * would go. Always FV_WRAP: the WQE spans blocks.
+ */
+static inline uint8_t *fv_wqe_umr(const struct fv_ring *ring, const struct fv_req *r, uint32_t qpn,
+				  uint8_t *p)
+{
+	struct fv_image u[FV_UMR_CTRL_UNITS];
+	const uint64_t len = r->bind ? r->bind->length : 0;
+
+	fv_umr_ctrl_images(u, r->mw_type, len);
+	for (unsigned i = 0; i < FV_UMR_CTRL_UNITS; i++)
+		p = fv_unit_write(ring, p, u[i], FV_WRAP);
+	p = fv_wqe_mkey(ring, p, r->mw_type, r->new_rkey, qpn, r->bind, FV_WRAP);
+	if (len)
+		p = fv_wqe_klm(ring, p, r->bind, FV_WRAP);
+	return p;
+}
+
 /* The WQE's segments after its ctrl, from p on; how as in wqe.h. Empty SGEs are skipped. */
 static FV_ALWAYS_INLINE void fv_wqe_body(const struct fv_ring *ring, enum fv_qpt qpt,
-					 const struct fv_req *r, uint8_t *p, unsigned how)
+					 const struct fv_req *r, uint8_t *p, unsigned how, uint32_t qpn)
 {
 	struct fv_image u[FV_HDR_UNITS];
-	const unsigned n = fv_req_hdr_images(qpt, r, u);
+	unsigned n = 0;
 
+	if (r->segs & FV_SEG_UMR)	/* in place of the transport and remote segments */
+		p = fv_wqe_umr(ring, r, qpn, p);
+	else
+		n = fv_req_hdr_images(qpt, r, u);
 #pragma GCC unroll 3	/* n is a constant for a typed builder: the units stay in registers */
 	for (unsigned i = 0; i < n; i++)
 		p = fv_unit_write(ring, p, u[i], how);
@@ -104,7 +131,8 @@ static FV_ALWAYS_INLINE void fv_wqe_body(const struct fv_ring *ring, enum fv_qpt
 /*
  * Build the request's WQE at the producer counter pi; the producer stays (fv_sq_advance).
  * Checks what can vary at run time: SGE count, inline length and ring space. Returns the
- * WQE's blocks, or -ENOMEM (libmlx5's errno for all three) with nothing written.
+ * WQE's blocks, or -ENOMEM (libmlx5's errno for all three), or -EOPNOTSUPP for a window
+ * bind longer than 2 GiB (libmlx5's), with nothing written.
  */
 static FV_ALWAYS_INLINE int fv_build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
 					    uint32_t pi)
@@ -123,6 +151,8 @@ static FV_ALWAYS_INLINE int fv_build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, c
 	} else {
 		max_ds = hdr;
 	}
+	if ((r->segs & FV_SEG_UMR) && r->bind && r->bind->length > FV_UMR_KLM_MAX)
+		return -EOPNOTSUPP;	/* libmlx5's errno: one KLM covers 2 GiB */
 	ds = hdr + fv_req_payload_ds(r);
 	nbb = fv_ds_to_bb(ds);
 	if (!fv_sq_take(sq, r->flags, nbb, &fm))
@@ -132,7 +162,7 @@ static FV_ALWAYS_INLINE int fv_build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, c
 
 	/* A WQE that fits its first block never meets the ring end. */
 	fv_wqe_body(&sq->ring, qpt, r, wqe + FV_DS,
-		    (max_ds > 4 && ds > 4 ? FV_WRAP : 0) | (r->from_wr ? 0 : FV_VEC));
+		    (max_ds > 4 && ds > 4 ? FV_WRAP : 0) | (r->from_wr ? 0 : FV_VEC), qp->qpn);
 	fv_wqe_ctrl(wqe, pi, 0, r->opcode, sq->qpn_be, ds, fm, r->imm);
 	fv_sq_record(sq, pi, r->wr_id, r->flags, nbb);
 	if (ds == 1)
@@ -140,7 +170,19 @@ static FV_ALWAYS_INLINE int fv_build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, c
 	return (int)nbb;
 }
 
-/* fv_build_wqe_at at the producer, which then moves past the WQE. Returns 0 or ENOMEM. */
+/*
+ * The producer moves past the WQE built at pi. After a memory window's UMR WQE the next WQE
+ * owes it an initiator fence, as in libmlx5 (cached only now: the cache sets lim to pi).
+ */
+static FV_ALWAYS_INLINE void fv_build_advance(struct fv_qp *qp, const struct fv_req *r, uint32_t pi,
+					      unsigned nbb)
+{
+	fv_sq_advance(&qp->sq, pi, nbb);
+	if (r->segs & FV_SEG_UMR)
+		fv_sq_cache_fence(&qp->sq, MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE);
+}
+
+/* fv_build_wqe_at at the producer, which then moves past the WQE. Returns 0 or an errno. */
 static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	uint32_t pi = qp->sq.pi;
@@ -148,7 +190,7 @@ static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, cons
 
 	if (nbb < 0)
 		return -nbb;
-	fv_sq_advance(&qp->sq, pi, (unsigned)nbb);
+	fv_build_advance(qp, r, pi, (unsigned)nbb);
 	return 0;
 }
 
@@ -198,8 +240,8 @@ static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt 
 
 	if (sge1 && hdr + sge1 <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
 		c.a -= (uint64_t)empty * fv_2x32(0, htobe32(1));
-	/* an empty SGE in a second block, or the only unit after the ctrl: the general path */
-	if (!(sge1 || r->payload == FV_PL_NONE) ||
+	/* an empty SGE in a second block, or the only unit after the ctrl; UMR: the general path */
+	if (!(sge1 || r->payload == FV_PL_NONE) || (r->segs & FV_SEG_UMR) ||
 	    __builtin_expect(((hdr + sge1 > 4 || hdr == 1) && empty) || nbb > lim - pi, 0))
 		return 0;	/* pi <= lim <= pi + ring size */
 	if (hdr + sge1 == 1)	/* a NOP */
@@ -273,7 +315,7 @@ static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const st
 		if (nbb < 0)
 			return -nbb;
 	}
-	fv_sq_advance(&qp->sq, pi, (unsigned)nbb);
+	fv_build_advance(qp, r, pi, (unsigned)nbb);
 	return 0;
 }
 

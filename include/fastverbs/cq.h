@@ -235,8 +235,25 @@ static inline uint8_t fv_cqe_status(uint8_t syndrome)
 }
 
 /*
+ * Whether the UMR WQE in slot is a local invalidate, not a bind: it frees the window (mkey
+ * context byte 0, the WQE's second block), checks the QPN (UMR control flags, byte 16) and
+ * sets no key byte (qpn_mkey 0xffffff00). A type 1 unbind checks no QPN; a type 2 zero-length
+ * bind differs only in its key byte, so one whose new key byte is 0 reads as an invalidate.
+ */
+static inline bool fv_umr_is_local_inv(const struct fv_sq *sq, uint32_t slot)
+{
+	const uint8_t *ctrl = sq->ring.buf + ((size_t)(slot & sq->mask) << 6);
+	const uint8_t *mkey = sq->ring.buf + ((size_t)((slot + 1) & sq->mask) << 6);
+	uint32_t qpn_mkey;
+
+	memcpy(&qpn_mkey, mkey + 4, 4);
+	return (mkey[0] & MLX5_WQE_MKEY_CONTEXT_FREE) && (ctrl[16] & MLX5_WQE_UMR_CTRL_FLAG_CHECK_QPN) &&
+	       qpn_mkey == htobe32(0xffffff00u);
+}
+
+/*
  * The requester entries fv_req_op cannot give alone: byte_len from the CQE (READ) into *len,
- * and UMR (bind or local invalidate: the mkey context's free bit, byte 64 of the WQE in slot).
+ * and UMR (bind or local invalidate: fv_umr_is_local_inv).
  */
 static inline unsigned fv_req_more(const struct fv_sq *sq, uint32_t slot, unsigned e,
 				   const struct mlx5_cqe64 *cqe, uint32_t *len)
@@ -244,8 +261,7 @@ static inline unsigned fv_req_more(const struct fv_sq *sq, uint32_t slot, unsign
 	if (e & FV_REQ_CNT)
 		*len = be32toh(cqe->byte_cnt);
 	if (e & FV_REQ_UMR)
-		e = (sq->ring.buf[(size_t)((slot + 1) & sq->mask) << 6] & 0x40) ?
-		    IBV_WC_LOCAL_INV : IBV_WC_BIND_MW;
+		e = fv_umr_is_local_inv(sq, slot) ? IBV_WC_LOCAL_INV : IBV_WC_BIND_MW;
 	return e;
 }
 

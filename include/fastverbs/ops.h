@@ -178,6 +178,20 @@ static FV_ALWAYS_INLINE int fv_rc_nop(struct fv_rc *h, uint64_t wr_id, unsigned 
 		.opcode = MLX5_OPCODE_NOP, .payload = FV_PL_NONE });
 }
 
+/* fv_rc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a RC QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
+static FV_ALWAYS_INLINE int fv_rc_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+{
+	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
+		.opcode = MLX5_OPCODE_UMR, .payload = FV_PL_NONE, .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = (uint8_t)mw->type, .new_rkey = rkey, .bind = bind });
+}
+
+/* fv_rc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a RC QP, no payload. 0 or ENOMEM; no doorbell. */
+static FV_ALWAYS_INLINE int fv_rc_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+{
+	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
+		.opcode = MLX5_OPCODE_UMR, .payload = FV_PL_NONE, .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2, .imm = htobe32(inv_rkey) });
+}
+
 /* ---- UC ---- */
 
 /* fv_uc_init: take over a UC ibv_qp (fv_qp_init) as a typed handle; EINVAL for another type. */
@@ -296,6 +310,20 @@ static FV_ALWAYS_INLINE int fv_uc_nop(struct fv_uc *h, uint64_t wr_id, unsigned 
 {
 	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
 		.opcode = MLX5_OPCODE_NOP, .payload = FV_PL_NONE });
+}
+
+/* fv_uc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a UC QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
+static FV_ALWAYS_INLINE int fv_uc_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+{
+	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
+		.opcode = MLX5_OPCODE_UMR, .payload = FV_PL_NONE, .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = (uint8_t)mw->type, .new_rkey = rkey, .bind = bind });
+}
+
+/* fv_uc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a UC QP, no payload. 0 or ENOMEM; no doorbell. */
+static FV_ALWAYS_INLINE int fv_uc_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+{
+	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
+		.opcode = MLX5_OPCODE_UMR, .payload = FV_PL_NONE, .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2, .imm = htobe32(inv_rkey) });
 }
 
 /* ---- UD ---- */
@@ -517,6 +545,20 @@ static FV_ALWAYS_INLINE int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigne
 		.opcode = MLX5_OPCODE_NOP, .payload = FV_PL_NONE });
 }
 
+/* fv_xrc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a XRC_SEND QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
+static FV_ALWAYS_INLINE int fv_xrc_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+{
+	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
+		.opcode = MLX5_OPCODE_UMR, .payload = FV_PL_NONE, .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = (uint8_t)mw->type, .new_rkey = rkey, .bind = bind });
+}
+
+/* fv_xrc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a XRC_SEND QP, no payload. 0 or ENOMEM; no doorbell. */
+static FV_ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+{
+	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
+		.opcode = MLX5_OPCODE_UMR, .payload = FV_PL_NONE, .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2, .imm = htobe32(inv_rkey) });
+}
+
 /* ---- generic fronts: fv_write(&rc, ...) picks fv_rc_write; a handle whose QP type
  * does not allow the operation does not compile. ---- */
 
@@ -609,6 +651,14 @@ static FV_ALWAYS_INLINE int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigne
 	struct fv_uc *: fv_uc_nop, \
 	struct fv_ud *: fv_ud_nop, \
 	struct fv_xrc *: fv_xrc_nop)((h), __VA_ARGS__)
+#define fv_bind_mw(h, ...) _Generic((h), \
+	struct fv_rc *: fv_rc_bind_mw, \
+	struct fv_uc *: fv_uc_bind_mw, \
+	struct fv_xrc *: fv_xrc_bind_mw)((h), __VA_ARGS__)
+#define fv_local_inv(h, ...) _Generic((h), \
+	struct fv_rc *: fv_rc_local_inv, \
+	struct fv_uc *: fv_uc_local_inv, \
+	struct fv_xrc *: fv_xrc_local_inv)((h), __VA_ARGS__)
 
 /* What fv_post_send allows per (QP type, ibv_wr_opcode); zero rows are refused. */
 static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
@@ -621,6 +671,8 @@ static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 		[IBV_WR_RDMA_READ] = { 1, MLX5_OPCODE_RDMA_READ, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },
 		[IBV_WR_ATOMIC_CMP_AND_SWP] = { 1, MLX5_OPCODE_ATOMIC_CS, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },
 		[IBV_WR_ATOMIC_FETCH_AND_ADD] = { 1, MLX5_OPCODE_ATOMIC_FA, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },
+		[IBV_WR_BIND_MW] = { 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_NONE, FV_PAYLOAD_NONE },
+		[IBV_WR_LOCAL_INV] = { 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_INV, FV_PAYLOAD_NONE },
 	},
 	[FV_QPT_UC] = {
 		[IBV_WR_SEND] = { 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },
@@ -628,6 +680,8 @@ static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 		[IBV_WR_SEND_WITH_INV] = { 1, MLX5_OPCODE_SEND_INVAL, 0, FV_IMM_KIND_INV, FV_PAYLOAD_DATA },
 		[IBV_WR_RDMA_WRITE] = { 1, MLX5_OPCODE_RDMA_WRITE, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },
 		[IBV_WR_RDMA_WRITE_WITH_IMM] = { 1, MLX5_OPCODE_RDMA_WRITE_IMM, FV_SEG_RADDR, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },
+		[IBV_WR_BIND_MW] = { 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_NONE, FV_PAYLOAD_NONE },
+		[IBV_WR_LOCAL_INV] = { 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_INV, FV_PAYLOAD_NONE },
 	},
 	[FV_QPT_UD] = {
 		[IBV_WR_SEND] = { 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },
@@ -642,6 +696,8 @@ static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 		[IBV_WR_RDMA_READ] = { 1, MLX5_OPCODE_RDMA_READ, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },
 		[IBV_WR_ATOMIC_CMP_AND_SWP] = { 1, MLX5_OPCODE_ATOMIC_CS, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },
 		[IBV_WR_ATOMIC_FETCH_AND_ADD] = { 1, MLX5_OPCODE_ATOMIC_FA, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },
+		[IBV_WR_BIND_MW] = { 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_NONE, FV_PAYLOAD_NONE },
+		[IBV_WR_LOCAL_INV] = { 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_INV, FV_PAYLOAD_NONE },
 	},
 };
 

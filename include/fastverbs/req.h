@@ -19,14 +19,14 @@ enum fv_payload {
 	FV_PL_INLINE_BUFS,	/* inline segment gathered from an ibv_data_buf list (bufs) */
 };
 
-enum { FV_SEG_RADDR = 1, FV_SEG_ATOMIC = 2 };
+enum { FV_SEG_RADDR = 1, FV_SEG_ATOMIC = 2, FV_SEG_UMR = 4 };
 
 /* Everything one WQE needs; unused fields stay zero. */
 struct fv_req {
 	uint64_t wr_id;
 	unsigned flags;			/* FV_SIGNALED | FV_SOLICITED | FV_FENCE */
 	uint8_t opcode;			/* MLX5_OPCODE_* */
-	uint8_t segs;			/* FV_SEG_RADDR | FV_SEG_ATOMIC */
+	uint8_t segs;			/* FV_SEG_RADDR | FV_SEG_ATOMIC, or FV_SEG_UMR */
 	uint8_t payload;		/* enum fv_payload */
 	__be32 imm;			/* immediate data, or BE32 rkey to invalidate */
 	uint64_t raddr;
@@ -35,6 +35,9 @@ struct fv_req {
 	const struct mlx5_wqe_av *av;	/* UD destination */
 	uint32_t remote_qpn, qkey;
 	uint32_t srqn;			/* XRC destination SRQ */
+	const struct ibv_mw_bind_info *bind;	/* FV_SEG_UMR: the bind, NULL to invalidate */
+	uint32_t new_rkey;		/* FV_SEG_UMR: the window's key after the bind */
+	uint8_t mw_type;		/* FV_SEG_UMR: IBV_MW_TYPE_1 or _2 (invalidate: 2) */
 	const struct ibv_sge *sgl;	/* the payload's pieces */
 	int nsge;
 	const struct ibv_data_buf *bufs;	/* FV_PL_INLINE_BUFS: the pieces (nsge of them) */

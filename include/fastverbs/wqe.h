@@ -9,6 +9,11 @@
  *   +------+--------+-------+--------+-----------------+
  *     16      16      48       16       16      16 each, or one inline segment
  *
+ * or, for a memory window (BIND_MW, LOCAL_INV; no xrc segment even on XRC):
+ *
+ *   | ctrl | UMR control | mkey context | [translation] | [data…] |
+ *     16        48             64             64
+ *
  * A WQE may run past the ring end and continue at block 0. Every writer takes the ring and
  * a constant how (FV_WRAP, FV_VEC below): without FV_WRAP, when the caller knows the WQE
  * fits in its first block (ds <= 4), the end-of-ring checks fold away. Units never straddle
@@ -325,6 +330,96 @@ static inline uint8_t *fv_wqe_inline_bufs(const struct fv_ring *r, uint8_t *p, c
 	for (int i = 0; i < n; i++)
 		dst = fv_inline_piece(r, dst, bufs[i].addr, bufs[i].length, how);
 	return fv_ring_add(r, p, fv_inline_ds(total) * FV_DS, how);
+}
+
+/*
+ * Memory-window UMR segments (BIND_MW, LOCAL_INV), after the ctrl (whose imm is the window's
+ * key, or the key to invalidate), as libmlx5 44 builds them:
+ *
+ *   UMR control, 48 bytes (3 units, all written):
+ *     0 flags  4 BE16 klm_octowords  6 BE16 translation offset 0  8 BE64 mkey_mask  16.. 0
+ *   mkey context, 64 bytes (a block), of which only these bytes are written:
+ *     0 free (0x40 invalidate / unbind)  2 access  4 BE32 qpn_mkey
+ *     16 BE64 start_addr  24 BE64 len    (bind only; access too)
+ *   translation, 64 bytes (bind with a length only): one KLM (BE32 length, BE32 MR lkey,
+ *     BE64 address), 48 zero bytes.
+ *
+ * The mkey context's other bytes are left as they are, as libmlx5 leaves them: the device
+ * reads only what mkey_mask names. Each segment after the UMR control starts a block, so a
+ * WQE may meet the ring end only between segments.
+ */
+enum {
+	FV_UMR_CTRL_UNITS = 3,
+	FV_UMR_MKEY_UNITS = 4,
+	FV_UMR_KLM_UNITS = 4,
+	FV_UMR_KLM_MAX = 1u << 31,	/* one KLM covers at most 2 GiB */
+};
+
+/* The UMR control segment of a bind (len > 0) or invalidate (len 0) of a window of type. */
+static inline void fv_umr_ctrl_images(struct fv_image u[FV_UMR_CTRL_UNITS], uint8_t type, uint64_t len)
+{
+	uint64_t mask = MLX5_WQE_UMR_CTRL_MKEY_MASK_FREE | MLX5_WQE_UMR_CTRL_MKEY_MASK_MKEY;
+	uint8_t flags = MLX5_WQE_UMR_CTRL_FLAG_TRNSLATION_OFFSET | MLX5_WQE_UMR_CTRL_FLAG_INLINE;
+	uint16_t klm_octo = 0;
+
+	if (type == IBV_MW_TYPE_2)
+		mask |= MLX5_WQE_UMR_CTRL_MKEY_MASK_QPN;
+	if (len) {
+		klm_octo = 4;	/* one KLM, rounded up to a 64-byte translation block */
+		if (type == IBV_MW_TYPE_2)
+			flags |= MLX5_WQE_UMR_CTRL_FLAG_CHECK_FREE;
+		mask |= MLX5_WQE_UMR_CTRL_MKEY_MASK_LEN | MLX5_WQE_UMR_CTRL_MKEY_MASK_START_ADDR |
+			MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_LOCAL_WRITE |
+			MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_REMOTE_READ |
+			MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_REMOTE_WRITE |
+			MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_ATOMIC;
+	} else if (type == IBV_MW_TYPE_2) {
+		flags |= MLX5_WQE_UMR_CTRL_FLAG_CHECK_QPN;
+	}
+	u[0] = (struct fv_image){ fv_2x32(flags, (uint32_t)htobe16(klm_octo)), htobe64(mask) };
+	u[1] = u[2] = (struct fv_image){ 0, 0 };
+}
+
+/* The mkey context's access byte for a window's IBV_ACCESS_* rights. */
+static inline uint8_t fv_mkey_access(unsigned ibv_access)
+{
+	return (uint8_t)((ibv_access & IBV_ACCESS_LOCAL_WRITE ? MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_LOCAL_WRITE : 0) |
+			 (ibv_access & IBV_ACCESS_REMOTE_WRITE ? MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_REMOTE_WRITE : 0) |
+			 (ibv_access & IBV_ACCESS_REMOTE_READ ? MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_REMOTE_READ : 0) |
+			 (ibv_access & IBV_ACCESS_REMOTE_ATOMIC ? MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_ATOMIC : 0));
+}
+
+/*
+ * The mkey context at p (a block's start): the window's new key byte, with qpn (type 2
+ * binding) or 0xffffff (type 1, or an invalidate) above it; a bind's rights and range, or
+ * the free bit. Only the fields above are stored.
+ */
+static inline uint8_t *fv_wqe_mkey(const struct fv_ring *r, uint8_t *p, uint8_t type, uint32_t new_rkey,
+				   uint32_t qpn, const struct ibv_mw_bind_info *b, unsigned how)
+{
+	struct mlx5_wqe_mkey_context_seg *m = (struct mlx5_wqe_mkey_context_seg *)p;
+	const uint64_t len = b ? b->length : 0;
+
+	m->qpn_mkey = htobe32((new_rkey & 0xff) | (type == IBV_MW_TYPE_1 || !len ? 0xffffff00u : qpn << 8));
+	if (len) {
+		m->access_flags = fv_mkey_access(b->mw_access_flags);
+		m->free = 0;
+		m->start_addr = b->mw_access_flags & IBV_ACCESS_ZERO_BASED ? 0 : htobe64(b->addr);
+		m->len = htobe64(len);
+	} else {
+		m->free = MLX5_WQE_MKEY_CONTEXT_FREE;
+	}
+	return fv_ring_add(r, p, FV_UMR_MKEY_UNITS * FV_DS, how);
+}
+
+/* The translation block of a bind: the KLM naming the MR's range, then zeros. */
+static inline uint8_t *fv_wqe_klm(const struct fv_ring *r, uint8_t *p, const struct ibv_mw_bind_info *b,
+				  unsigned how)
+{
+	p = fv_unit_write(r, p, fv_data_image((uint32_t)b->length, b->mr->lkey, b->addr), how);
+	for (unsigned i = 1; i < FV_UMR_KLM_UNITS; i++)
+		p = fv_unit_write(r, p, (struct fv_image){ 0, 0 }, how);
+	return p;
 }
 
 #endif /* FASTVERBS_WQE_H */

@@ -19,6 +19,7 @@
 #include "remote.h"
 #include "grh.h"
 #include "synd.h"
+#include "umr.h"
 #include "wqe.h"
 #include "xlate.h"
 
@@ -289,6 +290,10 @@ enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 		return fail(qp, w, (uint8_t)synd);
 	if (w->opcode == OP_NOP)
 		return succeed(qp, w, 0);
+	if (w->opcode == OP_UMR) { /* local work: nothing goes on the wire */
+		synd = sim_umr_exec(qp, w);
+		return synd ? fail(qp, w, (uint8_t)synd) : succeed(qp, w, 0);
+	}
 
 	memset(&m, 0, sizeof(m));
 	m.peer = getpid();

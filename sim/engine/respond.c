@@ -6,12 +6,14 @@
 
 #include <infiniband/verbs.h>
 
+#include "../common/be.h"
 #include "../common/log.h"
 #include "../model/model.h"
 #include "cqe.h"
 #include "msg.h"
 #include "recv.h"
 #include "synd.h"
+#include "umr.h"
 #include "xlate.h"
 
 static bool reliable(uint8_t type)
@@ -214,6 +216,8 @@ static enum sim_resp do_send(struct sim_msg *m, struct rx *rx)
 		return payload_vanished(m) ? local_fault(m) : recv_error(m, rx, &w, SYND_LOC_PROT);
 	op = m->op == OP_SEND_IMM ? CQE_RESP_SEND_IMM :
 	     m->op == OP_SEND_INVAL ? CQE_RESP_SEND_INV : CQE_RESP_SEND;
+	if (op == CQE_RESP_SEND_INV) /* checked in sim_respond before anything was placed */
+		sim_mw_remote_inv(m->dst_dev, rx->pd, rx->qp->qpn, ld_be32(m->imm), true);
 	resp_cqe(m, rx, &w, op, (uint32_t)(m->len + hdr));
 	consume(rx, &w);
 	return SIM_R_ACK;
@@ -235,8 +239,8 @@ static enum sim_resp do_write(struct sim_msg *m, struct rx *rx)
 	}
 	if (m->len) {
 		bool ok = (rx->qp->access & IBV_ACCESS_REMOTE_WRITE) &&
-			  sim_xlate_remote(m->dst_dev, rx->pd, m->rkey, m->raddr, m->len,
-					   IBV_ACCESS_REMOTE_WRITE, &dst);
+			  sim_xlate_remote(m->dst_dev, rx->pd, rx->qp->qpn, m->rkey, m->raddr,
+					   m->len, IBV_ACCESS_REMOTE_WRITE, &dst);
 
 		if (ok && sim_dma_from(m->peer, &dst, 1, m->payload, m->npayload, m->len)) {
 			if (payload_vanished(m))
@@ -263,7 +267,7 @@ static enum sim_resp do_read(struct sim_msg *m, struct rx *rx)
 	if (!m->len)
 		return SIM_R_ACK;
 	if (!(rx->qp->access & IBV_ACCESS_REMOTE_READ) ||
-	    !sim_xlate_remote(m->dst_dev, rx->pd, m->rkey, m->raddr, m->len,
+	    !sim_xlate_remote(m->dst_dev, rx->pd, rx->qp->qpn, m->rkey, m->raddr, m->len,
 			      IBV_ACCESS_REMOTE_READ, &src))
 		return nak(m, rx, SYND_REM_ACCESS, IBV_EVENT_QP_ACCESS_ERR);
 	if (sim_dma_to(m->peer, m->result, m->nresult, &src, 1, m->len)) {
@@ -285,8 +289,8 @@ static enum sim_resp do_atomic(struct sim_msg *m, struct rx *rx)
 	if (m->raddr & 7)
 		return nak(m, rx, SYND_REM_INV_REQ, IBV_EVENT_QP_REQ_ERR);
 	if (!(rx->qp->access & IBV_ACCESS_REMOTE_ATOMIC) ||
-	    !sim_xlate_remote(m->dst_dev, rx->pd, m->rkey, m->raddr, 8, IBV_ACCESS_REMOTE_ATOMIC,
-			      &tgt) ||
+	    !sim_xlate_remote(m->dst_dev, rx->pd, rx->qp->qpn, m->rkey, m->raddr, 8,
+			      IBV_ACCESS_REMOTE_ATOMIC, &tgt) ||
 	    sim_dma_read(&old, tgt.addr, 8))
 		return nak(m, rx, SYND_REM_ACCESS, IBV_EVENT_QP_ACCESS_ERR);
 	if (m->op == OP_ATOMIC_CS)
@@ -327,15 +331,16 @@ enum sim_resp sim_respond(struct sim_msg *m)
 		return nak(m, &rx, SYND_REM_INV_REQ, IBV_EVENT_QP_REQ_ERR);
 	}
 	switch (m->op) {
+	case OP_SEND_INVAL:
+		/* Only a bound type 2 window of this QP and PD can be invalidated remotely;
+		 * any other key makes the request an invalid one. */
+		if (!sim_mw_remote_inv(m->dst_dev, rx.pd, dst->qpn, ld_be32(m->imm), false))
+			return rel ? nak(m, &rx, SYND_REM_INV_REQ, IBV_EVENT_QP_REQ_ERR) :
+				     SIM_R_ACK;
+		/* fall through */
 	case OP_SEND:
 	case OP_SEND_IMM:
 		return do_send(m, &rx);
-	case OP_SEND_INVAL:
-		/* No memory windows are modelled, so no key can be invalidated remotely: the
-		 * responder rejects the request as an invalid one. */
-		if (!rel)
-			return SIM_R_ACK;
-		return nak(m, &rx, SYND_REM_INV_REQ, IBV_EVENT_QP_REQ_ERR);
 	case OP_RDMA_WRITE:
 	case OP_RDMA_WRITE_IMM:
 		return do_write(m, &rx);

@@ -65,6 +65,7 @@ static bool opcode_allowed(uint8_t type, uint8_t op)
 	case OP_SEND_IMM:
 		return true;
 	case OP_SEND_INVAL:
+	case OP_UMR: /* memory window bind and local invalidate */
 	case OP_RDMA_WRITE:
 	case OP_RDMA_WRITE_IMM:
 		return type != IBV_QPT_UD;
@@ -73,7 +74,7 @@ static bool opcode_allowed(uint8_t type, uint8_t op)
 	case OP_ATOMIC_FA:
 		return type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
 	default:
-		return false; /* UMR (memory windows), masked atomics, TSO: not modelled */
+		return false; /* masked atomics, TSO: not modelled */
 	}
 }
 
@@ -129,6 +130,9 @@ int sim_wqe_parse(const struct sim_qp *qp, uint32_t ci, struct sim_wqe *w)
 		return SYND_LOC_QP_OP;
 	if (w->opcode == OP_NOP)
 		return SYND_OK;
+	/* UMR segments follow the control segment directly, even on XRC (engine/umr.c). */
+	if (w->opcode == OP_UMR)
+		return total >= SIM_UMR_MIN_BYTES ? SYND_OK : SYND_LOC_QP_OP;
 
 	if (type == IBV_QPT_XRC_SEND) {
 		if (pos + 16 > total)

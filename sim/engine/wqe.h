@@ -6,6 +6,8 @@
 #include "xlate.h"
 
 #define SIM_WQE_MAX_BYTES (63 * 16)
+/* A UMR WQE holds at least control, UMR control and mkey context segments. */
+#define SIM_UMR_MIN_BYTES (16 + 48 + 64)
 
 /* One piece of payload: a pointer segment (lkey, addr) or inline bytes of the WQE. */
 struct sim_piece {

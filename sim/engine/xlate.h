@@ -18,9 +18,12 @@ int sim_xlate_local(struct sim_dev *dev, const struct sim_pd *pd, const struct s
 		    int n, uint64_t off, uint64_t len, uint32_t need, struct sim_iov *out,
 		    int *nout);
 
-/* Resolves a remote [raddr, raddr+len) under rkey; false on any key, PD, access or range
- * violation (a remote access error). */
-bool sim_xlate_remote(struct sim_dev *dev, const struct sim_pd *pd, uint32_t rkey,
-		      uint64_t raddr, uint64_t len, uint32_t need, struct sim_iov *out);
+/* Resolves a remote [raddr, raddr+len) under rkey, an MR's or a memory window's, for the
+ * responder QP qpn whose PD guards the memory; false on any key, PD, access or range
+ * violation (a remote access error). A window must be bound, to qpn if it is of type 2,
+ * and translates through its MR, which must still exist. */
+bool sim_xlate_remote(struct sim_dev *dev, const struct sim_pd *pd, uint32_t qpn,
+		      uint32_t rkey, uint64_t raddr, uint64_t len, uint32_t need,
+		      struct sim_iov *out);
 
 #endif

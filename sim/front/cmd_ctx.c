@@ -80,7 +80,8 @@ int sim_cmd_get_context(struct sim_cmd *c)
 	(IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR | IBV_DEVICE_CHANGE_PHY_PORT | \
 	 IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |                       \
 	 IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_N_NOTIFY_CQ | IBV_DEVICE_XRC |             \
-	 IBV_DEVICE_RAW_IP_CSUM | IBV_DEVICE_MANAGED_FLOW_STEERING)
+	 IBV_DEVICE_RAW_IP_CSUM | IBV_DEVICE_MANAGED_FLOW_STEERING |                      \
+	 IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B)
 
 static void fill_device(const struct sim_dev *dev, struct ib_uverbs_query_device_resp *r)
 {
@@ -99,6 +100,7 @@ static void fill_device(const struct sim_dev *dev, struct ib_uverbs_query_device
 	r->max_cq = 1u << 24;
 	r->max_cqe = (1u << 22) - 1;
 	r->max_mr = 1u << 24;
+	r->max_mw = 1u << 24; /* windows are mkeys like MRs */
 	r->max_pd = 1u << 24;
 	r->max_qp_rd_atom = 16;
 	r->max_res_rd_atom = 16u << 18;

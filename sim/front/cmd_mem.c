@@ -1,4 +1,4 @@
-/* PD, MR, AH and XRCD commands. */
+/* PD, MR, MW, AH and XRCD commands. */
 #include <errno.h>
 
 #include <rdma/ib_user_verbs.h>
@@ -101,6 +101,39 @@ int sim_cmd_dereg_mr(struct sim_cmd *c)
 
 	CMD_REQ(c, req);
 	return sim_handle_destroy(c->ctx, req.mr_handle, SIM_UOBJ_MR);
+}
+
+/* The kernel checks the type (EINVAL) before the driver; mlx5 takes no driver request
+ * from libmlx5 and, with no room for one, writes no driver response. */
+int sim_cmd_alloc_mw(struct sim_cmd *c)
+{
+	struct ib_uverbs_alloc_mw req;
+	struct ib_uverbs_alloc_mw_resp resp = { 0 };
+	struct sim_pd *pd;
+	struct sim_mw *mw;
+	int err;
+
+	CMD_REQ(c, req);
+	pd = sim_handle_get(c->ctx, req.pd_handle, SIM_UOBJ_PD);
+	if (!pd)
+		return EINVAL;
+	err = sim_mw_alloc(c->ctx, pd, req.mw_type, &mw);
+	if (!err)
+		err = sim_handle_bind(c->ctx, SIM_UOBJ_MW, mw, &mw->handle);
+	if (err)
+		return err;
+	resp.mw_handle = mw->handle;
+	resp.rkey = mw->key;
+	CMD_RESP(c, resp);
+	return 0;
+}
+
+int sim_cmd_dealloc_mw(struct sim_cmd *c)
+{
+	struct ib_uverbs_dealloc_mw req;
+
+	CMD_REQ(c, req);
+	return sim_handle_destroy(c->ctx, req.mw_handle, SIM_UOBJ_MW);
 }
 
 /* On an IB port libmlx5 builds address vectors itself; on an Ethernet port it asks for

@@ -95,6 +95,7 @@ static int destroy(int type, void *o, bool force)
 		/* Nothing in flight to another process may touch its memory afterwards. */
 		sim_remote_revoke_mr(o);
 		return sim_mr_dereg(o);
+	case SIM_UOBJ_MW: return sim_mw_dealloc(o);
 	case SIM_UOBJ_AH: return sim_ah_destroy(o);
 	case SIM_UOBJ_PD: return sim_pd_free(o);
 	case SIM_UOBJ_XRCD: return sim_xrcd_close(o, force);
@@ -140,8 +141,8 @@ struct sim_ctx *sim_uctx_open(int dev_index, int cmd_fd)
 
 void sim_uctx_close(struct sim_ctx *ctx)
 {
-	static const int order[] = { SIM_UOBJ_FLOW, SIM_UOBJ_QP, SIM_UOBJ_SRQ, SIM_UOBJ_CQ, SIM_UOBJ_MR,
-				     SIM_UOBJ_AH, SIM_UOBJ_PD, SIM_UOBJ_XRCD };
+	static const int order[] = { SIM_UOBJ_FLOW, SIM_UOBJ_QP, SIM_UOBJ_SRQ, SIM_UOBJ_CQ, SIM_UOBJ_MW,
+				     SIM_UOBJ_MR, SIM_UOBJ_AH, SIM_UOBJ_PD, SIM_UOBJ_XRCD };
 	struct uctx *u = of(ctx);
 
 	/* Dependants go first, type by type. */

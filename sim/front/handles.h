@@ -18,6 +18,7 @@ enum sim_uobj_type {
 	SIM_UOBJ_AH,
 	SIM_UOBJ_XRCD,
 	SIM_UOBJ_FLOW,
+	SIM_UOBJ_MW,
 };
 
 /* A context on device dev_index for the command fd; NULL if there is no such device or

@@ -70,6 +70,8 @@ int sim_cmd_dealloc_pd(struct sim_cmd *c);
 int sim_cmd_reg_mr(struct sim_cmd *c);
 int sim_cmd_rereg_mr(struct sim_cmd *c);
 int sim_cmd_dereg_mr(struct sim_cmd *c);
+int sim_cmd_alloc_mw(struct sim_cmd *c);
+int sim_cmd_dealloc_mw(struct sim_cmd *c);
 int sim_cmd_create_ah(struct sim_cmd *c);
 int sim_cmd_destroy_ah(struct sim_cmd *c);
 int sim_cmd_open_xrcd(struct sim_cmd *c);

@@ -41,6 +41,13 @@ int sim_pd_free(struct sim_pd *pd)
 	 IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)
 #define MR_ACCESS_OPTIONAL 0xfff00000u
 
+uint32_t sim_mkey_new(struct sim_dev *dev)
+{
+	uint32_t index = sim_fabric_on() ? sim_fabric_next_mkey(dev->index) : dev->next_mkey++;
+
+	return (index << 8) | ((index * 0x3b + 0x5a) & 0xff);
+}
+
 /* The range and access checks of REG_MR, also applied to what REREG_MR changes. */
 static int check_range(uint64_t start, uint64_t len, uint64_t iova, uint32_t access)
 {
@@ -68,7 +75,6 @@ int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t 
 {
 	struct sim_dev *dev = ctx->dev;
 	struct sim_mr *mr;
-	uint32_t index;
 	int err;
 
 	if ((err = check_access(access)) || (err = check_range(start, len, iova, access)))
@@ -76,15 +82,14 @@ int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t 
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return ENOMEM;
-	index = sim_fabric_on() ? sim_fabric_next_mkey(dev->index) : dev->next_mkey++;
 	mr->ctx = ctx;
 	mr->pd = pd;
-	mr->key = (index << 8) | ((index * 0x3b + 0x5a) & 0xff);
+	mr->key = sim_mkey_new(dev);
 	mr->iova = iova;
 	mr->len = len;
 	mr->host = start;
 	mr->access = access;
-	if (sim_idmap_put(&dev->mrs, index, mr)) {
+	if (sim_idmap_put(&dev->mrs, mr->key >> 8, mr)) {
 		free(mr);
 		return ENOMEM;
 	}

@@ -9,6 +9,8 @@
 int sim_pd_alloc(struct sim_ctx *ctx, struct sim_pd **out);
 int sim_pd_free(struct sim_pd *pd);
 
+/* A new memory key, (mkey index << 8) | tag; MRs and windows share the index space. */
+uint32_t sim_mkey_new(struct sim_dev *dev);
 int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t len,
 	       uint64_t iova, uint32_t access, struct sim_mr **out);
 /* REREG_MR: flags, a valid non-empty set of SIM_REREG_* (the kernel's IB_MR_REREG_*),
@@ -19,6 +21,12 @@ int sim_mr_rereg(struct sim_mr *mr, uint32_t flags, struct sim_pd *pd, uint64_t 
 		 uint64_t len, uint64_t iova, uint32_t access);
 int sim_mr_dereg(struct sim_mr *mr);
 struct sim_mr *sim_mr_find(struct sim_dev *dev, uint32_t key);
+
+/* Memory windows (model/mw.c). A window is created unbound; deallocating or deregistering
+ * its MR while it is bound is allowed, as in the kernel: access through it then fails. */
+int sim_mw_alloc(struct sim_ctx *ctx, struct sim_pd *pd, uint32_t type, struct sim_mw **out);
+int sim_mw_dealloc(struct sim_mw *mw);
+struct sim_mw *sim_mw_find(struct sim_dev *dev, uint32_t key); /* full key must match */
 
 int sim_ah_create(struct sim_ctx *ctx, struct sim_pd *pd, struct sim_ah **out);
 int sim_ah_destroy(struct sim_ah *ah);

@@ -28,7 +28,7 @@ struct sim_dev {
 	struct sim_port port[SIM_MAX_PORTS + 1]; /* 1-based like port_num */
 	uint64_t node_guid;
 	uint32_t next_pdn, next_cqn, next_qpn, next_srqn, next_xrcdn, next_mkey;
-	struct sim_idmap qps, cqs, srqs, mrs; /* by QPN, CQN, SRQN, mkey index */
+	struct sim_idmap qps, cqs, srqs, mrs, mws; /* by QPN, CQN, SRQN, mkey index */
 	struct sim_list xrcds;
 };
 
@@ -64,6 +64,24 @@ struct sim_mr {
 	uint32_t key; /* lkey == rkey, (mkey index << 8) | tag */
 	uint64_t iova, len, host;
 	uint32_t access; /* IBV_ACCESS_* */
+};
+
+/* A memory window: an mkey of its own that a UMR WQE binds to a range of an MR (the KLM
+ * names the MR by key, so a window whose MR is deregistered stops translating). Type 1
+ * windows are bound by any QP of the PD; type 2 windows are bound to one QP, which alone
+ * may use them, and are invalidated by LOCAL_INV or SEND_WITH_INV. */
+struct sim_mw {
+	struct sim_ctx *ctx;
+	struct sim_pd *pd;
+	uint32_t handle;
+	uint8_t type; /* IBV_MW_TYPE_1 or _2 */
+	bool bound;
+	uint32_t key; /* (mkey index << 8) | tag; a bind sets a new tag */
+	uint32_t qpn; /* type 2: the QP it is bound to */
+	uint32_t mr_key; /* the MR the window translates through */
+	uint64_t start, len; /* window addresses (0-based windows start at 0) */
+	uint64_t mr_addr; /* MR address that window address start maps to */
+	uint32_t access; /* IBV_ACCESS_* granted to remote peers */
 };
 
 struct sim_ah {

@@ -7,7 +7,9 @@
  * doorbell for the WRs before it. Deliberately better (docs/compat.md §5):
  *  - an operation the QP type does not allow (RDMA/atomic on UD, READ/atomic on UC),
  *    INLINE on READ/atomic, a UD WR without an AH, a negative num_sge: EINVAL;
- *  - LOCAL_INV / BIND_MW (not built by fastverbs yet): EOPNOTSUPP;
+ *  - a BIND_MW without a window, or with a length and no MR: EINVAL;
+ *  - a BIND_MW longer than 2 GiB is refused with libmlx5's EOPNOTSUPP, but leaves no fence
+ *    for the next WQE (libmlx5 caches one even for the refused WR);
  *  - the refused WR leaves no trace in the ring, the doorbell record or the BF register;
  *  - free space is counted in WQEBBs, not worst-case WRs.
  */
@@ -52,8 +54,7 @@ static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, 
 		return EINVAL;
 	info = &fv_op_table[qp->qpt][wr->opcode];
 	if (!info->allowed)
-		return (wr->opcode == IBV_WR_LOCAL_INV || wr->opcode == IBV_WR_BIND_MW) &&
-		       qp->qpt != FV_QPT_UD ? EOPNOTSUPP : EINVAL;
+		return EINVAL;
 	if (wr->num_sge < 0)
 		return EINVAL;
 	if ((unsigned)wr->num_sge > qp->max_send_sge)
@@ -65,7 +66,7 @@ static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, 
 			    .sgl = wr->sg_list, .nsge = wr->num_sge, .from_wr = true };
 
 	if ((wr->send_flags & IBV_SEND_INLINE) && wr->num_sge) {
-		if (info->payload != FV_PAYLOAD_DATA)
+		if (info->payload == FV_PAYLOAD_SGL)
 			return EINVAL;
 		r.payload = FV_PL_INLINE;
 		r.len = fv_sgl_bytes(wr->sg_list, wr->num_sge);
@@ -86,6 +87,17 @@ static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, 
 	} else if (info->segs & FV_SEG_RADDR) {
 		r.raddr = wr->wr.rdma.remote_addr;
 		r.rkey = wr->wr.rdma.rkey;
+	} else if (info->segs & FV_SEG_UMR) {
+		/* libmlx5 appends the WR's SGEs (or inline data) after the UMR segments: so do we. */
+		r.mw_type = IBV_MW_TYPE_2;
+		if (wr->opcode == IBV_WR_BIND_MW) {
+			if (!wr->bind_mw.mw || (wr->bind_mw.bind_info.length && !wr->bind_mw.bind_info.mr))
+				return EINVAL;	/* libmlx5 dereferences both */
+			r.imm = htobe32(wr->bind_mw.mw->rkey);
+			r.mw_type = (uint8_t)wr->bind_mw.mw->type;
+			r.new_rkey = wr->bind_mw.rkey;
+			r.bind = &wr->bind_mw.bind_info;
+		}
 	}
 	if (qp->qpt == FV_QPT_UD) {
 		if (!wr->wr.ud.ah || !(r.av = fv_qp_av(qp, wr->wr.ud.ah)))
