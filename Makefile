@@ -8,9 +8,14 @@ ifeq ($(origin CC),default)
 CC := gcc
 endif
 CLANG   ?= clang
+ifeq ($(origin CXX),default)
+CXX := g++
+endif
+CLANGXX ?= clang++
 OPT     ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 CFLAGS_COMMON = -std=c11 -Wall -Wextra -Werror $(OPT) $(EXTRA_CFLAGS)
+CXXFLAGS_COMMON = -std=c++17 -Wall -Wextra -Werror $(OPT) $(EXTRA_CFLAGS)
 CPPFLAGS += -Iinclude -D_GNU_SOURCE
 VERBS_LIBS := -libverbs -lmlx5
 TEST_LIBS  := -lcriterion $(VERBS_LIBS) -lpthread
@@ -19,12 +24,12 @@ TEST_LIBS  := -lcriterion $(VERBS_LIBS) -lpthread
 B ?= build
 
 HEADERS    := $(wildcard include/fastverbs/*.h include/fastverbs/compat/*.h) include/fastverbs/ops.def
-TEST_SRCS  := $(wildcard tests/*.c)
+TEST_SRCS  := $(wildcard tests/*.c) $(wildcard tests/*.cpp)
 TEST_LIB   := $(wildcard tests/lib/*.c)
 TEST_LIBH  := $(wildcard tests/lib/*.h)
-TEST_BINS  := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRCS))
-EX_SRCS    := $(filter-out examples/common.c,$(wildcard examples/*.c))
-EX_BINS    := $(patsubst examples/%.c,$(B)/examples/%,$(EX_SRCS))
+TEST_BINS  := $(patsubst tests/%,$(B)/tests/%,$(basename $(TEST_SRCS)))
+EX_SRCS    := $(filter-out examples/common.c,$(wildcard examples/*.c examples/*.cpp))
+EX_BINS    := $(patsubst examples/%,$(B)/examples/%,$(basename $(EX_SRCS)))
 GEN_OPS    := $(B)/tools/gen-ops
 
 # sim/sim.mk defines sim-all (build the software device) and SIM_RUN (sim/fvsim-run).
@@ -45,9 +50,26 @@ $(B)/tests/%: tests/%.c $(TEST_LIB) $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -o $@ $< $(TEST_LIB) $(TEST_LIBS)
 
+# C++ programs (tests/*.cpp, examples/*.cpp) link the C helpers built as C.
+$(B)/tests/%: tests/%.cpp $(TEST_LIB:%.c=$(B)/%.o) $(TEST_LIBH) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -o $@ $< $(TEST_LIB:%.c=$(B)/%.o) $(TEST_LIBS)
+
+$(B)/tests/lib/%.o: tests/lib/%.c $(TEST_LIBH) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -c -o $@ $<
+
 $(B)/examples/%: examples/%.c examples/common.c examples/common.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -o $@ $< examples/common.c $(VERBS_LIBS) -lpthread
+
+$(B)/examples/%: examples/%.cpp $(B)/examples/common.o examples/common.h $(HEADERS)
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_COMMON) $(CPPFLAGS) -o $@ $< $(B)/examples/common.o $(VERBS_LIBS) -lpthread
+
+$(B)/examples/common.o: examples/common.c examples/common.h $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -c -o $@ $<
 
 $(GEN_OPS): tools/gen-ops.c include/fastverbs/ops.def
 	@mkdir -p $(@D)
@@ -72,8 +94,8 @@ check-compile-fail:
 # Every test program must also build warning-free with clang (skipped with a note when absent).
 check-clang:
 	@if command -v $(CLANG) >/dev/null 2>&1; then \
-	    $(MAKE) --no-print-directory B=build-clang CC=$(CLANG) \
-	        $(patsubst tests/%.c,build-clang/tests/%,$(TEST_SRCS)) >/dev/null && \
+	    $(MAKE) --no-print-directory B=build-clang CC=$(CLANG) CXX=$(CLANGXX) \
+	        $(patsubst tests/%,build-clang/tests/%,$(basename $(TEST_SRCS))) >/dev/null && \
 	    echo "check-clang: $(words $(TEST_SRCS)) test programs build warning-free with $(CLANG)"; \
 	else echo "check-clang: $(CLANG) not installed, skipped"; fi
 

@@ -6,10 +6,13 @@
  * (QP type, operation) pair this emits the typed builders (one SGE, SGE list, inline),
  * a _Generic front per operation that admits only the handles allowed to use it, the
  * runtime table fv_post_send checks each ibv_send_wr against, and fv_post_send's dispatch
- * into the builders' fast path. Output is deterministic.
+ * into the builders' fast path; for C++, the generic names as overloads instead of _Generic
+ * fronts. Output is deterministic.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <infiniband/verbs.h>
 
 struct qpt { const char *name, *fv, *ibv, *dest; };
 struct op { const char *name, *ibv, *mlx5, *remote, *imm, *payload, *desc; };
@@ -33,20 +36,38 @@ static const struct allow allows[] = {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Payload forms: suffix of the builder, its parameters, its fv_req fields, its doc words. */
-struct form { const char *suffix, *params, *fields, *doc; };
+/*
+ * Payload forms: suffix of the builder, its parameters, its fv_req fields, its doc words, and
+ * a declaration the fields need ("" for none).
+ */
+struct form { const char *suffix, *params, *fields, *doc, *decl; };
 static const struct form form_sge = { "", ", const struct ibv_sge *sge",
-	".payload = FV_PL_SGL, .sgl = sge, .nsge = 1", "payload from one SGE" };
+	".payload = FV_PL_SGL, .sgl = sge, .nsge = 1", "payload from one SGE", "" };
 static const struct form form_sgl = { "_sgl", ", const struct ibv_sge *sgl, int nsge",
-	".payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge", "payload from an SGE list" };
+	".payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge", "payload from an SGE list", "" };
 static const struct form form_inline = { "_inline", ", const void *data, uint32_t len",
-	".payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len },"
-	" .nsge = 1, .len = len", "payload copied inline" };
-static const struct form form_none = { "", "", ".payload = FV_PL_NONE", "no payload" };
+	".payload = FV_PL_INLINE, .sgl = &d, .nsge = 1, .len = len", "payload copied inline",
+	"\tstruct ibv_sge d = { (uintptr_t)data, len, 0 };\n" };
+static const struct form form_none = { "", "", ".payload = FV_PL_NONE", "no payload", "" };
 
 static int is(const char *a, const char *b)
 {
 	return strcmp(a, b) == 0;
+}
+
+/*
+ * The fields of an fv_req, given as designators (".a = x, .b = y"), set on the zeroed local
+ * r: one statement that both C and C++ (no designated initializers before C++20) accept.
+ */
+static void emit_req(const char *indent, const char *designators)
+{
+	printf("%sstruct fv_req r = FV_ZERO_INIT;\n\n%s", indent, indent);
+	for (const char *c = designators; *c; c++)
+		if (*c == '.' && (c == designators || c[-1] == ' ' || c[-1] == '\t'))
+			printf("r.");
+		else
+			putchar(*c);
+	printf(";\n");
 }
 
 static int allowed(const char *q, const char *o)
@@ -126,9 +147,13 @@ static void emit_builder(const struct qpt *q, const struct op *o, const struct f
 	printf("static FV_ALWAYS_INLINE int fv_%s_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s)\n{\n",
 	       q->name, o->name, f->suffix, q->name, f->params, remote_params(o), imm_params(o),
 	       dest_params(q, o));
-	printf("\treturn fv_build(&h->qp, %s, &(struct fv_req){ .wr_id = wr_id, .flags = flags,\n"
-	       "\t\t.opcode = %s, %s%s%s%s });\n}\n\n",
-	       q->fv, o->mlx5, f->fields, remote_fields(o), imm_fields(o), dest_fields(q, o));
+	char fields[1024];
+
+	snprintf(fields, sizeof(fields), ".wr_id = wr_id, .flags = flags,\n\t\t.opcode = %s, %s%s%s%s",
+		 o->mlx5, f->fields, remote_fields(o), imm_fields(o), dest_fields(q, o));
+	printf("%s", f->decl);
+	emit_req("\t", fields);
+	printf("\treturn fv_build(&h->qp, %s, &r);\n}\n\n", q->fv);
 }
 
 static void emit_front(const struct op *o, const struct form *f)
@@ -203,11 +228,16 @@ static void emit_post_fast(void)
 				       "\t\t\t\treturn -1;\n");
 			if (!is(o->payload, "DATA"))
 				printf("\t\t\tif (inl)\n\t\t\t\treturn -1;\n");
-			printf("\t\t\treturn fv_build_wr1(qp, %s, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,\n"
-			       "\t\t\t\t.opcode = %s, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,\n"
-			       "\t\t\t\t.from_wr = true%s%s%s }, %s);\n",
-			       q->fv, o->mlx5, wr_remote_fields(o), wr_imm_fields(o), wr_dest_fields(q),
-			       is(o->payload, "DATA") ? "inl" : "false");
+			char fields[1024];
+
+			snprintf(fields, sizeof(fields), ".wr_id = wr->wr_id, .flags = flags,\n"
+				 "\t\t\t\t\t.opcode = %s, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,\n"
+				 "\t\t\t\t\t.from_wr = true%s%s%s", o->mlx5, wr_remote_fields(o), wr_imm_fields(o),
+				 wr_dest_fields(q));
+			printf("\t\t\t{\n");
+			emit_req("\t\t\t\t", fields);
+			printf("\t\t\t\treturn fv_build_wr1(qp, %s, &r, %s);\n\t\t\t}\n",
+			       q->fv, is(o->payload, "DATA") ? "inl" : "false");
 		}
 		printf("\t\tdefault:\n\t\t\treturn -1;\n\t\t}\n");
 		if (is(q->dest, "AV"))
@@ -216,25 +246,97 @@ static void emit_post_fast(void)
 	printf("\tdefault:\n\t\treturn -1;\n\t}\n}\n\n");
 }
 
+/* The names of a parameter list ", type a, type *b" as arguments: ", a, b". */
+static void print_args(const char *params)
+{
+	for (const char *p = params, *end; *p; p = end) {
+		const char *n;
+
+		end = strchr(p + 1, ',');
+		if (!end)
+			end = p + strlen(p);
+		for (n = end; n > p && (isalnum((unsigned char)n[-1]) || n[-1] == '_'); n--)
+			;
+		printf(", %.*s", (int)(end - n), n);
+	}
+}
+
+/*
+ * C++ has no _Generic: each generic name is an overload set instead, one per allowed
+ * (QP type, operation, form), forwarding to the typed builder. A handle whose QP type does
+ * not allow the operation matches no overload, so it does not compile either.
+ */
+static void emit_cxx_overloads(void)
+{
+	const struct form *forms[3];
+
+	printf("#ifdef __cplusplus\n/* ---- generic names as C++ overloads (outside extern \"C\") ---- */\n\n");
+	for (size_t j = 0; j < COUNT(ops); j++) {
+		const struct op *o = &ops[j];
+		int n = forms_of(o, forms);
+
+		for (int k = 0; k < n; k++)
+			for (size_t i = 0; i < COUNT(qpts); i++) {
+				const struct qpt *q = &qpts[i];
+				const struct form *f = forms[k];
+
+				if (!allowed(q->name, o->name))
+					continue;
+				printf("static FV_ALWAYS_INLINE int fv_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s)\n"
+				       "{\n\treturn fv_%s_%s%s(h, wr_id, flags", o->name, f->suffix, q->name, f->params,
+				       remote_params(o), imm_params(o), dest_params(q, o), q->name, o->name, f->suffix);
+				print_args(f->params);
+				print_args(remote_params(o));
+				print_args(imm_params(o));
+				print_args(dest_params(q, o));
+				printf(");\n}\n\n");
+			}
+	}
+	printf("#endif /* __cplusplus */\n\n");
+}
+
+/* The ibv_wr_opcode values of ops.def's rows (-1: none), to lay the table out by position. */
+#define FV_WR_NONE (-1)
+static const int op_wr[] = {
+#define FV_OP(n, ibv, mlx5, remote, imm, payload, desc) ibv,
+#include "fastverbs/ops.def"
+#undef FV_OP
+};
+
+/*
+ * Rows by QP type, slots by ibv_wr_opcode, both by position (C++ has no array designators);
+ * the asserts pin the positions to the enums' values.
+ */
 static void emit_table(void)
 {
 	printf("/* What fv_post_send allows per (QP type, ibv_wr_opcode); zero rows are refused. */\n");
 	printf("static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {\n");
 	for (size_t i = 0; i < COUNT(qpts); i++) {
-		printf("\t[%s] = {\n", qpts[i].fv);
-		for (size_t j = 0; j < COUNT(ops); j++) {
-			const struct op *o = &ops[j];
+		printf("\t{\t/* %s */\n", qpts[i].fv);
+		for (int slot = 0; slot < 16; slot++) {
+			const struct op *o = NULL;
 
-			if (is(o->ibv, "FV_WR_NONE") || !allowed(qpts[i].name, o->name))
+			for (size_t j = 0; j < COUNT(ops); j++)
+				if (op_wr[j] == slot && allowed(qpts[i].name, ops[j].name))
+					o = &ops[j];
+			if (!o) {
+				printf("\t\t{ 0, 0, 0, 0, 0 },\n");
 				continue;
-			printf("\t\t[%s] = { 1, %s, %s, FV_IMM_KIND_%s, FV_PAYLOAD_%s },\n", o->ibv, o->mlx5,
+			}
+			printf("\t\t{ 1, %s, %s, FV_IMM_KIND_%s, FV_PAYLOAD_%s },\t/* %s */\n", o->mlx5,
 			       is(o->remote, "RADDR") ? "FV_SEG_RADDR" :
 			       is(o->remote, "NONE") ? "0" : "FV_SEG_RADDR | FV_SEG_ATOMIC",
-			       o->imm, o->payload);
+			       o->imm, o->payload, o->ibv);
 		}
 		printf("\t},\n");
 	}
-	printf("};\n\n");
+	printf("};\n");
+	for (size_t i = 0; i < COUNT(qpts); i++)
+		printf("static_assert(%s == %zu, \"fv_op_table row\");\n", qpts[i].fv, i);
+	for (size_t j = 0; j < COUNT(ops); j++)
+		if (op_wr[j] >= 0)
+			printf("static_assert(%s == %d, \"fv_op_table slot\");\n", ops[j].ibv, op_wr[j]);
+	printf("\n");
 }
 
 int main(void)
@@ -243,7 +345,8 @@ int main(void)
 
 	printf("/* SPDX-License-Identifier: BSD-2-Clause */\n"
 	       "/* Generated by tools/gen-ops.c from ops.def by `make gen`. Do not edit. */\n"
-	       "#ifndef FASTVERBS_OPS_H\n#define FASTVERBS_OPS_H\n\n#include \"build.h\"\n#include \"ah.h\"\n\n");
+	       "#ifndef FASTVERBS_OPS_H\n#define FASTVERBS_OPS_H\n\n#include \"build.h\"\n#include \"ah.h\"\n\n"
+	       "FV_EXTERN_C_BEGIN\n\n");
 	printf("/* Kinds of immediate and payload an operation takes (ops.def columns). */\n"
 	       "enum { FV_IMM_KIND_NONE, FV_IMM_KIND_IMM, FV_IMM_KIND_INV };\n"
 	       "enum { FV_PAYLOAD_NONE, FV_PAYLOAD_SGL, FV_PAYLOAD_DATA };\n\n"
@@ -269,15 +372,18 @@ int main(void)
 	}
 
 	printf("/* ---- generic fronts: fv_write(&rc, ...) picks fv_rc_write; a handle whose QP type\n"
-	       " * does not allow the operation does not compile. ---- */\n\n");
+	       " * does not allow the operation does not compile (C++: the overloads at the end). ---- */\n\n"
+	       "#ifndef __cplusplus\n");
 	for (size_t j = 0; j < COUNT(ops); j++) {
 		int n = forms_of(&ops[j], forms);
 		for (int k = 0; k < n; k++)
 			emit_front(&ops[j], forms[k]);
 	}
-	printf("\n");
+	printf("#endif\n\n");
 	emit_table();
 	emit_post_fast();
+	printf("FV_EXTERN_C_END\n\n");
+	emit_cxx_overloads();
 	printf("#endif /* FASTVERBS_OPS_H */\n");
 	return 0;
 }

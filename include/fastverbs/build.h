@@ -14,6 +14,8 @@
 
 #include "qp.h"
 
+FV_EXTERN_C_BEGIN
+
 #define FV_ALWAYS_INLINE inline __attribute__((always_inline))
 
 enum fv_payload {
@@ -284,14 +286,14 @@ static FV_ALWAYS_INLINE int fv_build_wr1(struct fv_qp *qp, enum fv_qpt qpt, cons
 static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	struct fv_req one = *r;
-	struct ibv_sge s = r->payload == FV_PL_SGL && r->nsge == 1 ?
-		(struct ibv_sge){ .addr = r->sgl->addr, .length = r->sgl->length, .lkey = r->sgl->lkey } :
-		(struct ibv_sge){ 0 };
+	struct ibv_sge s = { 0, 0, 0 };
 	uint32_t pi = qp->sq.pi;
 	int nbb;
 
-	if (r->payload == FV_PL_SGL && r->nsge == 1)
+	if (r->payload == FV_PL_SGL && r->nsge == 1) {
+		s.addr = r->sgl->addr, s.length = r->sgl->length, s.lkey = r->sgl->lkey;
 		one.sgl = &s;
+	}
 	nbb = (int)fv_build_fast_at(qp, qpt, &one, pi);
 	if (!nbb) {
 		nbb = fv_build_wqe_at(qp, qpt, &one, pi);
@@ -301,5 +303,7 @@ static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const st
 	fv_sq_advance(&qp->sq, pi, (unsigned)nbb);
 	return 0;
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_BUILD_H */

@@ -37,6 +37,8 @@
 
 #include "qp.h"
 
+FV_EXTERN_C_BEGIN
+
 /* Fill one receive data segment. */
 static inline void fv_rseg(struct mlx5_wqe_data_seg *d, const struct ibv_sge *s)
 {
@@ -127,7 +129,7 @@ struct fv_srq_registry {
 	struct fv_srq *srq[FV_SRQ_MAX];
 };
 
-__attribute__((weak)) struct fv_srq_registry fv_srq_registry = { .lock = PTHREAD_MUTEX_INITIALIZER };
+__attribute__((weak)) struct fv_srq_registry fv_srq_registry = { PTHREAD_MUTEX_INITIALIZER, FV_ZERO_INIT };
 
 /* Replace the entry old by new (NULL: a free entry). Returns 0 or ENOMEM. */
 static inline int fv_srq_registry_swap(struct fv_srq *old, struct fv_srq *new_)
@@ -167,10 +169,10 @@ static inline int fv_srq_init_geom(struct fv_srq *srq, const struct fv_srq_geom 
 	    g->stride < 2 * FV_DS || g->head >= g->wqe_cnt || g->tail >= g->wqe_cnt)
 		return EINVAL;
 	memset(srq, 0, sizeof(*srq));
-	srq->wrid = calloc(g->wqe_cnt, sizeof(uint64_t));
+	srq->wrid = (uint64_t *)calloc(g->wqe_cnt, sizeof(uint64_t));
 	if (!srq->wrid)
 		return ENOMEM;
-	srq->buf = g->buf;
+	srq->buf = (uint8_t *)g->buf;
 	srq->stride_shift = (uint32_t)__builtin_ctz(g->stride);
 	srq->max_gs = g->stride / FV_DS - 1;
 	srq->mask = g->wqe_cnt - 1;
@@ -229,7 +231,7 @@ static inline int fv_srq_init(struct fv_srq *srq, struct ibv_srq *ibsrq)
 	struct fv_srq_geom g = {
 		.buf = dv.buf, .wqe_cnt = cnt, .stride = dv.stride, .dbrec = dv.dbrec,
 		.srqn = (dv.comp_mask & MLX5DV_SRQ_MASK_SRQN) ? dv.srqn : 0,
-		.head = dv.head, .tail = dv.tail, .ibsrq = ibsrq,
+		.head = dv.head, .tail = dv.tail, .link = 0, .ibsrq = ibsrq,
 	};
 	return fv_srq_init_geom(srq, &g);
 }
@@ -294,5 +296,7 @@ static inline void fv_qp_attach_srq(struct fv_qp *qp, struct fv_srq *srq)
 {
 	qp->srq = srq;
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_RECV_H */

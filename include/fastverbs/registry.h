@@ -8,10 +8,13 @@
 #ifndef FASTVERBS_REGISTRY_H
 #define FASTVERBS_REGISTRY_H
 
+#include "portable.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+FV_EXTERN_C_BEGIN
 
 struct fv_qp;
 
@@ -25,7 +28,7 @@ struct fv_registry {
 	struct fv_qp **page[FV_QPN_PAGES];
 };
 
-__attribute__((weak)) struct fv_registry fv_registry = { .lock = PTHREAD_MUTEX_INITIALIZER };
+__attribute__((weak)) struct fv_registry fv_registry = { PTHREAD_MUTEX_INITIALIZER, 0, FV_ZERO_INIT };
 
 /* The fv_qp registered for qpn, or NULL. */
 static inline struct fv_qp *fv_registry_qp(uint32_t qpn)
@@ -43,7 +46,7 @@ static inline int fv_registry_set(uint32_t qpn, struct fv_qp *qp)
 
 	pthread_mutex_lock(&fv_registry.lock);
 	if (!*slot)
-		*slot = calloc(1u << FV_QPN_PAGE_SHIFT, sizeof(struct fv_qp *));
+		*slot = (struct fv_qp **)calloc(1u << FV_QPN_PAGE_SHIFT, sizeof(struct fv_qp *));
 	if (*slot) {
 		(*slot)[qpn & ((1u << FV_QPN_PAGE_SHIFT) - 1)] = qp;
 		__atomic_store_n(&fv_registry.gen, fv_registry.gen + 2, __ATOMIC_RELEASE);
@@ -53,5 +56,7 @@ static inline int fv_registry_set(uint32_t qpn, struct fv_qp *qp)
 	pthread_mutex_unlock(&fv_registry.lock);
 	return err;
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_REGISTRY_H */

@@ -22,6 +22,8 @@
 #include "arch.h"
 #include "wqe.h"
 
+FV_EXTERN_C_BEGIN
+
 /* Per-WQE flags of the typed API: they are the control segment's fm_ce_se bits. */
 enum {
 	FV_SIGNALED  = MLX5_WQE_CTRL_CQ_UPDATE,	/* ask for a completion */
@@ -327,5 +329,7 @@ static inline void fv_sq_unforce(struct fv_sq *sq, uint32_t slot)
 {
 	sq->meta[slot].forced = sq->meta[slot].end - 1;
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_SQ_H */

@@ -17,13 +17,15 @@
 #ifndef FASTVERBS_WQE_H
 #define FASTVERBS_WQE_H
 
-#include <endian.h>
+#include "portable.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <infiniband/verbs.h>
 #include <infiniband/mlx5dv.h>
+
+FV_EXTERN_C_BEGIN
 
 #define FV_WQEBB 64u	/* send WQE basic block */
 #define FV_DS    16u	/* one WQE size unit (octoword) */
@@ -127,10 +129,10 @@ static inline uint8_t *fv_unit_write(const struct fv_ring *r, uint8_t *p, struct
  * byte 1) over it. Both stores go through this one union: the compiler then sees that they
  * overlap and keeps them in order (through two unrelated types it may swap them, or take a
  * later read of the unit for the image alone). No character type in it, which would make its
- * stores alias everything: a _Bool stands for byte 0, never accessed.
+ * stores alias everything: a bool stands for byte 0, never accessed.
  */
 struct __attribute__((packed)) fv_ctrl_index {
-	_Bool byte0;
+	bool byte0;
 	__be16 v;
 };
 
@@ -210,7 +212,7 @@ static inline struct fv_image fv_sge_image(const struct ibv_sge *sge, unsigned h
 
 	uint64_t len_lkey = htobe64(fv_2x32(sge->length, sge->lkey));
 
-	_Static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct ibv_sge, length) + 4,
+	static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct ibv_sge, length) + 4,
 		       "lkey follows length");
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 	len_lkey = len_lkey << 32 | len_lkey >> 32;	/* both halves big-endian, but swapped */
@@ -312,5 +314,7 @@ static inline uint8_t *fv_wqe_inline(const struct fv_ring *r, uint8_t *p, const 
 	}
 	return fv_ring_add(r, p, fv_inline_ds(total) * FV_DS, how);
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_WQE_H */
