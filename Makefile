@@ -1,6 +1,6 @@
 # fastverbs: header-only mlx5 data path, its software device (sim/), tests and benchmarks.
 # Targets: all test bench run install gen clean (plus check-gen, check-compile-fail,
-# check-clang, check-codegen, check-install).
+# check-headers, check-clang, check-codegen, check-install).
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -34,7 +34,7 @@ GEN_OPS    := $(B)/tools/gen-ops
 
 # sim/sim.mk defines sim-all (build the software device) and SIM_RUN (sim/fvsim-run).
 .PHONY: sim-all all test test-run test-plain test-san bench run install uninstall gen check-gen \
-        check-compile-fail check-clang check-codegen check-install deps clean
+        check-compile-fail check-headers check-clang check-codegen check-install deps clean
 
 all: $(TEST_BINS) $(EX_BINS) sim-all
 
@@ -89,7 +89,11 @@ check-gen: $(GEN_OPS)
 	fi
 
 check-compile-fail:
-	@CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" tools/compile-fail.sh tests/compile-fail
+	@CC="$(CC)" CXX="$(CXX)" CPPFLAGS="$(CPPFLAGS)" tools/compile-fail.sh tests/compile-fail
+
+# The headers alone, as users compile them: C11 without _GNU_SOURCE (also -pedantic) and C++17.
+check-headers:
+	@CC="$(CC)" CXX="$(CXX)" CLANG="$(CLANG)" CLANGXX="$(CLANGXX)" tools/check-headers.sh
 
 # Every test program must also build warning-free with clang (skipped with a note when absent).
 check-clang:
@@ -116,6 +120,7 @@ check-install:
 test: deps
 	@$(MAKE) --no-print-directory check-gen
 	@$(MAKE) --no-print-directory check-compile-fail
+	@$(MAKE) --no-print-directory check-headers
 	@$(MAKE) --no-print-directory check-clang
 	@$(MAKE) --no-print-directory check-codegen
 	@$(MAKE) --no-print-directory check-install
