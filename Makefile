@@ -111,9 +111,9 @@ check-codegen:
 deps:
 	@tools/deps.sh
 
-# Install into a scratch prefix and build a program against it through pkg-config alone.
+# Install into a scratch prefix and build a C and a C++ program through pkg-config alone.
 check-install:
-	@tools/check-install.sh "$(CC)"
+	@tools/check-install.sh "$(CC)" "$(CXX)"
 
 # test: install what is missing, check the generated header, build and run everything,
 # then build and run the whole suite again under ASan+UBSan.
@@ -146,9 +146,10 @@ run: $(EX_BINS) sim-all
 fastverbs.pc: fastverbs.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e "s|@VERSION@|$$(tools/version.sh)|g" $< > $@
 
+# Only what users include: the headers (ops.def is the generator's input, not included).
 install: fastverbs.pc
 	install -d $(DESTDIR)$(PREFIX)/include/fastverbs/compat $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 0644 include/fastverbs/*.h include/fastverbs/ops.def $(DESTDIR)$(PREFIX)/include/fastverbs/
+	install -m 0644 include/fastverbs/*.h $(DESTDIR)$(PREFIX)/include/fastverbs/
 	install -m 0644 include/fastverbs/compat/*.h $(DESTDIR)$(PREFIX)/include/fastverbs/compat/
 	install -m 0644 fastverbs.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/fastverbs.pc
 
