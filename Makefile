@@ -48,7 +48,18 @@ endif
 
 $(B)/tests/%: tests/%.c $(TEST_LIB) $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -o $@ $< $(TEST_LIB) $(TEST_LIBS)
+	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' $(TEST_DEFS) -o $@ $< $(TEST_LIB) $(TEST_LIBS)
+
+# tests/registry loads two libraries that embed fastverbs the way libraries do: every
+# symbol hidden but their entry points (tests/so/plugin.c, built twice).
+PLUGINS := $(B)/tests/so/libfvplug-a.so $(B)/tests/so/libfvplug-b.so
+$(B)/tests/registry: $(PLUGINS)
+$(B)/tests/registry: TEST_DEFS = -DFV_PLUGIN_DIR='"$(CURDIR)/$(B)/tests/so"'
+$(PLUGINS): tests/so/plugin.c $(HEADERS)
+	@mkdir -p $(@D)
+	printf '{ global: plugin_*; local: *; };\n' > $@.map
+	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -fPIC -fvisibility=hidden -shared -Wl,--version-script=$@.map \
+	    -o $@ $< $(VERBS_LIBS)
 
 # C++ programs (tests/*.cpp, examples/*.cpp) link the C helpers built as C.
 $(B)/tests/%: tests/%.cpp $(TEST_LIB:%.c=$(B)/%.o) $(TEST_LIBH) $(HEADERS)

@@ -65,7 +65,7 @@ FV_EXTERN_C_BEGIN
 struct fv_cq_run {
 	__be32 key;		/* their sop_drop_qpn (send opcode and QPN); FV_CQ_NO_RUN: none */
 	__be32 last;		/* that of the last completion the general path reported */
-	uint32_t tag;		/* fv_registry.gen | ibv (1: t is a struct ibv_wc): qp and t hold
+	uint32_t tag;		/* the registry's gen | ibv (1: t is a struct ibv_wc): qp and t hold
 				 * while it matches */
 	struct fv_qp *qp;	/* with no run, &fv_no_run: one no CQE names, that nothing writes */
 	fv_u64x2 t[3];		/* their completion, as 16-byte pieces; the wr_id is each CQE's */
@@ -88,6 +88,7 @@ struct fv_cq {
 	uint32_t cqe_size;	/* 64 or 128 */
 	uint32_t shift;		/* log2(cqe_size) */
 	struct fv_cq_run run;
+	struct fv_registry *reg;	/* the process's tables (registry.h): found once, at init */
 	volatile __be32 *dbrec;	/* [FV_CQ_SET_CI] consumer index, [FV_CQ_ARM_DB] arm */
 	struct fv_srq *srq;	/* fv_cq_bind_srq(): receives of QPs fastverbs does not own */
 	struct ibv_cq *ibcq;	/* NULL when described by raw geometry */
@@ -137,6 +138,7 @@ static inline int fv_cq_init_geom(struct fv_cq *cq, const struct fv_cq_geom *g)
 	cq->ring = g->cqe_cnt * g->cqe_size;
 	cq->run.key = cq->run.last = FV_CQ_NO_RUN;
 	cq->run.qp = &fv_no_run;
+	cq->reg = fv_registry_get();
 	cq->cqn = g->cqn;
 	return 0;
 }
@@ -704,7 +706,8 @@ fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 	uint32_t off = cq->off, own = cq->own;
 	uint32_t extra = 0;	/* CQEs consumed without an entry: forced or bad */
 	uint8_t *o = (uint8_t *)out, *end = o + (n > 0 ? (size_t)n * osz : 0);	/* o: the next entry */
-	uint32_t tag = __atomic_load_n(&fv_registry.gen, __ATOMIC_RELAXED) | (uint32_t)ibv;
+	struct fv_registry *reg = cq->reg;
+	uint32_t tag = __atomic_load_n(&reg->gen, __ATOMIC_RELAXED) | (uint32_t)ibv;
 	int bad = 0;
 
 	/* The run holds while its tag is the call's; a run started in this call takes it. */
@@ -751,7 +754,7 @@ fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 			break;
 		fv_dma_rmb();	/* the rest of the CQE only after its owner bit */
 		qpn = be32toh(cqe->sop_drop_qpn) & 0xffffff;
-		qp = cq->run.qp->qpn == qpn ? cq->run.qp : fv_registry_qp(qpn);
+		qp = cq->run.qp->qpn == qpn ? cq->run.qp : fv_registry_qp_in(reg, qpn);
 		r = fv_cqe_decode(cq, qp, cqe, op_own, o, ibv, 0);
 		if (__builtin_expect(r == FV_CQE_BAD, 0)) {
 			if (o != out)

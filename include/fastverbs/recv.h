@@ -122,36 +122,31 @@ struct fv_srq_geom {
 	struct ibv_srq *ibsrq;	/* optional registry key */
 };
 
-/* Process-wide table of the fv_srqs set up, searched on slow paths only. */
-#define FV_SRQ_MAX 256
-struct fv_srq_registry {
-	pthread_mutex_t lock;
-	struct fv_srq *srq[FV_SRQ_MAX];
-};
-
-__attribute__((weak)) struct fv_srq_registry fv_srq_registry = { PTHREAD_MUTEX_INITIALIZER, FV_ZERO_INIT };
-
-/* Replace the entry old by new (NULL: a free entry). Returns 0 or ENOMEM. */
+/* In the process's SRQ table (registry.h), replace the entry old by new (NULL: a free entry).
+ * Returns 0 or ENOMEM. */
 static inline int fv_srq_registry_swap(struct fv_srq *old, struct fv_srq *new_)
 {
+	struct fv_registry *r = fv_registry_get();
 	int err = ENOMEM;
 
-	pthread_mutex_lock(&fv_srq_registry.lock);
+	pthread_mutex_lock(&r->lock);
 	for (int i = 0; i < FV_SRQ_MAX; i++)
-		if (fv_srq_registry.srq[i] == old) {
-			__atomic_store_n(&fv_srq_registry.srq[i], new_, __ATOMIC_RELEASE);
+		if (r->srq[i] == old) {
+			__atomic_store_n(&r->srq[i], new_, __ATOMIC_RELEASE);
 			err = 0;
 			break;
 		}
-	pthread_mutex_unlock(&fv_srq_registry.lock);
+	pthread_mutex_unlock(&r->lock);
 	return err;
 }
 
 /* The registered fv_srq for ibsrq (by_ib) or with SRQ number num, or NULL. */
 static inline struct fv_srq *fv_srq_lookup(const struct ibv_srq *ibsrq, uint32_t num, int by_ib)
 {
+	struct fv_registry *r = fv_registry_get();
+
 	for (int i = 0; i < FV_SRQ_MAX; i++) {
-		struct fv_srq *s = __atomic_load_n(&fv_srq_registry.srq[i], __ATOMIC_ACQUIRE);
+		struct fv_srq *s = __atomic_load_n(&r->srq[i], __ATOMIC_ACQUIRE);
 
 		if (s && (by_ib ? s->ibsrq == ibsrq : s->srqn == num))
 			return s;
