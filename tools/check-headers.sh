@@ -1,7 +1,8 @@
 #!/bin/sh
 # The installed headers build warning-free for every kind of user: C11 without _GNU_SOURCE
-# (strict ISO, also -pedantic) and C++17, with gcc/g++ and clang/clang++. The probe calls
-# the fast path, the compat calls and polling, so their bodies are compiled, not just parsed.
+# (strict ISO, also -pedantic), C++17 (also -pedantic) and C++20, with gcc/g++ and
+# clang/clang++. The probe calls the fast path, the compat calls and polling, so their
+# bodies are compiled, not just parsed.
 #   tools/check-headers.sh      CC, CXX, CLANG, CLANGXX name the compilers
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +43,7 @@ for cc in "${CC:-gcc}" "${CLANG:-clang}"; do
 done
 for cxx in "${CXX:-g++}" "${CLANGXX:-clang++}"; do
     check "$cxx -std=c++17" "$cxx" -std=c++17 "$tmp/probe.cpp"
+    check "$cxx -std=c++17 -pedantic" "$cxx" -std=c++17 -pedantic "$tmp/probe.cpp"
     check "$cxx -std=c++20" "$cxx" -std=c++20 "$tmp/probe.cpp"
 done
 echo "check-headers: $passed language/compiler combinations build the headers warning-free, $failed do not"

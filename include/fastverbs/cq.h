@@ -161,10 +161,10 @@ static inline int fv_cq_init(struct fv_cq *cq, struct ibv_cq *ibcq)
 	if (err)
 		return err;
 
-	struct fv_cq_geom g = {
-		.buf = dv.buf, .cqe_cnt = dv.cqe_cnt, .cqe_size = dv.cqe_size,
-		.dbrec = dv.dbrec, .cqn = dv.cqn,
-	};
+	struct fv_cq_geom g = FV_ZERO_INIT;
+
+	g.buf = dv.buf, g.cqe_cnt = dv.cqe_cnt, g.cqe_size = dv.cqe_size, g.dbrec = dv.dbrec;
+	g.cqn = dv.cqn;
 	err = fv_cq_init_geom(cq, &g);
 	if (!err)
 		cq->ibcq = ibcq;

@@ -214,14 +214,14 @@ static inline int fv_qp_init(struct fv_qp *qp, struct ibv_qp *ibqp)
 	if (ibv_query_qp(ibqp, &attr, IBV_QP_CAP, &init))
 		return errno ? errno : EIO;
 
-	struct fv_qp_geom g = {
-		.qpt = (enum fv_qpt)qpt, .qpn = ibqp->qp_num,
-		.sq_buf = dv.sq.buf, .sq_wqe_cnt = dv.sq.wqe_cnt,
-		.rq_buf = dv.rq.buf, .rq_wqe_cnt = dv.rq.wqe_cnt, .rq_stride = dv.rq.stride,
-		.dbrec = dv.dbrec, .bf_reg = dv.bf.reg, .bf_size = dv.bf.size,
-		.max_inline = init.cap.max_inline_data, .max_send_sge = init.cap.max_send_sge,
-		.max_recv_sge = init.cap.max_recv_sge, .sq_sig_all = init.sq_sig_all,
-	};
+	struct fv_qp_geom g = FV_ZERO_INIT;
+
+	g.qpt = (enum fv_qpt)qpt, g.qpn = ibqp->qp_num;
+	g.sq_buf = dv.sq.buf, g.sq_wqe_cnt = dv.sq.wqe_cnt;
+	g.rq_buf = dv.rq.buf, g.rq_wqe_cnt = dv.rq.wqe_cnt, g.rq_stride = dv.rq.stride;
+	g.dbrec = dv.dbrec, g.bf_reg = dv.bf.reg, g.bf_size = dv.bf.size;
+	g.max_inline = init.cap.max_inline_data, g.max_send_sge = init.cap.max_send_sge;
+	g.max_recv_sge = init.cap.max_recv_sge, g.sq_sig_all = init.sq_sig_all;
 	err = fv_qp_init_geom(qp, &g);
 	if (err)
 		return err;

@@ -223,11 +223,11 @@ static inline int fv_srq_init(struct fv_srq *srq, struct ibv_srq *ibsrq)
 	while (!fv_is_pow2(cnt))
 		cnt += cnt & -cnt;
 
-	struct fv_srq_geom g = {
-		.buf = dv.buf, .wqe_cnt = cnt, .stride = dv.stride, .dbrec = dv.dbrec,
-		.srqn = (dv.comp_mask & MLX5DV_SRQ_MASK_SRQN) ? dv.srqn : 0,
-		.head = dv.head, .tail = dv.tail, .link = 0, .ibsrq = ibsrq,
-	};
+	struct fv_srq_geom g = FV_ZERO_INIT;
+
+	g.buf = dv.buf, g.wqe_cnt = cnt, g.stride = dv.stride, g.dbrec = dv.dbrec;
+	g.srqn = (dv.comp_mask & MLX5DV_SRQ_MASK_SRQN) ? dv.srqn : 0;
+	g.head = dv.head, g.tail = dv.tail, g.ibsrq = ibsrq;
 	return fv_srq_init_geom(srq, &g);
 }
 

@@ -106,11 +106,35 @@ struct fv_image {
 	uint64_t a, b;
 };
 
+/*
+ * An image of two words: a compound literal in C, the form the fast path's code was tuned
+ * with; a function in C++, which has no compound literals.
+ */
+#ifdef __cplusplus
+static inline struct fv_image fv_image_of(uint64_t a, uint64_t b)
+{
+	struct fv_image u = { a, b };
+
+	return u;
+}
+#define FV_IMAGE(a, b) fv_image_of(a, b)
+#else
+#define FV_IMAGE(a, b) ((struct fv_image){ (a), (b) })
+#endif
+
+/* A vector of two words. */
+static inline fv_u64x2 fv_u64x2_of(uint64_t a, uint64_t b)
+{
+	fv_u64x2 v = { a, b };
+
+	return v;
+}
+
 /* Store the unit image u at p; FV_VEC: as one vector. */
 static inline void fv_unit_put(uint8_t *p, struct fv_image u, unsigned how)
 {
 	if (how & FV_VEC) {
-		((struct fv_unit *)p)->v = (fv_u64x2){ u.a, u.b };
+		((struct fv_unit *)p)->v = fv_u64x2_of(u.a, u.b);
 	} else {
 		((struct fv_unit_words *)p)->w[0] = u.a;
 		((struct fv_unit_words *)p)->w[1] = u.b;
@@ -153,8 +177,8 @@ union fv_ctrl_unit {
 static inline struct fv_image fv_ctrl_image(uint8_t opmod, uint8_t opcode, __be32 qpn_be, unsigned ds,
 					    __be32 fm_be, __be32 imm)
 {
-	return (struct fv_image){ fv_2x32(htobe32((uint32_t)opmod << 24 | opcode), qpn_be | htobe32(ds)),
-				  fv_2x32(fm_be, imm) };
+	return FV_IMAGE(fv_2x32(htobe32((uint32_t)opmod << 24 | opcode), qpn_be | htobe32(ds)),
+			fv_2x32(fm_be, imm));
 }
 
 /* Store the control segment of image c at p (a block's start), with the index of pi. */
@@ -163,7 +187,7 @@ static inline uint8_t *fv_ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, u
 	union fv_ctrl_unit *u = (union fv_ctrl_unit *)p;
 
 	if (how & FV_VEC) {
-		u->v = (fv_u64x2){ c.a, c.b };
+		u->v = fv_u64x2_of(c.a, c.b);
 	} else {
 		u->w[0] = c.a;
 		u->w[1] = c.b;
@@ -182,19 +206,19 @@ static inline uint8_t *fv_wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint8
 /* Remote address segment: BE64 address, BE32 rkey, 4 reserved bytes written as 0. */
 static inline struct fv_image fv_raddr_image(uint64_t raddr, uint32_t rkey)
 {
-	return (struct fv_image){ htobe64(raddr), fv_2x32(htobe32(rkey), 0) };
+	return FV_IMAGE(htobe64(raddr), fv_2x32(htobe32(rkey), 0));
 }
 
 /* Atomic segment: swap (CAS) or add (FAA) value, then the compare value. */
 static inline struct fv_image fv_atomic_image(uint64_t swap_add, uint64_t compare)
 {
-	return (struct fv_image){ htobe64(swap_add), htobe64(compare) };
+	return FV_IMAGE(htobe64(swap_add), htobe64(compare));
 }
 
 /* Data (pointer) segment: BE32 byte count (bit 31 clear), BE32 lkey, BE64 address. */
 static inline struct fv_image fv_data_image(uint32_t len, uint32_t lkey, uint64_t addr)
 {
-	return (struct fv_image){ fv_2x32(htobe32(len), htobe32(lkey)), htobe64(addr) };
+	return FV_IMAGE(fv_2x32(htobe32(len), htobe32(lkey)), htobe64(addr));
 }
 
 /*
@@ -217,13 +241,13 @@ static inline struct fv_image fv_sge_image(const struct ibv_sge *sge, unsigned h
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 	len_lkey = len_lkey << 32 | len_lkey >> 32;	/* both halves big-endian, but swapped */
 #endif
-	return (struct fv_image){ len_lkey, htobe64(sge->addr) };
+	return FV_IMAGE(len_lkey, htobe64(sge->addr));
 }
 
 /* XRC segment: the remote XRC SRQ number, 12 reserved bytes written as 0. */
 static inline struct fv_image fv_xrc_image(uint32_t srqn)
 {
-	return (struct fv_image){ fv_2x32(htobe32(srqn), 0), 0 };
+	return FV_IMAGE(fv_2x32(htobe32(srqn), 0), 0);
 }
 
 /* 8 bytes at p as one 64-bit word (no alignment or type assumed). */
@@ -246,9 +270,9 @@ static inline void fv_av_images(struct fv_image u[3], const struct mlx5_wqe_av *
 	uint32_t rest;	/* bytes 12..15: stat_rate_sl, fl_mlid, rlid */
 
 	memcpy(&rest, src + 12, sizeof(rest));
-	u[0] = (struct fv_image){ fv_2x32(htobe32(qkey), 0), fv_2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest) };
+	u[0] = FV_IMAGE(fv_2x32(htobe32(qkey), 0), fv_2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest));
 	for (int i = 1; i < 3; i++)
-		u[i] = (struct fv_image){ fv_load64(src + i * FV_DS), fv_load64(src + i * FV_DS + 8) };
+		u[i] = FV_IMAGE(fv_load64(src + i * FV_DS), fv_load64(src + i * FV_DS + 8));
 }
 
 /* The segment writers: each unit may be the last before the ring end. */
