@@ -8,12 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct sim_iov {
-	uint64_t addr;
-	uint64_t len;
-};
-
-#define SIM_MAX_IOV 64
+#include "../common/iov.h"
 
 /* Copies len bytes gathered from src into the scatter list dst, both in this process;
  * 0 or EFAULT. */

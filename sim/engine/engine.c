@@ -5,15 +5,12 @@
 
 #include <infiniband/verbs.h>
 
-#include "../common/be.h"
 #include "../model/world.h"
-#include "../fabric/fabric.h"
 #include "cqe.h"
-
-bool sim_sq_pending(const struct sim_qp *qp)
-{
-	return qp->sq_cnt && (ld_dbrec(&qp->dbrec[1]) & 0xffff) != (qp->sq_ci & 0xffff);
-}
+#include "exec.h"
+#include "flush.h"
+#include "remote.h"
+#include "wqe.h"
 
 static enum sim_work qp_work(struct sim_qp *qp, bool step, uint64_t now)
 {
@@ -44,7 +41,7 @@ enum sim_work sim_engine_step(void)
 
 	poll_arms();
 	/* Answering messages from other processes counts as one unit. */
-	if (sim_fabric_serve())
+	if (sim_remote_serve())
 		return SIM_W_DONE;
 	sim_list_for_each_safe(pos, tmp, &sim_world.qps) {
 		struct sim_qp *qp = sim_container_of(pos, struct sim_qp, link);
@@ -69,7 +66,7 @@ int sim_engine_pass(int budget)
 	int done;
 
 	poll_arms();
-	done = sim_fabric_serve();
+	done = sim_remote_serve();
 	sim_list_for_each_safe(pos, tmp, &sim_world.qps) {
 		struct sim_qp *qp = sim_container_of(pos, struct sim_qp, link);
 

@@ -2,28 +2,7 @@
 #ifndef FVSIM_ENGINE_H
 #define FVSIM_ENGINE_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
-#include "../model/obj.h"
-
-enum sim_work {
-	SIM_W_IDLE, /* nothing to do */
-	SIM_W_WAIT, /* work exists but waits (CQ full, retry timer, peer not ready) */
-	SIM_W_DONE, /* a WQE completed or state changed */
-};
-
-uint64_t sim_now_ns(void);
-
-/* The SQ doorbell record is ahead of what the device consumed. */
-bool sim_sq_pending(const struct sim_qp *qp);
-
-/* Executes or retries the SQ head WQE of a QP in RTS (exec.c). In step mode retry timers
- * are ignored: each call is one attempt. */
-enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now);
-
-/* Flushes one outstanding WQE of a QP in error (flush.c). */
-enum sim_work sim_flush_one(struct sim_qp *qp);
+#include "work.h"
 
 /* One unit of work anywhere in the fabric; the step API's primitive. Called locked. */
 enum sim_work sim_engine_step(void);

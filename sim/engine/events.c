@@ -3,10 +3,9 @@
  * context's CQ doorbell register (UAR page 0 + 0x20) with the same word and the CQN. The
  * record alone is ambiguous (the first arm of a fresh CQ writes 0, its initial value),
  * so both are watched. An armed CQ fires one event, then waits for the next arm. */
-#include <unistd.h>
-
 #include "../common/be.h"
 #include "../common/log.h"
+#include "../common/sys.h"
 #include "../model/world.h"
 #include "cqe.h"
 #include "dma.h"
@@ -20,7 +19,7 @@ static void fire(struct sim_cq *cq)
 	cq->armed = false;
 	if (!cq->chan)
 		return;
-	if (write(cq->chan->wr, &desc, sizeof(desc)) != (ssize_t)sizeof(desc))
+	if (sim_sys_write(cq->chan->wr, &desc, sizeof(desc)) != (ssize_t)sizeof(desc))
 		sim_warn("CQ 0x%x: completion event lost", cq->cqn);
 }
 

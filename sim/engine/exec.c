@@ -11,10 +11,11 @@
 
 #include "../common/log.h"
 #include "../model/world.h"
-#include "../fabric/fabric.h"
+#include "../fabric/segment.h"
 #include "cqe.h"
-#include "engine.h"
+#include "exec.h"
 #include "msg.h"
+#include "remote.h"
 #include "synd.h"
 #include "wqe.h"
 #include "xlate.h"
@@ -216,7 +217,7 @@ static enum sim_work post_remote(struct sim_qp *qp, struct sim_wqe *w, struct si
 		m->payload = payload;
 		m->npayload = np;
 	}
-	err = sim_fabric_post(qp, m->dst_dev->index, m);
+	err = sim_remote_post(qp, m);
 	if (err == EAGAIN)
 		return SIM_W_WAIT;
 	if (err)
@@ -237,10 +238,10 @@ static enum sim_work finish_remote(struct sim_qp *qp, uint64_t now)
 	int err;
 
 	memset(&m, 0, sizeof(m));
-	err = sim_fabric_answer(qp, &r, &m);
+	err = sim_remote_answer(qp, &r, &m);
 	if (err == EAGAIN && now - qp->fab_posted_ns > REMOTE_TIMEOUT_NS) {
 		sim_warn("QP 0x%x: no answer from pid %d", qp->qpn, (int)qp->fab_peer);
-		sim_fabric_cancel(qp);
+		sim_remote_cancel(qp);
 		err = ETIMEDOUT;
 	}
 	if (err == EAGAIN)
@@ -261,7 +262,7 @@ enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 	int np = 0, nr = 0, synd, port;
 	bool rel = reliable(qp->type);
 
-	if (qp->fab_slot >= 0)
+	if (qp->fab_ticket >= 0)
 		return finish_remote(qp, now);
 	if (qp->retrying && !step && now < qp->retry_at_ns)
 		return SIM_W_WAIT;

@@ -3,10 +3,10 @@
  * each CQE's wqe_counter back to one work request. */
 #include <infiniband/verbs.h>
 
-#include "../fabric/fabric.h"
 #include "cqe.h"
-#include "engine.h"
+#include "flush.h"
 #include "recv.h"
+#include "remote.h"
 #include "synd.h"
 #include "wqe.h"
 
@@ -23,8 +23,7 @@ enum sim_work sim_flush_one(struct sim_qp *qp)
 
 		if (!sim_cq_room(qp->scq, 1))
 			return SIM_W_WAIT;
-		if (sim_fabric_on())
-			sim_fabric_cancel(qp);
+		sim_remote_cancel(qp);
 		nbb = sim_wqe_peek(qp, qp->sq_ci, &e.sop);
 		e.wqe_counter = (uint16_t)qp->sq_ci;
 		e.srqn_uidx = qp->ctx->cqe_version ? qp->uidx : 0;

@@ -9,7 +9,7 @@
 
 #include "../common/log.h"
 #include "../model/world.h"
-#include "../fabric/fabric.h"
+#include "../fabric/mailbox.h"
 #include "engine.h"
 
 static pid_t running_in; /* pid of the process whose thread runs, 0 if none */
@@ -28,7 +28,7 @@ static void *device_main(void *arg)
 	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10))
 		sim_dbg("device thread keeps the default priority");
 	for (;;) {
-		uint32_t bell = sim_fabric_bell();
+		uint32_t bell = sim_mailbox_bell();
 		int done = 0;
 		bool step;
 
@@ -44,9 +44,9 @@ static void *device_main(void *arg)
 		idle++;
 		/* Sleeps end early when another process of the fabric rings our doorbell. */
 		if (step || idle > 50000)
-			sim_fabric_wait(bell, 1000000);
+			sim_mailbox_wait(bell, 1000000);
 		else if (idle > 200)
-			sim_fabric_wait(bell, 20000);
+			sim_mailbox_wait(bell, 20000);
 		else
 			sched_yield();
 	}

@@ -23,6 +23,11 @@ static void ring_copy(const struct sim_qp *qp, uint32_t off, void *dst, uint32_t
 		memcpy((uint8_t *)dst + first, qp->sq_buf, len - first);
 }
 
+bool sim_sq_pending(const struct sim_qp *qp)
+{
+	return qp->sq_cnt && (ld_dbrec(&qp->dbrec[1]) & 0xffff) != (qp->sq_ci & 0xffff);
+}
+
 uint32_t sim_wqe_peek(const struct sim_qp *qp, uint32_t ci, uint8_t *opcode)
 {
 	uint8_t ctrl[16];

@@ -39,6 +39,9 @@ struct sim_wqe {
 	uint64_t len; /* payload bytes */
 };
 
+/* The SQ doorbell record is ahead of what the device consumed. */
+bool sim_sq_pending(const struct sim_qp *qp);
+
 /* Reads the control segment at WQEBB counter ci: opcode, WQE index and size, enough to
  * retire the WQE even when the rest is garbage. Returns the WQEBBs it spans (>= 1). */
 uint32_t sim_wqe_peek(const struct sim_qp *qp, uint32_t ci, uint8_t *opcode);

@@ -8,6 +8,7 @@
 #include "../engine/cqe.h"
 #include "../model/model.h"
 #include "../model/world.h"
+#include "handles.h"
 #include "uverbs.h"
 
 static int create(struct sim_cmd *c, uint64_t user_handle, uint32_t cqe, int32_t channel,
@@ -15,6 +16,7 @@ static int create(struct sim_cmd *c, uint64_t user_handle, uint32_t cqe, int32_t
 {
 	struct mlx5_ib_create_cq dreq;
 	struct sim_cq_init in = { 0 };
+	int err;
 
 	if (c->drv_len < offsetof(struct mlx5_ib_create_cq, flags))
 		return EINVAL;
@@ -26,7 +28,8 @@ static int create(struct sim_cmd *c, uint64_t user_handle, uint32_t cqe, int32_t
 	in.cqe_size = dreq.cqe_size;
 	in.comp_channel = channel;
 	in.comp_en = dreq.cqe_comp_en;
-	return sim_cq_create(c->ctx, &in, out);
+	err = sim_cq_create(c->ctx, &in, out);
+	return err ? err : sim_handle_bind(c->ctx, SIM_UOBJ_CQ, *out, &(*out)->handle);
 }
 
 int sim_cmd_create_cq(struct sim_cmd *c)
@@ -110,7 +113,7 @@ int sim_cmd_destroy_cq(struct sim_cmd *c)
 		return EINVAL;
 	events = cq->comp_events;
 	async = cq->async_events;
-	err = sim_cq_destroy(cq);
+	err = sim_handle_destroy(c->ctx, req.cq_handle, SIM_UOBJ_CQ);
 	if (err)
 		return err;
 	/* libibverbs waits until the user acked this many completion events. */

@@ -6,6 +6,7 @@
 
 #include "../model/model.h"
 #include "../model/world.h"
+#include "handles.h"
 #include "uverbs.h"
 
 int sim_cmd_alloc_pd(struct sim_cmd *c)
@@ -15,6 +16,8 @@ int sim_cmd_alloc_pd(struct sim_cmd *c)
 	struct sim_pd *pd;
 	int err = sim_pd_alloc(c->ctx, &pd);
 
+	if (!err)
+		err = sim_handle_bind(c->ctx, SIM_UOBJ_PD, pd, &pd->handle);
 	if (err)
 		return err;
 	resp.pd_handle = pd->handle;
@@ -27,11 +30,9 @@ int sim_cmd_alloc_pd(struct sim_cmd *c)
 int sim_cmd_dealloc_pd(struct sim_cmd *c)
 {
 	struct ib_uverbs_dealloc_pd req;
-	struct sim_pd *pd;
 
 	CMD_REQ(c, req);
-	pd = sim_handle_get(c->ctx, req.pd_handle, SIM_UOBJ_PD);
-	return pd ? sim_pd_free(pd) : EINVAL;
+	return sim_handle_destroy(c->ctx, req.pd_handle, SIM_UOBJ_PD);
 }
 
 int sim_cmd_reg_mr(struct sim_cmd *c)
@@ -47,6 +48,8 @@ int sim_cmd_reg_mr(struct sim_cmd *c)
 	if (!pd)
 		return EINVAL;
 	err = sim_mr_reg(c->ctx, pd, req.start, req.length, req.hca_va, req.access_flags, &mr);
+	if (!err)
+		err = sim_handle_bind(c->ctx, SIM_UOBJ_MR, mr, &mr->handle);
 	if (err)
 		return err;
 	resp.mr_handle = mr->handle;
@@ -59,11 +62,9 @@ int sim_cmd_reg_mr(struct sim_cmd *c)
 int sim_cmd_dereg_mr(struct sim_cmd *c)
 {
 	struct ib_uverbs_dereg_mr req;
-	struct sim_mr *mr;
 
 	CMD_REQ(c, req);
-	mr = sim_handle_get(c->ctx, req.mr_handle, SIM_UOBJ_MR);
-	return mr ? sim_mr_dereg(mr) : EINVAL;
+	return sim_handle_destroy(c->ctx, req.mr_handle, SIM_UOBJ_MR);
 }
 
 /* On an IB port libmlx5 builds address vectors itself; this serves callers that still
@@ -84,6 +85,8 @@ int sim_cmd_create_ah(struct sim_cmd *c)
 	if (req.attr.port_num < 1 || req.attr.port_num > c->ctx->dev->nports)
 		return EINVAL;
 	err = sim_ah_create(c->ctx, pd, &ah);
+	if (!err)
+		err = sim_handle_bind(c->ctx, SIM_UOBJ_AH, ah, &ah->handle);
 	if (err)
 		return err;
 	resp.ah_handle = ah->handle;
@@ -96,11 +99,9 @@ int sim_cmd_create_ah(struct sim_cmd *c)
 int sim_cmd_destroy_ah(struct sim_cmd *c)
 {
 	struct ib_uverbs_destroy_ah req;
-	struct sim_ah *ah;
 
 	CMD_REQ(c, req);
-	ah = sim_handle_get(c->ctx, req.ah_handle, SIM_UOBJ_AH);
-	return ah ? sim_ah_destroy(ah) : EINVAL;
+	return sim_handle_destroy(c->ctx, req.ah_handle, SIM_UOBJ_AH);
 }
 
 int sim_cmd_open_xrcd(struct sim_cmd *c)
@@ -112,7 +113,9 @@ int sim_cmd_open_xrcd(struct sim_cmd *c)
 	int err;
 
 	CMD_REQ(c, req);
-	err = sim_xrcd_open(c->ctx, (int)req.fd, (int)req.oflags, &x, &handle);
+	err = sim_xrcd_open(c->ctx, (int)req.fd, (int)req.oflags, &x);
+	if (!err)
+		err = sim_handle_bind(c->ctx, SIM_UOBJ_XRCD, x, &handle);
 	if (err)
 		return err;
 	resp.xrcd_handle = handle;
@@ -125,5 +128,5 @@ int sim_cmd_close_xrcd(struct sim_cmd *c)
 	struct ib_uverbs_close_xrcd req;
 
 	CMD_REQ(c, req);
-	return sim_xrcd_close(c->ctx, req.xrcd_handle, false);
+	return sim_handle_destroy(c->ctx, req.xrcd_handle, SIM_UOBJ_XRCD);
 }

@@ -7,8 +7,10 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/mlx5-abi.h>
 
+#include "../engine/remote.h"
 #include "../model/model.h"
 #include "../model/world.h"
+#include "handles.h"
 #include "uverbs.h"
 
 /* The kernel hands out BlueFlame registers skipping index 0 (doorbell only) and the
@@ -30,6 +32,7 @@ static int create(struct sim_cmd *c, const struct ib_uverbs_create_qp *req, uint
 	struct mlx5_ib_create_qp dreq;
 	struct sim_qp_init in = { 0 };
 	struct sim_ctx *ctx = c->ctx;
+	int err;
 
 	if (c->drv_len < offsetof(struct mlx5_ib_create_qp, flags))
 		return EINVAL;
@@ -67,7 +70,8 @@ static int create(struct sim_cmd *c, const struct ib_uverbs_create_qp *req, uint
 	in.max_send_sge = req->max_send_sge;
 	in.max_recv_sge = req->max_recv_sge;
 	in.max_inline = req->max_inline_data;
-	return sim_qp_create(ctx, &in, out);
+	err = sim_qp_create(ctx, &in, out);
+	return err ? err : sim_handle_bind(ctx, SIM_UOBJ_QP, *out, &(*out)->handle);
 }
 
 static void fill_create_resp(struct sim_cmd *c, struct sim_qp *qp,
@@ -171,6 +175,7 @@ static int modify(struct sim_cmd *c, const struct ib_uverbs_modify_qp *r)
 {
 	struct sim_qp_attr a = { 0 };
 	struct sim_qp *qp = sim_handle_get(c->ctx, r->qp_handle, SIM_UOBJ_QP);
+	int err;
 
 	if (!qp)
 		return EINVAL;
@@ -198,7 +203,11 @@ static int modify(struct sim_cmd *c, const struct ib_uverbs_modify_qp *r)
 	a.alt_pkey_index = r->alt_pkey_index;
 	path_from_uverbs(&a.path, &r->dest);
 	path_from_uverbs(&a.alt_path, &r->alt_dest);
-	return sim_qp_modify(qp, &a);
+	err = sim_qp_modify(qp, &a);
+	/* A message still out at another process is forgotten when the QP stops. */
+	if (!err && (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_ERR))
+		sim_remote_cancel(qp);
+	return err;
 }
 
 int sim_cmd_modify_qp(struct sim_cmd *c)
@@ -279,7 +288,7 @@ int sim_cmd_destroy_qp(struct sim_cmd *c)
 	if (!qp)
 		return EINVAL;
 	resp.events_reported = qp->events_reported;
-	sim_qp_destroy(qp);
+	sim_handle_destroy(c->ctx, req.qp_handle, SIM_UOBJ_QP);
 	CMD_RESP(c, resp);
 	return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "../model/model.h"
 #include "../model/world.h"
+#include "handles.h"
 #include "uverbs.h"
 
 static int respond(struct sim_cmd *c, struct sim_srq *srq)
@@ -54,6 +55,8 @@ int sim_cmd_create_srq(struct sim_cmd *c)
 	in.limit = req.srq_limit;
 	drv_fields(c, &in);
 	err = sim_srq_create(c->ctx, &in, &srq);
+	if (!err)
+		err = sim_handle_bind(c->ctx, SIM_UOBJ_SRQ, srq, &srq->handle);
 	return err ? err : respond(c, srq);
 }
 
@@ -85,6 +88,8 @@ int sim_cmd_create_xsrq(struct sim_cmd *c)
 	in.limit = req.srq_limit;
 	drv_fields(c, &in);
 	err = sim_srq_create(c->ctx, &in, &srq);
+	if (!err)
+		err = sim_handle_bind(c->ctx, SIM_UOBJ_SRQ, srq, &srq->handle);
 	return err ? err : respond(c, srq);
 }
 
@@ -127,7 +132,7 @@ int sim_cmd_destroy_srq(struct sim_cmd *c)
 	if (!srq)
 		return EINVAL;
 	resp.events_reported = srq->events_reported;
-	err = sim_srq_destroy(srq);
+	err = sim_handle_destroy(c->ctx, req.srq_handle, SIM_UOBJ_SRQ);
 	if (!err)
 		CMD_RESP(c, resp);
 	return err;

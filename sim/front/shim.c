@@ -28,7 +28,9 @@
 #include "../common/log.h"
 #include "../model/model.h"
 #include "../model/world.h"
+#include "evcount.h"
 #include "fdtab.h"
+#include "handles.h"
 #include "uverbs.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -73,10 +75,10 @@ static int open_device(int index, int flags)
 	if (fd < 0)
 		return -1;
 	sim_lock();
-	ctx = sim_ctx_new(index, fd);
+	ctx = sim_uctx_open(index, fd);
 	err = ctx ? sim_fd_set(fd, ctx, SIM_FD_CMD) : ENOMEM;
 	if (err && ctx)
-		sim_ctx_destroy(ctx);
+		sim_uctx_close(ctx);
 	sim_unlock();
 	if (err) {
 		syscall(SYS_close, fd);
@@ -347,7 +349,7 @@ EXPORT int close(int fd)
 		sim_fd_clear(fd);
 		if (kind == SIM_FD_CMD) {
 			sim_fd_clear_ctx(ctx);
-			sim_ctx_destroy(ctx);
+			sim_uctx_close(ctx);
 			sim_dbg("closed uverbs fd %d", fd);
 		}
 		sim_unlock();

@@ -59,10 +59,7 @@ int sim_cq_create(struct sim_ctx *ctx, const struct sim_cq_init *in, struct sim_
 		cq->log_cnt++;
 	cq->cqe_size = in->cqe_size;
 	cq->chan = chan;
-	cq->handle = sim_handle_new(ctx, SIM_UOBJ_CQ, cq);
-	if (cq->handle == UINT32_MAX || sim_idmap_put(&dev->cqs, cq->cqn, cq)) {
-		if (cq->handle != UINT32_MAX)
-			sim_handle_del(ctx, cq->handle);
+	if (sim_idmap_put(&dev->cqs, cq->cqn, cq)) {
 		free(cq);
 		return ENOMEM;
 	}
@@ -78,7 +75,6 @@ int sim_cq_destroy(struct sim_cq *cq)
 		return EBUSY;
 	sim_list_del(&cq->link);
 	sim_idmap_del(&cq->ctx->dev->cqs, cq->cqn);
-	sim_handle_del(cq->ctx, cq->handle);
 	free(cq);
 	return 0;
 }

@@ -8,7 +8,8 @@
 
 #include "../common/log.h"
 #include "../common/mapped.h"
-#include "../fabric/fabric.h"
+#include "../common/sys.h"
+#include "../fabric/registry.h"
 #include "model.h"
 #include "world.h"
 
@@ -19,11 +20,6 @@ int sim_pd_alloc(struct sim_ctx *ctx, struct sim_pd **out)
 	if (!pd)
 		return ENOMEM;
 	pd->ctx = ctx;
-	pd->handle = sim_handle_new(ctx, SIM_UOBJ_PD, pd);
-	if (pd->handle == UINT32_MAX) {
-		free(pd);
-		return ENOMEM;
-	}
 	pd->pdn = ctx->dev->next_pdn++;
 	*out = pd;
 	return 0;
@@ -33,7 +29,6 @@ int sim_pd_free(struct sim_pd *pd)
 {
 	if (pd->users)
 		return EBUSY;
-	sim_handle_del(pd->ctx, pd->handle);
 	free(pd);
 	return 0;
 }
@@ -81,10 +76,7 @@ int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t 
 	mr->len = len;
 	mr->host = start;
 	mr->access = access;
-	mr->handle = sim_handle_new(ctx, SIM_UOBJ_MR, mr);
-	if (mr->handle == UINT32_MAX || sim_idmap_put(&dev->mrs, index, mr)) {
-		if (mr->handle != UINT32_MAX)
-			sim_handle_del(ctx, mr->handle);
+	if (sim_idmap_put(&dev->mrs, index, mr)) {
 		free(mr);
 		return ENOMEM;
 	}
@@ -98,7 +90,6 @@ int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t 
 int sim_mr_dereg(struct sim_mr *mr)
 {
 	sim_idmap_del(&mr->ctx->dev->mrs, mr->key >> 8);
-	sim_handle_del(mr->ctx, mr->handle);
 	mr->pd->users--;
 	free(mr);
 	return 0;
@@ -119,11 +110,6 @@ int sim_ah_create(struct sim_ctx *ctx, struct sim_pd *pd, struct sim_ah **out)
 		return ENOMEM;
 	ah->ctx = ctx;
 	ah->pd = pd;
-	ah->handle = sim_handle_new(ctx, SIM_UOBJ_AH, ah);
-	if (ah->handle == UINT32_MAX) {
-		free(ah);
-		return ENOMEM;
-	}
 	pd->users++;
 	*out = ah;
 	return 0;
@@ -132,15 +118,13 @@ int sim_ah_create(struct sim_ctx *ctx, struct sim_pd *pd, struct sim_ah **out)
 int sim_ah_destroy(struct sim_ah *ah)
 {
 	ah->pd->users--;
-	sim_handle_del(ah->ctx, ah->handle);
 	free(ah);
 	return 0;
 }
 
 /* An XRC domain opened with a file is shared by every context that opens the same
  * inode; without a file (fd -1) each open makes a private one. */
-int sim_xrcd_open(struct sim_ctx *ctx, int fd, int oflags, struct sim_xrcd **out,
-		  uint32_t *handle)
+int sim_xrcd_open(struct sim_ctx *ctx, int fd, int oflags, struct sim_xrcd **out)
 {
 	struct sim_dev *dev = ctx->dev;
 	struct sim_xrcd *x = NULL;
@@ -148,7 +132,7 @@ int sim_xrcd_open(struct sim_ctx *ctx, int fd, int oflags, struct sim_xrcd **out
 	bool found = false;
 
 	if (fd != -1) {
-		if (fstat(fd, &st))
+		if (sim_sys_fstat(fd, &st))
 			return EBADF;
 		struct sim_list *pos, *tmp;
 		sim_list_for_each_safe(pos, tmp, &dev->xrcds) {
@@ -178,28 +162,15 @@ int sim_xrcd_open(struct sim_ctx *ctx, int fd, int oflags, struct sim_xrcd **out
 		}
 		sim_list_add_tail(&dev->xrcds, &x->link);
 	}
-	*handle = sim_handle_new(ctx, SIM_UOBJ_XRCD, x);
-	if (*handle == UINT32_MAX) {
-		if (!found) {
-			sim_list_del(&x->link);
-			free(x);
-		}
-		return ENOMEM;
-	}
 	x->opens++;
 	*out = x;
 	return 0;
 }
 
-int sim_xrcd_close(struct sim_ctx *ctx, uint32_t handle, bool force)
+int sim_xrcd_close(struct sim_xrcd *x, bool force)
 {
-	struct sim_xrcd *x = sim_handle_get(ctx, handle, SIM_UOBJ_XRCD);
-
-	if (!x)
-		return EINVAL;
 	if (x->users && x->opens == 1 && !force)
 		return EBUSY;
-	sim_handle_del(ctx, handle);
 	if (--x->opens == 0 && x->users == 0) {
 		sim_list_del(&x->link);
 		free(x);

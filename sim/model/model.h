@@ -1,5 +1,6 @@
 /* Operations on model objects, called by the command front end with the world locked.
- * Each returns 0 or a positive errno, the value the uverbs write() reports. */
+ * Each returns 0 or a positive errno, the value the uverbs write() reports. The objects'
+ * uverbs handles are the front's (front/handles.h): it fills their handle fields. */
 #ifndef FVSIM_MODEL_H
 #define FVSIM_MODEL_H
 
@@ -16,10 +17,10 @@ struct sim_mr *sim_mr_find(struct sim_dev *dev, uint32_t key);
 int sim_ah_create(struct sim_ctx *ctx, struct sim_pd *pd, struct sim_ah **out);
 int sim_ah_destroy(struct sim_ah *ah);
 
-int sim_xrcd_open(struct sim_ctx *ctx, int fd, int oflags, struct sim_xrcd **out,
-		  uint32_t *handle);
-/* force: drop the handle even if QPs or SRQs of other contexts still use the XRCD. */
-int sim_xrcd_close(struct sim_ctx *ctx, uint32_t handle, bool force);
+/* Each open counts once; each close undoes one open. */
+int sim_xrcd_open(struct sim_ctx *ctx, int fd, int oflags, struct sim_xrcd **out);
+/* force: close even if this is the last open and QPs or SRQs still use the XRCD. */
+int sim_xrcd_close(struct sim_xrcd *x, bool force);
 void sim_xrcd_put(struct sim_xrcd *x); /* a QP or SRQ stops using it */
 
 struct sim_cq_init {
@@ -56,17 +57,20 @@ struct sim_qp_init {
 	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge, max_inline;
 };
 int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_qp **out);
+/* A QP whose head WQE is in flight to another process (fab_ticket >= 0) must have that
+ * message cancelled (engine/remote.h) before it is destroyed and once it is moved to
+ * RESET or ERR: the model does not reach the transport. */
 int sim_qp_modify(struct sim_qp *qp, const struct sim_qp_attr *attr);
 int sim_qp_destroy(struct sim_qp *qp);
+
+/* A context: ctx zeroed by the caller, who frees it after sim_ctx_fini and releases all
+ * of its objects before. */
+void sim_ctx_init(struct sim_ctx *ctx, struct sim_dev *dev, int cmd_fd);
+void sim_ctx_fini(struct sim_ctx *ctx);
 
 /* Async event to the context's async fd (struct ib_uverbs_async_event_desc); false if it
  * could not be delivered. Callers count delivered events per object: destroying the object
  * reports that count and libibverbs waits until the user acked as many. */
 bool sim_async_event(struct sim_ctx *ctx, uint64_t element, uint32_t type);
-
-/* The user read n bytes of events from one of the context's pipes (comp: a completion
- * channel, else the async fd): count them on their objects, as the kernel counts events
- * when they are read. The destroy commands report these counts. */
-void sim_events_read(struct sim_ctx *ctx, bool comp, const void *buf, size_t n);
 
 #endif

@@ -12,17 +12,6 @@
 #include "../common/idmap.h"
 #include "../common/list.h"
 
-enum sim_uobj_type {
-	SIM_UOBJ_FREE = 0,
-	SIM_UOBJ_PD,
-	SIM_UOBJ_MR,
-	SIM_UOBJ_CQ,
-	SIM_UOBJ_QP,
-	SIM_UOBJ_SRQ,
-	SIM_UOBJ_AH,
-	SIM_UOBJ_XRCD,
-};
-
 struct sim_port {
 	uint16_t lid;
 	uint8_t gid[16];
@@ -39,12 +28,8 @@ struct sim_dev {
 	struct sim_list xrcds;
 };
 
-struct sim_uobj {
-	uint8_t type;
-	void *obj;
-};
-
-/* One opened /dev/infiniband/uverbsN file: a user context and its handle space. */
+/* One opened /dev/infiniband/uverbsN file: a user context. (Its handle table is the
+ * front's: front/handles.h.) */
 struct sim_ctx {
 	struct sim_list link;
 	struct sim_dev *dev;
@@ -52,8 +37,6 @@ struct sim_ctx {
 	bool live; /* GET_CONTEXT done */
 	int async_rd, async_wr; /* async event pipe; the read end goes to the user */
 	uint8_t cqe_version;
-	struct sim_uobj *h;
-	uint32_t nh, caph;
 	struct sim_list channels;
 	unsigned nqp_created; /* picks the next BlueFlame register */
 	void *uar[16]; /* mmapped UAR pages; uar[0] + 0x20 is the CQ arm doorbell */
@@ -180,9 +163,9 @@ struct sim_qp {
 	uint8_t retries_left;
 	uint64_t retry_at_ns;
 	uint32_t events_reported;
-	/* Head WQE in flight to another process (fabric): its inbox slot and a copy of the
-	 * decoded WQE, whose inline bytes the responder reads. */
-	int fab_slot, fab_proc;
+	/* Head WQE in flight to another process (fabric): its mailbox ticket (-1: none), the
+	 * owner's pid, and a copy of the decoded WQE, whose inline bytes the responder reads. */
+	int fab_ticket;
 	pid_t fab_peer;
 	uint64_t fab_posted_ns;
 	struct sim_wqe *inflight;

@@ -7,7 +7,7 @@
 
 #include "../common/log.h"
 #include "../common/mapped.h"
-#include "../fabric/fabric.h"
+#include "../fabric/registry.h"
 #include "model.h"
 #include "world.h"
 
@@ -85,7 +85,7 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 		return ENOMEM;
 	qp->ctx = ctx;
 	qp->qpn = sim_fabric_on() ? sim_fabric_next_qpn(dev->index) : dev->next_qpn++;
-	qp->fab_slot = -1;
+	qp->fab_ticket = -1;
 	qp->user_handle = in->user_handle;
 	qp->type = in->type;
 	qp->state = IBV_QPS_RESET;
@@ -119,10 +119,7 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 	qp->cap.max_inline = in->max_inline;
 	qp->port = 1;
 	qp->path_mtu = IBV_MTU_4096;
-	qp->handle = sim_handle_new(ctx, SIM_UOBJ_QP, qp);
-	if (qp->handle == UINT32_MAX || sim_idmap_put(&dev->qps, qp->qpn, qp)) {
-		if (qp->handle != UINT32_MAX)
-			sim_handle_del(ctx, qp->handle);
+	if (sim_idmap_put(&dev->qps, qp->qpn, qp)) {
 		free(qp);
 		return ENOMEM;
 	}
@@ -140,7 +137,7 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 	ctx->nqp_created++;
 	/* Everything but an XRC initiator can be addressed by other processes. */
 	if (sim_fabric_on() && qp->type != IBV_QPT_XRC_SEND)
-		sim_fabric_add_qp(qp);
+		sim_fabric_add_qp(dev->index, qp->qpn);
 	sim_dbg("%s: QP 0x%x type %d sq %u rq %u<<%u uidx %u", dev->name, qp->qpn, qp->type,
 		qp->sq_cnt, qp->rq_cnt, qp->rq_shift, qp->uidx);
 	*out = qp;
@@ -149,15 +146,11 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 
 int sim_qp_destroy(struct sim_qp *qp)
 {
-	if (sim_fabric_on()) {
-		sim_fabric_cancel(qp);
-		if (qp->type != IBV_QPT_XRC_SEND)
-			sim_fabric_del_qp(qp);
-	}
+	if (sim_fabric_on() && qp->type != IBV_QPT_XRC_SEND)
+		sim_fabric_del_qp(qp->ctx->dev->index, qp->qpn);
 	free(qp->inflight);
 	sim_list_del(&qp->link);
 	sim_idmap_del(&qp->ctx->dev->qps, qp->qpn);
-	sim_handle_del(qp->ctx, qp->handle);
 	if (qp->pd)
 		qp->pd->users--;
 	if (qp->scq)

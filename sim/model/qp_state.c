@@ -7,7 +7,6 @@
 #include <infiniband/verbs.h>
 
 #include "../common/log.h"
-#include "../fabric/fabric.h"
 #include "model.h"
 #include "world.h"
 
@@ -234,9 +233,6 @@ int sim_qp_modify(struct sim_qp *qp, const struct sim_qp_attr *a)
 
 	/* libmlx5 zeroes both doorbell records after a move to RESET; the device must start
 	 * over from 0 as well, and must not act on the stale records in between. */
-	/* A message still out at another process is forgotten when the QP stops. */
-	if (sim_fabric_on() && (next == IBV_QPS_RESET || next == IBV_QPS_ERR))
-		sim_fabric_cancel(qp);
 	if (next == IBV_QPS_RESET || (qp->state == IBV_QPS_RESET && next == IBV_QPS_INIT)) {
 		qp->sq_ci = 0;
 		qp->rq_ci = 0;

@@ -58,10 +58,7 @@ int sim_srq_create(struct sim_ctx *ctx, const struct sim_srq_init *in, struct si
 	srq->max_wr = cnt - 1;
 	srq->limit = in->limit;
 	srq->uidx = in->uidx;
-	srq->handle = sim_handle_new(ctx, SIM_UOBJ_SRQ, srq);
-	if (srq->handle == UINT32_MAX || sim_idmap_put(&dev->srqs, srq->srqn, srq)) {
-		if (srq->handle != UINT32_MAX)
-			sim_handle_del(ctx, srq->handle);
+	if (sim_idmap_put(&dev->srqs, srq->srqn, srq)) {
 		free(srq);
 		return ENOMEM;
 	}
@@ -102,7 +99,6 @@ int sim_srq_destroy(struct sim_srq *srq)
 	if (srq->xrcd)
 		sim_xrcd_put(srq->xrcd);
 	sim_idmap_del(&srq->ctx->dev->srqs, srq->srqn);
-	sim_handle_del(srq->ctx, srq->handle);
 	free(srq);
 	return 0;
 }

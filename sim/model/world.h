@@ -1,5 +1,6 @@
-/* The simulated fabric of this process: its devices, the open contexts and the lists the
- * engine scans. One mutex serialises commands, the device thread and the step API. */
+/* The topology of this process's devices: the devices and their ports (fixed at setup),
+ * the open contexts and the lists the engine scans. One mutex serialises commands, the
+ * device thread and the step API. */
 #ifndef FVSIM_WORLD_H
 #define FVSIM_WORLD_H
 
@@ -24,11 +25,5 @@ void sim_unlock(void);
 /* Port addressed by a LID anywhere in the fabric; NULL if no port has it. */
 struct sim_dev *sim_find_lid(uint16_t lid, int *port);
 
-struct sim_ctx *sim_ctx_new(int dev_index, int cmd_fd);
-void sim_ctx_destroy(struct sim_ctx *ctx); /* releases every object it still owns */
-
-uint32_t sim_handle_new(struct sim_ctx *ctx, int type, void *obj); /* UINT32_MAX on ENOMEM */
-void *sim_handle_get(struct sim_ctx *ctx, uint32_t handle, int type);
-void sim_handle_del(struct sim_ctx *ctx, uint32_t handle);
 
 #endif

@@ -1,0 +1,118 @@
+#include "remote.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+#include "../fabric/mailbox.h"
+#include "../model/world.h"
+
+/* A message is the same on both sides but for its pointers: the payload or landing iovecs
+ * travel by value, the destination device by index. These fields travel as they are. */
+#define MSG_FIELDS(X)                                                                       \
+	X(slid) X(op) X(se) X(sl) X(src_type) X(grh) X(src_qpn) X(src_qkey) X(dqpn) X(rkey) \
+	X(qkey) X(xrc_srqn) X(raddr) X(len) X(swap_add) X(compare)
+
+static void to_wire(const struct sim_msg *m, struct sim_wire *w)
+{
+	memset(w, 0, offsetof(struct sim_wire, iov));
+#define TO_WIRE(f) w->f = m->f;
+	MSG_FIELDS(TO_WIRE)
+#undef TO_WIRE
+	memcpy(w->imm, m->imm, 4);
+	memcpy(w->grh_bytes, m->grh_bytes, 40);
+	w->result = m->result != NULL;
+	w->niov = (uint32_t)(m->result ? m->nresult : m->npayload);
+	memcpy(w->iov, m->result ? m->result : m->payload, w->niov * sizeof(w->iov[0]));
+}
+
+static void from_wire(const struct sim_wire *w, pid_t src, struct sim_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+#define FROM_WIRE(f) m->f = w->f;
+	MSG_FIELDS(FROM_WIRE)
+#undef FROM_WIRE
+	memcpy(m->imm, w->imm, 4);
+	memcpy(m->grh_bytes, w->grh_bytes, 40);
+	m->peer = src;
+	m->dst_dev = &sim_world.dev[w->dst_dev];
+	if (w->result) {
+		m->result = w->iov;
+		m->nresult = (int)w->niov;
+	} else {
+		m->payload = w->iov;
+		m->npayload = (int)w->niov;
+	}
+}
+
+int sim_remote_post(struct sim_qp *qp, const struct sim_msg *m)
+{
+	struct sim_wire w;
+
+	to_wire(m, &w);
+	return sim_mailbox_post(m->dst_dev->index, &w, &qp->fab_ticket, &qp->fab_peer);
+}
+
+int sim_remote_answer(struct sim_qp *qp, enum sim_resp *r, struct sim_msg *m)
+{
+	struct sim_wire_answer a;
+	int err = sim_mailbox_answer(qp->fab_ticket, qp->fab_peer, &a);
+
+	if (err == EAGAIN)
+		return err;
+	qp->fab_ticket = -1;
+	if (err)
+		return err;
+	*r = (enum sim_resp)a.resp;
+	sim_dbg("fabric: QP 0x%x got answer %d", qp->qpn, *r);
+	m->nak = a.nak;
+	m->rnr_timer = a.rnr_timer;
+	return 0;
+}
+
+void sim_remote_cancel(struct sim_qp *qp)
+{
+	int ticket = qp->fab_ticket;
+
+	if (ticket < 0)
+		return;
+	qp->fab_ticket = -1;
+	sim_mailbox_cancel(ticket, qp->fab_peer);
+}
+
+int sim_remote_serve(void)
+{
+	int inbox = sim_mailbox_inbox(), served = 0;
+
+	if (inbox < 0)
+		return 0;
+	for (int i = 0; i < SIM_MAILBOX_SLOTS; i++) {
+		struct sim_wire_answer a = { 0 };
+		const struct sim_wire *w;
+		struct sim_msg m;
+		pid_t src;
+
+		if (!(w = sim_mailbox_take(inbox, i, &src)))
+			continue;
+		if (w->dst_dev >= sim_world.ndev) {
+			a.resp = SIM_R_UNREACHABLE;
+			sim_mailbox_reply(inbox, i, &a);
+			continue;
+		}
+		from_wire(w, src, &m);
+		a.resp = (uint8_t)sim_respond(&m);
+		sim_dbg("fabric: answered op 0x%x for QP 0x%x: %d", m.op, m.dqpn, a.resp);
+		if (a.resp == SIM_R_BLOCKED) {
+			/* Our CQ is full: the message waits in the inbox. */
+			sim_mailbox_requeue(inbox, i);
+			continue;
+		}
+		a.nak = m.nak;
+		a.rnr_timer = m.rnr_timer;
+		sim_mailbox_reply(inbox, i, &a);
+		served++;
+	}
+	return served;
+}

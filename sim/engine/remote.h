@@ -1,0 +1,25 @@
+/* The engine's side of the fabric between processes: a message for a QP in another
+ * process goes out through that process's inbox (fabric/mailbox.h), and the messages
+ * posted to this process are answered here by the responder, as if they came from a
+ * local requester. The fabric moves them; only the engine interprets them. */
+#ifndef FVSIM_REMOTE_H
+#define FVSIM_REMOTE_H
+
+#include "../model/obj.h"
+#include "msg.h"
+
+/* Requester: hand m to the owner of (m->dst_dev, m->dqpn). 0 (the QP keeps the ticket),
+ * ENOENT (no process owns that QP) or EAGAIN (the owner's inbox is full). */
+int sim_remote_post(struct sim_qp *qp, const struct sim_msg *m);
+/* Requester: the answer to qp's message. 0 with *r (and m->nak, m->rnr_timer) filled,
+ * EAGAIN while pending, ESRCH if the owner died. */
+int sim_remote_answer(struct sim_qp *qp, enum sim_resp *r, struct sim_msg *m);
+/* Requester: forget qp's message in flight, if any. Called before the WQE is gone (QP
+ * flushed, reset or destroyed): returns once the owner no longer touches its buffers. */
+void sim_remote_cancel(struct sim_qp *qp);
+
+/* Responder: answer the messages other processes posted to this one; returns how many.
+ * Called locked. */
+int sim_remote_serve(void);
+
+#endif

@@ -1,0 +1,146 @@
+#include "mailbox.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+#include "registry.h"
+
+_Static_assert(SIM_MAILBOX_SLOTS == FAB_SLOTS, "one inbox slot per mailbox slot");
+
+static struct fab_slot *slot_of(int ticket)
+{
+	return &sim_fab->proc[ticket / FAB_SLOTS].slot[ticket % FAB_SLOTS];
+}
+
+static void ring(int proc)
+{
+	uint32_t *bell = &sim_fab->proc[proc].bell;
+
+	__atomic_add_fetch(bell, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, bell, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+uint32_t sim_mailbox_bell(void)
+{
+	int p;
+
+	if (!sim_fab || (p = sim_fab_my_proc_if_claimed()) < 0)
+		return 0;
+	return __atomic_load_n(&sim_fab->proc[p].bell, __ATOMIC_ACQUIRE);
+}
+
+void sim_mailbox_wait(uint32_t seen, long ns)
+{
+	struct timespec ts = { ns / 1000000000, ns % 1000000000 };
+	int p;
+
+	if (!sim_fab || (p = sim_fab_my_proc_if_claimed()) < 0) {
+		nanosleep(&ts, NULL);
+		return;
+	}
+	/* Shared (not private) futex: the waker is another process. */
+	syscall(SYS_futex, &sim_fab->proc[p].bell, FUTEX_WAIT, seen, &ts, NULL, 0);
+}
+
+int sim_mailbox_post(int dev, const struct sim_wire *m, int *ticket, pid_t *peer)
+{
+	int owner = sim_fabric_owner(dev, m->dqpn, peer);
+
+	if (owner < 0)
+		return ENOENT;
+	for (int i = 0; i < FAB_SLOTS; i++) {
+		struct fab_slot *s = &sim_fab->proc[owner].slot[i];
+		uint32_t st = SLOT_FREE;
+
+		/* An answer nobody came back for (its requester died) is reclaimed too. */
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_ANSWERED &&
+		    !sim_fab_alive(s->src_pid))
+			st = SLOT_ANSWERED;
+		if (!__atomic_compare_exchange_n(&s->state, &st, SLOT_CLAIMED, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;
+		s->src_pid = getpid();
+		s->src_proc = (uint32_t)sim_fab_my_proc();
+		/* Only the iovecs in use: the array is sized for the largest gather list. */
+		memcpy(&s->msg, m, offsetof(struct sim_wire, iov) + m->niov * sizeof(m->iov[0]));
+		s->msg.dst_dev = (uint16_t)dev;
+		__atomic_store_n(&s->state, SLOT_POSTED, __ATOMIC_RELEASE);
+		*ticket = owner * FAB_SLOTS + i;
+		sim_dbg("fabric: QP 0x%x posted op 0x%x to QP 0x%x (pid %d)", m->src_qpn, m->op,
+			m->dqpn, (int)*peer);
+		ring(owner);
+		return 0;
+	}
+	return EAGAIN;
+}
+
+int sim_mailbox_answer(int ticket, pid_t peer, struct sim_wire_answer *a)
+{
+	struct fab_slot *s = slot_of(ticket);
+	uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+
+	if (st != SLOT_ANSWERED) {
+		if (sim_fab_alive(peer))
+			return EAGAIN;
+		sim_mailbox_cancel(ticket, peer);
+		return ESRCH;
+	}
+	*a = s->answer;
+	__atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void sim_mailbox_cancel(int ticket, pid_t peer)
+{
+	struct fab_slot *s = slot_of(ticket);
+	uint32_t st = SLOT_POSTED;
+
+	if (__atomic_compare_exchange_n(&s->state, &st, SLOT_FREE, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		return;
+	for (int i = 0; i < 100000 && st == SLOT_BUSY && sim_fab_alive(peer); i++) {
+		struct timespec ts = { 0, 10000 };
+
+		nanosleep(&ts, NULL);
+		st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	}
+	__atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
+}
+
+int sim_mailbox_inbox(void)
+{
+	return sim_fab ? sim_fab_my_proc() : -1;
+}
+
+const struct sim_wire *sim_mailbox_take(int inbox, int i, pid_t *src)
+{
+	struct fab_slot *s = &sim_fab->proc[inbox].slot[i];
+	uint32_t st = SLOT_POSTED;
+
+	if (!__atomic_compare_exchange_n(&s->state, &st, SLOT_BUSY, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return NULL;
+	*src = s->src_pid;
+	return &s->msg;
+}
+
+void sim_mailbox_reply(int inbox, int i, const struct sim_wire_answer *a)
+{
+	struct fab_slot *s = &sim_fab->proc[inbox].slot[i];
+
+	s->answer = *a;
+	__atomic_store_n(&s->state, SLOT_ANSWERED, __ATOMIC_RELEASE);
+	if (s->src_proc < FAB_PROCS)
+		ring((int)s->src_proc);
+}
+
+void sim_mailbox_requeue(int inbox, int i)
+{
+	__atomic_store_n(&sim_fab->proc[inbox].slot[i].state, SLOT_POSTED, __ATOMIC_RELEASE);
+}

@@ -1,0 +1,46 @@
+/* The transport between processes of one fabric: an inbox per process in the shared
+ * segment (segment.h). A requester posts a message (struct sim_wire) to the inbox of the
+ * process owning the destination QP and later collects the answer; the owner takes the
+ * messages posted to it, and replies. What a message means is the engine's business:
+ * the mailbox only moves it and rings the doorbell word of whoever has news.
+ *
+ * A slot's life (state word, changed by compare-and-swap):
+ *   FREE --post--> CLAIMED --filled--> POSTED --take--> BUSY --reply--> ANSWERED
+ *                                        ^     <-requeue-  |                |
+ *   FREE <---------------- answer collected, or cancel ----+----------------+ */
+#ifndef FVSIM_MAILBOX_H
+#define FVSIM_MAILBOX_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "wire.h"
+
+/* Requester. Posts m to the live process (other than this one) that owns (dev,
+ * m->dqpn): 0 with *ticket (the slot) and *peer (the owner's pid) set, ENOENT if no
+ * process owns it, EAGAIN if the owner's inbox is full. */
+int sim_mailbox_post(int dev, const struct sim_wire *m, int *ticket, pid_t *peer);
+/* The answer to a posted message: 0 with *a filled (the slot is free again), EAGAIN
+ * while pending, ESRCH if the owner died (the slot is given up). */
+int sim_mailbox_answer(int ticket, pid_t peer, struct sim_wire_answer *a);
+/* Gives a posted message up. If the owner is working on it right now (it may be copying
+ * the requester's memory), waits until it is done, so nothing touches the buffers once
+ * this returns. */
+void sim_mailbox_cancel(int ticket, pid_t peer);
+
+/* Owner. This process's inbox (claimed on first use), or -1 without one. */
+int sim_mailbox_inbox(void);
+#define SIM_MAILBOX_SLOTS 16
+/* The message waiting in slot i of the inbox, now being worked on, with the sender's pid
+ * in *src; NULL if none waits there. Each taken message is then replied or requeued. */
+const struct sim_wire *sim_mailbox_take(int inbox, int i, pid_t *src);
+void sim_mailbox_reply(int inbox, int i, const struct sim_wire_answer *a);
+void sim_mailbox_requeue(int inbox, int i); /* not now: it waits in the inbox */
+
+/* The device thread sleeps on its process's doorbell word, which requesters ring after
+ * posting and owners after replying: sample it before a pass, then wait (at most ns)
+ * unless it moved. Without a fabric this is a plain sleep. */
+uint32_t sim_mailbox_bell(void);
+void sim_mailbox_wait(uint32_t seen, long ns);
+
+#endif

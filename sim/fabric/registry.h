@@ -1,0 +1,24 @@
+/* Fabric-wide numbering and the QP registry, in the shared segment (segment.h): QP
+ * numbers and memory keys unique across the processes of one fabric, as on one HCA, and
+ * which process owns (device, QPN). The model numbers and registers its objects here;
+ * the mailbox looks owners up. Only with a fabric (sim_fabric_on()). */
+#ifndef FVSIM_REGISTRY_H
+#define FVSIM_REGISTRY_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "segment.h"
+
+uint32_t sim_fabric_next_qpn(int dev);
+uint32_t sim_fabric_next_mkey(int dev);
+
+/* (dev, qpn) now belongs to this process / no longer does. */
+void sim_fabric_add_qp(int dev, uint32_t qpn);
+void sim_fabric_del_qp(int dev, uint32_t qpn);
+
+/* The inbox of the live process other than this one that owns (dev, qpn), with its pid
+ * in *pid; -1 if there is none. */
+int sim_fabric_owner(int dev, uint32_t qpn, pid_t *pid);
+
+#endif

@@ -1,0 +1,80 @@
+/* The fabric between processes (FVSIM_FABRIC=name): processes that give the same name
+ * share one POSIX shared-memory segment. It holds
+ *   - the numbering and the QP registry (registry.h), which the model uses,
+ *   - one inbox per process (mailbox.h), which the engine uses to hand messages to the
+ *     owner of a destination QP and to take the messages posted to this process.
+ * The fabric is a store and a transport only: it never runs device code. Without
+ * FVSIM_FABRIC nothing here is used and the device stays private to the process.
+ *
+ * Segment layout (struct fab_shared):
+ *   +--------------------------------------------+
+ *   | magic, version, ready | robust mutex        |
+ *   | next_qpn[dev], next_mkey[dev]               |  numbering  (registry.c)
+ *   | qp[FAB_QPS]: pid, dev, inbox, qpn           |  registry   (registry.c)
+ *   | proc[FAB_PROCS]: pid, bell, slot[FAB_SLOTS] |  inboxes    (mailbox.c)
+ *   +--------------------------------------------+ */
+#ifndef FVSIM_SEGMENT_H
+#define FVSIM_SEGMENT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../common/config.h"
+#include "wire.h"
+
+bool sim_fabric_on(void);
+void sim_fabric_attach(const char *name); /* at world setup; logs and stays off on failure */
+
+/* Below: the layout and helpers shared by registry.c and mailbox.c only. */
+
+#define FAB_MAGIC 0x66767366u /* "fvsf" */
+#define FAB_VERSION 3u
+#define FAB_QPS 4096
+#define FAB_PROCS 64
+#define FAB_SLOTS 16
+
+enum { SLOT_FREE, SLOT_CLAIMED, SLOT_POSTED, SLOT_BUSY, SLOT_ANSWERED };
+
+/* One message and, later, its answer. */
+struct fab_slot {
+	uint32_t state;
+	int32_t src_pid; /* whose memory the message's addresses name */
+	uint32_t src_proc; /* requester's inbox, whose bell the answer rings */
+	struct sim_wire_answer answer;
+	struct sim_wire msg;
+};
+
+struct fab_proc {
+	int32_t pid;
+	uint32_t bell; /* futex word: bumped when there is news for this process */
+	struct fab_slot slot[FAB_SLOTS];
+};
+
+struct fab_qp {
+	int32_t pid; /* 0: free entry */
+	uint16_t dev, proc;
+	uint32_t qpn, pad;
+};
+
+struct fab_shared {
+	uint32_t magic, version, ready, pad;
+	pthread_mutex_t lock; /* process-shared, robust */
+	uint32_t next_qpn[SIM_MAX_DEVICES], next_mkey[SIM_MAX_DEVICES];
+	struct fab_qp qp[FAB_QPS];
+	struct fab_proc proc[FAB_PROCS];
+};
+
+extern struct fab_shared *sim_fab; /* NULL: no fabric */
+
+void sim_fab_lock(void);
+void sim_fab_unlock(void);
+bool sim_fab_alive(pid_t pid);
+/* This process's inbox, claimed on first use (and again in a forked child); -1 if the
+ * fabric is full. */
+int sim_fab_my_proc(void);
+/* The inbox of the current process if it is claimed already, else -1 (never claims). */
+int sim_fab_my_proc_if_claimed(void);
+
+#endif
