@@ -11,6 +11,7 @@
  */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <infiniband/verbs.h>
 
@@ -296,6 +297,7 @@ static void emit_cxx_overloads(void)
 }
 
 /* The ibv_wr_opcode values of ops.def's rows (-1: none), to lay the table out by position. */
+#define WR_SLOTS 16	/* FV_WR_OPCODE_SLOTS: ibv_wr_opcode values the table has a slot for */
 #define FV_WR_NONE (-1)
 static const int op_wr[] = {
 #define FV_OP(n, ibv, mlx5, remote, imm, payload, desc) ibv,
@@ -309,11 +311,16 @@ static const int op_wr[] = {
  */
 static void emit_table(void)
 {
+	for (size_t j = 0; j < COUNT(ops); j++)
+		if (op_wr[j] >= WR_SLOTS) {
+			fprintf(stderr, "gen-ops: %s is %d, past the table's %d slots\n", ops[j].ibv, op_wr[j], WR_SLOTS);
+			exit(1);
+		}
 	printf("/* What fv_post_send allows per (QP type, ibv_wr_opcode); zero rows are refused. */\n");
 	printf("static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {\n");
 	for (size_t i = 0; i < COUNT(qpts); i++) {
 		printf("\t{\t/* %s */\n", qpts[i].fv);
-		for (int slot = 0; slot < 16; slot++) {
+		for (int slot = 0; slot < WR_SLOTS; slot++) {
 			const struct op *o = NULL;
 
 			for (size_t j = 0; j < COUNT(ops); j++)
@@ -350,8 +357,8 @@ int main(void)
 	printf("/* Kinds of immediate and payload an operation takes (ops.def columns). */\n"
 	       "enum { FV_IMM_KIND_NONE, FV_IMM_KIND_IMM, FV_IMM_KIND_INV };\n"
 	       "enum { FV_PAYLOAD_NONE, FV_PAYLOAD_SGL, FV_PAYLOAD_DATA };\n\n"
-	       "#define FV_WR_OPCODE_SLOTS 16\n\n"
-	       "struct fv_op_info {\n\tuint8_t allowed, opcode, segs, imm_kind, payload;\n};\n\n");
+	       "#define FV_WR_OPCODE_SLOTS %d\n\n"
+	       "struct fv_op_info {\n\tuint8_t allowed, opcode, segs, imm_kind, payload;\n};\n\n", WR_SLOTS);
 
 	for (size_t i = 0; i < COUNT(qpts); i++) {
 		const struct qpt *q = &qpts[i];

@@ -115,10 +115,11 @@ static inline int fv_registry_scan(struct fv_dl_info *info, size_t size, void *d
  */
 static inline int fv_registry_attach_locked(struct fv_dl_info *info, size_t size, void *data)
 {
-	struct fv_registry *r = NULL;
+	struct fv_registry *r = __atomic_load_n(&fv_registry_anchor, __ATOMIC_ACQUIRE);
 
 	(void)info, (void)size;
-	fv_dl_iterate_phdr(fv_registry_scan, &r);
+	if (!r)		/* not attached by another thread of this object meanwhile */
+		fv_dl_iterate_phdr(fv_registry_scan, &r);
 	if (!r && (r = (struct fv_registry *)calloc(1, sizeof(*r))) != NULL &&
 	    pthread_mutex_init(&r->lock, NULL)) {
 		free(r);
