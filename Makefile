@@ -33,8 +33,8 @@ EX_BINS    := $(patsubst examples/%,$(B)/examples/%,$(basename $(EX_SRCS)))
 GEN_OPS    := $(B)/tools/gen-ops
 
 # sim/sim.mk defines sim-all (build the software device) and SIM_RUN (sim/fvsim-run).
-.PHONY: sim-all all test test-run test-plain test-san bench run install uninstall gen check-gen \
-        check-compile-fail check-headers check-clang check-codegen check-install deps clean
+.PHONY: sim-all all test test-run test-plain test-pyverbs test-san bench run install uninstall gen \
+        check-gen check-compile-fail check-headers check-clang check-codegen check-install deps clean
 
 all: $(TEST_BINS) $(EX_BINS) sim-all
 
@@ -127,7 +127,8 @@ check-install:
 	@tools/check-install.sh "$(CC)" "$(CXX)"
 
 # test: install what is missing, check the generated header, build and run everything,
-# then build and run the whole suite again under ASan+UBSan.
+# run rdma-core's own test suite on the software device, then build and run the whole
+# suite again under ASan+UBSan.
 test: deps
 	@$(MAKE) --no-print-directory check-gen
 	@$(MAKE) --no-print-directory check-compile-fail
@@ -136,11 +137,17 @@ test: deps
 	@$(MAKE) --no-print-directory check-codegen
 	@$(MAKE) --no-print-directory check-install
 	@$(MAKE) --no-print-directory test-plain
+	@$(MAKE) --no-print-directory test-pyverbs
 	@$(MAKE) --no-print-directory test-san
 
 test-plain:
 	@$(MAKE) --no-print-directory B=build all
 	@B=build SIM_RUN="$(SIM_RUN)" tools/run-tests.sh build/tests $(TEST_BINS:$(B)/tests/%=%)
+
+# rdma-core's test suite (python3-pyverbs) on the software device, once and not under ASan:
+# it exercises the device, not our code. Fails on any failure or error.
+test-pyverbs: sim-all
+	@SIM_RUN="$(SIM_RUN)" tools/run-pyverbs.sh build
 
 test-san:
 	@$(MAKE) --no-print-directory B=build-san OPT="-O1 -g" EXTRA_CFLAGS="$(SAN_FLAGS)" all

@@ -8,13 +8,19 @@
 #endif
 #include <errno.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+#include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 #include <rdma/mlx5-abi.h>
 
 #include "sim-util.h"
@@ -197,9 +203,164 @@ Test(sim_commands, qp_geometry_checked)
 	still_works();
 }
 
-Test(sim_commands, ioctl_is_not_there)
+/* ioctl() on the command fd: the framework is there, no method is (ioctl.c). */
+static int verbs_ioctl(unsigned long req, struct ib_uverbs_ioctl_hdr *h)
 {
 	errno = 0;
-	cr_expect_eq(ioctl(d.ctx->cmd_fd, 0xc0181b01, NULL), -1);
-	cr_expect_eq(errno, ENOTTY, "libibverbs falls back to write() on ENOTTY");
+	if (ioctl(d.ctx->cmd_fd, req, h) == 0)
+		return 0;
+	return errno;
+}
+
+Test(sim_commands, ioctl_framework_without_methods)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr;
+	} m;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.length = sizeof(m);
+	m.hdr.num_attrs = 1;
+	m.hdr.object_id = UVERBS_OBJECT_DEVICE;
+	m.hdr.method_id = UVERBS_METHOD_QUERY_CONTEXT;
+	m.hdr.driver_id = RDMA_DRIVER_MLX5;
+	cr_expect_eq(verbs_ioctl(RDMA_VERBS_IOCTL, &m.hdr), EPROTONOSUPPORT,
+		     "a method the device lacks: libibverbs falls back to write() for it alone");
+	cr_expect_eq(verbs_ioctl(RDMA_VERBS_IOCTL + 1, &m.hdr), ENOTTY, "not a uverbs request");
+	cr_expect_eq(verbs_ioctl(RDMA_VERBS_IOCTL, NULL), EFAULT);
+	m.hdr.length = sizeof(m.hdr);
+	cr_expect_eq(verbs_ioctl(RDMA_VERBS_IOCTL, &m.hdr), EINVAL, "length != header + attrs");
+	m.hdr.length = sizeof(m);
+	m.hdr.reserved2 = 1;
+	cr_expect_eq(verbs_ioctl(RDMA_VERBS_IOCTL, &m.hdr), EPROTONOSUPPORT);
+	m.hdr.reserved2 = 0;
+	m.hdr.driver_id = RDMA_DRIVER_MLX4;
+	cr_expect_eq(verbs_ioctl(RDMA_VERBS_IOCTL, &m.hdr), EINVAL, "another driver's id");
+	still_works();
+}
+
+/* What the DevX and mlx5dv method users see: "not supported", so they skip. */
+Test(sim_commands, devx_and_dv_methods_unsupported)
+{
+	struct mlx5dv_context_attr attr = { .flags = MLX5DV_CONTEXT_FLAGS_DEVX };
+	struct mlx5dv_port port;
+	struct ibv_device **list;
+	struct ibv_context *devx;
+	uint32_t in[4] = { 0 }, out[4];
+
+	list = ibv_get_device_list(NULL);
+	cr_assert(list && list[0]);
+	errno = 0;
+	devx = mlx5dv_open_device(list[0], &attr);
+	cr_expect_null(devx, "a DevX context on a device without DevX");
+	cr_expect_eq(errno, EINVAL, "the kernel's answer when log_max_uctx is 0");
+	if (devx)
+		ibv_close_device(devx);
+	ibv_free_device_list(list);
+	cr_expect_eq(mlx5dv_devx_general_cmd(d.ctx, in, sizeof(in), out, sizeof(out)),
+		     EPROTONOSUPPORT);
+	cr_expect_eq(mlx5dv_query_port(d.ctx, 1, &port), EPROTONOSUPPORT);
+	errno = 0;
+	cr_expect_null(mlx5dv_devx_alloc_uar(d.ctx, MLX5DV_UAR_ALLOC_TYPE_BF));
+	cr_expect_eq(errno, EPROTONOSUPPORT);
+	still_works();
+}
+
+/* The uverbs core refuses a completion vector the context does not have. */
+Test(sim_commands, cq_comp_vector_bounds)
+{
+	struct ibv_cq_init_attr_ex ax = { .cqe = 16 };
+	struct ibv_cq *cq;
+	struct ibv_cq_ex *cqx;
+
+	cr_assert_eq(d.ctx->num_comp_vectors, 1);
+	cq = ibv_create_cq(d.ctx, 16, NULL, NULL, d.ctx->num_comp_vectors - 1);
+	cr_assert(cq, "the last vector: %s", strerror(errno));
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	errno = 0;
+	cr_expect_null(ibv_create_cq(d.ctx, 16, NULL, NULL, d.ctx->num_comp_vectors));
+	cr_expect_eq(errno, EINVAL);
+	ax.comp_vector = (uint32_t)d.ctx->num_comp_vectors + 1;
+	errno = 0;
+	cqx = ibv_create_cq_ex(d.ctx, &ax);
+	cr_expect_null(cqx);
+	cr_expect_eq(errno, EINVAL);
+	if (cqx)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	still_works();
+}
+
+/* max_wr 0 is a valid SRQ (as with the kernel): one ring entry, nothing to post. */
+Test(sim_commands, srq_max_wr_zero)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 0, .max_sge = 1 } };
+	struct ibv_srq_attr qa;
+	struct ibv_srq *srq = ibv_create_srq(d.pd, &sa);
+
+	cr_assert(srq, "ibv_create_srq(max_wr 0): %s", strerror(errno));
+	cr_expect_eq(sa.attr.max_wr, 0);
+	cr_assert_eq(ibv_query_srq(srq, &qa), 0);
+	cr_expect_eq(qa.max_wr, 0, "the device reports %u", qa.max_wr);
+	cr_assert_eq(ibv_destroy_srq(srq), 0);
+	still_works();
+}
+
+/* Create flags: blocking multicast loopback holds on a device without multicast; the
+ * offloads it lacks are refused with EOPNOTSUPP. */
+Test(sim_commands, qp_create_flags)
+{
+	struct ibv_cq *cq = ibv_create_cq(d.ctx, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr_ex a;
+	struct ibv_qp *qp;
+
+	cr_assert(cq);
+	memset(&a, 0, sizeof(a));
+	a.qp_type = IBV_QPT_UD;
+	a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	a.pd = d.pd;
+	a.send_cq = a.recv_cq = cq;
+	a.cap.max_send_wr = a.cap.max_recv_wr = 4;
+	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+	a.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	qp = ibv_create_qp_ex(d.ctx, &a);
+	cr_assert(qp, "UD with BLOCK_SELF_MCAST_LB: %s", strerror(errno));
+	simt_ud_ready(qp, 0x11);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	a.create_flags = IBV_QP_CREATE_CVLAN_STRIPPING;
+	errno = 0;
+	qp = ibv_create_qp_ex(d.ctx, &a);
+	cr_expect_null(qp);
+	cr_expect_eq(errno, EOPNOTSUPP);
+	if (qp)
+		ibv_destroy_qp(qp);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	still_works();
+}
+
+/* A dup()'d command fd is the same device, as the kernel's shared file is: fstat names
+ * the device, and closing the copy keeps the context. ibv_import_device() finds the
+ * device through it and then needs ioctl-only methods the device lacks. */
+Test(sim_commands, dup_of_command_fd)
+{
+	struct stat st;
+	int fd2, fd3;
+
+	fd2 = dup(d.ctx->cmd_fd);
+	cr_assert(fd2 >= 0);
+	cr_assert_eq(fstat(fd2, &st), 0);
+	cr_expect(S_ISCHR(st.st_mode));
+	cr_expect_eq(major(st.st_rdev), 231);
+	cr_expect_eq(minor(st.st_rdev), 192);
+	errno = 0;
+	cr_expect_null(ibv_import_device(fd2), "QUERY_CONTEXT is an ioctl-only method");
+	cr_expect_eq(errno, EPROTONOSUPPORT, "got %s", strerror(errno));
+	/* The failed import closed fd2; the device still answers on the original. */
+	still_works();
+	fd3 = fcntl(d.ctx->cmd_fd, F_DUPFD_CLOEXEC, 0);
+	cr_assert(fd3 >= 0);
+	cr_assert_eq(fstat(fd3, &st), 0);
+	cr_expect_eq(minor(st.st_rdev), 192);
+	cr_assert_eq(close(fd3), 0);
+	still_works();
 }

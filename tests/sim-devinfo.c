@@ -131,3 +131,31 @@ Test(sim_devinfo, regenerating_a_current_tree_changes_nothing)
 	ibv_free_device_list(l1);
 	ibv_free_device_list(l2);
 }
+
+/* sysfs cap_mask and QUERY_PORT's port_cap_flags are one PortInfo CapabilityMask. */
+Test(sim_devinfo, cap_mask_matches_query_port)
+{
+	const char *root = getenv("SYSFS_PATH");
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	struct ibv_port_attr pa;
+	char path[4096];
+	unsigned long mask = 0;
+	FILE *f;
+
+	cr_assert(root, "run this test through sim/fvsim-run");
+	snprintf(path, sizeof(path), "%s/class/infiniband/mlx5_0/ports/1/cap_mask", root);
+	f = fopen(path, "r");
+	cr_assert(f, "%s: %s", path, strerror(errno));
+	cr_assert_eq(fscanf(f, "%lx", &mask), 1);
+	fclose(f);
+	list = ibv_get_device_list(NULL);
+	cr_assert(list && list[0]);
+	ctx = ibv_open_device(list[0]);
+	cr_assert(ctx);
+	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
+	cr_expect_eq(mask, pa.port_cap_flags, "sysfs 0x%lx, QUERY_PORT 0x%x", mask, pa.port_cap_flags);
+	cr_expect_eq(pa.port_cap_flags & IBV_PORT_SM, 0, "IsSM, but nothing answers SM MADs");
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+}

@@ -327,6 +327,57 @@ Test(sim_errors, stale_wqe_index)
 	cr_expect_eq(wc.status, IBV_WC_LOC_QP_OP_ERR);
 }
 
+/* The doorbell record is the end of the posted work whatever the WQEs claim: a WQE whose
+ * ds runs past it (a doorbell ending inside a multi-block WQE, or a garbage ds) fails,
+ * and the device consumes exactly the posted blocks, then stops. In error it flushes one
+ * CQE for such a WQE and stops as well, instead of stepping over the doorbell value and
+ * flushing the whole 16-bit counter space. */
+Test(sim_errors, doorbell_ends_inside_a_wqe)
+{
+	static const struct { uint8_t ds; bool in_error; uint32_t max_send_wr; } cases[] = {
+		{ 8, false, 64 },	/* two WQEBBs, one posted */
+		{ 63, false, 64 },	/* sixteen WQEBBs, one posted */
+		{ 63, false, 1 },	/* more WQEBBs than the whole ring */
+		{ 8, true, 64 },	/* the same seen by the flush of a QP in error */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa,
+					   .max_send_wr = cases[i].max_send_wr };
+		struct mlx5dv_obj obj;
+		struct mlx5dv_qp dqp;
+		struct ibv_wc wc;
+		uint32_t *w;
+
+		qa = simt_qp(&d, &cfg);
+		simt_connect(qa, d.lid, qa->qp_num, SIMT_ACCESS_ALL, 7, 7);
+		if (cases[i].in_error) {
+			struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+			cr_assert_eq(ibv_modify_qp(qa, &a, IBV_QP_STATE), 0);
+		}
+		memset(&obj, 0, sizeof(obj));
+		obj.qp.in = qa;
+		obj.qp.out = &dqp;
+		cr_assert_eq(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP), 0);
+		w = dqp.sq.buf;
+		memset(w, 0, 64);
+		w[0] = htobe32(0x00); /* NOP, WQE index 0 */
+		w[1] = htobe32(qa->qp_num << 8 | cases[i].ds);
+		w[2] = htobe32(0x08);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		dqp.dbrec[MLX5_SND_DBR] = htobe32(1);
+		cr_expect_eq(fvsim_run_until_idle(), 1, "case %zu: one unit of work, then idle", i);
+		cr_assert_eq(ibv_poll_cq(cqa, 1, &wc), 1, "case %zu", i);
+		cr_expect_eq(wc.status, cases[i].in_error ? IBV_WC_WR_FLUSH_ERR : IBV_WC_LOC_QP_OP_ERR,
+			     "case %zu: %s", i, ibv_wc_status_str(wc.status));
+		cr_expect_eq(ibv_poll_cq(cqa, 1, &wc), 0, "case %zu: nothing past the doorbell", i);
+		cr_expect_eq(state_of(qa), IBV_QPS_ERR);
+		ibv_destroy_qp(qa);
+	}
+	qa = NULL;
+}
+
 /* The device never writes past the consumer index it reads from the CQ doorbell record:
  * with a 4-entry CQ it stalls until the program polls, and loses nothing. */
 Test(sim_errors, full_cq_stalls_instead_of_overrunning)

@@ -347,3 +347,74 @@ Test(sim_rc, raw_cqe_fields)
 	cr_expect_eq(be32toh(*(const uint32_t *)(req + 56)) >> 24, 0x0a, "send opcode");
 	cr_expect_eq(be16toh(*(const uint16_t *)(req + 60)), 0, "wqe_counter");
 }
+
+/* ibv_rereg_mr: access, translation and PD change in place, the keys stay, and the
+ * device enforces the new registration on the next access; a rejected change leaves the
+ * MR as it was. */
+Test(sim_rc, rereg_mr)
+{
+	uint8_t *target = aligned_alloc(4096, 8192), *unmapped;
+	struct ibv_pd *pd2;
+	struct ibv_mr *t;
+	struct ibv_wc wc;
+	uint32_t key;
+
+	cr_assert(target);
+	memset(target, 0, 8192);
+	t = simt_mr(&d, target, 4096, IBV_ACCESS_LOCAL_WRITE);
+	key = t->rkey;
+	errno = 0;
+	cr_expect_eq(ibv_rereg_mr(t, 0, NULL, NULL, 0, 0), IBV_REREG_MR_ERR_CMD);
+	cr_expect_eq(errno, EINVAL, "no flags");
+	errno = 0;
+	cr_expect_eq(ibv_rereg_mr(t, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_REMOTE_WRITE), IBV_REREG_MR_ERR_CMD);
+	cr_expect_eq(errno, EINVAL, "remote write without local write");
+
+	/* Access: remote write now allowed. */
+	cr_assert_eq(ibv_rereg_mr(t, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE), 0);
+	cr_expect_eq(t->rkey, key);
+	fill(a_mem(0), 64, 3);
+	simt_post_send(qa, 1, IBV_WR_RDMA_WRITE, a_mem(0), 64, mr->lkey, (uintptr_t)target,
+		       t->rkey, IBV_SEND_SIGNALED);
+	cr_assert_eq(simt_poll(cqa, &wc, 1), 1);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_arr_eq(target, a_mem(0), 64);
+
+	/* Translation: the key now names the second page. An unmapped range is refused
+	 * and changes nothing. */
+	unmapped = (uint8_t *)(uintptr_t)0x1000; /* below mmap_min_addr: never mapped */
+	errno = 0;
+	cr_expect_eq(ibv_rereg_mr(t, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, unmapped, 4096, 0),
+		     IBV_REREG_MR_ERR_CMD);
+	cr_expect_eq(errno, EFAULT);
+	cr_assert_eq(ibv_rereg_mr(t, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, target + 4096, 4096,
+				  0), 0);
+	cr_expect_eq(t->rkey, key);
+	fill(a_mem(0), 64, 9);
+	simt_post_send(qa, 2, IBV_WR_RDMA_WRITE, a_mem(0), 64, mr->lkey,
+		       (uintptr_t)target + 4096, t->rkey, IBV_SEND_SIGNALED);
+	cr_assert_eq(simt_poll(cqa, &wc, 1), 1);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_arr_eq(target + 4096, a_mem(0), 64);
+
+	/* PD: the MR keeps its new PD busy until it moves back. */
+	pd2 = ibv_alloc_pd(d.ctx);
+	cr_assert(pd2);
+	cr_assert_eq(ibv_rereg_mr(t, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0), 0);
+	cr_expect_eq(t->pd, pd2);
+	cr_expect_eq(ibv_dealloc_pd(pd2), EBUSY);
+	cr_assert_eq(ibv_rereg_mr(t, IBV_REREG_MR_CHANGE_PD, d.pd, NULL, 0, 0), 0);
+	cr_expect_eq(ibv_dealloc_pd(pd2), 0);
+
+	/* Access taken away: the next remote write is refused (and ends the QP pair). */
+	cr_assert_eq(ibv_rereg_mr(t, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_LOCAL_WRITE), 0);
+	simt_post_send(qa, 3, IBV_WR_RDMA_WRITE, a_mem(0), 64, mr->lkey,
+		       (uintptr_t)target + 4096, t->rkey, IBV_SEND_SIGNALED);
+	cr_assert_eq(simt_poll(cqa, &wc, 1), 1);
+	cr_expect_eq(wc.status, IBV_WC_REM_ACCESS_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_assert_eq(ibv_dereg_mr(t), 0);
+	free(target);
+}

@@ -298,3 +298,34 @@ Test(sim_wrap, cq_resize)
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(cq);
 }
+
+/* In thread mode a resize follows the work posted before it: the CQEs of sends rung just
+ * before ibv_resize_cq count against the new size even if the device thread has not run
+ * yet (here it sleeps its step-mode millisecond while the sends are posted). */
+Test(sim_wrap, cq_resize_counts_work_posted_before)
+{
+	struct ibv_cq *cq;
+	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .max_send_wr = 16 };
+	struct ibv_qp *qp;
+	struct ibv_wc wc[8];
+
+	cq = simt_cq(&d, 7);
+	cfg.scq = cq;
+	qp = simt_qp(&d, &cfg);
+	simt_connect(qp, d.lid, qp->qp_num, SIMT_ACCESS_ALL, 7, 7);
+	fvsim_set_step_mode(1);
+	nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
+	for (int i = 0; i < 6; i++)
+		simt_post_send(qp, (uint64_t)i, IBV_WR_RDMA_WRITE, buf, 8, mr->lkey,
+			       (uintptr_t)buf + 64, mr->rkey, IBV_SEND_SIGNALED);
+	fvsim_set_step_mode(0);
+	cr_expect_eq(ibv_resize_cq(cq, 1), EINVAL, "6 CQEs cannot fit in 2 entries");
+	cr_assert_eq(simt_poll(cq, wc, 6), 6);
+	for (int i = 0; i < 6; i++) {
+		cr_expect_eq(wc[i].status, IBV_WC_SUCCESS);
+		cr_expect_eq(wc[i].wr_id, (uint64_t)i);
+	}
+	cr_expect_eq(ibv_resize_cq(cq, 1), 0, "all polled: shrinking is fine");
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+}

@@ -13,6 +13,9 @@
 #define SIM_VENDOR_ID 0x02c9
 #define SIM_VENDOR_PART_ID 4119 /* ConnectX-5, PCI device 0x1017 */
 #define SIM_PCI_DEVICE 0x1017
+/* PortInfo CapabilityMask, as QUERY_PORT's port_cap_flags and sysfs cap_mask: no IsSM
+ * (bit 1), the device runs no subnet manager. */
+#define SIM_PORT_CAP_FLAGS 0x2651e848u
 
 struct sim_config {
 	int ndev; /* FVSIM_DEVICES, 1..8 */

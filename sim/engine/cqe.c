@@ -6,6 +6,7 @@
 #include "../common/be.h"
 #include "../common/log.h"
 #include "../common/mapped.h"
+#include "exec.h"
 #include "synd.h"
 
 bool sim_cq_room(const struct sim_cq *cq, uint32_t n)
@@ -83,6 +84,8 @@ void sim_cq_push(struct sim_cq *cq, const struct sim_cqe *e)
 		st_be32(c + 24, e->flags_rqpn);
 		memcpy(c + 36, e->imm, 4);
 		st_be32(c + 44, e->byte_cnt);
+		/* The device clock at completion; error CQEs have their syndromes there. */
+		st_be64(c + 48, sim_now_ns());
 		st_be32(c + 56, (e->op == CQE_REQ ? (uint32_t)e->sop << 24 : 0) |
 					(e->qpn & 0xffffff));
 	}

@@ -78,3 +78,11 @@ int sim_engine_pass(int budget)
 	}
 	return done;
 }
+
+void sim_engine_settle(void)
+{
+	/* Bounded like fvsim_run_until_idle(): only a model bug could keep it busy. */
+	for (int i = 0; i < 1000000 && !sim_world.cfg.step_mode; i++)
+		if (!sim_engine_pass(64))
+			break;
+}

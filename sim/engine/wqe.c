@@ -28,7 +28,14 @@ bool sim_sq_pending(const struct sim_qp *qp)
 	return qp->sq_cnt && (ld_dbrec(&qp->dbrec[1]) & 0xffff) != (qp->sq_ci & 0xffff);
 }
 
-uint32_t sim_wqe_peek(const struct sim_qp *qp, uint32_t ci, uint8_t *opcode)
+/* WQEBBs the doorbell record has posted past ci (16-bit counters). */
+static uint32_t posted(const struct sim_qp *qp, uint32_t ci)
+{
+	return (ld_dbrec(&qp->dbrec[1]) - ci) & 0xffff;
+}
+
+/* The WQEBBs the control segment at ci claims (ds 0 counts as one). */
+static uint32_t claimed(const struct sim_qp *qp, uint32_t ci, uint8_t *opcode)
 {
 	uint8_t ctrl[16];
 	uint32_t ds;
@@ -37,6 +44,15 @@ uint32_t sim_wqe_peek(const struct sim_qp *qp, uint32_t ci, uint8_t *opcode)
 	*opcode = ctrl[3];
 	ds = ctrl[7] & 0x3f;
 	return ds ? (ds + 3) / 4 : 1;
+}
+
+/* Ordering rule: the device never consumes past the doorbell record, whatever ds says.
+ * A WQE claiming more blocks than are posted retires only the posted ones. */
+uint32_t sim_wqe_peek(const struct sim_qp *qp, uint32_t ci, uint8_t *opcode)
+{
+	uint32_t nbb = claimed(qp, ci, opcode), avail = posted(qp, ci);
+
+	return nbb <= avail || !avail ? nbb : avail;
 }
 
 static bool opcode_allowed(uint8_t type, uint8_t op)
@@ -83,6 +99,8 @@ int sim_wqe_parse(const struct sim_qp *qp, uint32_t ci, struct sim_wqe *w)
 	uint32_t total, pos = 16, word;
 	uint8_t type = qp->type;
 
+	uint32_t claim = claimed(qp, ci, &w->opcode);
+
 	w->nbb = sim_wqe_peek(qp, ci, &w->opcode);
 	w->ds = 0;
 	w->npieces = 0;
@@ -98,7 +116,10 @@ int sim_wqe_parse(const struct sim_qp *qp, uint32_t ci, struct sim_wqe *w)
 	memcpy(w->imm, w->raw + 12, 4);
 	/* Stale or foreign WQEs: the index must be the producer counter at this slot and
 	 * the QPN our own; the WQE must fit the ring. */
-	if (!w->ds || w->nbb > qp->sq_cnt || w->idx != (uint16_t)ci || w->qpn != qp->qpn)
+	if (!w->ds || claim > qp->sq_cnt || w->idx != (uint16_t)ci || w->qpn != qp->qpn)
+		return SYND_LOC_QP_OP;
+	/* Running past the doorbell record: a garbage ds, or a doorbell rung mid-WQE. */
+	if (claim != w->nbb)
 		return SYND_LOC_QP_OP;
 	total = w->ds * 16u;
 	ring_copy(qp, (ci & (qp->sq_cnt - 1)) * 64, w->raw, total);

@@ -43,11 +43,13 @@ struct sim_wqe {
 bool sim_sq_pending(const struct sim_qp *qp);
 
 /* Reads the control segment at WQEBB counter ci: opcode, WQE index and size, enough to
- * retire the WQE even when the rest is garbage. Returns the WQEBBs it spans (>= 1). */
+ * retire the WQE even when the rest is garbage. Returns the WQEBBs to retire: those it
+ * spans (>= 1), but never more than the SQ doorbell record has posted past ci. */
 uint32_t sim_wqe_peek(const struct sim_qp *qp, uint32_t ci, uint8_t *opcode);
 
 /* Full decode and structural check of the WQE at ci; SYND_OK or the error syndrome the
- * HCA would report. w->nbb is valid either way. */
+ * HCA would report (LOC_QP_OP for a WQE running past the doorbell record). w->nbb is
+ * valid either way, bounded by the doorbell record as in sim_wqe_peek(). */
 int sim_wqe_parse(const struct sim_qp *qp, uint32_t ci, struct sim_wqe *w);
 
 #endif

@@ -6,18 +6,21 @@
 #include <rdma/mlx5-abi.h>
 
 #include "../engine/cqe.h"
+#include "../engine/engine.h"
 #include "../model/model.h"
 #include "../model/world.h"
 #include "handles.h"
 #include "uverbs.h"
 
 static int create(struct sim_cmd *c, uint64_t user_handle, uint32_t cqe, int32_t channel,
-		  struct sim_cq **out)
+		  uint32_t comp_vector, struct sim_cq **out)
 {
 	struct mlx5_ib_create_cq dreq;
 	struct sim_cq_init in = { 0 };
 	int err;
 
+	if (comp_vector >= SIM_COMP_VECTORS)
+		return EINVAL; /* the uverbs core checks it before the driver runs */
 	if (c->drv_len < offsetof(struct mlx5_ib_create_cq, flags))
 		return EINVAL;
 	CMD_DRV(c, dreq);
@@ -41,7 +44,7 @@ int sim_cmd_create_cq(struct sim_cmd *c)
 	int err;
 
 	CMD_REQ(c, req);
-	err = create(c, req.user_handle, req.cqe, req.comp_channel, &cq);
+	err = create(c, req.user_handle, req.cqe, req.comp_channel, req.comp_vector, &cq);
 	if (err)
 		return err;
 	resp.cq_handle = cq->handle;
@@ -64,7 +67,7 @@ int sim_cmd_create_cq_ex(struct sim_cmd *c)
 	/* Completion timestamps need a device clock the model does not have. */
 	if (req.comp_mask || (req.flags & ~IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN))
 		return EOPNOTSUPP;
-	err = create(c, req.user_handle, req.cqe, req.comp_channel, &cq);
+	err = create(c, req.user_handle, req.cqe, req.comp_channel, req.comp_vector, &cq);
 	if (err)
 		return err;
 	resp.base.cq_handle = cq->handle;
@@ -91,6 +94,8 @@ int sim_cmd_resize_cq(struct sim_cmd *c)
 	cq = sim_handle_get(c->ctx, req.cq_handle, SIM_UOBJ_CQ);
 	if (!cq)
 		return EINVAL;
+	/* The CQEs of the work posted before the resize count against the new size. */
+	sim_engine_settle();
 	err = sim_cq_resize(cq, req.cqe, dreq.buf_addr, dreq.cqe_size);
 	if (err)
 		return err;

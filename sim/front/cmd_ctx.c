@@ -11,6 +11,7 @@
 #include <rdma/mlx5-abi.h>
 
 #include "../common/config.h"
+#include "../engine/exec.h"
 #include "../model/world.h"
 #include "fdtab.h"
 #include "uverbs.h"
@@ -26,6 +27,13 @@ int sim_cmd_get_context(struct sim_cmd *c)
 	if (ctx->live)
 		return EINVAL;
 	CMD_DRV(c, dreq);
+	/* No DevX: the kernel refuses a DevX context on a device whose log_max_uctx is 0
+	 * (EINVAL) and flags it does not know (EOPNOTSUPP). libmlx5 asks for DevX first and
+	 * retries without it; mlx5dv_open_device(DEVX) fails, as on such a device. */
+	if (dreq.flags & ~(uint32_t)MLX5_IB_ALLOC_UCTX_DEVX)
+		return EOPNOTSUPP;
+	if (dreq.flags & MLX5_IB_ALLOC_UCTX_DEVX)
+		return EINVAL;
 	/* CQE version 1 (user index in CQEs) when libmlx5 can take it, as the kernel does. */
 	ctx->cqe_version = c->drv_len > offsetof(struct mlx5_ib_alloc_ucontext_req_v2,
 						  max_cqe_version) && dreq.max_cqe_version ? 1 : 0;
@@ -38,7 +46,7 @@ int sim_cmd_get_context(struct sim_cmd *c)
 	ctx->async_wr = fds[1];
 	sim_fd_set(fds[0], ctx, SIM_FD_ASYNC);
 	resp.async_fd = (uint32_t)fds[0];
-	resp.num_comp_vectors = 1;
+	resp.num_comp_vectors = SIM_COMP_VECTORS;
 
 	dresp.qp_tab_size = 1u << 18;
 	dresp.bf_reg_size = 512; /* two 256-byte BlueFlame halves per register */
@@ -54,6 +62,8 @@ int sim_cmd_get_context(struct sim_cmd *c)
 	dresp.cqe_version = ctx->cqe_version;
 	dresp.log_uar_size = 12;
 	dresp.num_uars_per_page = 1;
+	/* CQEs carry timestamps; libmlx5 maps the page that converts them (clock.c). */
+	dresp.clock_info_versions = 1u << MLX5_IB_CLOCK_INFO_V1;
 	CMD_RESP(c, resp);
 	CMD_DRV_RESP(c, dresp);
 	ctx->live = true;
@@ -116,6 +126,8 @@ int sim_cmd_query_device_ex(struct sim_cmd *c)
 		return EINVAL;
 	fill_device(c->ctx->dev, &resp.base);
 	resp.device_cap_flags_ex = DEV_CAP_FLAGS;
+	resp.timestamp_mask = ~0ull; /* the 64-bit free-running clock of CQE timestamps */
+	resp.hca_core_clock = SIM_CLOCK_KHZ;
 	/* Fields past the caller's room are not reported; it learns so from the length. */
 	resp.response_length = (uint32_t)(c->out_core < sizeof(resp) ? c->out_core : sizeof(resp));
 	CMD_RESP(c, resp);
@@ -131,7 +143,7 @@ int sim_cmd_query_port(struct sim_cmd *c)
 	CMD_REQ(c, req);
 	if (req.port_num < 1 || req.port_num > dev->nports)
 		return EINVAL;
-	resp.port_cap_flags = 0x2651e848;
+	resp.port_cap_flags = SIM_PORT_CAP_FLAGS;
 	resp.max_msg_sz = 1u << 30;
 	resp.gid_tbl_len = SIM_GID_TBL_LEN;
 	resp.pkey_tbl_len = SIM_PKEY_TBL_LEN;

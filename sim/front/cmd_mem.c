@@ -59,6 +59,38 @@ int sim_cmd_reg_mr(struct sim_cmd *c)
 	return 0;
 }
 
+int sim_cmd_rereg_mr(struct sim_cmd *c)
+{
+	struct ib_uverbs_rereg_mr req;
+	struct ib_uverbs_rereg_mr_resp resp = { 0 };
+	struct sim_pd *pd = NULL;
+	struct sim_mr *mr;
+	int err;
+
+	CMD_REQ(c, req);
+	/* Flag checks come before the handle lookups in the kernel. */
+	if (!req.flags)
+		return EINVAL;
+	if (req.flags & ~(uint32_t)(SIM_REREG_TRANS | SIM_REREG_PD | SIM_REREG_ACCESS))
+		return EOPNOTSUPP;
+	mr = sim_handle_get(c->ctx, req.mr_handle, SIM_UOBJ_MR);
+	if (!mr)
+		return EINVAL;
+	if (req.flags & SIM_REREG_PD) {
+		pd = sim_handle_get(c->ctx, req.pd_handle, SIM_UOBJ_PD);
+		if (!pd)
+			return EINVAL;
+	}
+	err = sim_mr_rereg(mr, req.flags, pd, req.start, req.length, req.hca_va,
+			   req.access_flags);
+	if (err)
+		return err;
+	resp.lkey = mr->key;
+	resp.rkey = mr->key;
+	CMD_RESP(c, resp);
+	return 0;
+}
+
 int sim_cmd_dereg_mr(struct sim_cmd *c)
 {
 	struct ib_uverbs_dereg_mr req;

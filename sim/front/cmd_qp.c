@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/mlx5-abi.h>
 
@@ -26,6 +27,12 @@ static uint32_t bfreg_for(struct sim_ctx *ctx)
 	return (n / 2) * 4 + n % 2;
 }
 
+/* The create flags the kernel's uverbs core passes on to the driver (ib_verbs.h
+ * IB_QP_CREATE_*): block multicast loopback, cross channel, managed send and receive,
+ * scatter FCS, CVLAN stripping, source QPN, PCI write end padding. */
+#define CORE_CREATE_FLAGS (1u << 1 | 1u << 2 | 1u << 3 | 1u << 4 | 1u << 8 | 1u << 9 | \
+			   1u << 10 | 1u << 11)
+
 static int create(struct sim_cmd *c, const struct ib_uverbs_create_qp *req, uint32_t flags,
 		  struct sim_qp **out)
 {
@@ -37,8 +44,13 @@ static int create(struct sim_cmd *c, const struct ib_uverbs_create_qp *req, uint
 	if (c->drv_len < offsetof(struct mlx5_ib_create_qp, flags))
 		return EINVAL;
 	CMD_DRV(c, dreq);
-	if (flags)
-		return EOPNOTSUPP; /* create flags: scatter FCS, VLAN stripping, source QPN... */
+	if (flags & ~CORE_CREATE_FLAGS)
+		return EINVAL; /* the uverbs core knows no such flag */
+	/* Blocking multicast loopback holds trivially: the device has no multicast. The
+	 * others (cross-channel, scatter FCS, VLAN stripping, source QPN, end padding) are
+	 * capabilities it lacks. */
+	if (flags & ~(uint32_t)IB_UVERBS_QP_CREATE_BLOCK_MULTICAST_LOOPBACK)
+		return EOPNOTSUPP;
 	in.user_handle = req->user_handle;
 	in.type = req->qp_type;
 	in.sq_sig_all = req->sq_sig_all;

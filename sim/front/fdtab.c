@@ -46,3 +46,13 @@ void sim_fd_clear_ctx(struct sim_ctx *ctx)
 		if ((__atomic_load_n(&table[fd], __ATOMIC_RELAXED) & ~(uintptr_t)3) == (uintptr_t)ctx)
 			sim_fd_clear(fd);
 }
+
+int sim_fd_any(const struct sim_ctx *ctx, int kind)
+{
+	uintptr_t want = (uintptr_t)ctx | (uintptr_t)kind;
+
+	for (int fd = 0; fd < SIM_FD_MAX; fd++)
+		if (__atomic_load_n(&table[fd], __ATOMIC_RELAXED) == want)
+			return 1;
+	return 0;
+}

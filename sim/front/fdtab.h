@@ -20,5 +20,8 @@ struct sim_ctx *sim_fd_lookup(int fd, int *kind); /* any of ours, else NULL */
 int sim_fd_set(int fd, struct sim_ctx *ctx, int kind); /* 0, or EMFILE beyond SIM_FD_MAX */
 void sim_fd_clear(int fd);
 void sim_fd_clear_ctx(struct sim_ctx *ctx); /* drop every fd that refers to ctx */
+/* Is any fd of this kind still referring to ctx? (a dup()'d command fd keeps the
+ * context, as the kernel's file reference does) */
+int sim_fd_any(const struct sim_ctx *ctx, int kind);
 
 #endif

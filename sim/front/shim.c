@@ -4,16 +4,19 @@
  *   open*      /dev/infiniband/uverbsN -> a /dev/null fd we remember, with a new context
  *   stat*      the device node exists, as char device 231:(192+N)
  *   fstat*     our fds report that same char device
- *   ioctl      ENOTTY: libibverbs then uses the write() command ABI for everything
+ *   ioctl      EPROTONOSUPPORT for every method (ioctl.c): libibverbs falls back to the
+ *              write() command ABI method by method
  *   write      uverbs commands
  *   read       events read from our pipes are counted, as the kernel counts them
- *   mmap       UAR pages: anonymous memory
- *   close      tears the context down
+ *   mmap       UAR pages: anonymous memory; the clock-info page (clock.c)
+ *   close      tears the context down with its last command fd
+ *   dup*, fcntl(F_DUPFD*)  a copy of a command fd is the same device
  *   socket     refuses NETLINK_RDMA so discovery falls back to sysfs */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
+#include <rdma/mlx5-abi.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +31,7 @@
 #include "../common/log.h"
 #include "../model/model.h"
 #include "../model/world.h"
+#include "clock.h"
 #include "evcount.h"
 #include "fdtab.h"
 #include "handles.h"
@@ -261,15 +265,21 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	REAL(int, ioctl, int, unsigned long, ...);
 	va_list ap;
 	void *arg;
+	struct sim_ctx *ctx = sim_fd_ctx(fd);
+	int err;
 
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	if (sim_fd_ctx(fd)) {
-		errno = ENOTTY;
+	if (!ctx)
+		return real_ioctl(fd, req, arg);
+	/* The kernel's ioctl handlers take the request as unsigned int. */
+	err = sim_uverbs_ioctl(ctx, (unsigned int)req, (uint64_t)(uintptr_t)arg);
+	if (err) {
+		errno = err;
 		return -1;
 	}
-	return real_ioctl(fd, req, arg);
+	return 0;
 }
 
 EXPORT ssize_t read(int fd, void *buf, size_t count)
@@ -297,8 +307,9 @@ EXPORT ssize_t write(int fd, const void *buf, size_t count)
 	return ctx ? sim_uverbs_write(ctx, buf, count) : real_write(fd, buf, count);
 }
 
-/* mlx5 mmap offsets: page index = command << 8 | UAR index (mlx5-abi.h). Regular,
- * write-combining and non-cached UAR pages become anonymous shared memory: BlueFlame and
+/* mlx5 mmap offsets: page index = command << 8 | UAR index (mlx5-abi.h). The clock-info
+ * page comes from clock.c. Regular, write-combining and non-cached UAR pages become
+ * anonymous shared memory: BlueFlame and
  * doorbell stores land there and are never read back, except the CQ arm register. */
 static void *map_uar(struct sim_ctx *ctx, void *addr, size_t len, int prot, int flags, off_t off)
 {
@@ -308,6 +319,8 @@ static void *map_uar(struct sim_ctx *ctx, void *addr, size_t len, int prot, int 
 	unsigned cmd = (pgoff >> 8) & 0xff, index = (pgoff & 0xff) | ((pgoff >> 16) << 8);
 	void *p;
 
+	if (cmd == MLX5_IB_MMAP_CLOCK_INFO)
+		return sim_clock_info_map(addr, len, prot, flags, index);
 	if (cmd != 0 && cmd != 2 && cmd != 3 && cmd != 6) {
 		errno = EINVAL;
 		return MAP_FAILED;
@@ -338,23 +351,112 @@ EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 	return ctx ? map_uar(ctx, addr, len, prot, flags, off) : real_mmap64(addr, len, prot, flags, fd, off);
 }
 
-EXPORT int close(int fd)
+/* The fd no longer refers to the device; the last command fd of a context takes the
+ * context (and the event fds it handed out) with it. */
+static void forget_fd(int fd)
 {
-	REAL(int, close, int);
 	int kind;
 	struct sim_ctx *ctx = sim_fd_lookup(fd, &kind);
 
-	if (ctx) {
-		sim_lock();
-		sim_fd_clear(fd);
-		if (kind == SIM_FD_CMD) {
-			sim_fd_clear_ctx(ctx);
-			sim_uctx_close(ctx);
-			sim_dbg("closed uverbs fd %d", fd);
-		}
-		sim_unlock();
+	if (!ctx)
+		return;
+	sim_lock();
+	sim_fd_clear(fd);
+	if (kind == SIM_FD_CMD && !sim_fd_any(ctx, SIM_FD_CMD)) {
+		sim_fd_clear_ctx(ctx);
+		sim_uctx_close(ctx);
+		sim_dbg("closed uverbs fd %d", fd);
 	}
+	sim_unlock();
+}
+
+EXPORT int close(int fd)
+{
+	REAL(int, close, int);
+
+	forget_fd(fd);
 	return real_close(fd);
+}
+
+/* dup()'d command fds are the same open device (ibv_import_device takes one); async and
+ * completion-channel pipes are plain pipes and need nothing. */
+static int dup_done(int oldfd, int newfd)
+{
+	struct sim_ctx *ctx;
+	int err;
+
+	if (newfd < 0 || !(ctx = sim_fd_ctx(oldfd)))
+		return newfd;
+	sim_lock();
+	err = sim_fd_ctx(oldfd) == ctx ? sim_fd_set(newfd, ctx, SIM_FD_CMD) : 0;
+	sim_unlock();
+	if (err) {
+		REAL(int, close, int);
+		real_close(newfd);
+		errno = err;
+		return -1;
+	}
+	return newfd;
+}
+
+EXPORT int dup(int fd)
+{
+	REAL(int, dup, int);
+
+	return dup_done(fd, real_dup(fd));
+}
+
+EXPORT int dup2(int fd, int newfd)
+{
+	REAL(int, dup2, int, int);
+
+	if (fd != newfd && sim_fd_ctx(fd))
+		forget_fd(newfd); /* dup2 closes what newfd was */
+	return fd == newfd ? real_dup2(fd, newfd) : dup_done(fd, real_dup2(fd, newfd));
+}
+
+EXPORT int dup3(int fd, int newfd, int flags)
+{
+	REAL(int, dup3, int, int, int);
+
+	if (fd != newfd && sim_fd_ctx(fd))
+		forget_fd(newfd);
+	return dup_done(fd, real_dup3(fd, newfd, flags));
+}
+
+/* fcntl's third argument is an int or a pointer; passing it on as a pointer-sized
+ * value is what libc's own wrapper does. */
+static int fcntl_via(int (*real)(int, int, ...), int fd, int cmd, va_list ap)
+{
+	void *arg = va_arg(ap, void *);
+	int r = real(fd, cmd, arg);
+
+	return cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC ? dup_done(fd, r) : r;
+}
+
+EXPORT int fcntl(int fd, int cmd, ...)
+{
+	REAL(int, fcntl, int, int, ...);
+	va_list ap;
+	int r;
+
+	va_start(ap, cmd);
+	r = fcntl_via(real_fcntl, fd, cmd, ap);
+	va_end(ap);
+	return r;
+}
+
+/* glibc's name for fcntl under _FILE_OFFSET_BITS=64. */
+EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	REAL(int, fcntl64, int, int, ...);
+	va_list ap;
+	int r;
+
+	va_start(ap, cmd);
+	r = fcntl_via(real_fcntl64, fd, cmd, ap);
+	va_end(ap);
+	return r;
 }
 
 EXPORT int socket(int domain, int type, int protocol)

@@ -117,7 +117,7 @@ static int write_port(const char *root, const struct sim_config *cfg, int d, int
 	PUT("sm_lid", "0x1\n");
 	PUT("sm_sl", "0\n");
 	PUT("lid_mask_count", "0\n");
-	PUT("cap_mask", "0x2651e84a\n");
+	PUT("cap_mask", "0x%08x\n", SIM_PORT_CAP_FLAGS);
 	PUT("link_layer", "InfiniBand\n");
 	PUT("pkeys/0", "0xffff\n");
 	for (int i = 0; i < SIM_GID_TBL_LEN; i++) {

@@ -43,6 +43,8 @@ static const struct cmd_desc cmds[] = {
 	    sim_cmd_create_ah),
 	LEG_NORESP(DESTROY_AH, ib_uverbs_destroy_ah, sim_cmd_destroy_ah),
 	LEG(REG_MR, ib_uverbs_reg_mr, sizeof(struct ib_uverbs_reg_mr_resp), sim_cmd_reg_mr),
+	LEG(REREG_MR, ib_uverbs_rereg_mr, sizeof(struct ib_uverbs_rereg_mr_resp),
+	    sim_cmd_rereg_mr),
 	LEG_NORESP(DEREG_MR, ib_uverbs_dereg_mr, sim_cmd_dereg_mr),
 	LEG(CREATE_COMP_CHANNEL, ib_uverbs_create_comp_channel,
 	    sizeof(struct ib_uverbs_create_comp_channel_resp), sim_cmd_create_comp_channel),

@@ -1,4 +1,5 @@
-/* The legacy uverbs write() command channel (kernel-headers rdma/ib_user_verbs.h). */
+/* The uverbs command channels: legacy write() commands (kernel-headers
+ * rdma/ib_user_verbs.h) and the ioctl() framework (ioctl.c). */
 #ifndef FVSIM_UVERBS_H
 #define FVSIM_UVERBS_H
 
@@ -10,8 +11,13 @@
 
 struct sim_ctx;
 
+/* Completion vectors per context (GET_CONTEXT); CREATE_CQ refuses higher ones. */
+#define SIM_COMP_VECTORS 1
+
 /* write(2) on a fake uverbs fd: returns count on success, else -1 with errno set. */
 ssize_t sim_uverbs_write(struct sim_ctx *ctx, const void *buf, size_t count);
+/* ioctl(2) on a fake uverbs fd (ioctl.c): 0 or the errno the kernel would give. */
+int sim_uverbs_ioctl(struct sim_ctx *ctx, unsigned int req, uint64_t arg);
 
 /* One decoded command, as the handlers see it. */
 struct sim_cmd {
@@ -62,6 +68,7 @@ int sim_cmd_create_comp_channel(struct sim_cmd *c);
 int sim_cmd_alloc_pd(struct sim_cmd *c);
 int sim_cmd_dealloc_pd(struct sim_cmd *c);
 int sim_cmd_reg_mr(struct sim_cmd *c);
+int sim_cmd_rereg_mr(struct sim_cmd *c);
 int sim_cmd_dereg_mr(struct sim_cmd *c);
 int sim_cmd_create_ah(struct sim_cmd *c);
 int sim_cmd_destroy_ah(struct sim_cmd *c);

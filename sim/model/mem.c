@@ -41,6 +41,28 @@ int sim_pd_free(struct sim_pd *pd)
 	 IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)
 #define MR_ACCESS_OPTIONAL 0xfff00000u
 
+/* The range and access checks of REG_MR, also applied to what REREG_MR changes. */
+static int check_range(uint64_t start, uint64_t len, uint64_t iova, uint32_t access)
+{
+	if (!len || start + len < start || iova + len < iova)
+		return EINVAL;
+	if ((start & 4095) != (iova & 4095))
+		return EINVAL;
+	/* Pinning fails on unmapped memory; on-demand paging regions are not pinned. */
+	return access & IBV_ACCESS_ON_DEMAND ? 0 : sim_range_mapped(start, len);
+}
+
+static int check_access(uint32_t access)
+{
+	if (access & ~(MR_ACCESS_KNOWN | MR_ACCESS_OPTIONAL))
+		return EINVAL;
+	/* Remote write or atomic access needs local write (IB spec, enforced by the kernel). */
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	return 0;
+}
+
 int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t len,
 	       uint64_t iova, uint32_t access, struct sim_mr **out)
 {
@@ -49,22 +71,8 @@ int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t 
 	uint32_t index;
 	int err;
 
-	if (!len || start + len < start || iova + len < iova)
-		return EINVAL;
-	if ((start & 4095) != (iova & 4095))
-		return EINVAL;
-	if (access & ~(MR_ACCESS_KNOWN | MR_ACCESS_OPTIONAL))
-		return EINVAL;
-	/* Remote write or atomic access needs local write (IB spec, enforced by the kernel). */
-	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IBV_ACCESS_LOCAL_WRITE))
-		return EINVAL;
-	/* Pinning fails on unmapped memory; on-demand paging regions are not pinned. */
-	if (!(access & IBV_ACCESS_ON_DEMAND)) {
-		err = sim_range_mapped(start, len);
-		if (err)
-			return err;
-	}
+	if ((err = check_access(access)) || (err = check_range(start, len, iova, access)))
+		return err;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return ENOMEM;
@@ -84,6 +92,39 @@ int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t 
 	sim_dbg("%s: MR key 0x%x [0x%llx +0x%llx) access 0x%x", dev->name, mr->key,
 		(unsigned long long)iova, (unsigned long long)len, access);
 	*out = mr;
+	return 0;
+}
+
+int sim_mr_rereg(struct sim_mr *mr, uint32_t flags, struct sim_pd *pd, uint64_t start,
+		 uint64_t len, uint64_t iova, uint32_t access)
+{
+	uint32_t new_access = flags & SIM_REREG_ACCESS ? access : mr->access;
+	int err;
+
+	if ((flags & SIM_REREG_ACCESS) && (err = check_access(access)))
+		return err;
+	if (flags & SIM_REREG_TRANS) {
+		if ((err = check_range(start, len, iova, new_access)))
+			return err;
+	} else if ((flags & SIM_REREG_ACCESS) && (err = check_range(mr->host, mr->len, mr->iova,
+								   new_access))) {
+		return err; /* leaving on-demand paging pins the old range */
+	}
+	/* All checked: change everything at once, keeping the key (the mkey is updated in
+	 * place, as mlx5 does with UMR). */
+	if (flags & SIM_REREG_TRANS) {
+		mr->host = start;
+		mr->len = len;
+		mr->iova = iova;
+	}
+	if (flags & SIM_REREG_PD) {
+		mr->pd->users--;
+		mr->pd = pd;
+		pd->users++;
+	}
+	mr->access = new_access;
+	sim_dbg("MR key 0x%x re-registered [0x%llx +0x%llx) access 0x%x", mr->key,
+		(unsigned long long)mr->iova, (unsigned long long)mr->len, mr->access);
 	return 0;
 }
 

@@ -11,6 +11,12 @@ int sim_pd_free(struct sim_pd *pd);
 
 int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t len,
 	       uint64_t iova, uint32_t access, struct sim_mr **out);
+/* REREG_MR: flags, a valid non-empty set of SIM_REREG_* (the kernel's IB_MR_REREG_*),
+ * say which of the range, the PD and the access change; the key stays. Nothing changes
+ * unless all checks pass. */
+enum { SIM_REREG_TRANS = 1, SIM_REREG_PD = 2, SIM_REREG_ACCESS = 4 };
+int sim_mr_rereg(struct sim_mr *mr, uint32_t flags, struct sim_pd *pd, uint64_t start,
+		 uint64_t len, uint64_t iova, uint32_t access);
 int sim_mr_dereg(struct sim_mr *mr);
 struct sim_mr *sim_mr_find(struct sim_dev *dev, uint32_t key);
 

@@ -29,8 +29,9 @@ int sim_srq_create(struct sim_ctx *ctx, const struct sim_srq_init *in, struct si
 	uint32_t desc, cnt;
 	int err;
 
-	if (!in->max_wr || in->max_wr > SRQ_MAX_WR || in->max_sge > SRQ_MAX_SGE ||
-	    in->limit > in->max_wr)
+	/* max_wr 0 is valid (the kernel's ring then has one entry, which libmlx5 keeps as
+	 * the list's end: nothing can be posted). */
+	if (in->max_wr > SRQ_MAX_WR || in->max_sge > SRQ_MAX_SGE || in->limit > in->max_wr)
 		return EINVAL;
 	cnt = roundup_pow2(in->max_wr + 1);
 	desc = roundup_pow2(16 + 16 * in->max_sge);
