@@ -3,9 +3,13 @@
  * fastverbs, built with -fvisibility=hidden and a version script (tests/so/plugin.c), loaded
  * with dlopen(RTLD_LOCAL) next to this program's own copy. Each has its own anchor, yet all
  * three find one set of tables: a QP registered in one is found, and its completions are
- * polled, in another.
+ * polled, in another; two threads in two of them looking for the first time at once find
+ * the same.
  */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <criterion/criterion.h>
 #include "cqe-util.h"
 
@@ -125,4 +129,52 @@ Test(registry, poll_in_another_object)
 	b.qp_cleanup(&t.qp);
 	cqe_cq_free(&c);
 	free(t.sq), free(t.bf), free(t.dbrec);
+}
+
+struct race {
+	pthread_barrier_t *go;	/* both threads wait on the one barrier */
+	struct fv_registry *(*registry)(void);
+	struct fv_registry *got;
+};
+
+static void *race_run(void *arg)
+{
+	struct race *r = arg;
+
+	pthread_barrier_wait(r->go);
+	r->got = r->registry();
+	return NULL;
+}
+
+/* In a fresh process: a and b look for the tables for the first time at the same moment.
+ * Exits 0 if they found the same, 1 if not, 2 if the round could not be set up. */
+static void race_round(void)
+{
+	pthread_barrier_t go;
+	struct race ra = { &go, a.registry, NULL }, rb = { &go, b.registry, NULL };
+	pthread_t ta, tb;
+
+	if (pthread_barrier_init(&go, NULL, 2) || pthread_create(&ta, NULL, race_run, &ra) ||
+	    pthread_create(&tb, NULL, race_run, &rb))
+		_exit(2);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	_exit(ra.got && ra.got == rb.got ? 0 : 1);
+}
+
+/* Two libraries, two threads, first use at once, many rounds: the loader's lock serializes
+ * the looking, so they never make two sets of tables. */
+Test(registry, simultaneous_first_use)
+{
+	for (int round = 0; round < 64; round++) {
+		int status;
+		pid_t pid = fork();
+
+		cr_assert(pid >= 0);
+		if (pid == 0)
+			race_round();
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			  "round %d: the two libraries made different tables (status %#x)", round, status);
+	}
 }
