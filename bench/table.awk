@@ -84,7 +84,7 @@ END {
 			ns("poll", "cqe", p, 1, "ibv_poll_cq"), ns("poll", "cqe", p, 16, "ibv_poll_cq")
 	}
 	print ""
-	print "Targets (DESIGN.md, instructions):"
+	print "Targets (docs/design.md §8, instructions):"
 	print ""
 	check("typed RC RDMA_WRITE, 1 WR per doorbell (BlueFlame copy included)", get("ir", "post", "write", "typed", 1), 45, "≤")
 	check("typed RC RDMA_WRITE, 32 WRs per doorbell", get("ir", "post", "write", "typed", 32), 25, "≤")

@@ -1,5 +1,5 @@
 /*
- * Completion polling on plain memory: hand-built CQEs (mlx5-formats.md §5.2, §5.3) for every
+ * Completion polling on plain memory: hand-built CQEs (docs/formats.md §5.2, §5.3) for every
  * opcode and syndrome, owner-bit generations, the consumer record, 64/128-byte entries,
  * scatter-to-CQE both ways, SQ retirement and hidden forced completions.
  */

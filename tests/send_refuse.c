@@ -1,6 +1,6 @@
 /*
- * Every refusal path of fv_post_send and of the typed builders (DESIGN.md invariant 4,
- * libmlx5-behaviour.md): the errno libmlx5 gives (or the documented better one), *bad_wr at
+ * Every refusal path of fv_post_send and of the typed builders (docs/design.md §3.4,
+ * docs/compat.md §2): the errno libmlx5 gives (or the documented better one), *bad_wr at
  * the refused WR, the WRs before it posted and rung, and the refused WR leaving no trace.
  *
  * "No trace" is checked against a twin QP: both start byte-identical (rings and BlueFlame

@@ -1,6 +1,6 @@
 /*
- * Byte-exact send WQEs (DESIGN.md invariants 1, 2, 5). Every expectation is composed field by
- * field from docs/mlx5-formats.md with tests/lib/wqe-expect.h — never with fastverbs' own
+ * Byte-exact send WQEs (docs/design.md §3.1, §3.2, §3.5). Every expectation is composed field by
+ * field from docs/formats.md with tests/lib/wqe-expect.h — never with fastverbs' own
  * segment writers — into a model of the whole ring, and the real ring must equal it byte
  * for byte: fields, segment order, ds, untouched pad bytes and every block the WQE does not
  * own. Each request goes through the typed builders and through fv_post_send on twin QPs;
@@ -279,7 +279,7 @@ static void fill_wr(struct ibv_send_wr *w, enum fv_qpt qpt, struct fv_ah *ah, co
 		w->qp_type.xrc.remote_srqn = SRQN;
 }
 
-/* fm_ce_se the doc gives for the API flags (§2.1, §2.4), plus sq_sig_all's 0x08. */
+/* fm_ce_se the doc gives for the API flags (§2.1), plus sq_sig_all's 0x08. */
 static uint8_t fm_of(unsigned flags, int sig_all)
 {
 	return (uint8_t)((flags & FV_SIGNALED || sig_all ? X_FM_CQ_UPDATE : 0) |
@@ -287,7 +287,7 @@ static uint8_t fm_of(unsigned flags, int sig_all)
 }
 
 /*
- * Compose into x the WQE r must become at producer counter pi (§3.10 order):
+ * Compose into x the WQE r must become at producer counter pi (§3.7 order):
  * ctrl, [xrc], [av], [raddr [atomic]], data segments or one inline segment. NOP: ctrl only.
  * Returns the WQEBBs it takes.
  */
@@ -441,7 +441,7 @@ Test(send_wqe, uc_every_op_form_and_flag) { matrix(FV_QPT_UC, 0); }
 Test(send_wqe, ud_every_op_form_and_flag) { matrix(FV_QPT_UD, 0); }
 Test(send_wqe, xrc_every_op_form_and_flag) { matrix(FV_QPT_XRC, 0); }
 
-/* sq_sig_all: 0x08 on every WQE whatever the flags (§2.4). */
+/* sq_sig_all: 0x08 on every WQE whatever the flags (§2.1). */
 Test(send_wqe, rc_sq_sig_all_signals_every_wqe) { matrix(FV_QPT_RC, 1); }
 Test(send_wqe, ud_sq_sig_all_signals_every_wqe) { matrix(FV_QPT_UD, 1); }
 Test(send_wqe, xrc_sq_sig_all_signals_every_wqe) { matrix(FV_QPT_XRC, 1); }
@@ -456,7 +456,7 @@ static uint16_t ctrl_idx(const struct memqp *m, uint32_t pi)
 	return (uint16_t)(b[1] << 8 | b[2]);
 }
 
-/* The doc's worked byte image (§3.10): QPN 0x123, WQE index 5, signaled RC RDMA_WRITE. */
+/* The doc's worked byte image (§3.7): QPN 0x123, WQE index 5, signaled RC RDMA_WRITE. */
 Test(send_wqe, doc_worked_example_rc_write)
 {
 	static const uint8_t want[16] = { 0x00, 0x00, 0x05, 0x08, 0x00, 0x01, 0x23, 0x03,
@@ -506,7 +506,7 @@ Test(send_wqe, imm_and_invalidate_key_placement)
 	rig_close(&g);
 }
 
-/* ds per the §3.10 accounting, spelled out as numbers for the common shapes. */
+/* ds per the §3.7 accounting, spelled out as numbers for the common shapes. */
 Test(send_wqe, ds_accounting)
 {
 	static const struct { enum fv_qpt qpt; enum op op; enum form form; uint32_t len; unsigned ds; } k[] = {
@@ -537,7 +537,7 @@ Test(send_wqe, ds_accounting)
 	}
 }
 
-/* ---- NOP: a control segment only, on every QP type (§2.2, §3.10 "any | NOP | ctrl only") ---- */
+/* ---- NOP: a control segment only, on every QP type (§2.2, §3.7) ---- */
 
 Test(send_wqe, rc_uc_nop_is_ctrl_only)
 {
@@ -711,7 +711,7 @@ Test(send_wqe, zero_length_sges_skipped)
 	}
 }
 
-/* ---- WQEs that run past the ring end (§1.4) ---- */
+/* ---- WQEs that run past the ring end (§1.3) ---- */
 
 /* Post r at the last slot (or `back` slots before the end) of a ring of n WQEBBs. */
 static void post_at_end(enum fv_qpt qpt, uint32_t n, uint32_t back, const struct req *r,
@@ -823,7 +823,7 @@ Test(send_wqe, counter_from_0xffff)     { counter_run(0xffff); }
 Test(send_wqe, counter_from_0x1fffc)    { counter_run(0x1fffc); }
 Test(send_wqe, counter_from_0xfffffffd) { counter_run(0xfffffffdu); }
 
-/* ---- what lands in the BlueFlame register (§1.6) ---- */
+/* ---- what lands in the BlueFlame register (§1.5) ---- */
 
 /* Expected register: the poison it had, with n bytes of src written at off. */
 static void expect_bf(uint8_t want[512], const uint8_t before[512], size_t off, const void *src, size_t n)

@@ -312,7 +312,7 @@ Test(sim_rc, send_to_self)
 	ibv_destroy_qp(self);
 }
 
-/* The raw CQEs the device wrote (mlx5-formats.md 5.2): with CQE version 1 the user index
+/* The raw CQEs the device wrote (docs/formats.md §5.2): with CQE version 1 the user index
  * of the QP (libmlx5 gave 0 to the first QP of the context, 1 to the second) sits in
  * srqn_uidx, the format bits are 0 (no scatter-to-CQE), and the fields libmlx5 does not
  * decode on this path still hold what the HCA puts there. */

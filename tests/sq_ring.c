@@ -1,5 +1,5 @@
 /*
- * Send-ring bookkeeping (DESIGN.md invariants 1 and 3): free space in WQEBBs, retiring
+ * Send-ring bookkeeping (docs/design.md §3.1 and §3.3): free space in WQEBBs, retiring
  * through fv_sq_retire (what the CQ poller calls with a CQE's 16-bit wqe_counter), wr_id per
  * slot, completions fastverbs forces on long unsignaled runs, and long runs of post + retire
  * across many ring wraps and past 2^16 and 2^32 WQEBBs.
@@ -451,11 +451,12 @@ Test(sq_ring, churn_4_wqebbs_single_block_wqes)  { churn(4, 0xfffe, 1, 200000, 4
 Test(sq_ring, churn_4_wqebbs_two_block_wqes)     { churn(4, 0, 2, 200000, 5); }
 
 /*
- * Invariant 3 with WQEs larger than half the ring: bounding the unsignaled run to half the
- * ring alone is not enough; a WQE larger than half the ring could hit ENOMEM with nothing signaled outstanding — no completion will ever
- * come and the QP can never post again (invariant 3). Here: 8 WQEBBs, four unsignaled NOPs
+ * The ring drains (docs/design.md §3.3) with WQEs larger than half the ring: bounding the
+ * unsignaled run to half the ring alone is not enough; a WQE larger than half the ring could
+ * hit ENOMEM with nothing signaled outstanding — no completion will ever come and the QP can
+ * never post again. Here: 8 WQEBBs, four unsignaled NOPs
  * (a run of 4 = unsig_max, not forced), then a 5-WQEBB WRITE (16 SGEs, ds 18) finds 4 free.
- * libmlx5's sizing (mlx5-formats.md §3.10) allows it: RC with max_send_wr 1, max_send_sge 20
+ * libmlx5's sizing (docs/formats.md §1.2) allows it: RC with max_send_wr 1, max_send_sge 20
  * gives an 8-WQEBB ring whose largest WQE is 6 WQEBBs; UD with max_send_wr 1 and 4 SGEs gives
  * 2 WQEBBs, largest WQE 2.
  */

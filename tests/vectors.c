@@ -1,5 +1,5 @@
 /*
- * Byte-for-byte against libmlx5 (DESIGN.md invariant 5): replay every send case of
+ * Byte-for-byte against libmlx5 (docs/design.md §3.5): replay every send case of
  * tests/vectors/libmlx5-44/all.txt — the WQEs, doorbell records and BlueFlame writes the
  * stock libmlx5 produced — on rings of the same geometry, once through fv_post_send and
  * once through the typed builders, and compare every byte.

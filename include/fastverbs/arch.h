@@ -2,7 +2,7 @@
 /*
  * DMA and MMIO ordering, per architecture.
  *
- * The posting order (DESIGN.md invariant 2) needs these primitives:
+ * The posting order (docs/design.md §3.2) needs these primitives:
  *
  *   fv_dma_wmb()        WQE stores visible to the device before the doorbell record
  *   fv_dma_wmb_sq(p)    the same barrier before a send doorbell, the compiler told that the

@@ -4,7 +4,7 @@
  * through fv_build_wqe(); the typed builders pass compile-time QP type, opcode, segments and
  * payload form, so the tests below and every ds computation fold away.
  *
- * Segment order (mlx5-formats.md §3.10):
+ * Segment order (docs/formats.md §3.7):
  *   RC/UC      ctrl [raddr [atomic]] payload
  *   UD         ctrl av(48)           payload
  *   XRC_SEND   ctrl xrc [raddr [atomic]] payload
@@ -80,7 +80,7 @@ static FV_ALWAYS_INLINE unsigned fv_req_payload_ds(const struct fv_req *r)
 
 /*
  * The images of the units between a request's ctrl and its payload, in their order
- * (mlx5-formats.md §3.10), into u; returns how many (a constant for a typed builder).
+ * (docs/formats.md §3.7), into u; returns how many (a constant for a typed builder).
  */
 static FV_ALWAYS_INLINE unsigned fv_req_hdr_images(enum fv_qpt qpt, const struct fv_req *r,
 						   struct fv_image u[FV_HDR_UNITS])

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Completion polling (docs: mlx5-formats.md §5, §7.1).
+ * Completion polling (docs/formats.md §5).
  *
  * Entry n of the CQ is at buf + (n & mask) * cqe_size; its struct mlx5_cqe64 is the last 64
  * bytes of the entry (a 128-byte entry carries scattered data in its first half):
@@ -18,7 +18,7 @@
  *    63   1  op_own           opcode 7:4 | format 3:2 (1: data at byte 0, 2: in the 64
  *                             bytes before) | SE 1 | owner 0
  *
- * Entry ci is new iff opcode != INVALID and owner == bit log2(entries) of ci (§5.5); the
+ * Entry ci is new iff opcode != INVALID and owner == bit log2(entries) of ci (§5.4); the
  * rest of it is read only after a load barrier (fv_dma_rmb(), or fv_dma_rmb64() for the
  * CQE alone, with a compiler barrier at the end of the call for what the caller reads next).
  * Each poll call that consumed anything writes dbrec[FV_CQ_SET_CI] = BE32(ci & 0xffffff)
@@ -225,7 +225,7 @@ static const uint16_t fv_resp_op[5] = {
 static_assert(MLX5_CQE_RESP_WR_IMM == 1 && MLX5_CQE_RESP_SEND == 2 && MLX5_CQE_RESP_SEND_IMM == 3 &&
 	      MLX5_CQE_RESP_SEND_INV == 4, "fv_resp_op positions");
 
-/* ibv_wc_status of an error CQE syndrome (the table of mlx5-formats.md §5.3). */
+/* ibv_wc_status of an error CQE syndrome (the table of docs/formats.md §5.3). */
 static inline uint8_t fv_cqe_status(uint8_t syndrome)
 {
 	switch (syndrome) {
@@ -404,7 +404,7 @@ static inline __attribute__((always_inline)) fv_u64x2u *fv_wc_piece(void *o, con
 
 /*
  * Store the completion w (decoded from cqe) at o as fv_poll (ibv = 0: struct fv_wc) or
- * fv_poll_cq (ibv = 1: struct ibv_wc, filled as libmlx5 fills it, mlx5-formats.md §5.6)
+ * fv_poll_cq (ibv = 1: struct ibv_wc, filled as libmlx5 fills it, docs/formats.md §5.5)
  * reports it. Returns FV_CQE_REPORT.
  */
 static inline __attribute__((always_inline)) int

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Receive queue and SRQ posting (docs: mlx5-formats.md §4).
+ * Receive queue and SRQ posting (docs/formats.md §4).
  *
  * RQ WQE (stride = 16 * max_gs bytes), one per receive WR, slot = head & mask:
  *

@@ -241,7 +241,7 @@ static inline void fv_sq_commit(struct fv_sq *sq, uint64_t wr_id, unsigned flags
 }
 
 /*
- * Tell the device about everything built since the last doorbell (invariant 2):
+ * Tell the device about everything built since the last doorbell (docs/design.md §3.2):
  * WQE stores -> DMA barrier -> doorbell record -> WC start -> BlueFlame copy of a lone WQE
  * that fits one BF half, else the 8-byte doorbell of the last WQE -> WC flush -> next half.
  * Where the last WQE starts, against the last doorbell, says it all: at it, the WQE is

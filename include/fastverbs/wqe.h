@@ -5,7 +5,7 @@
  * A WQE is a run of 16-byte units starting at a 64-byte block (WQEBB) of the send ring:
  *
  *   +------+--------+-------+--------+-----------------+
- *   | ctrl | [xrc]  | [av]  | [raddr | [atomic]] data…  |   (docs: mlx5-formats.md §3.10)
+ *   | ctrl | [xrc]  | [av]  | [raddr | [atomic]] data…  |   (docs/formats.md §3.7)
  *   +------+--------+-------+--------+-----------------+
  *     16      16      48       16       16      16 each, or one inline segment
  *

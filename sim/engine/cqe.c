@@ -71,7 +71,7 @@ void sim_cq_push(struct sim_cq *cq, const struct sim_cqe *e)
 	bool err = e->op == CQE_REQ_ERR || e->op == CQE_RESP_ERR;
 
 	/* Bytes 0..62 first; op_own last with release order, so a poller that sees the new
-	 * owner bit also sees the rest (mlx5-formats.md 5.5). Scatter-to-CQE format bits are
+	 * owner bit also sees the rest (docs/formats.md §5.4). Scatter-to-CQE format bits are
 	 * never set: data always lands in the WQE's buffers. */
 	memset(c, 0, 63);
 	st_be32(c + 32, e->srqn_uidx);

@@ -1,4 +1,4 @@
-/* Writing CQEs into the user's CQ ring (mlx5-formats.md 5.2-5.5). */
+/* Writing CQEs into the user's CQ ring (docs/formats.md §5.2 to §5.4). */
 #ifndef FVSIM_CQE_H
 #define FVSIM_CQE_H
 

@@ -1,6 +1,6 @@
 /* Scheduling: which QP works next. A QP in RTS executes its SQ head; one in error flushes.
  * The SQ doorbell record is the only signal of new work: BlueFlame stores land in plain
- * memory nobody watches (mlx5-formats.md 1.7). */
+ * memory nobody watches (docs/formats.md §1.6). */
 #include "engine.h"
 
 #include <infiniband/verbs.h>

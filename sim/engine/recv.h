@@ -1,4 +1,4 @@
-/* Taking receive WQEs from a QP's receive queue or from an SRQ (mlx5-formats.md 4.1, 4.2). */
+/* Taking receive WQEs from a QP's receive queue or from an SRQ (docs/formats.md §4.1, §4.2). */
 #ifndef FVSIM_RECV_H
 #define FVSIM_RECV_H
 

@@ -252,7 +252,7 @@ static enum sim_resp do_read(struct sim_msg *m, struct rx *rx)
 }
 
 /* 8-byte atomics on host-order operands; the old value goes back in host order (verbs
- * QPs on mlx5 use host-endian atomic responses, mlx5-formats.md 3.2). */
+ * QPs on mlx5 use host-endian atomic responses, docs/formats.md §3.2). */
 static enum sim_resp do_atomic(struct sim_msg *m, struct rx *rx)
 {
 	struct sim_iov tgt;

@@ -1,4 +1,4 @@
-/* mlx5 CQE opcodes and error syndromes (mlx5-formats.md 5.2/5.3) and send opcodes (2.2). */
+/* mlx5 CQE opcodes and error syndromes (docs/formats.md §5.2, §5.3) and send opcodes (§2.2). */
 #ifndef FVSIM_SYND_H
 #define FVSIM_SYND_H
 

@@ -11,7 +11,7 @@
 #define UD_MTU 4096u
 
 /* Copies len bytes starting at byte offset off of the ring, wrapping at its end: a WQE
- * that starts in the last slots continues at slot 0 (mlx5-formats.md 1.4). */
+ * that starts in the last slots continues at slot 0 (docs/formats.md §1.3). */
 static void ring_copy(const struct sim_qp *qp, uint32_t off, void *dst, uint32_t len)
 {
 	uint32_t size = qp->sq_cnt * 64, first;

@@ -1,4 +1,4 @@
-/* Decoding one send WQE from the SQ ring into its segments (mlx5-formats.md 2, 3). */
+/* Decoding one send WQE from the SQ ring into its segments (docs/formats.md §2, §3). */
 #ifndef FVSIM_WQE_H
 #define FVSIM_WQE_H
 

@@ -1,5 +1,5 @@
 /* Context and device commands: GET_CONTEXT with the mlx5 ucontext response libmlx5 needs
- * (uverbs-emulation.md), QUERY_DEVICE, QUERY_PORT, CREATE_COMP_CHANNEL. */
+ * (docs/design.md §6.1), QUERY_DEVICE, QUERY_PORT, CREATE_COMP_CHANNEL. */
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>

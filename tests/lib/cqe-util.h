@@ -1,6 +1,6 @@
 /*
  * Test helpers for the completion side: a CQ on plain memory with a "device" end that
- * writes CQEs as mlx5-formats.md §5.5 says (fields first, op_own last, owner = bit
+ * writes CQEs as docs/formats.md §5.4 says (fields first, op_own last, owner = bit
  * log2(entries) of the producer counter), and a send-WQE writer for requester completions.
  * Header-only: every .c file in tests/lib is linked into every test binary.
  */
@@ -209,7 +209,7 @@ static inline struct mlx5_cqe64 *cqe_err(struct cqe_cq *c, uint8_t opcode, uint3
 }
 
 /*
- * Write one send WQE at sq.pi the way the send side lays it out (§3.10): ctrl, [xrc],
+ * Write one send WQE at sq.pi the way the send side lays it out (§3.7): ctrl, [xrc],
  * [raddr], [atomic], data segments for sgl. flags are FV_SIGNALED etc.; returns the WQE's
  * producer counter (its ctrl index is the low 16 bits).
  */

@@ -1,11 +1,11 @@
 /*
- * Expected send-queue bytes, built field by field from docs/mlx5-formats.md (§2 control
- * segment, §3 segments, §3.10 order and DS accounting) without calling any fastverbs
+ * Expected send-queue bytes, built field by field from docs/formats.md (§2 control
+ * segment, §3 segments, §3.7 order and ds) without calling any fastverbs
  * writer. Tests compose the WQE they expect into a model ring, then compare it with the
  * real ring byte for byte.
  *
  * The model ring takes every offset modulo its size, so a WQE that runs past the ring end
- * continues at byte 0 exactly as §1.4 describes — an implementation of the wrap that shares
+ * continues at byte 0 exactly as §1.3 describes — an implementation of the wrap that shares
  * nothing with the library's.
  */
 #ifndef TESTS_WQE_EXPECT_H
@@ -15,14 +15,14 @@
 #include <stdint.h>
 #include "memqp.h"
 
-/* Values restated from mlx5-formats.md, so a wrong constant in a header cannot hide. */
+/* Values restated from docs/formats.md, so a wrong constant in a header cannot hide. */
 enum {
 	X_OP_NOP = 0x00, X_OP_SEND_INVAL = 0x01, X_OP_RDMA_WRITE = 0x08, X_OP_RDMA_WRITE_IMM = 0x09,
 	X_OP_SEND = 0x0a, X_OP_SEND_IMM = 0x0b, X_OP_RDMA_READ = 0x10, X_OP_ATOMIC_CS = 0x11,
 	X_OP_ATOMIC_FA = 0x12,				/* §2.2 */
-	X_FM_SOLICITED = 0x02, X_FM_CQ_UPDATE = 0x08, X_FM_FENCE = 0x80,	/* §2.1, §2.4 */
-	X_INLINE_BIT = 0x80000000u,			/* §3.5 byte_count flag */
-	X_EXT_AV_BIT = 0x80000000u,			/* §3.6 dqp_dct flag */
+	X_FM_SOLICITED = 0x02, X_FM_CQ_UPDATE = 0x08, X_FM_FENCE = 0x80,	/* §2.1 */
+	X_INLINE_BIT = 0x80000000u,			/* §3.4 byte_count flag */
+	X_EXT_AV_BIT = 0x80000000u,			/* §3.5 dqp_dct flag */
 };
 
 /* A model of a send ring: offsets wrap at size (a multiple of 64). */
@@ -58,15 +58,15 @@ struct xwqe {
  */
 void xw_ctrl(struct xwqe *w, struct xring *x, uint32_t pi, uint8_t opcode, uint32_t qpn,
 	     uint8_t fm_ce_se, const void *imm);
-/* XRC segment (§3.7): BE32 remote SRQ number, 12 reserved bytes 0. */
+/* XRC segment (§3.6): BE32 remote SRQ number, 12 reserved bytes 0. */
 void xw_xrc(struct xwqe *w, uint32_t srqn);
-/* Datagram segment (§3.6): the AH's 48 bytes, Q_Key at 0, 0 at 4, remote QPN | ext bit at 8. */
+/* Datagram segment (§3.5): the AH's 48 bytes, Q_Key at 0, 0 at 4, remote QPN | ext bit at 8. */
 void xw_av(struct xwqe *w, const uint8_t av[48], uint32_t remote_qpn, uint32_t qkey);
 /* Remote address segment (§3.1): BE64 address, BE32 rkey, 4 bytes 0. */
 void xw_raddr(struct xwqe *w, uint64_t raddr, uint32_t rkey);
 /* Atomic segment (§3.2): BE64 swap/add, BE64 compare. */
 void xw_atomic(struct xwqe *w, uint64_t swap_add, uint64_t compare);
-/* Data segment (§3.4): BE32 byte count, BE32 lkey, BE64 address. */
+/* Data segment (§3.3): BE32 byte count, BE32 lkey, BE64 address. */
 void xw_data(struct xwqe *w, uint32_t len, uint32_t lkey, uint64_t addr);
 /*
  * The same segment written past the WQE's end, not counted in ds: the fast path's empty SGE
@@ -74,7 +74,7 @@ void xw_data(struct xwqe *w, uint32_t len, uint32_t lkey, uint64_t addr);
  */
 void xw_data_past_ds(struct xwqe *w, uint32_t len, uint32_t lkey, uint64_t addr);
 /*
- * Inline segment (§3.5): BE32 len | 0x80000000, then the payload; ceil((4+len)/16) units,
+ * Inline segment (§3.4): BE32 len | 0x80000000, then the payload; ceil((4+len)/16) units,
  * pad bytes left as they were. len 0: no segment at all.
  */
 void xw_inline(struct xwqe *w, const void *payload, uint32_t len);
@@ -87,7 +87,7 @@ const char *x_diff(const void *got, const void *want, size_t n);
 
 /*
  * The longest unsignaled run (WQEBBs) before fastverbs must ask for a completion itself
- * (README, invariant 3): half the ring, or less when the QP's largest possible WQE would not
+ * (docs/design.md §3.3): half the ring, or less when the QP's largest possible WQE would not
  * fit beside the run.
  */
 uint32_t model_unsig_max(const struct memqp_cfg *c);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ibv_poll_cq(3) drop-in on a fastverbs CQ: struct ibv_wc filled as libmlx5 fills it
- * (mlx5-formats.md §5.6), by the same decode core as fv_poll (cq.h). Where libmlx5 leaves a
+ * (docs/formats.md §5.5), by the same decode core as fv_poll (cq.h). Where libmlx5 leaves a
  * field undefined (opcode of an error, byte_len of a SEND/WRITE, responder fields of a
  * requester completion) it is defined here: the failed WQE's opcode, 0, 0.
  */

@@ -4,7 +4,7 @@
  *
  * Same errno as libmlx5 for the same mistake (EINVAL bad opcode, ENOMEM too many SGEs /
  * inline too long / SQ full), stop at the first bad WR and return it in *bad_wr, one
- * doorbell for the WRs before it. Deliberately better (docs/compat.md):
+ * doorbell for the WRs before it. Deliberately better (docs/compat.md §5):
  *  - an operation the QP type does not allow (RDMA/atomic on UD, READ/atomic on UC),
  *    INLINE on READ/atomic, a UD WR without an AH, a negative num_sge: EINVAL;
  *  - LOCAL_INV / BIND_MW (not built by fastverbs yet): EOPNOTSUPP;

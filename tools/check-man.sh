@@ -1,0 +1,68 @@
+#!/bin/sh
+# The manual pages (man/man*/*.N) against the public API:
+#  - the public functions are the fv_* names README's "API at a glance" section mentions (struct
+#    tags aside) and every builder, generic front and typed init ops.h defines on a handle;
+#    each must be defined in include/ and named in the NAME section of a page;
+#  - every page renders without a warning (mandoc -T lint, groff -ww as man(1) runs it), is
+#    titled after its file, has the sections a reader looks for, and refers (SEE ALSO, .BR)
+#    only to fastverbs pages that exist;
+#  - every EXAMPLES section is a C file that compiles warning-free against include/ ($CC;
+#    CHECK_MAN_EXAMPLES=PAGE.N compiles only that page's, for the self-test).
+# A new family needs a line in README's API section (the project's rule anyway) and one page.
+set -eu
+for t in mandoc groff; do
+    command -v $t >/dev/null || { echo "check-man: $t is not installed (tools/deps.sh)" >&2; exit 1; }
+done
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+bad=0
+fail() { echo "check-man: $*" >&2; bad=$((bad + 1)); }
+
+pages=$(ls man/man[1-9]/*.[1-9])
+
+# The public names.
+awk '/^## API at a glance/ { on = 1; next } /^## / { on = 0 } on' README.md |
+    sed 's/struct fv_[a-z0-9_]*//g' | grep -oE '\bfv_[a-z0-9_]*[a-z0-9]\b' > "$tmp/api" || true
+sed -nE 's/^static (FV_ALWAYS_INLINE|inline) int (fv_[a-z0-9_]+)\(struct fv_[a-z]+ \*h,.*/\2/p
+        s/^#define (fv_[a-z0-9_]+)\(h, .*/\1/p' include/fastverbs/ops.h >> "$tmp/api"
+sort -u "$tmp/api" -o "$tmp/api"
+
+# The names each page's NAME section gives, one "name page" per line.
+for p in $pages; do
+    awk '/^\.SH /{ on = ($2 == "NAME"); next } on' "$p" | sed 's/ \\-.*//' | tr ',' '\n' |
+        sed 's/^ *//; s/ *$//; /^$/d; s|$| '"$p"'|'
+done > "$tmp/named"
+
+for f in $(cat "$tmp/api"); do
+    grep -rqE "^(static|#define)[^=;]*[ *]$f\(" include/ || fail "$f: in README's API section but not defined in include/"
+    grep -q "^$f " "$tmp/named" || fail "$f: no manual page names it (man/man3/*.3, NAME section)"
+done
+
+for p in $pages; do
+    base=${p##*/} sect=${p##*.}
+    out=$(mandoc -T lint -W warning "$p" 2>&1; groff -man -ww -z -Tutf8 "$p" 2>&1) || true
+    [ -z "$out" ] || { fail "$p does not render cleanly:"; echo "$out" >&2; }
+    title=$(sed -n 's/^\.TH \([^ ]*\) \([0-9]\).*/\1 \2/p' "$p")
+    [ "$title" = "$(echo "${base%.*}" | tr a-z A-Z) $sect" ] || fail "$p: .TH says '$title'"
+    need="NAME SYNOPSIS DESCRIPTION"
+    [ "$sect" = 3 ] && need="$need RETURN_VALUE EXAMPLES"
+    for s in $need SEE_ALSO; do
+        grep -q "^\.SH $(echo "$s" | tr _ ' ')\$" "$p" || fail "$p: no $(echo "$s" | tr _ ' ') section"
+    done
+    if grep -q '^\.SH EXAMPLES$' "$p" && [ "${CHECK_MAN_EXAMPLES:-$base}" = "$base" ]; then
+        awk '/^\.SH /{ on = ($0 == ".SH EXAMPLES"); next } on' "$p" | sed '/^\.[nf][fi]$/d; s/^\.sp$//' |
+            sed 's/\\-/-/g; s/\\e/\\/g; s/\\&//g' > "$tmp/example.c"
+        if grep -q '^[.'"'"']' "$tmp/example.c"; then
+            fail "$p: its EXAMPLES section holds requests other than .nf, .fi and .sp"
+        elif ! out=$(${CC:-cc} -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -c -o "$tmp/example.o" \
+                     -x c "$tmp/example.c" 2>&1); then
+            fail "$p: its example does not compile:"; echo "$out" >&2
+        fi
+    fi
+    for ref in $(sed -nE 's/^\.BR (fv_[a-z0-9_]+|fastverbs) \(([0-9])\).*/\1.\2/p' "$p"); do
+        [ -e "man/man${ref##*.}/$ref" ] || grep -q "^${ref%.*} man/man${ref##*.}/" "$tmp/named" ||
+            fail "$p refers to ${ref%.*}(${ref##*.}), which no page documents"
+    done
+done
+
+[ "$bad" -eq 0 ] || { echo "check-man: $bad problem(s)" >&2; exit 1; }
+echo "check-man: $(wc -l < "$tmp/api") public functions, each on one of $(echo "$pages" | wc -w) pages that render cleanly; their examples compile"
