@@ -19,7 +19,7 @@ CFLAGS_COMMON = -std=c11 -Wall -Wextra -Werror $(OPT) $(EXTRA_CFLAGS)
 CXXFLAGS_COMMON = -std=c++17 -Wall -Wextra -Werror $(OPT) $(EXTRA_CFLAGS)
 CPPFLAGS += -Iinclude -D_GNU_SOURCE
 VERBS_LIBS := -libverbs -lmlx5
-TEST_LIBS  := -lcriterion $(VERBS_LIBS) -lpthread
+TEST_LIBS  := -lcriterion $(VERBS_LIBS) -lrdmacm -lpthread
 
 # B is the build directory; the sanitized pass of `make test` reruns with B=build-san.
 B ?= build

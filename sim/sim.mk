@@ -7,7 +7,8 @@ SIM_RUN    := sim/fvsim-run
 SIM_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g -D_GNU_SOURCE -fPIC -fvisibility=hidden
 SIM_HDRS   := $(wildcard sim/*.h sim/*/*.h)
 
-SIM_LIB_SRCS := $(wildcard sim/common/*.c sim/model/*.c sim/engine/*.c sim/fabric/*.c) sim/api.c \
+SIM_LIB_SRCS := $(wildcard sim/common/*.c sim/model/*.c sim/engine/*.c sim/fabric/*.c sim/cm/*.c) \
+                sim/api.c \
                 $(filter-out sim/front/sysfs_main.c sim/front/sysfs.c,$(wildcard sim/front/*.c))
 SIM_LIB_OBJS := $(patsubst sim/%.c,$(SIM_OUT)/obj/%.o,$(SIM_LIB_SRCS))
 SIM_TOOL_SRCS := sim/front/sysfs_main.c sim/front/sysfs.c sim/common/config.c

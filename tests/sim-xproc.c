@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 #include <infiniband/verbs.h>
 
+#include "sim-proc.h"
 #include "sim-util.h"
 
 static char fabric[64];
@@ -284,70 +285,28 @@ Test(sim_xproc, peer_exit_means_unreachable)
 	side_down(&s);
 }
 
-/* Starts `fvsim-run ARGS...` on our fabric with output to a file; returns its pid. */
-static pid_t run(char *const args[], const char *out)
-{
-	const char *runner = getenv("FVSIM_RUN");
-	char *argv[16];
-	int n = 0;
-	pid_t pid;
-
-	cr_assert(runner, "run through sim/fvsim-run");
-	argv[n++] = (char *)runner;
-	for (int i = 0; args[i] && n < 15; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	pid = fork();
-	cr_assert(pid >= 0);
-	if (pid == 0) {
-		FILE *f = freopen(out, "w", stdout);
-
-		if (!f || dup2(1, 2) < 0)
-			_exit(126);
-		unsetenv("LD_PRELOAD");
-		execv(runner, argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-static int finish(pid_t pid)
-{
-	int status;
-
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 Test(sim_xproc, ibv_rc_pingpong)
 {
-	char port[16], srv_out[64], cli_out[64], line[256];
+	char port[16], srv_out[64], cli_out[64];
 	char *srv_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", NULL };
 	char *cli_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", "localhost", NULL };
 	pid_t srv;
 	int rc = 1;
-	FILE *f;
-	bool done = false;
 
 	snprintf(port, sizeof(port), "%d", 20000 + (int)(getpid() % 20000));
 	snprintf(srv_out, sizeof(srv_out), "/tmp/fvsim-xproc-%d.srv", (int)getpid());
 	snprintf(cli_out, sizeof(cli_out), "/tmp/fvsim-xproc-%d.cli", (int)getpid());
-	srv = run(srv_args, srv_out);
+	srv = simt_spawn(srv_args, srv_out);
 	/* The client fails fast while the server is not listening yet: try again. */
 	for (int i = 0; i < 50 && rc; i++) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);
-		rc = finish(run(cli_args, cli_out));
+		rc = simt_finish(simt_spawn(cli_args, cli_out));
 	}
 	cr_expect_eq(rc, 0, "client failed");
-	cr_expect_eq(finish(srv), 0, "server failed");
-	f = fopen(cli_out, "r");
-	cr_assert(f);
-	while (fgets(line, sizeof(line), f))
-		done |= strstr(line, "50 iters in") != NULL;
-	fclose(f);
-	cr_expect(done, "no iteration report from the client");
+	cr_expect_eq(simt_finish(srv), 0, "server failed");
+	cr_expect_eq(simt_count_lines(cli_out, "50 iters in"), 1, "no iteration report from the client");
 	unlink(srv_out);
 	unlink(cli_out);
 }

@@ -10,6 +10,7 @@
 #include "exec.h"
 #include "flush.h"
 #include "remote.h"
+#include "remote_cm.h"
 #include "wqe.h"
 
 static enum sim_work qp_work(struct sim_qp *qp, bool step, uint64_t now)
@@ -40,8 +41,9 @@ enum sim_work sim_engine_step(void)
 	enum sim_work best = SIM_W_IDLE;
 
 	poll_arms();
-	/* Answering messages from other processes counts as one unit. */
-	if (sim_remote_serve())
+	/* Answering messages from other processes counts as one unit, and so does moving
+	 * connection manager messages. */
+	if (sim_remote_serve() || sim_remote_cm_pass())
 		return SIM_W_DONE;
 	sim_list_for_each_safe(pos, tmp, &sim_world.qps) {
 		struct sim_qp *qp = sim_container_of(pos, struct sim_qp, link);
@@ -66,7 +68,7 @@ int sim_engine_pass(int budget)
 	int done;
 
 	poll_arms();
-	done = sim_remote_serve();
+	done = sim_remote_serve() + sim_remote_cm_pass();
 	sim_list_for_each_safe(pos, tmp, &sim_world.qps) {
 		struct sim_qp *qp = sim_container_of(pos, struct sim_qp, link);
 

@@ -144,3 +144,35 @@ void sim_mailbox_requeue(int inbox, int i)
 {
 	__atomic_store_n(&sim_fab->proc[inbox].slot[i].state, SLOT_POSTED, __ATOMIC_RELEASE);
 }
+
+int sim_mailbox_send_cm(int inbox, const struct sim_wire_cm *m)
+{
+	struct fab_proc *to = &sim_fab->proc[inbox];
+	int err = 0;
+
+	sim_fab_lock();
+	if (!sim_fab_alive(to->pid))
+		err = ESRCH;
+	else if (to->cm_head - to->cm_tail >= FAB_CM_SLOTS)
+		err = EAGAIN;
+	else
+		to->cm[to->cm_head++ % FAB_CM_SLOTS] = *m;
+	sim_fab_unlock();
+	if (!err)
+		ring(inbox);
+	return err;
+}
+
+bool sim_mailbox_take_cm(int inbox, struct sim_wire_cm *m)
+{
+	struct fab_proc *me = &sim_fab->proc[inbox];
+	bool got = false;
+
+	sim_fab_lock();
+	if (me->cm_head != me->cm_tail) {
+		*m = me->cm[me->cm_tail++ % FAB_CM_SLOTS];
+		got = true;
+	}
+	sim_fab_unlock();
+	return got;
+}

@@ -11,6 +11,7 @@
 #ifndef FVSIM_MAILBOX_H
 #define FVSIM_MAILBOX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -36,6 +37,11 @@ int sim_mailbox_inbox(void);
 const struct sim_wire *sim_mailbox_take(int inbox, int i, pid_t *src);
 void sim_mailbox_reply(int inbox, int i, const struct sim_wire_answer *a);
 void sim_mailbox_requeue(int inbox, int i); /* not now: it waits in the inbox */
+
+/* Connection manager messages: one way, a ring per inbox. Send: 0, ESRCH (that process
+ * is gone) or EAGAIN (its ring is full). Take: the oldest message for this process. */
+int sim_mailbox_send_cm(int inbox, const struct sim_wire_cm *m);
+bool sim_mailbox_take_cm(int inbox, struct sim_wire_cm *m);
 
 /* The device thread sleeps on its process's doorbell word, which requesters ring after
  * posting and owners after replying: sample it before a pass, then wait (at most ns)

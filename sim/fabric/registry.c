@@ -1,5 +1,6 @@
 #include "registry.h"
 
+#include <string.h>
 #include <unistd.h>
 
 #include "../common/log.h"
@@ -77,4 +78,65 @@ int sim_fabric_owner(int dev, uint32_t qpn, pid_t *pid)
 	}
 	sim_fab_unlock();
 	return owner;
+}
+
+int sim_fabric_self(void)
+{
+	return sim_fab ? sim_fab_my_proc() : -1;
+}
+
+void sim_fabric_add_listener(uint16_t ps, const struct sockaddr *a, size_t len)
+{
+	int p = sim_fab_my_proc();
+
+	if (p < 0 || len > sizeof(struct sockaddr_in6))
+		return;
+	sim_fab_lock();
+	for (int i = 0; i < FAB_LISTENERS; i++) {
+		struct fab_listener *l = &sim_fab->listener[i];
+
+		if (l->pid == 0 || !sim_fab_alive(l->pid)) {
+			memset(l, 0, sizeof(*l));
+			l->pid = getpid();
+			l->proc = (uint16_t)p;
+			l->ps = ps;
+			memcpy(&l->addr, a, len);
+			sim_fab_unlock();
+			return;
+		}
+	}
+	sim_fab_unlock();
+	sim_warn("fabric: listener table full, a listener is reachable in its process only");
+}
+
+void sim_fabric_del_listener(uint16_t ps, const struct sockaddr *a, size_t len)
+{
+	sim_fab_lock();
+	for (int i = 0; i < FAB_LISTENERS; i++) {
+		struct fab_listener *l = &sim_fab->listener[i];
+
+		if (l->pid == getpid() && l->ps == ps && len <= sizeof(l->addr) &&
+		    !memcmp(&l->addr, a, len)) {
+			l->pid = 0;
+			break;
+		}
+	}
+	sim_fab_unlock();
+}
+
+int sim_fabric_listener(uint16_t ps, const struct sockaddr *a,
+			bool (*takes)(const struct sockaddr *listener, const struct sockaddr *a))
+{
+	int inbox = -1;
+
+	sim_fab_lock();
+	for (int i = 0; i < FAB_LISTENERS && inbox < 0; i++) {
+		struct fab_listener *l = &sim_fab->listener[i];
+
+		if (l->pid && l->pid != getpid() && l->ps == ps && sim_fab_alive(l->pid) &&
+		    takes((const struct sockaddr *)&l->addr, a))
+			inbox = l->proc;
+	}
+	sim_fab_unlock();
+	return inbox;
 }

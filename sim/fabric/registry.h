@@ -5,7 +5,9 @@
 #ifndef FVSIM_REGISTRY_H
 #define FVSIM_REGISTRY_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "segment.h"
@@ -20,5 +22,17 @@ void sim_fabric_del_qp(int dev, uint32_t qpn);
 /* The inbox of the live process other than this one that owns (dev, qpn), with its pid
  * in *pid; -1 if there is none. */
 int sim_fabric_owner(int dev, uint32_t qpn, pid_t *pid);
+
+/* This process's inbox, claimed on first use; -1 without a fabric. */
+int sim_fabric_self(void);
+
+/* rdma_cm listeners: this process listens on (port space ps, address a) / no longer. */
+void sim_fabric_add_listener(uint16_t ps, const struct sockaddr *a, size_t len);
+void sim_fabric_del_listener(uint16_t ps, const struct sockaddr *a, size_t len);
+/* The inbox of a live process other than this one with a listener in port space ps
+ * that takes a, by takes(listener's address, a) (the fabric does not read addresses);
+ * -1 if there is none. */
+int sim_fabric_listener(uint16_t ps, const struct sockaddr *a,
+			bool (*takes)(const struct sockaddr *listener, const struct sockaddr *a));
 
 #endif

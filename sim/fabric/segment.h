@@ -11,7 +11,10 @@
  *   | magic, version, ready | robust mutex        |
  *   | next_qpn[dev], next_mkey[dev]               |  numbering  (registry.c)
  *   | qp[FAB_QPS]: pid, dev, inbox, qpn           |  registry   (registry.c)
+ *   | listener[FAB_LISTENERS]: pid, inbox, ps,    |  rdma_cm listeners
+ *   |                          address            |             (registry.c)
  *   | proc[FAB_PROCS]: pid, bell, slot[FAB_SLOTS] |  inboxes    (mailbox.c)
+ *   |   cm_head, cm_tail, cm[FAB_CM_SLOTS]        |  CM message ring
  *   +--------------------------------------------+ */
 #ifndef FVSIM_SEGMENT_H
 #define FVSIM_SEGMENT_H
@@ -30,10 +33,12 @@ void sim_fabric_attach(const char *name); /* at world setup; logs and stays off 
 /* Below: the layout and helpers shared by registry.c and mailbox.c only. */
 
 #define FAB_MAGIC 0x66767366u /* "fvsf" */
-#define FAB_VERSION 3u
+#define FAB_VERSION 4u
 #define FAB_QPS 4096
 #define FAB_PROCS 64
 #define FAB_SLOTS 16
+#define FAB_LISTENERS 256
+#define FAB_CM_SLOTS 32
 
 enum { SLOT_FREE, SLOT_CLAIMED, SLOT_POSTED, SLOT_BUSY, SLOT_ANSWERED };
 
@@ -50,6 +55,16 @@ struct fab_proc {
 	int32_t pid;
 	uint32_t bell; /* futex word: bumped when there is news for this process */
 	struct fab_slot slot[FAB_SLOTS];
+	/* CM messages for this process: cm_head - cm_tail of them wait at
+	 * cm[cm_tail % FAB_CM_SLOTS]; both move under the segment lock. */
+	uint32_t cm_head, cm_tail;
+	struct sim_wire_cm cm[FAB_CM_SLOTS];
+};
+
+struct fab_listener {
+	int32_t pid; /* 0: free entry */
+	uint16_t proc, ps; /* the listener's inbox; its rdma_cm port space */
+	struct sockaddr_in6 addr; /* (or a sockaddr_in) bound address and port */
 };
 
 struct fab_qp {
@@ -63,6 +78,7 @@ struct fab_shared {
 	pthread_mutex_t lock; /* process-shared, robust */
 	uint32_t next_qpn[SIM_MAX_DEVICES], next_mkey[SIM_MAX_DEVICES];
 	struct fab_qp qp[FAB_QPS];
+	struct fab_listener listener[FAB_LISTENERS];
 	struct fab_proc proc[FAB_PROCS];
 };
 

@@ -4,6 +4,7 @@
 #ifndef FVSIM_WIRE_H
 #define FVSIM_WIRE_H
 
+#include <netinet/in.h>
 #include <stdint.h>
 
 #include "../common/iov.h"
@@ -24,6 +25,36 @@ struct sim_wire {
 struct sim_wire_answer {
 	uint8_t resp; /* the responder's enum sim_resp */
 	uint8_t nak, rnr_timer;
+};
+
+/* A connection manager message between the rdma_cm ids of two processes (IB CM REQ,
+ * REP, RTU, REJ, DREQ, SIDR REQ/REP as cm/ models them): one way, no answer. Each end is
+ * a process of the fabric (its inbox + 1; 0 where there is no fabric), its pid and the
+ * id's communication number. */
+struct sim_wire_cm_end {
+	uint32_t proc;
+	int32_t pid;
+	uint32_t comm;
+};
+
+#define SIM_WIRE_CM_PD 228 /* private data room: the largest CM message's (RTU, DREP) */
+
+/* What REQ and REP carry about the connection, as their sender sees it. */
+struct sim_wire_cm_conn {
+	uint8_t resp_res, init_depth, flow_control, retry, rnr_retry, srq;
+};
+
+struct sim_wire_cm {
+	uint8_t kind;
+	uint8_t status; /* REJ reason, SIDR REP status */
+	struct sim_wire_cm_conn conn;
+	uint16_t ps;
+	uint16_t pd_len;
+	struct sim_wire_cm_end src;
+	uint32_t dst_comm; /* 0 in REQ and SIDR REQ: the receiver finds its listener */
+	uint32_t qpn, psn, qkey;
+	struct sockaddr_in6 src_addr, dst_addr; /* REQ / SIDR REQ: the rdma_cm IP header */
+	uint8_t pd[SIM_WIRE_CM_PD];
 };
 
 #endif

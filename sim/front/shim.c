@@ -11,7 +11,9 @@
  *   mmap       UAR pages: anonymous memory; the clock-info page (clock.c)
  *   close      tears the context down with its last command fd
  *   dup*, fcntl(F_DUPFD*)  a copy of a command fd is the same device
- *   socket     refuses NETLINK_RDMA so discovery falls back to sysfs */
+ *   socket     refuses NETLINK_RDMA so discovery falls back to sysfs
+ * and the same for /dev/infiniband/rdma_cm (ucma.c): open gives an eventfd, write runs
+ * rdma_cm commands, fstat reports the char device, close destroys the channel's ids. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +37,7 @@
 #include "evcount.h"
 #include "fdtab.h"
 #include "handles.h"
+#include "ucma.h"
 #include "uverbs.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -108,6 +111,8 @@ EXPORT int open(const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
+	if (sim_ucma_path(path))
+		return sim_ucma_open(flags);
 	return dev >= 0 ? open_device(dev, flags) : real_open(path, flags, mode);
 }
 
@@ -121,6 +126,8 @@ EXPORT int open64(const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
+	if (sim_ucma_path(path))
+		return sim_ucma_open(flags);
 	return dev >= 0 ? open_device(dev, flags) : real_open64(path, flags, mode);
 }
 
@@ -134,6 +141,8 @@ EXPORT int openat(int dirfd, const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
+	if (sim_ucma_path(path))
+		return sim_ucma_open(flags);
 	return dev >= 0 ? open_device(dev, flags) : real_openat(dirfd, path, flags, mode);
 }
 
@@ -147,6 +156,8 @@ EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
+	if (sim_ucma_path(path))
+		return sim_ucma_open(flags);
 	return dev >= 0 ? open_device(dev, flags) : real_openat64(dirfd, path, flags, mode);
 }
 
@@ -156,6 +167,8 @@ EXPORT int __open_2(const char *path, int flags)
 	REAL(int, __open_2, const char *, int);
 	int dev = uverbs_index(path);
 
+	if (sim_ucma_path(path))
+		return sim_ucma_open(flags);
 	return dev >= 0 ? open_device(dev, flags) : real___open_2(path, flags);
 }
 
@@ -164,6 +177,8 @@ EXPORT int __open64_2(const char *path, int flags)
 	REAL(int, __open64_2, const char *, int);
 	int dev = uverbs_index(path);
 
+	if (sim_ucma_path(path))
+		return sim_ucma_open(flags);
 	return dev >= 0 ? open_device(dev, flags) : real___open64_2(path, flags);
 }
 
@@ -172,6 +187,8 @@ EXPORT int __openat_2(int dirfd, const char *path, int flags)
 	REAL(int, __openat_2, int, const char *, int);
 	int dev = uverbs_index(path);
 
+	if (sim_ucma_path(path))
+		return sim_ucma_open(flags);
 	return dev >= 0 ? open_device(dev, flags) : real___openat_2(dirfd, path, flags);
 }
 
@@ -238,6 +255,8 @@ static void patch_fstat(int fd, struct stat *st)
 
 	if (ctx)
 		st->st_rdev = makedev(UVERBS_MAJOR, UVERBS_MINOR_BASE + ctx->dev->index);
+	else if (sim_ucma_chan(fd))
+		sim_ucma_stat(st);
 }
 
 EXPORT int fstat(int fd, struct stat *st)
@@ -303,8 +322,13 @@ EXPORT ssize_t write(int fd, const void *buf, size_t count)
 {
 	REAL(ssize_t, write, int, const void *, size_t);
 	struct sim_ctx *ctx = sim_fd_ctx(fd);
+	struct cm_chan *ch;
 
-	return ctx ? sim_uverbs_write(ctx, buf, count) : real_write(fd, buf, count);
+	if (ctx)
+		return sim_uverbs_write(ctx, buf, count);
+	if ((ch = sim_ucma_chan(fd)))
+		return sim_ucma_write(ch, fd, buf, count);
+	return real_write(fd, buf, count);
 }
 
 /* mlx5 mmap offsets: page index = command << 8 | UAR index (mlx5-abi.h). The clock-info
@@ -352,12 +376,13 @@ EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 }
 
 /* The fd no longer refers to the device; the last command fd of a context takes the
- * context (and the event fds it handed out) with it. */
+ * context (and the event fds it handed out) with it, an rdma_cm fd its ids. */
 static void forget_fd(int fd)
 {
 	int kind;
 	struct sim_ctx *ctx = sim_fd_lookup(fd, &kind);
 
+	sim_ucma_close(fd);
 	if (!ctx)
 		return;
 	sim_lock();

@@ -175,6 +175,10 @@ int sim_sysfs_write(const char *root, const struct sim_config *cfg)
 {
 	int err = put(root, "class/infiniband_verbs/abi_version", "6\n");
 
+	/* librdmacm reads the rdma_cm ABI here when netlink does not answer. */
+	if (!err)
+		err = put(root, "class/misc/rdma_cm/abi_version", "4\n");
+
 	for (int d = 0; d < cfg->ndev && !err; d++)
 		err = write_device(root, cfg, d);
 	return err;
