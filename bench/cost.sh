@@ -3,7 +3,8 @@
 #   bench/cost.sh [build dir]        CC, CFLAGS override the compiler and its flags
 # Posting: RC RDMA WRITE, one SGE, typed path (fv_write + fv_ring), 1 and 32 WRs per doorbell
 # (the same SGE for every WR, as bench/post.c posts, and a different one); fv_post_send of
-# ibv_send_wr lists filled as bench/post.c fills them, 1 and 32 WRs per call.
+# ibv_send_wr lists filled as bench/post.c fills them, 1 and 32 WRs per call; fv_wr_* batches on
+# the typed handle and on its struct fv_qp, the same SGE for every WR and a different one.
 # Polling: RC SEND completions through fv_poll and fv_poll_cq, 1 and 16 CQEs per call (and the
 # completions of two QPs taking turns).
 set -eu
@@ -34,6 +35,13 @@ printf '%-44s %s\n' "  the same, a different SGE per WR, 1" "$(count "$out/cost_
 printf '%-44s %s\n' "  the same, a different SGE per WR, 32" "$(count "$out/cost_typed" 32 vary)"
 printf '%-44s %s\n' "fv_post_send, 1 WR per call" "$(count "$out/cost_typed" 1 ps)"
 printf '%-44s %s\n' "fv_post_send, 32 WRs per call" "$(count "$out/cost_typed" 32 ps)"
+for h in wr wrq; do
+	what=$([ $h = wr ] && echo "typed handle" || echo "struct fv_qp")
+	printf '%-44s %s\n' "fv_wr_* ($what), 1 WR per batch" "$(count "$out/cost_typed" 1 $h)"
+	printf '%-44s %s\n' "fv_wr_* ($what), 32 WRs per batch" "$(count "$out/cost_typed" 32 $h)"
+	printf '%-44s %s\n' "  the same, a different SGE per WR, 1" "$(count "$out/cost_typed" 1 vary $h)"
+	printf '%-44s %s\n' "  the same, a different SGE per WR, 32" "$(count "$out/cost_typed" 32 vary $h)"
+done
 printf '%-44s %s\n' "fv_poll, 1 CQE per call" "$(count "$out/cost_poll" 1)"
 printf '%-44s %s\n' "fv_poll, 16 CQEs per call" "$(count "$out/cost_poll" 16)"
 printf '%-44s %s\n' "fv_poll_cq, 1 CQE per call" "$(count "$out/cost_poll" 1 ibv)"

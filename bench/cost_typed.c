@@ -2,18 +2,20 @@
  * Instructions per posted WR, on plain memory: RC RDMA WRITE with one SGE, shaped like
  * bench/post.c (batch a constant, an error check per call). Typed path: fv_write() per WR
  * (the request's fields read into locals first) and one fv_ring() per batch; ps:
- * fv_post_send of a list of batch ibv_send_wr, filled first as bench/post.c fills them. Run
+ * fv_post_send of a list of batch ibv_send_wr, filled first as bench/post.c fills them; wr:
+ * fv_wr_start, per WR wr_id, wr_flags, fv_wr_rdma_write and fv_wr_set_sge, fv_wr_complete, on
+ * the typed handle (wrq: on its struct fv_qp), as bench/post.c's fvwr and fvwrq paths. Run
  * under callgrind with --collect-atstart=no (bench/cost.sh): only the measured calls are
  * counted (with everything they run, out of line parts included), after a warm-up call.
  *
- *   cost_typed BATCH [vary] [ps]   WRs per doorbell: 1 (every WR rung alone, BlueFlame copy
+ *   cost_typed BATCH [vary] [ps|wr|wrq]   WRs per doorbell: 1 (every WR rung alone, BlueFlame copy
  *                                  included) or 32; vary: a different SGE for every WR
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <valgrind/callgrind.h>
-#include <fastverbs/compat/post_send.h>
+#include <fastverbs/compat/verbs.h>
 
 #define ROUND 128	/* WRs per measured call */
 #define CALLS 250
@@ -74,6 +76,38 @@ static inline __attribute__((always_inline)) void body_ps(struct fv_rc *rc, cons
 	}
 }
 
+/* fv_wr_* batches of batch WRs on h, a typed handle or its struct fv_qp. */
+#define BODY_WR(h, a, id, batch, one)                                                              \
+	do {                                                                                       \
+		for (int i = 0; i < ROUND; i += batch) {                                           \
+			fv_wr_start(h);                                                            \
+			for (int j = 0; j < batch; j++) {                                          \
+				const struct ibv_sge *s = &(a)->sge[one ? 0 : i + j];              \
+				fv_wr_qp(h)->wr_id = id++;                                         \
+				fv_wr_qp(h)->wr_flags = 0;                                         \
+				fv_wr_rdma_write(h, (a)->rkey, (a)->raddr);                        \
+				fv_wr_set_sge(h, s->lkey, s->addr, s->length);                     \
+			}                                                                          \
+			if (fv_wr_complete(h))                                                     \
+				fail();                                                            \
+		}                                                                                  \
+	} while (0)
+
+#define WR_INSTANCE(name, h, batch, one)                                                           \
+	__attribute__((noinline)) static void name(struct fv_rc *rc, const struct args *a, uint64_t id) \
+	{                                                                                          \
+		BODY_WR(h, a, id, batch, one);                                                     \
+	}
+
+WR_INSTANCE(m_wr_1, rc, 1, 1)
+WR_INSTANCE(m_wr_32, rc, 32, 1)
+WR_INSTANCE(m_wr_1_vary, rc, 1, 0)
+WR_INSTANCE(m_wr_32_vary, rc, 32, 0)
+WR_INSTANCE(m_wrq_1, &rc->qp, 1, 1)
+WR_INSTANCE(m_wrq_32, &rc->qp, 32, 1)
+WR_INSTANCE(m_wrq_1_vary, &rc->qp, 1, 0)
+WR_INSTANCE(m_wrq_32_vary, &rc->qp, 32, 0)
+
 __attribute__((noinline)) static void m_ps_1(struct fv_rc *rc, const struct args *a, uint64_t id)
 {
 	body_ps(rc, a, id, 1, 1);
@@ -106,21 +140,25 @@ __attribute__((noinline)) static void m_32_vary(struct fv_rc *rc, const struct a
 
 int main(int argc, char **argv)
 {
-	int batch = argc > 1 ? atoi(argv[1]) : 1, vary = 0, ps = 0;
+	int batch = argc > 1 ? atoi(argv[1]) : 1, vary = 0, ps = 0, wr = 0, wrq = 0;
 
 	for (int i = 2; i < argc; i++) {
 		vary |= !strcmp(argv[i], "vary");
 		ps |= !strcmp(argv[i], "ps");
+		wr |= !strcmp(argv[i], "wr");
+		wrq |= !strcmp(argv[i], "wrq");
 	}
 
 	void (*m)(struct fv_rc *, const struct args *, uint64_t) =
 		ps ? (batch == 1 ? m_ps_1 : m_ps_32) :
+		wr ? (batch == 1 ? (vary ? m_wr_1_vary : m_wr_1) : (vary ? m_wr_32_vary : m_wr_32)) :
+		wrq ? (batch == 1 ? (vary ? m_wrq_1_vary : m_wrq_1) : (vary ? m_wrq_32_vary : m_wrq_32)) :
 		batch == 1 ? (vary ? m_1_vary : m_1) : (vary ? m_32_vary : m_32);
 	static struct args a;
 	struct fv_rc rc;
 
 	if (batch != 1 && batch != 32) {
-		fprintf(stderr, "usage: %s 1|32 [vary] [ps]\n", argv[0]);
+		fprintf(stderr, "usage: %s 1|32 [vary] [ps|wr|wrq]\n", argv[0]);
 		return 2;
 	}
 	for (int i = 0; i < ROUND; i++)

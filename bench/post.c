@@ -1,11 +1,14 @@
 /*
- * Cost of posting send WRs, four ways, on the device (the software one under sim/fvsim-run in
+ * Cost of posting send WRs, six ways, on the device (the software one under sim/fvsim-run in
  * single-step mode, or a real mlx5 HCA):
  *
  *   ibv      libmlx5 ibv_post_send, filling the ibv_send_wr list first
  *   wr       libmlx5 ibv_wr_start / ibv_wr_<op> / ibv_wr_set_* / ibv_wr_complete
  *   fvps     fastverbs fv_post_send, filling the same ibv_send_wr list
  *   typed    fastverbs typed builders (fv_write, fv_send_inline, ...) + fv_ring
+ *   fvwr     fastverbs fv_wr_start / fv_wr_<op> / fv_wr_set_* / fv_wr_complete on the typed
+ *            handles (the wr path's code with fv_ for ibv_; the UD address an fv_ah)
+ *   fvwrq    the same on the handles' struct fv_qp (the QP type checked at run time)
  *
  * for six operations (RC RDMA_WRITE with one 64-byte SGE, RC RDMA_WRITE inline 16 B, RC SEND
  * inline 16 B, RC RDMA_READ 64 B, RC FETCH_ADD, UD SEND with one 64-byte SGE) at 1 and 32 WRs
@@ -33,12 +36,12 @@
 #define REPS 5
 
 enum op { OP_WRITE, OP_WRITE_INL, OP_SEND_INL, OP_READ, OP_FADD, OP_UD_SEND, OP_COUNT };
-enum path { P_IBV, P_WR, P_FVPS, P_TYPED, P_COUNT };
+enum path { P_IBV, P_WR, P_FVPS, P_TYPED, P_FVWR, P_FVWRQ, P_COUNT };
 
 static const char *const op_name[OP_COUNT] = {
 	"write", "write_inline16", "send_inline16", "read", "fetch_add", "ud_send",
 };
-static const char *const path_name[P_COUNT] = { "ibv", "wr", "fvps", "typed" };
+static const char *const path_name[P_COUNT] = { "ibv", "wr", "fvps", "typed", "fvwr", "fvwrq" };
 static const int batches[2] = { 1, 32 };
 
 #define INL 16			/* inline payload bytes */
@@ -160,52 +163,79 @@ ALWAYS void body_fvps(struct lane *l, const struct args *a, enum op op, int n, i
 	body_list(l, a, op, n, batch, sig, id, 1);
 }
 
-/* ibv_wr_start, batch x (wr_id, wr_flags, ibv_wr_<op>, ibv_wr_set_*), ibv_wr_complete. */
+/* Where the wr_id and wr_flags members are: the struct ibv_qp_ex, the handle's struct fv_qp. */
+#define QX_ibv(q) (q)
+#define QX_fv(q)  fv_wr_qp(q)
+#define AH_ibv(a) ((a)->ah)
+#define AH_fv(a)  (&(a)->fah)
+
+/*
+ * P_wr_start, batch x (wr_id, wr_flags, P_wr_<op>, P_wr_set_*), P_wr_complete, where P is ibv
+ * (q_rc, q_ud: struct ibv_qp_ex *) or fv (the typed handles struct fv_rc *, struct fv_ud *, or
+ * their struct fv_qp *): the two APIs share names and arguments.
+ */
+#define BODY_WR(P, q_rc, q_ud)                                                                     \
+	do {                                                                                       \
+		const struct ibv_sge *s = op == OP_FADD ? &a->sge8 : &a->sge;                      \
+		for (int i = 0; i < n; i += batch) {                                               \
+			int err;                                                                   \
+			if (op == OP_UD_SEND)                                                      \
+				P##_wr_start(q_ud);                                                \
+			else                                                                       \
+				P##_wr_start(q_rc);                                                \
+			for (int j = 0; j < batch; j++) {                                          \
+				__typeof__(q_rc) q = q_rc;                                         \
+				(op == OP_UD_SEND ? QX_##P(q_ud) : QX_##P(q_rc))->wr_id = id++;  \
+				(op == OP_UD_SEND ? QX_##P(q_ud) : QX_##P(q_rc))->wr_flags =  \
+					sig ? IBV_SEND_SIGNALED : 0;                               \
+				switch (op) {                                                      \
+				case OP_WRITE:                                                     \
+					P##_wr_rdma_write(q, a->rkey, a->raddr);                   \
+					P##_wr_set_sge(q, s->lkey, s->addr, s->length);            \
+					break;                                                     \
+				case OP_WRITE_INL:                                                 \
+					P##_wr_rdma_write(q, a->rkey, a->raddr);                   \
+					P##_wr_set_inline_data(q, (void *)(uintptr_t)a->inl.addr, INL); \
+					break;                                                     \
+				case OP_SEND_INL:                                                  \
+					P##_wr_send(q);                                            \
+					P##_wr_set_inline_data(q, (void *)(uintptr_t)a->inl.addr, INL); \
+					break;                                                     \
+				case OP_READ:                                                      \
+					P##_wr_rdma_read(q, a->rkey, a->raddr);                    \
+					P##_wr_set_sge(q, s->lkey, s->addr, s->length);            \
+					break;                                                     \
+				case OP_FADD:                                                      \
+					P##_wr_atomic_fetch_add(q, a->rkey, a->raddr8, 1);         \
+					P##_wr_set_sge(q, s->lkey, s->addr, s->length);            \
+					break;                                                     \
+				case OP_UD_SEND:                                                   \
+				default:                                                           \
+					P##_wr_send(q_ud);                                         \
+					P##_wr_set_ud_addr(q_ud, AH_##P(a), a->ud_qpn, BENCH_QKEY); \
+					P##_wr_set_sge(q_ud, s->lkey, s->addr, s->length);         \
+					break;                                                     \
+				}                                                                  \
+			}                                                                          \
+			err = op == OP_UD_SEND ? P##_wr_complete(q_ud) : P##_wr_complete(q_rc);    \
+			if (__builtin_expect(err, 0))                                              \
+				bench_fail(#P "_wr_complete (%s): %s", op_name[op], strerror(err)); \
+		}                                                                                  \
+	} while (0)
+
 ALWAYS void body_wr(struct lane *l, const struct args *a, enum op op, int n, int batch, int sig, uint64_t id)
 {
-	struct ibv_qp_ex *qx = op == OP_UD_SEND ? l->udx : l->rcx;
-	const struct ibv_sge *s = op == OP_FADD ? &a->sge8 : &a->sge;
+	BODY_WR(ibv, l->rcx, l->udx);
+}
 
-	for (int i = 0; i < n; i += batch) {
-		int err;
+ALWAYS void body_fvwr(struct lane *l, const struct args *a, enum op op, int n, int batch, int sig, uint64_t id)
+{
+	BODY_WR(fv, &l->frc, &l->fud);
+}
 
-		ibv_wr_start(qx);
-		for (int j = 0; j < batch; j++) {
-			qx->wr_id = id++;
-			qx->wr_flags = sig ? IBV_SEND_SIGNALED : 0;
-			switch (op) {
-			case OP_WRITE:
-				ibv_wr_rdma_write(qx, a->rkey, a->raddr);
-				ibv_wr_set_sge(qx, s->lkey, s->addr, s->length);
-				break;
-			case OP_WRITE_INL:
-				ibv_wr_rdma_write(qx, a->rkey, a->raddr);
-				ibv_wr_set_inline_data(qx, (void *)(uintptr_t)a->inl.addr, INL);
-				break;
-			case OP_SEND_INL:
-				ibv_wr_send(qx);
-				ibv_wr_set_inline_data(qx, (void *)(uintptr_t)a->inl.addr, INL);
-				break;
-			case OP_READ:
-				ibv_wr_rdma_read(qx, a->rkey, a->raddr);
-				ibv_wr_set_sge(qx, s->lkey, s->addr, s->length);
-				break;
-			case OP_FADD:
-				ibv_wr_atomic_fetch_add(qx, a->rkey, a->raddr8, 1);
-				ibv_wr_set_sge(qx, s->lkey, s->addr, s->length);
-				break;
-			case OP_UD_SEND:
-			default:
-				ibv_wr_send(qx);
-				ibv_wr_set_ud_addr(qx, a->ah, a->ud_qpn, BENCH_QKEY);
-				ibv_wr_set_sge(qx, s->lkey, s->addr, s->length);
-				break;
-			}
-		}
-		err = ibv_wr_complete(qx);
-		if (__builtin_expect(err, 0))
-			bench_fail("ibv_wr_complete (%s): %s", op_name[op], strerror(err));
-	}
+ALWAYS void body_fvwrq(struct lane *l, const struct args *a, enum op op, int n, int batch, int sig, uint64_t id)
+{
+	BODY_WR(fv, &l->frc.qp, &l->fud.qp);
 }
 
 /* The typed builders, one fv_ring per batch. */
@@ -271,6 +301,8 @@ PATH_INSTANCES(ibv)
 PATH_INSTANCES(wr)
 PATH_INSTANCES(fvps)
 PATH_INSTANCES(typed)
+PATH_INSTANCES(fvwr)
+PATH_INSTANCES(fvwrq)
 
 #define ROW(path, op) { m_##path##_##op##_1, m_##path##_##op##_32, r_##path##_##op }
 #define PATH_ROWS(path)                                                                            \
@@ -279,7 +311,7 @@ PATH_INSTANCES(typed)
 
 /* fns[path][op]: measured at batch 1, measured at batch 32, retire */
 static fn_t *const fns[P_COUNT][OP_COUNT][3] = {
-	PATH_ROWS(ibv), PATH_ROWS(wr), PATH_ROWS(fvps), PATH_ROWS(typed),
+	PATH_ROWS(ibv), PATH_ROWS(wr), PATH_ROWS(fvps), PATH_ROWS(typed), PATH_ROWS(fvwr), PATH_ROWS(fvwrq),
 };
 
 /* ---- setup ---- */
@@ -290,7 +322,7 @@ static void lane_open(struct ctx *c, struct lane *l, enum path p)
 	uint64_t rc_ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ |
 			  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 
-	l->fv = p == P_FVPS || p == P_TYPED;
+	l->fv = p == P_FVPS || p == P_TYPED || p == P_FVWR || p == P_FVWRQ;
 	l->scq = bench_cq(d, 256);
 	l->rc = bench_qp(d, IBV_QPT_RC, l->scq, c->rcq, SEND_WR, 1, p == P_WR ? rc_ops : 0);
 	l->ud = bench_qp(d, IBV_QPT_UD, l->scq, c->rcq, SEND_WR, 1, p == P_WR ? IBV_QP_EX_WITH_SEND : 0);

@@ -18,11 +18,14 @@ BEGIN {
 	short["read"] = "RC READ\\n1 SGE"
 	short["fetch_add"] = "RC\\nFETCH_ADD"
 	short["ud_send"] = "UD SEND\\n1 SGE"
-	npaths = split("ibv wr fvps typed", paths, " ")
+	npaths = split("ibv wr fvps typed fvwr fvwrq", paths, " ")
+	nplot = 4	# the plot shows the first four paths
 	pname["ibv"] = "libmlx5 `ibv_post_send`"
 	pname["wr"] = "libmlx5 `ibv_wr_*`"
 	pname["fvps"] = "fastverbs `fv_post_send`"
 	pname["typed"] = "fastverbs typed (`fv_<op>` + `fv_ring`)"
+	pname["fvwr"] = "fastverbs `fv_wr_*` (typed handle)"
+	pname["fvwrq"] = "fastverbs `fv_wr_*` (`struct fv_qp *`)"
 	npolls = split("ibv_poll_cq start_poll fv_poll_cq fv_poll", polls, " ")
 	qname["ibv_poll_cq"] = "libmlx5 `ibv_poll_cq`"
 	qname["start_poll"] = "libmlx5 `ibv_start_poll` / `ibv_next_poll`"
@@ -93,6 +96,13 @@ END {
 		check(sprintf("`fv_post_send` RC RDMA_WRITE, %d per doorbell (≤ half of `ibv_post_send`'s %.1f)", b, x),
 		      get("ir", "post", "write", "fvps", b), x == "" ? "" : sprintf("%.1f", x / 2), "≤")
 	}
+	for (k = 0; k < 2; k++)
+		for (b = 1; b <= 32; b += 31) {
+			x = get("ir", "post", "write", "wr", b)
+			check(sprintf("`fv_wr_*` (%s) RC RDMA_WRITE, %d per batch (≤ half of `ibv_wr_*`'s %.1f)",
+				      k ? "`struct fv_qp *`" : "typed handle", b, x),
+			      get("ir", "post", "write", k ? "fvwrq" : "fvwr", b), x == "" ? "" : sprintf("%.1f", x / 2), "≤")
+		}
 	for (b = 1; b <= 16; b += 15) {
 		x = get("ir", "poll", "cqe", "ibv_poll_cq", b)
 		check(sprintf("`fv_poll`, %d per call (≤ a third of `ibv_poll_cq`'s %.1f)", b, x),
@@ -106,7 +116,7 @@ END {
 		for (i = 1; i <= nops; i++) {
 			o = ops[i]
 			printf "\"%s\"", short[o] > f
-			for (j = 1; j <= npaths; j++) {
+			for (j = 1; j <= nplot; j++) {
 				x = get("ir", "post", o, paths[j], b)
 				printf " %s", x == "" ? "NaN" : x > f
 			}

@@ -13,19 +13,7 @@
 #include <fastverbs/compat/post_send.h>
 #include "memqp.h"
 #include "wqe-expect.h"
-
-/* Recognisable field values: every byte differs, so a swapped or shifted field shows. */
-#define QPN      0x0abcdeu
-#define LKEY     0xc1c2c3c0u
-#define RADDR    0xa1a2a3a4a5a6a7a8ull
-#define RKEY     0xb1b2b3b4u
-#define INV_RKEY 0x98765432u
-#define COMPARE  0x1112131415161718ull
-#define SWAP     0x2122232425262728ull
-#define ADD      0x3132333435363738ull
-#define SRQN     0x00d1d2d3u
-#define RQPN     0x00e1e2e3u
-#define QKEY     0xf1f2f3f4u
+#include "field-values.h"
 
 static const uint8_t IMM_BYTES[4] = { 0xde, 0xad, 0xbe, 0xef };	/* copied verbatim (§2) */
 static uint8_t pat[8192];	/* payload source: SGE addresses point here */

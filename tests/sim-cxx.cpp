@@ -1,5 +1,5 @@
-// fastverbs from C++17: the generic names (fv_write(h, ...)) are overloads there. On plain
-// memory they build the bytes the per-type builders build; on the software device a pair
+// fastverbs from C++17: the generic names (fv_write(h, ...), fv_wr_*) are overloads there. On
+// plain memory they build the bytes the per-type builders build; on the software device a pair
 // of RC QPs moves data through them and fv_poll reports it.
 #include <cstring>
 #include <vector>
@@ -95,6 +95,50 @@ Test(cxx, generic_forms_and_operations)
 	cr_assert_eq(w[3], MLX5_OPCODE_NOP);
 	cr_assert_eq(w[7], 1);
 	memqp_free(&m);
+}
+
+// The fv_wr_* overloads: on a typed handle and on its struct fv_qp * they build what the
+// typed builder builds (an RDMA WRITE, then a fetch-and-add), ring once; a call the QP type
+// does not have, made on a struct fv_qp *, fails the batch with EINVAL and posts nothing.
+Test(cxx, wr_overloads_build_the_typed_bytes)
+{
+	memqp a, b, c;
+	const memqp_cfg ca = rc_cfg(0x44), cb = rc_cfg(0x44);
+	memqp_cfg cc = rc_cfg(0x45);
+	ibv_sge s{ 0x5000, 24, 0x99 }, s8{ 0x6000, 8, 0x99 };	// an atomic's SGE: 8 bytes
+
+	cc.qpt = FV_QPT_UC;
+	memqp_init(&a, &ca);
+	memqp_init(&b, &cb);
+	memqp_init(&c, &cc);
+	auto *ha = reinterpret_cast<fv_rc *>(&a.qp), *hb = reinterpret_cast<fv_rc *>(&b.qp);
+	fv_wr_start(ha);
+	a.qp.wr_id = 9, a.qp.wr_flags = IBV_SEND_SIGNALED;
+	fv_wr_rdma_write(ha, kRkey, kRaddr);
+	fv_wr_set_sge(ha, s.lkey, s.addr, s.length);
+	a.qp.wr_id = 10, a.qp.wr_flags = 0;
+	fv_wr_atomic_fetch_add(&a.qp, kRkey, kRaddr, 5);
+	fv_wr_set_sge_list(&a.qp, 1, &s8);
+	cr_assert_eq(fv_wr_complete(&a.qp), 0);
+	cr_assert_eq(fv_rc_write(hb, 9, FV_SIGNALED, &s, kRaddr, kRkey), 0);
+	cr_assert_eq(fv_rc_fadd(hb, 10, 0, &s8, kRaddr, kRkey, 5), 0);
+	fv_ring(hb);
+	for (uint32_t i = 0; i < 2; i++)
+		cr_assert(block(a, i) == block(b, i), "WQE %u: fv_wr_* and the typed builder differ", i);
+	cr_assert_eq(block(a, 0)[3], MLX5_OPCODE_RDMA_WRITE);
+	cr_assert_eq(block(a, 1)[3], MLX5_OPCODE_ATOMIC_FA);
+	cr_assert_eq(memqp_sq_dbr(&a), memqp_sq_dbr(&b));
+
+	const uint32_t dbr = memqp_sq_dbr(&c), pi = c.qp.sq.pi;
+	fv_wr_start(&c.qp);
+	fv_wr_rdma_read(&c.qp, kRkey, kRaddr);	// UC has no RDMA READ
+	fv_wr_set_sge(&c.qp, s.lkey, s.addr, s.length);
+	cr_assert_eq(fv_wr_complete(&c.qp), EINVAL);
+	cr_assert_eq(memqp_sq_dbr(&c), dbr);
+	cr_assert_eq(c.qp.sq.pi, pi);
+	memqp_free(&a);
+	memqp_free(&b);
+	memqp_free(&c);
 }
 
 namespace {

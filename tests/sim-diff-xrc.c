@@ -6,7 +6,7 @@
  */
 #include "diff-send.h"
 
-Test(sim_diff_xrc, xrc_1sge_no_inline) { run(&(struct caps){ IBV_QPT_XRC_SEND, 64, 1, 0, 0, 0 }, 11); }
-Test(sim_diff_xrc, xrc_4sge_inline64)  { run(&(struct caps){ IBV_QPT_XRC_SEND, 64, 4, 64, 0, 0 }, 12); }
-Test(sim_diff_xrc, xrc_16sge_inline256_sig_all) { run(&(struct caps){ IBV_QPT_XRC_SEND, 256, 16, 256, 1, 0 }, 13); }
-Test(sim_diff_xrc, xrc_4sge_inline64_doorbell_only) { run(&(struct caps){ IBV_QPT_XRC_SEND, 64, 4, 64, 0, 1 }, 14); }
+Test(sim_diff_xrc, xrc_1sge_no_inline) { run(&(struct caps){ IBV_QPT_XRC_SEND, 64, 1, 0, 0, 0, 0 }, 11); }
+Test(sim_diff_xrc, xrc_4sge_inline64)  { run(&(struct caps){ IBV_QPT_XRC_SEND, 64, 4, 64, 0, 0, 0 }, 12); }
+Test(sim_diff_xrc, xrc_16sge_inline256_sig_all) { run(&(struct caps){ IBV_QPT_XRC_SEND, 256, 16, 256, 1, 0, 0 }, 13); }
+Test(sim_diff_xrc, xrc_4sge_inline64_doorbell_only) { run(&(struct caps){ IBV_QPT_XRC_SEND, 64, 4, 64, 0, 1, 0 }, 14); }

@@ -140,6 +140,63 @@ Test(sim_errors, bad_lkey)
 	cr_expect_eq(state_of(qb), IBV_QPS_RTS, "a local error stays local");
 }
 
+/* Memory registered and then unmapped: a local DMA fault. The side whose memory vanished
+ * reports it; the other is untouched. */
+static struct ibv_mr *vanished_mr(void)
+{
+	void *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *v;
+
+	cr_assert(p != MAP_FAILED);
+	v = ibv_reg_mr(d.pd, p, 8192, SIMT_ACCESS_ALL);
+	cr_assert(v);
+	cr_assert_eq(munmap(p, 8192), 0);
+	return v;
+}
+
+static void expect_local_fault(enum ibv_wr_opcode op)
+{
+	struct ibv_mr *v = vanished_mr();
+
+	connect_pair(7, SIMT_ACCESS_ALL);
+	simt_post_recv(qb, 7, buf + 1024, 128, mr->lkey);
+	simt_post_send(qa, 1, op, v->addr, 64, v->lkey, (uintptr_t)buf + 2048, mr->rkey,
+		       IBV_SEND_SIGNALED);
+	expect_status(cqa, 1, IBV_WC_LOC_PROT_ERR);
+	cr_expect_eq(state_of(qa), IBV_QPS_ERR);
+	cr_expect_eq(state_of(qb), IBV_QPS_RTS, "the responder is innocent");
+	simt_expect_empty(cqb);
+	cr_expect_eq(ibv_dereg_mr(v), 0);
+}
+
+Test(sim_errors, send_from_vanished_memory)
+{
+	expect_local_fault(IBV_WR_SEND);
+}
+
+Test(sim_errors, write_from_vanished_memory)
+{
+	expect_local_fault(IBV_WR_RDMA_WRITE);
+}
+
+Test(sim_errors, read_into_vanished_memory)
+{
+	expect_local_fault(IBV_WR_RDMA_READ);
+}
+
+/* The responder's own memory vanished: its fault, a remote access error. */
+Test(sim_errors, read_from_vanished_remote_memory)
+{
+	struct ibv_mr *v = vanished_mr();
+
+	connect_pair(7, SIMT_ACCESS_ALL);
+	simt_post_send(qa, 1, IBV_WR_RDMA_READ, buf, 64, mr->lkey, (uintptr_t)v->addr, v->rkey,
+		       IBV_SEND_SIGNALED);
+	expect_status(cqa, 1, IBV_WC_REM_ACCESS_ERR);
+	cr_expect_eq(state_of(qb), IBV_QPS_ERR);
+	cr_expect_eq(ibv_dereg_mr(v), 0);
+}
+
 Test(sim_errors, read_into_read_only_memory)
 {
 	connect_pair(7, SIMT_ACCESS_ALL);

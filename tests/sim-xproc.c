@@ -12,147 +12,9 @@
 #include <criterion/criterion.h>
 #include <infiniband/verbs.h>
 
-#include "sim-proc.h"
-#include "sim-util.h"
-
-static char fabric[64];
-
-static void join_fabric(void)
-{
-	snprintf(fabric, sizeof(fabric), "xproc-%d", (int)getpid());
-	setenv("FVSIM_FABRIC", fabric, 1);
-}
-
-static void leave_fabric(void)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "/fvsim-%u-%s", (unsigned)getuid(), fabric);
-	shm_unlink(path);
-}
+#include "sim-xproc.h"
 
 TestSuite(sim_xproc, .init = join_fabric, .fini = leave_fabric, .timeout = 60);
-
-/* What the peer tells the test over a pipe, and the test tells the peer. */
-struct card {
-	uint32_t qpn, rkey;
-	uint16_t lid;
-	uint64_t addr;
-};
-
-struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	struct card me;
-};
-
-/* Plain verbs, no Criterion asserts: this also runs in the forked peer. */
-static int side_up(struct side *s)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_qp_init_attr a = { .cap = { 16, 16, 1, 1, 0 }, .qp_type = IBV_QPT_RC };
-	struct ibv_port_attr pa;
-
-	if (!list || !list[0] || !(s->ctx = ibv_open_device(list[0])))
-		return -1;
-	ibv_free_device_list(list);
-	s->buf = aligned_alloc(4096, 8192);
-	memset(s->buf, 0, 8192);
-	if (!(s->pd = ibv_alloc_pd(s->ctx)) ||
-	    !(s->mr = ibv_reg_mr(s->pd, s->buf, 8192, SIMT_ACCESS_ALL)) ||
-	    !(s->cq = ibv_create_cq(s->ctx, 32, NULL, NULL, 0)))
-		return -1;
-	a.send_cq = a.recv_cq = s->cq;
-	if (!(s->qp = ibv_create_qp(s->pd, &a)) || ibv_query_port(s->ctx, 1, &pa))
-		return -1;
-	s->me.qpn = s->qp->qp_num;
-	s->me.rkey = s->mr->rkey;
-	s->me.lid = pa.lid;
-	s->me.addr = (uintptr_t)s->buf;
-	return 0;
-}
-
-static void side_down(struct side *s)
-{
-	cr_expect_eq(ibv_destroy_qp(s->qp), 0);
-	cr_expect_eq(ibv_destroy_cq(s->cq), 0);
-	cr_expect_eq(ibv_dereg_mr(s->mr), 0);
-	cr_expect_eq(ibv_dealloc_pd(s->pd), 0);
-	cr_expect_eq(ibv_close_device(s->ctx), 0);
-	free(s->buf);
-}
-
-static int side_connect(struct side *s, const struct card *peer)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = SIMT_ACCESS_ALL };
-
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					     IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = peer->qpn;
-	a.ah_attr.dlid = peer->lid;
-	a.ah_attr.port_num = 1;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 1;
-	a.retry_cnt = 2;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-						IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-						IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-static int post(struct side *s, enum ibv_wr_opcode op, void *p, uint32_t len, uint64_t raddr,
-		uint32_t rkey, uint64_t add)
-{
-	struct ibv_sge sge = { (uintptr_t)p, len, s->mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = op, .sg_list = &sge, .num_sge = 1, .opcode = op,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-
-	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = add;
-	} else {
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-	}
-	return ibv_post_send(s->qp, &wr, &bad);
-}
-
-static int recv_one(struct side *s, void *p, uint32_t len)
-{
-	struct ibv_sge sge = { (uintptr_t)p, len, s->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad;
-
-	return ibv_post_recv(s->qp, &wr, &bad);
-}
-
-static int wait_wc(struct side *s, struct ibv_wc *wc)
-{
-	for (long i = 0; i < 200000000; i++) {
-		int n = ibv_poll_cq(s->cq, 1, wc);
-
-		if (n)
-			return n;
-	}
-	return 0;
-}
 
 /* The peer: echoes every message back, prefixed with '>' in place of the first byte,
  * until a message starting with 'q'. */
@@ -287,26 +149,12 @@ Test(sim_xproc, peer_exit_means_unreachable)
 
 Test(sim_xproc, ibv_rc_pingpong)
 {
-	char port[16], srv_out[64], cli_out[64];
-	char *srv_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", NULL };
-	char *cli_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", "localhost", NULL };
-	pid_t srv;
-	int rc = 1;
+	pingpong(NULL);
+}
 
-	snprintf(port, sizeof(port), "%d", 20000 + (int)(getpid() % 20000));
-	snprintf(srv_out, sizeof(srv_out), "/tmp/fvsim-xproc-%d.srv", (int)getpid());
-	snprintf(cli_out, sizeof(cli_out), "/tmp/fvsim-xproc-%d.cli", (int)getpid());
-	srv = simt_spawn(srv_args, srv_out);
-	/* The client fails fast while the server is not listening yet: try again. */
-	for (int i = 0; i < 50 && rc; i++) {
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
-
-		nanosleep(&ts, NULL);
-		rc = simt_finish(simt_spawn(cli_args, cli_out));
-	}
-	cr_expect_eq(rc, 0, "client failed");
-	cr_expect_eq(simt_finish(srv), 0, "server failed");
-	cr_expect_eq(simt_count_lines(cli_out, "50 iters in"), 1, "no iteration report from the client");
-	unlink(srv_out);
-	unlink(cli_out);
+/* Without device threads only the programs' own ibv_poll_cq calls run the device: both
+ * sides' sends go out and are answered all the same. */
+Test(sim_xproc, ibv_rc_pingpong_driven_by_polling)
+{
+	pingpong("poll");
 }

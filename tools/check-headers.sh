@@ -1,8 +1,8 @@
 #!/bin/sh
 # The installed headers build warning-free for every kind of user: C11 without _GNU_SOURCE
 # (strict ISO, also -pedantic), C++17 (also -pedantic) and C++20, with gcc/g++ and
-# clang/clang++. The probe calls the fast path, the compat calls and polling, so their
-# bodies are compiled, not just parsed.
+# clang/clang++. The probe calls the fast path, the compat calls (fv_wr_* too) and polling,
+# so their bodies are compiled, not just parsed.
 #   tools/check-headers.sh      CC, CXX, CLANG, CLANGXX name the compilers
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +21,16 @@ int probe(struct fv_rc *rc, struct fv_ud *ud, struct fv_ah *ah, struct fv_cq *cq
 
 	fv_ring(rc);
 	fv_ring(ud);
+	fv_wr_start(rc);	/* the fv_wr_* fronts, on a typed handle and on a struct fv_qp * */
+	fv_wr_rdma_write(rc, 7, 0x1000);
+	fv_wr_set_sge(rc, 0, 0, 8);
+	fv_wr_send_imm(ud, 0);
+	fv_wr_set_ud_addr(ud, ah, 5, 0x11);
+	fv_wr_set_inline_data(ud, &s, 1);
+	fv_wr_atomic_fetch_add(qp, 7, 0x1000, 1);
+	fv_wr_set_sge_list(qp, 1, &s);
+	r += fv_wr_complete(rc) + fv_wr_complete(qp);
+	fv_wr_abort(ud);
 	r += fv_post_send(qp, wr, &bad) + fv_post_recv(qp, rwr, &rbad) + fv_recv(qp, 3, &s, 1);
 	return r + fv_poll(cq, fwc, 4) + fv_poll_cq(cq, 4, wc);
 }

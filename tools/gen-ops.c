@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * gen-ops: writes include/fastverbs/ops.h from include/fastverbs/ops.def.
+ * gen-ops: writes include/fastverbs/ops.h (gen-ops TABLE) and include/fastverbs/compat/wr.h
+ * (gen-ops TABLE wr) from include/fastverbs/ops.def.
  *
- * ops.def is read as X-macros, so the table needs no parser. For each allowed
+ * gen-ops TABLE reads the table (the path is an argument, so tests can feed it bad ones) and
+ * refuses what it does not understand: an unknown row or column value, a wrong column count,
+ * a duplicate row or pair, a pair naming an unknown QP type or operation each stop it with
+ * "TABLE:LINE: message" and exit status 1, before it writes anything. For each allowed
  * (QP type, operation) pair this emits the typed builders (one SGE, SGE list, inline),
  * a _Generic front per operation that admits only the handles allowed to use it, the
  * runtime table fv_post_send checks each ibv_send_wr against, and fv_post_send's dispatch
@@ -10,32 +14,26 @@
  * fronts. Output is deterministic.
  */
 #include <ctype.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <infiniband/verbs.h>
 
 struct qpt { const char *name, *fv, *ibv, *dest; };
-struct op { const char *name, *ibv, *mlx5, *remote, *imm, *payload, *desc; };
+struct op { const char *name, *wr, *ibv, *mlx5, *remote, *imm, *payload, *desc; };
 struct allow { const char *qpt, *op; };
 
-static const struct qpt qpts[] = {
-#define FV_QPT(n, fv, ibv, dest) { #n, #fv, #ibv, #dest },
-#include "fastverbs/ops.def"
-#undef FV_QPT
-};
-static const struct op ops[] = {
-#define FV_OP(n, ibv, mlx5, remote, imm, payload, desc) { #n, #ibv, #mlx5, #remote, #imm, #payload, desc },
-#include "fastverbs/ops.def"
-#undef FV_OP
-};
-static const struct allow allows[] = {
-#define FV_ALLOW(q, o) { #q, #o },
-#include "fastverbs/ops.def"
-#undef FV_ALLOW
-};
+#define MAX_QPTS   16
+#define MAX_OPS    64
+#define MAX_ALLOWS 256
+static struct qpt qpts[MAX_QPTS];
+static struct op ops[MAX_OPS];
+static struct allow allows[MAX_ALLOWS];
+static size_t n_qpts, n_ops, n_allows;
+static const char *table_path;
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
  * Payload forms: suffix of the builder, its parameters, its fv_req fields, its doc words, and
@@ -73,7 +71,7 @@ static void emit_req(const char *indent, const char *designators)
 
 static int allowed(const char *q, const char *o)
 {
-	for (size_t i = 0; i < COUNT(allows); i++)
+	for (size_t i = 0; i < n_allows; i++)
 		if (is(allows[i].qpt, q) && is(allows[i].op, o))
 			return 1;
 	return 0;
@@ -160,7 +158,7 @@ static void emit_builder(const struct qpt *q, const struct op *o, const struct f
 static void emit_front(const struct op *o, const struct form *f)
 {
 	printf("#define fv_%s%s(h, ...) _Generic((h)", o->name, f->suffix);
-	for (size_t i = 0; i < COUNT(qpts); i++)
+	for (size_t i = 0; i < n_qpts; i++)
 		if (allowed(qpts[i].name, o->name))
 			printf(", \\\n\tstruct fv_%s *: fv_%s_%s%s", qpts[i].name, qpts[i].name, o->name, f->suffix);
 	printf(")((h), __VA_ARGS__)\n");
@@ -211,14 +209,14 @@ static void emit_post_fast(void)
 	printf("static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qpt qpt,\n"
 	       "\t\t\t\t\t      const struct ibv_send_wr *wr, unsigned flags, bool inl)\n{\n");
 	printf("\tswitch (qpt) {\n");
-	for (size_t i = 0; i < COUNT(qpts); i++) {
+	for (size_t i = 0; i < n_qpts; i++) {
 		const struct qpt *q = &qpts[i];
 
 		printf("\tcase %s:%s\n", q->fv, is(q->dest, "AV") ? " {" : "");
 		if (is(q->dest, "AV"))
 			printf("\t\tconst struct mlx5_wqe_av *av;\n\n");
 		printf("\t\tswitch (wr->opcode) {\n");
-		for (size_t j = 0; j < COUNT(ops); j++) {
+		for (size_t j = 0; j < n_ops; j++) {
 			const struct op *o = &ops[j];
 
 			if (is(o->ibv, "FV_WR_NONE") || !allowed(q->name, o->name))
@@ -272,12 +270,12 @@ static void emit_cxx_overloads(void)
 	const struct form *forms[3];
 
 	printf("#ifdef __cplusplus\n/* ---- generic names as C++ overloads (outside extern \"C\") ---- */\n\n");
-	for (size_t j = 0; j < COUNT(ops); j++) {
+	for (size_t j = 0; j < n_ops; j++) {
 		const struct op *o = &ops[j];
 		int n = forms_of(o, forms);
 
 		for (int k = 0; k < n; k++)
-			for (size_t i = 0; i < COUNT(qpts); i++) {
+			for (size_t i = 0; i < n_qpts; i++) {
 				const struct qpt *q = &qpts[i];
 				const struct form *f = forms[k];
 
@@ -296,14 +294,33 @@ static void emit_cxx_overloads(void)
 	printf("#endif /* __cplusplus */\n\n");
 }
 
-/* The ibv_wr_opcode values of ops.def's rows (-1: none), to lay the table out by position. */
+/*
+ * The ibv_wr_opcode values the table may name (verbs.h's), to lay fv_op_table out by
+ * position; add_op refuses any other verbs opcode.
+ */
 #define WR_SLOTS 16	/* FV_WR_OPCODE_SLOTS: ibv_wr_opcode values the table has a slot for */
 #define FV_WR_NONE (-1)
-static const int op_wr[] = {
-#define FV_OP(n, ibv, mlx5, remote, imm, payload, desc) ibv,
-#include "fastverbs/ops.def"
-#undef FV_OP
+static const struct { const char *name; int value; } wr_opcodes[] = {
+#define WR_OPCODE(v) { #v, v }
+	WR_OPCODE(IBV_WR_RDMA_WRITE), WR_OPCODE(IBV_WR_RDMA_WRITE_WITH_IMM), WR_OPCODE(IBV_WR_SEND),
+	WR_OPCODE(IBV_WR_SEND_WITH_IMM), WR_OPCODE(IBV_WR_RDMA_READ), WR_OPCODE(IBV_WR_ATOMIC_CMP_AND_SWP),
+	WR_OPCODE(IBV_WR_ATOMIC_FETCH_AND_ADD), WR_OPCODE(IBV_WR_LOCAL_INV), WR_OPCODE(IBV_WR_BIND_MW),
+	WR_OPCODE(IBV_WR_SEND_WITH_INV), WR_OPCODE(IBV_WR_TSO), WR_OPCODE(IBV_WR_DRIVER1),
+#undef WR_OPCODE
 };
+
+/* The ibv_wr_opcode value of a verbs opcode name (FV_WR_NONE for none), -2 if unknown. */
+static int wr_opcode_value(const char *name)
+{
+	if (is(name, "FV_WR_NONE"))
+		return FV_WR_NONE;
+	for (size_t i = 0; i < sizeof(wr_opcodes) / sizeof(wr_opcodes[0]); i++)
+		if (is(wr_opcodes[i].name, name))
+			return wr_opcodes[i].value;
+	return -2;
+}
+
+static int op_wr[MAX_OPS];
 
 /*
  * Rows by QP type, slots by ibv_wr_opcode, both by position (C++ has no array designators);
@@ -311,19 +328,14 @@ static const int op_wr[] = {
  */
 static void emit_table(void)
 {
-	for (size_t j = 0; j < COUNT(ops); j++)
-		if (op_wr[j] >= WR_SLOTS) {
-			fprintf(stderr, "gen-ops: %s is %d, past the table's %d slots\n", ops[j].ibv, op_wr[j], WR_SLOTS);
-			exit(1);
-		}
 	printf("/* What fv_post_send allows per (QP type, ibv_wr_opcode); zero rows are refused. */\n");
 	printf("static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {\n");
-	for (size_t i = 0; i < COUNT(qpts); i++) {
+	for (size_t i = 0; i < n_qpts; i++) {
 		printf("\t{\t/* %s */\n", qpts[i].fv);
 		for (int slot = 0; slot < WR_SLOTS; slot++) {
 			const struct op *o = NULL;
 
-			for (size_t j = 0; j < COUNT(ops); j++)
+			for (size_t j = 0; j < n_ops; j++)
 				if (op_wr[j] == slot && allowed(qpts[i].name, ops[j].name))
 					o = &ops[j];
 			if (!o) {
@@ -338,17 +350,598 @@ static void emit_table(void)
 		printf("\t},\n");
 	}
 	printf("};\n");
-	for (size_t i = 0; i < COUNT(qpts); i++)
+	for (size_t i = 0; i < n_qpts; i++)
 		printf("static_assert(%s == %zu, \"fv_op_table row\");\n", qpts[i].fv, i);
-	for (size_t j = 0; j < COUNT(ops); j++)
+	for (size_t j = 0; j < n_ops; j++)
 		if (op_wr[j] >= 0)
 			printf("static_assert(%s == %d, \"fv_op_table slot\");\n", ops[j].ibv, op_wr[j]);
 	printf("\n");
 }
 
-int main(void)
+/* ---- compat/wr.h: the fv_wr_* calls of ibv_wr_post(3) ---- */
+
+static const char *wr_params(const struct op *o)
+{
+	const char *r = is(o->remote, "RADDR") ? ", uint32_t rkey, uint64_t remote_addr" :
+			is(o->remote, "CAS") ? ", uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap" :
+			is(o->remote, "FADD") ? ", uint32_t rkey, uint64_t remote_addr, uint64_t add" : "";
+	const char *i = is(o->imm, "IMM") ? ", __be32 imm_data" : is(o->imm, "INV") ? ", uint32_t invalidate_rkey" : "";
+	static char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s%s", r, i);
+	return buf;
+}
+
+static const char *wr_fields(const struct op *o)
+{
+	const char *r = is(o->remote, "RADDR") ? ", .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey" :
+			is(o->remote, "CAS") ? ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey,"
+					       " .swap_add = swap, .compare = compare" :
+			is(o->remote, "FADD") ? ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey,"
+						" .swap_add = add" : "";
+	const char *i = is(o->imm, "IMM") ? ", .imm = imm_data" :
+			is(o->imm, "INV") ? ", .imm = htobe32(invalidate_rkey)" : "";
+	static char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s%s", r, i);
+	return buf;
+}
+
+/* The payload setters: name, parameters, arguments, the core they call (wr_batch.h). */
+static const struct { const char *name, *params, *args, *core, *doc; } wr_payloads[] = {
+	{ "set_sge", "uint32_t lkey, uint64_t addr, uint32_t length", "lkey, addr, length", "fv_wr_sge_at",
+	  "one data segment (none if length is 0; an atomic's keeps length as given, as libmlx5's)" },
+	{ "set_sge_list", "size_t num_sge, const struct ibv_sge *sg_list", "num_sge, sg_list", "fv_wr_sge_list_at",
+	  "data segments, empty SGEs skipped; ENOMEM if num_sge > the QP's max_send_sge" },
+	{ "set_inline_data", "void *addr, size_t length", "addr, length", "fv_wr_inline_at",
+	  "the bytes copied into the WQE now; ENOMEM if length > the QP's max_inline_data" },
+	{ "set_inline_data_list", "size_t num_buf, const struct ibv_data_buf *buf_list", "num_buf, buf_list",
+	  "fv_wr_inline_list_at", "the buffers copied back to back; ENOMEM if they total more than max_inline_data" },
+};
+#define N_WR_PAYLOADS (sizeof(wr_payloads) / sizeof(wr_payloads[0]))
+
+static unsigned allowed_mask_expr(const struct op *o, char *out, size_t n)
+{
+	unsigned k = 0;
+
+	out[0] = 0;
+	for (size_t i = 0; i < n_qpts; i++)
+		if (allowed(qpts[i].name, o->name)) {
+			size_t len = strlen(out);
+
+			snprintf(out + len, n - len, "%s(1u << %s)", k++ ? " | " : "", qpts[i].fv);
+		}
+	return k;
+}
+
+/* The request a builder opens, as a zeroed local r (C and C++ alike, emit_req). */
+static void emit_wr_req(const struct op *o)
+{
+	char d[640];
+
+	snprintf(d, sizeof(d), ".opcode = %s%s", o->mlx5, wr_fields(o));
+	emit_req("\t", d);
+}
+
+/*
+ * One C++ overload of a generic fv_wr_* name: for a handle type, forwarding its parameters
+ * (", type a, ...") to the target the _Generic front picks in C.
+ */
+static void emit_wr_overload(const char *ret, const char *fn, const char *handle, const char *target,
+			     const char *params)
+{
+	printf("static FV_ALWAYS_INLINE %s fv_wr_%s(struct %s *h%s)\n{\n\t%s%s(h", ret, fn, handle, params,
+	       is(ret, "void") ? "" : "return ", target);
+	print_args(params);
+	printf(");\n}\n\n");
+}
+
+/*
+ * C++ has no _Generic: each generic fv_wr_* name is an overload set instead, one per handle
+ * the front admits, so a call a typed handle's QP type does not have does not compile either.
+ */
+static void emit_wr_cxx(void)
+{
+	char target[128], params[256];
+
+	printf("#ifdef __cplusplus\n/* ---- the calls as C++ overloads (outside extern \"C\") ---- */\n\n");
+	emit_wr_overload("struct fv_qp *", "qp", "fv_qp", "fv_qp_wr_qp", "");
+	for (size_t i = 0; i < n_qpts; i++) {
+		char handle[64];
+
+		snprintf(handle, sizeof(handle), "fv_%s", qpts[i].name);
+		snprintf(target, sizeof(target), "fv_%s_wr_qp", qpts[i].name);
+		emit_wr_overload("struct fv_qp *", "qp", handle, target, "");
+	}
+	for (size_t j = 0; j < n_ops; j++) {
+		const struct op *o = &ops[j];
+
+		if (is(o->wr, "NONE"))
+			continue;
+		snprintf(target, sizeof(target), "fv_qp_wr_%s", o->wr);
+		emit_wr_overload("void", o->wr, "fv_qp", target, wr_params(o));
+		for (size_t i = 0; i < n_qpts; i++) {
+			char handle[64];
+
+			if (!allowed(qpts[i].name, o->name))
+				continue;
+			snprintf(handle, sizeof(handle), "fv_%s", qpts[i].name);
+			snprintf(target, sizeof(target), "fv_%s_wr_%s", qpts[i].name, o->wr);
+			emit_wr_overload("void", o->wr, handle, target, wr_params(o));
+		}
+	}
+	for (size_t k = 0; k < N_WR_PAYLOADS + 1; k++) {
+		const char *fn = k < N_WR_PAYLOADS ? wr_payloads[k].name : "set_xrc_srqn";
+
+		snprintf(params, sizeof(params), ", %s", k < N_WR_PAYLOADS ? wr_payloads[k].params : "uint32_t remote_srqn");
+		snprintf(target, sizeof(target), "fv_qp_wr_%s", fn);
+		emit_wr_overload("void", fn, "fv_qp", target, params);
+		for (size_t i = 0; i < n_qpts; i++) {
+			char handle[64];
+
+			if (k == N_WR_PAYLOADS && !is(qpts[i].dest, "SRQN"))
+				continue;
+			snprintf(handle, sizeof(handle), "fv_%s", qpts[i].name);
+			snprintf(target, sizeof(target), "fv_%s_wr_%s", qpts[i].name, fn);
+			emit_wr_overload("void", fn, handle, target, params);
+		}
+	}
+	/* set_ud_addr: the address handle either way, the other passed as NULL (FV_WR_FV_AH). */
+	for (size_t i = 0; i <= n_qpts; i++) {
+		const char *name = i < n_qpts ? qpts[i].name : "qp";
+
+		if (i < n_qpts && !is(qpts[i].dest, "AV"))
+			continue;
+		printf("static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_%s *h, const struct fv_ah *ah,\n"
+		       "\t\t\t\t\t      uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
+		       "\tfv_%s_wr_set_ud_addr(h, ah, NULL, remote_qpn, remote_qkey);\n}\n\n", name, name);
+		printf("static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_%s *h, struct ibv_ah *ah,\n"
+		       "\t\t\t\t\t      uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
+		       "\tfv_%s_wr_set_ud_addr(h, NULL, ah, remote_qpn, remote_qkey);\n}\n\n", name, name);
+	}
+	printf("#endif /* __cplusplus */\n\n");
+}
+
+static void emit_wr_front(const char *fn, const char *doc, const char *only_dest)
+{
+	printf("/* %s */\n#define fv_wr_%s(...) _Generic(FV_WR_H(__VA_ARGS__), \\\n\tstruct fv_qp *: fv_qp_wr_%s",
+	       doc, fn, fn);
+	for (size_t i = 0; i < n_qpts; i++)
+		if (!only_dest || is(qpts[i].dest, only_dest))
+			printf(", \\\n\tstruct fv_%s *: fv_%s_wr_%s", qpts[i].name, qpts[i].name, fn);
+	printf(")(__VA_ARGS__)\n\n");
+}
+
+static void emit_wr(void)
+{
+	printf("/* SPDX-License-Identifier: BSD-2-Clause */\n"
+	       "/* Generated by tools/gen-ops.c from ops.def by `make gen`. Do not edit. */\n"
+	       "/*\n * fv_wr_*: ibv_wr_post(3) inline, with libmlx5 44's bytes (the machinery: wr_batch.h).\n"
+	       " * Every call takes a struct fv_qp * or a typed handle; on a typed handle a builder or setter\n"
+	       " * its QP type does not have does not compile, on a struct fv_qp * it makes fv_wr_complete\n"
+	       " * fail with EINVAL. Set qp->wr_id and qp->wr_flags before each builder, as in ibv_qp_ex.\n */\n"
+	       "#ifndef FASTVERBS_COMPAT_WR_H\n#define FASTVERBS_COMPAT_WR_H\n\n#include \"wr_batch.h\"\n\nFV_EXTERN_C_BEGIN\n\n");
+	for (size_t i = 0; i < n_qpts; i++) {
+		const struct qpt *q = &qpts[i];
+
+		printf("/* ---- %s: the fronts' targets for a struct fv_%s * (fv_%s_wr_<call> is fv_wr_<call>) ---- */\n\n",
+		       q->ibv + 8, q->name, q->name);
+		printf("/* The struct fv_qp of a typed %s handle. */\n", q->ibv + 8);
+		printf("static inline struct fv_qp *fv_%s_wr_qp(struct fv_%s *h)\n{\n\treturn &h->qp;\n}\n\n",
+		       q->name, q->name);
+		for (size_t j = 0; j < n_ops; j++) {
+			const struct op *o = &ops[j];
+
+			if (is(o->wr, "NONE") || !allowed(q->name, o->name))
+				continue;
+			printf("/* fv_wr_%s for %s handles: open a WQE, %s. */\n", o->wr, q->ibv + 8, o->desc);
+			printf("static FV_ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h%s)\n{\n",
+			       q->name, o->wr, q->name, wr_params(o));
+			emit_wr_req(o);
+			printf("\tfv_wr_open(&h->qp, %s, &r);\n}\n\n", q->fv);
+		}
+		for (size_t k = 0; k < N_WR_PAYLOADS; k++)
+			printf("/* fv_wr_%s for %s handles. */\n"
+			       "static FV_ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h, %s)\n{\n"
+			       "\t%s(&h->qp, %s, %s);\n}\n\n", wr_payloads[k].name, q->ibv + 8, q->name, wr_payloads[k].name, q->name,
+			       wr_payloads[k].params, wr_payloads[k].core, q->fv, wr_payloads[k].args);
+		if (is(q->dest, "AV"))
+			printf("/* fv_wr_set_ud_addr on a UD handle: fah or ibah (the other NULL), as the front passes them. */\n"
+			       "static FV_ALWAYS_INLINE void fv_%s_wr_set_ud_addr(struct fv_%s *h, const struct fv_ah *fah,\n"
+			       "\t\t\t\t\t\t struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
+			       "\tfv_wr_ud_addr_at(&h->qp, fah, ibah, remote_qpn, remote_qkey);\n}\n\n", q->name, q->name);
+		if (is(q->dest, "SRQN"))
+			printf("/* fv_wr_set_xrc_srqn on an XRC handle. */\n"
+			       "static FV_ALWAYS_INLINE void fv_%s_wr_set_xrc_srqn(struct fv_%s *h, uint32_t remote_srqn)\n{\n"
+			       "\tfv_wr_dest(&h->qp, %s, NULL, 0, 0, remote_srqn);\n}\n\n", q->name, q->name, q->fv);
+	}
+
+	printf("/* ---- the fronts' targets for a struct fv_qp *: the QP type checked at run time, EINVAL at\n"
+	       " * fv_wr_complete for a call it does not have ---- */\n\n");
+	for (size_t j = 0; j < n_ops; j++) {
+		const struct op *o = &ops[j];
+		char mask[512];
+
+		if (is(o->wr, "NONE") || !allowed_mask_expr(o, mask, sizeof(mask)))
+			continue;
+		printf("/* fv_wr_%s on a struct fv_qp: open a WQE, %s. */\n", o->wr, o->desc);
+		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp%s)\n{\n", o->wr, wr_params(o));
+		emit_wr_req(o);
+		printf("\tfv_wr_open_any(qp, %s, &r);\n}\n\n", mask);
+	}
+	for (size_t k = 0; k < N_WR_PAYLOADS; k++) {
+		printf("/* fv_wr_%s on a struct fv_qp. */\n", wr_payloads[k].name);
+		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp, %s)\n{\n\tswitch (qp->qpt) {\n",
+		       wr_payloads[k].name, wr_payloads[k].params);
+		for (size_t i = 0; i < n_qpts; i++)
+			printf("\tcase %s:\n\t\t%s(qp, %s, %s);\n\t\treturn;\n", qpts[i].fv, wr_payloads[k].core,
+			       qpts[i].fv, wr_payloads[k].args);
+		printf("\tdefault:\n\t\tfv_wr_fail(qp, EINVAL);\n\t}\n}\n\n");
+	}
+	printf("/* fv_wr_set_ud_addr on a struct fv_qp (UD only). */\n"
+	       "static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,\n"
+	       "\t\t\t\t\t\tstruct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)\n{\n");
+	for (size_t i = 0; i < n_qpts; i++)
+		if (is(qpts[i].dest, "AV"))
+			printf("\tif (qp->qpt == %s) {\n\t\tfv_wr_ud_addr_at(qp, fah, ibah, remote_qpn, remote_qkey);\n"
+			       "\t\treturn;\n\t}\n", qpts[i].fv);
+	printf("\tfv_wr_fail(qp, EINVAL);\n}\n\n");
+	printf("/* fv_wr_set_xrc_srqn on a struct fv_qp (XRC only). */\n"
+	       "static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)\n{\n");
+	for (size_t i = 0; i < n_qpts; i++)
+		if (is(qpts[i].dest, "SRQN"))
+			printf("\tif (qp->qpt == %s) {\n\t\tfv_wr_dest(qp, %s, NULL, 0, 0, remote_srqn);\n"
+			       "\t\treturn;\n\t}\n", qpts[i].fv, qpts[i].fv);
+	printf("\tfv_wr_fail(qp, EINVAL);\n}\n\n");
+
+	printf("FV_EXTERN_C_END\n\n");
+	printf("/* ---- the calls: ibv_wr_post(3) with fv_ for ibv_, on a struct fv_qp * or a typed handle\n"
+	       " * (C++: the overloads at the end) ---- */\n\n");
+	printf("#ifndef __cplusplus\n/* The struct fv_qp of a struct fv_qp * or a typed handle. */\n#define fv_wr_qp(h) _Generic((h), "
+	       "struct fv_qp *: fv_qp_wr_qp");
+	for (size_t i = 0; i < n_qpts; i++)
+		printf(", \\\n\tstruct fv_%s *: fv_%s_wr_qp", qpts[i].name, qpts[i].name);
+	printf(")(h)\n#endif\n\n");
+	printf("/* Begin a batch (ibv_wr_start): nothing is posted before fv_wr_complete. */\n"
+	       "#define fv_wr_start(h) fv_wr_start_qp(fv_wr_qp(h))\n\n"
+	       "/*\n * Post the batch with one doorbell (BlueFlame for a lone WQE that fits) and return 0; or,\n"
+	       " * if any call of the batch failed or a WQE lacks a setter, post nothing (ring, doorbell\n"
+	       " * record and BlueFlame register as at fv_wr_start) and return the first error: ENOMEM (ring\n"
+	       " * full, too many SGEs, inline too long) or EINVAL (a call the QP type does not have, a\n"
+	       " * missing or repeated setter, an address handle that is not mlx5's). (ibv_wr_complete)\n */\n"
+	       "#define fv_wr_complete(h) fv_wr_complete_qp(fv_wr_qp(h))\n\n"
+	       "/* Drop the batch: nothing of it is posted (ibv_wr_abort). */\n"
+	       "#define fv_wr_abort(h) fv_wr_abort_qp(fv_wr_qp(h))\n\n#ifndef __cplusplus\n");
+	for (size_t j = 0; j < n_ops; j++) {
+		const struct op *o = &ops[j];
+		char doc[512];
+
+		if (is(o->wr, "NONE"))
+			continue;
+		snprintf(doc, sizeof(doc), "fv_wr_%s(h%s): open a WQE: %s (ibv_wr_%s). Then its setters.", o->wr,
+			 wr_params(o), o->desc, o->wr);
+		printf("/* %s */\n#define fv_wr_%s(...) _Generic(FV_WR_H(__VA_ARGS__), \\\n\tstruct fv_qp *: fv_qp_wr_%s",
+		       doc, o->wr, o->wr);
+		for (size_t i = 0; i < n_qpts; i++)
+			if (allowed(qpts[i].name, o->name))
+				printf(", \\\n\tstruct fv_%s *: fv_%s_wr_%s", qpts[i].name, qpts[i].name, o->wr);
+		printf(")(__VA_ARGS__)\n\n");
+	}
+	for (size_t k = 0; k < N_WR_PAYLOADS; k++) {
+		char doc[512];
+
+		snprintf(doc, sizeof(doc), "fv_wr_%s(h, %s): the open WQE's payload: %s (ibv_wr_%s).",
+			 wr_payloads[k].name, wr_payloads[k].params, wr_payloads[k].doc, wr_payloads[k].name);
+		emit_wr_front(wr_payloads[k].name, doc, NULL);
+	}
+	printf("/*\n * fv_wr_set_ud_addr(h, ah, remote_qpn, remote_qkey): the open UD WQE's destination\n"
+	       " * (ibv_wr_set_ud_addr); ah is a struct fv_ah * (fv_ah_init) or the struct ibv_ah * itself\n"
+	       " * (looked up as fv_post_send does: EINVAL if it is not an mlx5 AH).\n */\n"
+	       "#define fv_wr_set_ud_addr(h, ah, remote_qpn, remote_qkey) _Generic((h), \\\n"
+	       "\tstruct fv_qp *: fv_qp_wr_set_ud_addr");
+	for (size_t i = 0; i < n_qpts; i++)
+		if (is(qpts[i].dest, "AV"))
+			printf(", \\\n\tstruct fv_%s *: fv_%s_wr_set_ud_addr", qpts[i].name, qpts[i].name);
+	printf(")((h), FV_WR_FV_AH(ah), FV_WR_IBV_AH(ah), (remote_qpn), (remote_qkey))\n\n");
+	emit_wr_front("set_xrc_srqn", "fv_wr_set_xrc_srqn(h, remote_srqn): the open XRC WQE's destination SRQ "
+		      "(ibv_wr_set_xrc_srqn).", "SRQN");
+	printf("#endif /* !__cplusplus */\n\n");
+	emit_wr_cxx();
+	printf("#endif /* FASTVERBS_COMPAT_WR_H */\n");
+}
+
+/* ---- reading ops.def: every row checked, the first mistake named by its line ---- */
+
+static void fail(int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s:%d: ", table_path, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* The values an enumerated column may take; NULL-terminated. */
+static const char *const dest_kinds[] = { "NONE", "AV", "SRQN", NULL };
+static const char *const remote_kinds[] = { "NONE", "RADDR", "CAS", "FADD", NULL };
+static const char *const imm_kinds[] = { "NONE", "IMM", "INV", NULL };
+static const char *const payload_kinds[] = { "DATA", "SGL", "NONE", NULL };
+
+static void check_kind(int line, const char *column, const char *v, const char *const *kinds)
+{
+	for (const char *const *k = kinds; *k; k++)
+		if (is(v, *k))
+			return;
+	fail(line, "unknown %s '%s'", column, v);
+}
+
+static int is_ident(const char *s)
+{
+	if (!isalpha((unsigned char)*s) && *s != '_')
+		return 0;
+	while (*++s)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return 0;
+	return 1;
+}
+
+/* An identifier column, with the prefix its values must start with ("" for none). */
+static void check_ident(int line, const char *column, const char *v, const char *prefix)
+{
+	if (!is_ident(v) || strncmp(v, prefix, strlen(prefix)) != 0)
+		fail(line, "bad %s '%s'%s%s", column, v, *prefix ? ": want " : "", prefix);
+}
+
+static const struct qpt *find_qpt(const char *name)
+{
+	for (size_t i = 0; i < n_qpts; i++)
+		if (is(qpts[i].name, name))
+			return &qpts[i];
+	return NULL;
+}
+
+static const struct op *find_op(const char *name)
+{
+	for (size_t i = 0; i < n_ops; i++)
+		if (is(ops[i].name, name))
+			return &ops[i];
+	return NULL;
+}
+
+static void add_qpt(int line, char **a)
+{
+	check_ident(line, "QP type name", a[0], "");
+	check_ident(line, "fastverbs QP type", a[1], "FV_QPT_");
+	check_ident(line, "verbs QP type", a[2], "IBV_QPT_");
+	check_kind(line, "destination", a[3], dest_kinds);
+	if (find_qpt(a[0]))
+		fail(line, "duplicate QP type '%s'", a[0]);
+	for (size_t i = 0; i < n_qpts; i++)
+		if (is(qpts[i].fv, a[1]) || is(qpts[i].ibv, a[2]))
+			fail(line, "QP type '%s' repeats '%s' or '%s'", a[0], a[1], a[2]);
+	if (n_qpts == MAX_QPTS)
+		fail(line, "more than %d QP types", MAX_QPTS);
+	qpts[n_qpts++] = (struct qpt){ a[0], a[1], a[2], a[3] };
+}
+
+static void add_op(int line, char **a)
+{
+	check_ident(line, "operation name", a[0], "");
+	if (!is(a[2], "FV_WR_NONE"))
+		check_ident(line, "verbs opcode", a[2], "IBV_WR_");
+	check_ident(line, "mlx5 opcode", a[3], "MLX5_OPCODE_");
+	check_kind(line, "remote", a[4], remote_kinds);
+	check_kind(line, "immediate", a[5], imm_kinds);
+	check_kind(line, "payload", a[6], payload_kinds);
+	if (!is(a[1], "NONE") && is(a[6], "NONE"))
+		fail(line, "operation '%s': an fv_wr_* builder needs a payload", a[0]);
+	if (find_op(a[0]))
+		fail(line, "duplicate operation '%s'", a[0]);
+	for (size_t i = 0; i < n_ops; i++) {
+		if (!is(a[2], "FV_WR_NONE") && is(ops[i].ibv, a[2]))
+			fail(line, "operation '%s' repeats verbs opcode '%s'", a[0], a[2]);
+		if (!is(a[1], "NONE") && is(ops[i].wr, a[1]))
+			fail(line, "operation '%s' repeats fv_wr_%s", a[0], a[1]);
+	}
+	if (n_ops == MAX_OPS)
+		fail(line, "more than %d operations", MAX_OPS);
+	op_wr[n_ops] = wr_opcode_value(a[2]);
+	if (op_wr[n_ops] == -2 || op_wr[n_ops] >= WR_SLOTS)
+		fail(line, "verbs opcode '%s' has no slot in fv_op_table", a[2]);
+	ops[n_ops++] = (struct op){ a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7] };
+}
+
+/* Pairs are checked once the whole table is read: FV_ALLOW may come before the rows it names. */
+static int allow_line[MAX_ALLOWS];
+
+static void add_allow(int line, char **a)
+{
+	for (size_t i = 0; i < n_allows; i++)
+		if (is(allows[i].qpt, a[0]) && is(allows[i].op, a[1]))
+			fail(line, "duplicate pair (%s, %s)", a[0], a[1]);
+	if (n_allows == MAX_ALLOWS)
+		fail(line, "more than %d pairs", MAX_ALLOWS);
+	allow_line[n_allows] = line;
+	allows[n_allows++] = (struct allow){ a[0], a[1] };
+}
+
+static void check_allows(void)
+{
+	for (size_t i = 0; i < n_allows; i++) {
+		if (!find_qpt(allows[i].qpt))
+			fail(allow_line[i], "pair names unknown QP type '%s'", allows[i].qpt);
+		if (!find_op(allows[i].op))
+			fail(allow_line[i], "pair names unknown operation '%s'", allows[i].op);
+	}
+}
+
+static const struct { const char *name; int nargs; void (*add)(int, char **); } row_kinds[] = {
+	{ "FV_QPT", 4, add_qpt }, { "FV_OP", 8, add_op }, { "FV_ALLOW", 2, add_allow },
+};
+
+/* The whole file, comments blanked (newlines kept, so lines still count). */
+static char *read_table(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+	int line = 1, open_line = 0;
+
+	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+		fprintf(stderr, "gen-ops: cannot read %s\n", path);
+		exit(1);
+	}
+	buf = malloc((size_t)n + 1);
+	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		fprintf(stderr, "gen-ops: cannot read %s\n", path);
+		exit(1);
+	}
+	fclose(f);
+	buf[n] = 0;
+	for (char *p = buf; *p; p++) {
+		if (*p == '\n')
+			line++;
+		if (open_line) {
+			if (p[0] == '*' && p[1] == '/') {
+				p[0] = p[1] = ' ';
+				p++;
+				open_line = 0;
+			} else if (*p != '\n') {
+				*p = ' ';
+			}
+		} else if (p[0] == '/' && p[1] == '*') {
+			p[0] = p[1] = ' ';
+			p++;
+			open_line = line;
+		} else if (p[0] == '"') {	/* a string: skip it whole (it may hold a slash) */
+			char *q = strchr(p + 1, '"');
+
+			if (!q || memchr(p, '\n', (size_t)(q - p)))
+				fail(line, "unterminated string");
+			p = q;
+		}
+	}
+	if (open_line)
+		fail(open_line, "unterminated comment");
+	return buf;
+}
+
+static char *trim(char *s, char *e)
+{
+	while (s < e && isspace((unsigned char)*s))
+		s++;
+	while (e > s && isspace((unsigned char)e[-1]))
+		e--;
+	*e = 0;
+	return s;
+}
+
+/*
+ * The rows: NAME(arg, ...) anywhere but on preprocessor lines (#ifdef ...). Each argument is
+ * an identifier, except the last of FV_OP, a string (stored without its quotes).
+ */
+static void parse_table(char *buf)
+{
+	int line = 1;
+	char *p = buf;
+
+	while (*p) {
+		if (*p == '\n') {
+			line++;
+			p++;
+			continue;
+		}
+		if (isspace((unsigned char)*p)) {
+			p++;
+			continue;
+		}
+		if (*p == '#') {	/* preprocessor line */
+			while (*p && *p != '\n')
+				p++;
+			continue;
+		}
+		if (!isalpha((unsigned char)*p) && *p != '_')
+			fail(line, "unexpected '%c'", *p);
+
+		char *name = p, *args[8];
+		int nargs = 0, row_line = line;
+		size_t k;
+
+		while (isalnum((unsigned char)*p) || *p == '_')
+			p++;
+		char *name_end = p;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p != '(')
+			fail(line, "expected '(' after '%.*s'", (int)(name_end - name), name);
+		*name_end = 0;
+		for (k = 0; k < sizeof(row_kinds) / sizeof(row_kinds[0]); k++)
+			if (is(name, row_kinds[k].name))
+				break;
+		if (k == sizeof(row_kinds) / sizeof(row_kinds[0]))
+			fail(line, "unknown row '%s'", name);
+		p++;
+		for (;;) {	/* one argument per pass, up to its ',' or the closing ')' */
+			char *s = p;
+
+			while (*p && *p != ',' && *p != ')') {
+				if (*p == '\n')
+					fail(row_line, "%s row does not end on its line", name);
+				if (*p == '"')
+					p = strchr(p + 1, '"');
+				p++;
+			}
+			if (!*p)
+				fail(row_line, "%s row does not end", name);
+			if (nargs == 8)
+				fail(row_line, "%s row: too many columns", name);
+			char end = *p;
+			char *a = trim(s, p);
+			bool last_str = is(name, "FV_OP") && nargs == 7;
+
+			if (last_str) {
+				size_t len = strlen(a);
+
+				if (len < 2 || a[0] != '"' || a[len - 1] != '"')
+					fail(row_line, "description must be a string");
+				a[len - 1] = 0;
+				a++;
+			} else if (!*a) {
+				fail(row_line, "%s row: empty column %d", name, nargs + 1);
+			} else if (!is_ident(a)) {
+				fail(row_line, "%s row: column %d '%s' is not a name", name, nargs + 1, a);
+			}
+			args[nargs++] = a;
+			p++;
+			if (end == ')')
+				break;
+		}
+		if (nargs != row_kinds[k].nargs)
+			fail(row_line, "%s row has %d columns, wants %d", name, nargs, row_kinds[k].nargs);
+		row_kinds[k].add(row_line, args);
+	}
+	check_allows();
+	if (!n_qpts || !n_ops)
+		fail(line, "no FV_QPT or no FV_OP rows");
+}
+
+int main(int argc, char **argv)
 {
 	const struct form *forms[3];
+
+	if (argc < 2 || argc > 3 || (argc == 3 && !is(argv[2], "wr"))) {
+		fprintf(stderr, "usage: gen-ops TABLE > ops.h; gen-ops TABLE wr > compat/wr.h\n");
+		return 2;
+	}
+	table_path = argv[1];
+	parse_table(read_table(table_path));
+	if (argc == 3) {
+		emit_wr();
+		return 0;
+	}
 
 	printf("/* SPDX-License-Identifier: BSD-2-Clause */\n"
 	       "/* Generated by tools/gen-ops.c from ops.def by `make gen`. Do not edit. */\n"
@@ -360,7 +953,7 @@ int main(void)
 	       "#define FV_WR_OPCODE_SLOTS %d\n\n"
 	       "struct fv_op_info {\n\tuint8_t allowed, opcode, segs, imm_kind, payload;\n};\n\n", WR_SLOTS);
 
-	for (size_t i = 0; i < COUNT(qpts); i++) {
+	for (size_t i = 0; i < n_qpts; i++) {
 		const struct qpt *q = &qpts[i];
 
 		printf("/* ---- %s ---- */\n\n", q->ibv + 8);
@@ -369,7 +962,7 @@ int main(void)
 		printf("static inline int fv_%s_init(struct fv_%s *h, struct ibv_qp *ibqp)\n{\n"
 		       "\treturn ibqp->qp_type == %s ? fv_qp_init(&h->qp, ibqp) : EINVAL;\n}\n\n",
 		       q->name, q->name, q->ibv);
-		for (size_t j = 0; j < COUNT(ops); j++) {
+		for (size_t j = 0; j < n_ops; j++) {
 			if (!allowed(q->name, ops[j].name))
 				continue;
 			int n = forms_of(&ops[j], forms);
@@ -381,7 +974,7 @@ int main(void)
 	printf("/* ---- generic fronts: fv_write(&rc, ...) picks fv_rc_write; a handle whose QP type\n"
 	       " * does not allow the operation does not compile (C++: the overloads at the end). ---- */\n\n"
 	       "#ifndef __cplusplus\n");
-	for (size_t j = 0; j < COUNT(ops); j++) {
+	for (size_t j = 0; j < n_ops; j++) {
 		int n = forms_of(&ops[j], forms);
 		for (int k = 0; k < n; k++)
 			emit_front(&ops[j], forms[k]);

@@ -34,11 +34,21 @@ static inline int fv_ah_init(struct fv_ah *fah, struct ibv_ah *ah)
 	return 0;
 }
 
-/* The AV for a UD WR's ibv_ah (fv_post_send), with a one-entry cache per QP. NULL: not one. */
+/*
+ * fv_ah_av_of out of line for the posting paths, declared pure: it writes nothing its callers
+ * can see (only its own locals), so a cache miss does not make the compiler forget what it
+ * keeps in registers across it (an fv_wr_* WQE's fields between its builder and its setter).
+ */
+static __attribute__((noinline, pure, unused)) const struct mlx5_wqe_av *fv_ah_av_lookup(struct ibv_ah *ah)
+{
+	return fv_ah_av_of(ah);
+}
+
+/* The AV for a UD WR's ibv_ah (fv_post_send, fv_wr_set_ud_addr), with a one-entry cache per QP. NULL: not one. */
 static inline const struct mlx5_wqe_av *fv_qp_av(struct fv_qp *qp, struct ibv_ah *ah)
 {
 	if (ah != qp->ah_cache_key) {
-		const struct mlx5_wqe_av *av = fv_ah_av_of(ah);
+		const struct mlx5_wqe_av *av = fv_ah_av_lookup(ah);
 
 		if (!av)
 			return NULL;

@@ -16,36 +16,6 @@
 
 FV_EXTERN_C_BEGIN
 
-#define FV_ALWAYS_INLINE inline __attribute__((always_inline))
-
-enum fv_payload {
-	FV_PL_NONE,		/* ctrl-only WQE (NOP) */
-	FV_PL_SGL,		/* data segments from an SGE list */
-	FV_PL_INLINE,		/* inline segment gathered from an SGE list */
-};
-
-enum { FV_SEG_RADDR = 1, FV_SEG_ATOMIC = 2 };
-
-/* Everything one WQE needs; unused fields stay zero. */
-struct fv_req {
-	uint64_t wr_id;
-	unsigned flags;			/* FV_SIGNALED | FV_SOLICITED | FV_FENCE */
-	uint8_t opcode;			/* MLX5_OPCODE_* */
-	uint8_t segs;			/* FV_SEG_RADDR | FV_SEG_ATOMIC */
-	uint8_t payload;		/* enum fv_payload */
-	__be32 imm;			/* immediate data, or BE32 rkey to invalidate */
-	uint64_t raddr;
-	uint32_t rkey;
-	uint64_t swap_add, compare;	/* atomic operands */
-	const struct mlx5_wqe_av *av;	/* UD destination */
-	uint32_t remote_qpn, qkey;
-	uint32_t srqn;			/* XRC destination SRQ */
-	const struct ibv_sge *sgl;	/* the payload's pieces */
-	int nsge;
-	uint32_t len;			/* FV_PL_INLINE: total bytes */
-	bool from_wr;			/* fv_post_send: read from an ibv_send_wr (no FV_VEC, wqe.h) */
-};
-
 /* Units of the transport segment (UD address vector, XRC SRQ number) a message carries. */
 static FV_ALWAYS_INLINE unsigned fv_transport_ds(enum fv_qpt qpt)
 {
@@ -70,7 +40,7 @@ static FV_ALWAYS_INLINE unsigned fv_req_payload_ds(const struct fv_req *r)
 			n += r->sgl[i].length != 0;
 		return n;
 	}
-	if (r->payload == FV_PL_INLINE)
+	if (r->payload == FV_PL_INLINE || r->payload == FV_PL_INLINE_BUFS)
 		return r->len ? fv_inline_ds(r->len) : 0;
 	return 0;
 }
@@ -89,12 +59,12 @@ static FV_ALWAYS_INLINE unsigned fv_req_hdr_images(enum fv_qpt qpt, const struct
 
 	if (r->payload == FV_PL_NONE)
 		return 0;
+	if (qpt == FV_QPT_UD) {	/* no remote address or atomic on UD (ops.def) */
+		fv_av_images(u, r->av, r->remote_qpn, r->qkey);
+		return 3;
+	}
 	if (qpt == FV_QPT_XRC)
 		u[n++] = fv_xrc_image(r->srqn);
-	if (qpt == FV_QPT_UD) {
-		fv_av_images(&u[n], r->av, r->remote_qpn, r->qkey);
-		n += 3;
-	}
 	if (r->segs & FV_SEG_RADDR)
 		u[n++] = fv_raddr_image(r->raddr, r->rkey);
 	if (r->segs & FV_SEG_ATOMIC)
@@ -102,11 +72,14 @@ static FV_ALWAYS_INLINE unsigned fv_req_hdr_images(enum fv_qpt qpt, const struct
 	return n;
 }
 
-/* The data segment image of the request's SGE s; an atomic's result is always 8 bytes. */
+/*
+ * The data segment image of the request's SGE s; an atomic's result is 8 bytes (ibv_post_send
+ * writes 8 whatever the SGE says; ibv_wr_set_sge writes the SGE's length: sge_len).
+ */
 static FV_ALWAYS_INLINE struct fv_image fv_req_data_image(const struct fv_req *r, const struct ibv_sge *s,
 							  unsigned how)
 {
-	return r->segs & FV_SEG_ATOMIC ? fv_data_image(8, s->lkey, s->addr) : fv_sge_image(s, how);
+	return r->segs & FV_SEG_ATOMIC && !r->sge_len ? fv_data_image(8, s->lkey, s->addr) : fv_sge_image(s, how);
 }
 
 /* The WQE's segments after its ctrl, from p on; how as in wqe.h. Empty SGEs are skipped. */
@@ -125,6 +98,8 @@ static FV_ALWAYS_INLINE void fv_wqe_body(const struct fv_ring *ring, enum fv_qpt
 				p = fv_unit_write(ring, p, fv_req_data_image(r, &r->sgl[i], how), how);
 	} else if (r->payload == FV_PL_INLINE && r->len) {
 		fv_wqe_inline(ring, p, r->sgl, r->nsge, r->len, how);
+	} else if (r->payload == FV_PL_INLINE_BUFS && r->len) {
+		fv_wqe_inline_bufs(ring, p, r->bufs, r->nsge, r->len, how);
 	}
 }
 
@@ -144,7 +119,7 @@ static FV_ALWAYS_INLINE int fv_build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, c
 		if (r->nsge != 1 && (unsigned)r->nsge > qp->max_send_sge)	/* also nsge < 0 */
 			return -ENOMEM;
 		max_ds = hdr + (unsigned)r->nsge;
-	} else if (r->payload == FV_PL_INLINE) {
+	} else if (r->payload == FV_PL_INLINE || r->payload == FV_PL_INLINE_BUFS) {
 		if (r->len > qp->max_inline)
 			return -ENOMEM;
 	} else {

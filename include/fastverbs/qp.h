@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include "sq.h"
+#include "req.h"
 #include "registry.h"
 
 FV_EXTERN_C_BEGIN
@@ -35,6 +36,24 @@ struct fv_ah {
 	struct mlx5_wqe_av av;
 };
 
+/*
+ * The batch of fv_wr_start .. fv_wr_complete (compat/wr.h): the first error, the WQE whose
+ * setters are still to come (its builder's part and destination, field by field: a builder's
+ * stores then reach its setter's loads in registers), and the send ring's counters at
+ * fv_wr_start, restored when the batch fails or is aborted.
+ */
+struct fv_wr_batch {
+	int err;		/* first error: fv_wr_complete returns it and posts nothing */
+	unsigned need;		/* setters the open WQE still owes (FV_WR_NEED_*, compat/wr_batch.h) */
+	uint8_t opcode, segs;	/* the open WQE: as struct fv_req's fields of the same names */
+	unsigned flags;
+	__be32 imm;
+	uint32_t rkey, remote_qpn, qkey, srqn;
+	uint64_t wr_id, raddr, swap_add, compare;
+	const struct mlx5_wqe_av *av;
+	uint32_t pi, rung_pi, last_pi, sig_pi, lim, fence_cache;	/* FV_WR_KEPT (compat/wr_batch.h) */
+};
+
 struct fv_qp {
 	struct fv_sq sq;
 	struct fv_rq rq;
@@ -48,6 +67,10 @@ struct fv_qp {
 	const struct ibv_ah *ah_cache_key;	/* last ibv_ah seen by fv_post_send */
 	const struct mlx5_wqe_av *ah_cache_av;
 	void *mem;		/* the bookkeeping arrays, one allocation */
+	/* The ibv_qp_ex members of the fv_wr_* calls: set before each builder, read by it. */
+	uint64_t wr_id;
+	unsigned int wr_flags;	/* IBV_SEND_SIGNALED, _FENCE, _SOLICITED (_INLINE, _IP_CSUM: no effect) */
+	struct fv_wr_batch wr;	/* fv_wr_* state */
 };
 
 /* Typed handles: each offers only the operations its QP type allows (ops.h). */

@@ -316,6 +316,16 @@ static inline unsigned fv_inline_ds(uint32_t len)
 	return (4 + len + FV_DS - 1) / FV_DS;
 }
 
+/* One piece of an inline payload at dst, which may run past the ring end; returns where the next goes. */
+static inline uint8_t *fv_inline_piece(const struct fv_ring *r, uint8_t *dst, const void *src, size_t len,
+				       unsigned how)
+{
+	if (how & FV_WRAP)
+		return fv_ring_copy(r, dst, src, len);
+	memcpy(dst, src, len);
+	return dst + len;
+}
+
 /*
  * Inline segment: BE32 (total | MLX5_INLINE_SEG), then the SGEs' bytes back to back; the
  * payload may continue at block 0. Pad bytes after it are left as they are, as libmlx5 does.
@@ -326,16 +336,20 @@ static inline uint8_t *fv_wqe_inline(const struct fv_ring *r, uint8_t *p, const 
 	uint8_t *dst = p + 4;
 
 	*(__be32 *)p = htobe32(total | MLX5_INLINE_SEG);
-	for (int i = 0; i < nsge; i++) {
-		const void *src = (const void *)(uintptr_t)sgl[i].addr;
+	for (int i = 0; i < nsge; i++)
+		dst = fv_inline_piece(r, dst, (const void *)(uintptr_t)sgl[i].addr, sgl[i].length, how);
+	return fv_ring_add(r, p, fv_inline_ds(total) * FV_DS, how);
+}
 
-		if (how & FV_WRAP) {
-			dst = fv_ring_copy(r, dst, src, sgl[i].length);
-		} else {
-			memcpy(dst, src, sgl[i].length);
-			dst += sgl[i].length;
-		}
-	}
+/* fv_wqe_inline from an ibv_data_buf list (ibv_wr_set_inline_data_list). */
+static inline uint8_t *fv_wqe_inline_bufs(const struct fv_ring *r, uint8_t *p, const struct ibv_data_buf *bufs,
+					  int n, uint32_t total, unsigned how)
+{
+	uint8_t *dst = p + 4;
+
+	*(__be32 *)p = htobe32(total | MLX5_INLINE_SEG);
+	for (int i = 0; i < n; i++)
+		dst = fv_inline_piece(r, dst, bufs[i].addr, bufs[i].length, how);
 	return fv_ring_add(r, p, fv_inline_ds(total) * FV_DS, how);
 }
 

@@ -21,6 +21,7 @@ struct sim_config {
 	int ndev; /* FVSIM_DEVICES, 1..8 */
 	int nports; /* FVSIM_PORTS, 1..2 */
 	int step_mode; /* FVSIM_MODE=step: no device thread */
+	int poll_mode; /* FVSIM_MODE=poll: no device thread, the application's polls drive */
 	int no_blueflame; /* FVSIM_NO_BLUEFLAME=1: every QP gets bfreg 0 (doorbell only) */
 	char fabric[64]; /* FVSIM_FABRIC: shared fabric name, "" for a private device */
 };

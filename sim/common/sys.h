@@ -7,6 +7,7 @@
 #define FVSIM_SYS_H
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -36,6 +37,31 @@ static inline int sim_sys_fstat(int fd, struct stat *st)
 static inline int sim_sys_ftruncate(int fd, off_t len)
 {
 	return (int)syscall(SYS_ftruncate, fd, len);
+}
+
+static inline int sim_sys_stat(const char *path, struct stat *st)
+{
+	return (int)syscall(SYS_newfstatat, AT_FDCWD, path, st, 0);
+}
+
+static inline int sim_sys_rename(const char *from, const char *to)
+{
+	return (int)syscall(SYS_renameat, AT_FDCWD, from, AT_FDCWD, to);
+}
+
+static inline int sim_sys_unlink(const char *path)
+{
+	return (int)syscall(SYS_unlinkat, AT_FDCWD, path, 0);
+}
+
+/* An open-file-description lock (F_OFD_SETLK/SETLKW) on one byte: type F_RDLCK, F_WRLCK
+ * or F_UNLCK. It belongs to the open file, so it lasts until the descriptor (and every
+ * copy of it, forked children's included) is closed, or the process dies. */
+static inline int sim_sys_lock_byte(int fd, off_t byte, short type, bool wait)
+{
+	struct flock l = { .l_type = type, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1 };
+
+	return (int)syscall(SYS_fcntl, fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &l);
 }
 
 /* MAP_FAILED on failure, like mmap(3). */

@@ -67,6 +67,29 @@ int sim_dma_to(pid_t peer, const struct sim_iov *dst, int ndst, const struct sim
 	return copy(peer, true, dst, ndst, src, nsrc, len);
 }
 
+bool sim_dma_readable(pid_t pid, const struct sim_iov *iov, int n, uint64_t len)
+{
+	for (int i = 0; i < n && len; i++) {
+		uint64_t l = iov[i].len < len ? iov[i].len : len, a = iov[i].addr;
+
+		len -= l;
+		while (l) {
+			/* Bytes left in this page. */
+			uint64_t step = 4096 - (a & 4095);
+			uint8_t byte;
+			struct iovec d = { &byte, 1 }, s = { (void *)(uintptr_t)a, 1 };
+
+			if (process_vm_readv(pid, &d, 1, &s, 1, 0) != 1)
+				return false;
+			if (step > l)
+				step = l;
+			a += step;
+			l -= step;
+		}
+	}
+	return true;
+}
+
 int sim_dma_read(void *buf, uint64_t addr, size_t len)
 {
 	struct sim_iov d = { (uint64_t)(uintptr_t)buf, len }, s = { addr, len };

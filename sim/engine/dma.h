@@ -4,6 +4,7 @@
 #ifndef FVSIM_DMA_H
 #define FVSIM_DMA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,6 +20,9 @@ int sim_dma_from(pid_t peer, const struct sim_iov *dst, int ndst, const struct s
 		 int nsrc, uint64_t len);
 int sim_dma_to(pid_t peer, const struct sim_iov *dst, int ndst, const struct sim_iov *src,
 	       int nsrc, uint64_t len);
+/* After a failed copy: whether the first len bytes of iov in process pid can all be read
+ * (one byte per page is tried), which tells the faulting side from the other. */
+bool sim_dma_readable(pid_t pid, const struct sim_iov *iov, int n, uint64_t len);
 int sim_dma_read(void *buf, uint64_t addr, size_t len);
 int sim_dma_write(uint64_t addr, const void *buf, size_t len);
 

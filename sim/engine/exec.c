@@ -264,6 +264,15 @@ enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 
 	if (qp->fab_ticket >= 0)
 		return finish_remote(qp, now);
+	if (qp->fab_synd) {
+		/* Its message was withdrawn (the MR it names was deregistered). */
+		uint8_t synd = qp->fab_synd;
+
+		if (!sim_cq_room(qp->scq, 1))
+			return SIM_W_WAIT;
+		qp->fab_synd = 0;
+		return fail(qp, qp->inflight, synd);
+	}
 	if (qp->retrying && !step && now < qp->retry_at_ns)
 		return SIM_W_WAIT;
 	/* Room for our CQE first: even an unsignaled WQE may fail and must report. */

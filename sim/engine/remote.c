@@ -8,6 +8,8 @@
 #include "../common/log.h"
 #include "../fabric/mailbox.h"
 #include "../model/world.h"
+#include "synd.h"
+#include "wqe.h"
 
 /* A message is the same on both sides but for its pointers: the payload or landing iovecs
  * travel by value, the destination device by index. These fields travel as they are. */
@@ -76,10 +78,39 @@ void sim_remote_cancel(struct sim_qp *qp)
 {
 	int ticket = qp->fab_ticket;
 
+	qp->fab_synd = 0;
 	if (ticket < 0)
 		return;
 	qp->fab_ticket = -1;
 	sim_mailbox_cancel(ticket, qp->fab_peer);
+}
+
+static bool names_mr(const struct sim_wqe *w, uint32_t key)
+{
+	for (int i = 0; i < w->npieces; i++)
+		if (!w->piece[i].inl && w->piece[i].lkey == key)
+			return true;
+	return false;
+}
+
+void sim_remote_revoke_mr(const struct sim_mr *mr)
+{
+	struct sim_list *pos, *tmp;
+
+	sim_list_for_each_safe(pos, tmp, &sim_world.qps) {
+		struct sim_qp *qp = sim_container_of(pos, struct sim_qp, link);
+
+		if (qp->fab_ticket < 0 || qp->ctx->dev != mr->ctx->dev ||
+		    !names_mr(qp->inflight, mr->key))
+			continue;
+		/* Answered already: the data moved while the key was valid. */
+		if (sim_mailbox_withdraw(qp->fab_ticket, qp->fab_peer) == EALREADY)
+			continue;
+		sim_info("QP 0x%x: MR 0x%x deregistered under its WQE in flight", qp->qpn,
+			 mr->key);
+		qp->fab_ticket = -1;
+		qp->fab_synd = SYND_LOC_PROT;
+	}
 }
 
 int sim_remote_serve(void)

@@ -17,6 +17,12 @@ int sim_remote_answer(struct sim_qp *qp, enum sim_resp *r, struct sim_msg *m);
 /* Requester: forget qp's message in flight, if any. Called before the WQE is gone (QP
  * flushed, reset or destroyed): returns once the owner no longer touches its buffers. */
 void sim_remote_cancel(struct sim_qp *qp);
+/* Requester: mr is being deregistered (or moved). Messages in flight that name its memory
+ * (payload or landing area) and were not served yet are withdrawn, and their WQEs fail
+ * with a local protection error as on an HCA whose mkey vanished under an operation;
+ * one being served is waited for. Once this returns nobody touches mr's memory. Called
+ * locked, before the MR changes. */
+void sim_remote_revoke_mr(const struct sim_mr *mr);
 
 /* Responder: answer the messages other processes posted to this one; returns how many.
  * Called locked. */

@@ -2,6 +2,7 @@
  * QP type and state checks, Q_Key, receive WQE selection (RQ, SRQ, XRC SRQ), R_Key and
  * access checks, data placement, atomics, responder CQEs and responder-side errors. */
 #include <string.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -84,6 +85,22 @@ static enum sim_resp recv_error(struct sim_msg *m, struct rx *rx, const struct s
 		return SIM_R_ACK;
 	m->nak = synd == SYND_LOC_LEN ? SYND_REM_INV_REQ : SYND_REM_OP;
 	return SIM_R_NAK;
+}
+
+/* A copy failed because the requester's own memory vanished under its registration (a
+ * local DMA fault at the requester, as its HCA would see fetching the payload or
+ * placing a READ/atomic result): the requester fails with a local protection error and
+ * the responder stays as it was. */
+static enum sim_resp local_fault(struct sim_msg *m)
+{
+	m->nak = SYND_LOC_PROT;
+	return SIM_R_NAK;
+}
+
+/* Whose fault a failed copy from the requester's payload is. */
+static bool payload_vanished(const struct sim_msg *m)
+{
+	return !sim_dma_readable(m->peer, m->payload, m->npayload, m->len);
 }
 
 static void resp_cqe(struct sim_msg *m, struct rx *rx, const struct sim_rwqe *w, uint8_t op,
@@ -194,7 +211,7 @@ static enum sim_resp do_send(struct sim_msg *m, struct rx *rx)
 		nd -= i;
 	}
 	if (sim_dma_from(m->peer, dst, nd, m->payload, m->npayload, m->len))
-		return recv_error(m, rx, &w, SYND_LOC_PROT);
+		return payload_vanished(m) ? local_fault(m) : recv_error(m, rx, &w, SYND_LOC_PROT);
 	op = m->op == OP_SEND_IMM ? CQE_RESP_SEND_IMM :
 	     m->op == OP_SEND_INVAL ? CQE_RESP_SEND_INV : CQE_RESP_SEND;
 	resp_cqe(m, rx, &w, op, (uint32_t)(m->len + hdr));
@@ -217,10 +234,16 @@ static enum sim_resp do_write(struct sim_msg *m, struct rx *rx)
 			return SIM_R_BLOCKED;
 	}
 	if (m->len) {
-		if (!(rx->qp->access & IBV_ACCESS_REMOTE_WRITE) ||
-		    !sim_xlate_remote(m->dst_dev, rx->pd, m->rkey, m->raddr, m->len,
-				      IBV_ACCESS_REMOTE_WRITE, &dst) ||
-		    sim_dma_from(m->peer, &dst, 1, m->payload, m->npayload, m->len)) {
+		bool ok = (rx->qp->access & IBV_ACCESS_REMOTE_WRITE) &&
+			  sim_xlate_remote(m->dst_dev, rx->pd, m->rkey, m->raddr, m->len,
+					   IBV_ACCESS_REMOTE_WRITE, &dst);
+
+		if (ok && sim_dma_from(m->peer, &dst, 1, m->payload, m->npayload, m->len)) {
+			if (payload_vanished(m))
+				return local_fault(m);
+			ok = false;
+		}
+		if (!ok) {
 			if (!reliable(m->src_type))
 				return SIM_R_ACK; /* UC: the message is dropped */
 			return nak(m, rx, SYND_REM_ACCESS, IBV_EVENT_QP_ACCESS_ERR);
@@ -244,9 +267,10 @@ static enum sim_resp do_read(struct sim_msg *m, struct rx *rx)
 			      IBV_ACCESS_REMOTE_READ, &src))
 		return nak(m, rx, SYND_REM_ACCESS, IBV_EVENT_QP_ACCESS_ERR);
 	if (sim_dma_to(m->peer, m->result, m->nresult, &src, 1, m->len)) {
-		/* The responder read fine; the fault is in the requester's landing area. */
-		m->nak = SYND_LOC_PROT;
-		return SIM_R_NAK;
+		/* Our memory vanished under the MR, or the requester's landing area did. */
+		if (!sim_dma_readable(getpid(), &src, 1, m->len))
+			return nak(m, rx, SYND_REM_ACCESS, IBV_EVENT_QP_ACCESS_ERR);
+		return local_fault(m);
 	}
 	return SIM_R_ACK;
 }
@@ -274,10 +298,8 @@ static enum sim_resp do_atomic(struct sim_msg *m, struct rx *rx)
 	{
 		struct sim_iov o = { (uint64_t)(uintptr_t)&old, 8 };
 
-		if (sim_dma_to(m->peer, m->result, m->nresult, &o, 1, 8)) {
-			m->nak = SYND_LOC_PROT;
-			return SIM_R_NAK;
-		}
+		if (sim_dma_to(m->peer, m->result, m->nresult, &o, 1, 8))
+			return local_fault(m);
 	}
 	return SIM_R_ACK;
 }

@@ -11,6 +11,12 @@
 #include "../model/world.h"
 #include "../fabric/mailbox.h"
 #include "engine.h"
+#include "exec.h"
+
+/* Last time (sim_now_ns) an application's poll ran a pass. */
+static uint64_t driven_ns;
+/* Within this long of one, the application is taken to keep driving. */
+#define DRIVEN_NS 2000000ull
 
 static pid_t running_in; /* pid of the process whose thread runs, 0 if none */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -45,12 +51,32 @@ static void *device_main(void *arg)
 		/* Sleeps end early when another process of the fabric rings our doorbell. */
 		if (step || idle > 50000)
 			sim_mailbox_wait(bell, 1000000);
+		else if (sim_now_ns() - __atomic_load_n(&driven_ns, __ATOMIC_RELAXED) < DRIVEN_NS)
+			sim_mailbox_wait(bell, 50000);
 		else if (idle > 200)
 			sim_mailbox_wait(bell, 20000);
 		else
 			sched_yield();
 	}
 	return NULL;
+}
+
+void sim_thread_drive(void)
+{
+	if (!sim_trylock())
+		return;
+	if (!sim_world.cfg.step_mode) {
+		sim_engine_pass(64);
+		__atomic_store_n(&driven_ns, sim_now_ns(), __ATOMIC_RELAXED);
+	}
+	sim_unlock();
+}
+
+void sim_thread_app_blocks(void)
+{
+	sim_thread_drive();
+	__atomic_store_n(&driven_ns, 0, __ATOMIC_RELAXED);
+	sim_mailbox_wake_self();
 }
 
 static void atfork_child(void);
@@ -75,7 +101,7 @@ void sim_thread_ensure(void)
 	pthread_attr_t attr;
 	pthread_t th;
 
-	if (sim_world.cfg.step_mode)
+	if (sim_world.cfg.step_mode || sim_world.cfg.poll_mode)
 		return;
 	pthread_once(&once, register_atfork);
 	pthread_mutex_lock(&start_lock);

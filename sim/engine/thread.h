@@ -8,4 +8,13 @@
  * if it inherited open ones. */
 void sim_thread_ensure(void);
 
+/* One engine pass in the calling thread (an application polling its CQ and finding it
+ * empty), unless the device is busy in another thread or in step mode. While the
+ * application drives the device this way, the device thread sleeps until another process
+ * rings this one's doorbell instead of spinning for CPU time against the poller. */
+void sim_thread_drive(void);
+/* The application is about to block on a completion channel: a last pass in its thread
+ * (its fresh WQEs go out now), then the device thread takes over again at once. */
+void sim_thread_app_blocks(void);
+
 #endif

@@ -35,6 +35,14 @@ uint32_t sim_mailbox_bell(void)
 	return __atomic_load_n(&sim_fab->proc[p].bell, __ATOMIC_ACQUIRE);
 }
 
+void sim_mailbox_wake_self(void)
+{
+	int p;
+
+	if (sim_fab && (p = sim_fab_my_proc_if_claimed()) >= 0)
+		ring(p);
+}
+
 void sim_mailbox_wait(uint32_t seen, long ns)
 {
 	struct timespec ts = { ns / 1000000000, ns % 1000000000 };
@@ -96,21 +104,33 @@ int sim_mailbox_answer(int ticket, pid_t peer, struct sim_wire_answer *a)
 	return 0;
 }
 
-void sim_mailbox_cancel(int ticket, pid_t peer)
+int sim_mailbox_withdraw(int ticket, pid_t peer)
 {
 	struct fab_slot *s = slot_of(ticket);
-	uint32_t st = SLOT_POSTED;
 
-	if (__atomic_compare_exchange_n(&s->state, &st, SLOT_FREE, false, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE))
-		return;
-	for (int i = 0; i < 100000 && st == SLOT_BUSY && sim_fab_alive(peer); i++) {
+	/* The owner may requeue it (its CQ was full) and take it again: retry the swap. */
+	for (int i = 0; i < 100000; i++) {
+		uint32_t st = SLOT_POSTED;
 		struct timespec ts = { 0, 10000 };
 
+		if (__atomic_compare_exchange_n(&s->state, &st, SLOT_FREE, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return 0;
+		if (st == SLOT_ANSWERED)
+			return EALREADY;
+		if (st != SLOT_BUSY || !sim_fab_alive(peer))
+			break;
 		nanosleep(&ts, NULL);
-		st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
 	}
+	/* The owner died (or hangs) in the middle of it. */
 	__atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void sim_mailbox_cancel(int ticket, pid_t peer)
+{
+	if (sim_mailbox_withdraw(ticket, peer) == EALREADY)
+		__atomic_store_n(&slot_of(ticket)->state, SLOT_FREE, __ATOMIC_RELEASE);
 }
 
 int sim_mailbox_inbox(void)

@@ -24,9 +24,13 @@ int sim_mailbox_post(int dev, const struct sim_wire *m, int *ticket, pid_t *peer
 /* The answer to a posted message: 0 with *a filled (the slot is free again), EAGAIN
  * while pending, ESRCH if the owner died (the slot is given up). */
 int sim_mailbox_answer(int ticket, pid_t peer, struct sim_wire_answer *a);
-/* Gives a posted message up. If the owner is working on it right now (it may be copying
- * the requester's memory), waits until it is done, so nothing touches the buffers once
- * this returns. */
+/* Takes a posted message back before the owner serves it: 0 if it is withdrawn (the slot
+ * is free again and the owner never touched the buffers), EALREADY if the owner answered
+ * it (collect the answer with sim_mailbox_answer). If the owner is working on it right
+ * now (it may be copying the requester's memory), waits until it is done first, so
+ * either way nothing touches the buffers once this returns. */
+int sim_mailbox_withdraw(int ticket, pid_t peer);
+/* Gives a posted message up, answered or not; the same waiting as withdraw. */
 void sim_mailbox_cancel(int ticket, pid_t peer);
 
 /* Owner. This process's inbox (claimed on first use), or -1 without one. */
@@ -48,5 +52,7 @@ bool sim_mailbox_take_cm(int inbox, struct sim_wire_cm *m);
  * unless it moved. Without a fabric this is a plain sleep. */
 uint32_t sim_mailbox_bell(void);
 void sim_mailbox_wait(uint32_t seen, long ns);
+/* Rings this process's own doorbell word: its device thread stops waiting. */
+void sim_mailbox_wake_self(void);
 
 #endif

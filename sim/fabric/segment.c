@@ -52,49 +52,142 @@ static void init_shared(struct fab_shared *s)
 		s->next_mkey[d] = 0x100 + 0x10000 * (uint32_t)d;
 	}
 	s->version = FAB_VERSION;
-	__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE); /* last: the segment is valid */
+}
+
+/* Who may set the segment up, and who uses it: two one-byte locks of the segment file.
+ *   byte 0  SETUP  exclusive while one process creates, checks or replaces the segment;
+ *                  a process killed during set-up drops it, and the next one finds the
+ *                  segment half-made (no ready word) and replaces it;
+ *   byte 1  USERS  shared, held by every attached process for its lifetime: a broken
+ *                  segment nobody holds is replaced, one still in use is refused.
+ * A segment is valid when it has the full size, the magic and version, and the ready word,
+ * which set-up writes last. */
+#define LOCK_SETUP 0
+#define LOCK_USERS 1
+
+/* A new, initialised segment file at path (replacing what is there): built under a
+ * private name and renamed over path, so nobody ever opens it half-made. */
+static int create_segment(const char *path, struct fab_shared **out)
+{
+	char tmp[160];
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.new-%d", path, (int)getpid());
+	fd = sim_sys_open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (sim_sys_ftruncate(fd, sizeof(**out)) ||
+	    (*out = sim_sys_mmap(NULL, sizeof(**out), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+				 0)) == MAP_FAILED) {
+		sim_sys_unlink(tmp);
+		sim_sys_close(fd);
+		return -1;
+	}
+	(*out)->magic = FAB_MAGIC;
+	init_shared(*out);
+	if (sim_sys_rename(tmp, path)) {
+		sim_sys_unlink(tmp);
+		munmap(*out, sizeof(**out));
+		sim_sys_close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* What is wrong with the segment open at fd (NULL: nothing), mapping it in *out if not. */
+static const char *check_segment(int fd, const struct stat *st, struct fab_shared **out)
+{
+	struct fab_shared *s;
+
+	if ((size_t)st->st_size != sizeof(*s))
+		return st->st_size < (off_t)sizeof(*s) ? "truncated" : "of another size";
+	s = sim_sys_mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (s == MAP_FAILED)
+		return "not mappable";
+	if (s->magic != FAB_MAGIC || s->version != FAB_VERSION)
+		return munmap(s, sizeof(*s)), "of another version";
+	if (!__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE))
+		return munmap(s, sizeof(*s)), "half-initialised";
+	*out = s;
+	return NULL;
+}
+
+/* Opens the segment at path and holds its set-up lock: the file that is at path now (it
+ * may be replaced while we wait for the lock). -1 with errno on failure. */
+static int open_locked(const char *path, struct stat *st)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		struct stat now;
+		int fd = sim_sys_open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+		if (fd < 0)
+			return -1;
+		if (sim_sys_lock_byte(fd, LOCK_SETUP, F_WRLCK, true) || sim_sys_fstat(fd, st)) {
+			sim_sys_close(fd);
+			return -1;
+		}
+		if (!sim_sys_stat(path, &now) && now.st_ino == st->st_ino && now.st_dev == st->st_dev)
+			return fd;
+		sim_sys_close(fd); /* replaced meanwhile: take the new one */
+	}
+	errno = EAGAIN;
+	return -1;
 }
 
 /* The segment is /dev/shm/<path>, opened as shm_open(3) would, with raw system calls. */
-void sim_fabric_attach(const char *name)
+bool sim_fabric_attach(const char *name)
 {
 	char path[128];
-	struct fab_shared *s;
+	struct fab_shared *s = NULL;
 	struct stat st;
-	uint32_t zero = 0;
+	const char *broken;
 	int fd;
 
 	snprintf(path, sizeof(path), "/dev/shm/fvsim-%u-%s", (unsigned)getuid(), name);
-	fd = sim_sys_open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || sim_sys_fstat(fd, &st) ||
-	    ((size_t)st.st_size < sizeof(*s) && sim_sys_ftruncate(fd, sizeof(*s)))) {
-		sim_err("fabric %s: %s; running without it", name, strerror(errno));
-		if (fd >= 0)
+	fd = open_locked(path, &st);
+	if (fd < 0) {
+		sim_err("fabric %s: %s: %s", name, path, strerror(errno));
+		return false;
+	}
+	if (st.st_size == 0) {
+		/* We created it (or its creator died before sizing it): set it up in place. */
+		if (sim_sys_ftruncate(fd, sizeof(*s)) ||
+		    (s = sim_sys_mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+				      0)) == MAP_FAILED) {
+			sim_err("fabric %s: %s: %s", name, path, strerror(errno));
 			sim_sys_close(fd);
-		return;
-	}
-	s = sim_sys_mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	sim_sys_close(fd);
-	if (s == MAP_FAILED) {
-		sim_err("fabric %s: mmap: %s", name, strerror(errno));
-		return;
-	}
-	/* The first process to claim the magic word initialises; the others wait for it. */
-	if (__atomic_compare_exchange_n(&s->magic, &zero, FAB_MAGIC, false, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE))
+			return false;
+		}
+		s->magic = FAB_MAGIC;
 		init_shared(s);
-	for (int i = 0; i < 5000 && !__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE); i++) {
-		struct timespec ts = { 0, 1000000 };
+	} else if ((broken = check_segment(fd, &st, &s))) {
+		int fresh;
 
-		nanosleep(&ts, NULL);
+		/* Nobody may still use it: they would run apart from us. */
+		if (sim_sys_lock_byte(fd, LOCK_USERS, F_WRLCK, false)) {
+			sim_err("fabric %s: segment %s is %s and still in use by running "
+				"processes; refusing to run apart from them (remove it once "
+				"they end)", name, path, broken);
+			sim_sys_close(fd);
+			return false;
+		}
+		fresh = create_segment(path, &s);
+		sim_sys_close(fd);
+		if (fresh < 0) {
+			sim_err("fabric %s: segment %s is %s and cannot be replaced: %s", name,
+				path, broken, strerror(errno));
+			return false;
+		}
+		sim_warn("fabric %s: segment %s was %s; replaced it", name, path, broken);
+		fd = fresh;
 	}
-	if (s->magic != FAB_MAGIC || s->version != FAB_VERSION || !s->ready) {
-		sim_err("fabric %s: incompatible or broken segment %s", name, path);
-		munmap(s, sizeof(*s));
-		return;
-	}
+	/* Attached for as long as the process lives: the descriptor stays open. */
+	sim_sys_lock_byte(fd, LOCK_USERS, F_RDLCK, false);
+	sim_sys_lock_byte(fd, LOCK_SETUP, F_UNLCK, false);
 	sim_fab = s;
 	sim_info("joined fabric %s", name);
+	return true;
 }
 
 int sim_fab_my_proc_if_claimed(void)

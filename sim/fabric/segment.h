@@ -15,7 +15,8 @@
  *   |                          address            |             (registry.c)
  *   | proc[FAB_PROCS]: pid, bell, slot[FAB_SLOTS] |  inboxes    (mailbox.c)
  *   |   cm_head, cm_tail, cm[FAB_CM_SLOTS]        |  CM message ring
- *   +--------------------------------------------+ */
+ *   +--------------------------------------------+
+ * Set-up, checks and replacement of the file happen under a lock on it (segment.c). */
 #ifndef FVSIM_SEGMENT_H
 #define FVSIM_SEGMENT_H
 
@@ -28,7 +29,9 @@
 #include "wire.h"
 
 bool sim_fabric_on(void);
-void sim_fabric_attach(const char *name); /* at world setup; logs and stays off on failure */
+/* At world setup. false (logged) if the segment cannot be used: the process must not run
+ * on a private device then, apart from the others of the fabric. */
+bool sim_fabric_attach(const char *name);
 
 /* Below: the layout and helpers shared by registry.c and mailbox.c only. */
 

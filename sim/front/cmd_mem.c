@@ -4,6 +4,7 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/mlx5-abi.h>
 
+#include "../engine/remote.h"
 #include "../model/model.h"
 #include "../model/world.h"
 #include "handles.h"
@@ -81,6 +82,9 @@ int sim_cmd_rereg_mr(struct sim_cmd *c)
 		if (!pd)
 			return EINVAL;
 	}
+	/* A new range: the old one is the application's again. */
+	if (req.flags & SIM_REREG_TRANS)
+		sim_remote_revoke_mr(mr);
 	err = sim_mr_rereg(mr, req.flags, pd, req.start, req.length, req.hca_va,
 			   req.access_flags);
 	if (err)

@@ -91,7 +91,10 @@ static int destroy(int type, void *o, bool force)
 		return sim_qp_destroy(o);
 	case SIM_UOBJ_SRQ: return sim_srq_destroy(o);
 	case SIM_UOBJ_CQ: return sim_cq_destroy(o);
-	case SIM_UOBJ_MR: return sim_mr_dereg(o);
+	case SIM_UOBJ_MR:
+		/* Nothing in flight to another process may touch its memory afterwards. */
+		sim_remote_revoke_mr(o);
+		return sim_mr_dereg(o);
 	case SIM_UOBJ_AH: return sim_ah_destroy(o);
 	case SIM_UOBJ_PD: return sim_pd_free(o);
 	case SIM_UOBJ_XRCD: return sim_xrcd_close(o, force);

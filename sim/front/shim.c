@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../engine/thread.h"
 #include "../model/model.h"
 #include "../model/world.h"
 #include "clock.h"
@@ -77,6 +78,12 @@ static int open_device(int index, int flags)
 	struct sim_ctx *ctx;
 	int fd, err;
 
+	if (sim_world.fabric_refused) {
+		sim_err("not opening uverbs%d: fabric %s is unusable (see above)", index,
+			sim_world.cfg.fabric);
+		errno = EIO;
+		return -1;
+	}
 	/* A real fd keeps the number reserved and makes poll/fcntl/dup behave. */
 	fd = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | (flags & O_CLOEXEC));
 	if (fd < 0)
@@ -304,9 +311,14 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 EXPORT ssize_t read(int fd, void *buf, size_t count)
 {
 	REAL(ssize_t, read, int, void *, size_t);
-	ssize_t n = real_read(fd, buf, count);
 	int kind;
 	struct sim_ctx *ctx;
+	ssize_t n;
+
+	/* Waiting for a completion event: the device must not wait for this thread's polls. */
+	if (sim_fd_lookup(fd, &kind) && kind == SIM_FD_COMP)
+		sim_thread_app_blocks();
+	n = real_read(fd, buf, count);
 
 	if (n > 0 && (ctx = sim_fd_lookup(fd, &kind)) && kind != SIM_FD_CMD) {
 		sim_lock();

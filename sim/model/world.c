@@ -54,7 +54,7 @@ static void world_setup(void)
 	}
 	pthread_atfork(atfork_prepare, atfork_release, atfork_release);
 	if (w->cfg.fabric[0])
-		sim_fabric_attach(w->cfg.fabric);
+		w->fabric_refused = !sim_fabric_attach(w->cfg.fabric);
 }
 
 void sim_world_init(void)
@@ -65,6 +65,11 @@ void sim_world_init(void)
 void sim_lock(void)
 {
 	pthread_mutex_lock(&sim_world.lock);
+}
+
+bool sim_trylock(void)
+{
+	return pthread_mutex_trylock(&sim_world.lock) == 0;
 }
 
 void sim_unlock(void)

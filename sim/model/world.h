@@ -14,12 +14,16 @@ struct sim_world {
 	int ndev;
 	struct sim_dev dev[SIM_MAX_DEVICES];
 	struct sim_list ctxs, qps, cqs;
+	/* FVSIM_FABRIC names a fabric whose segment cannot be used: no device opens, rather
+	 * than a private one that would reuse the fabric's QP numbers and keys. */
+	bool fabric_refused;
 };
 
 extern struct sim_world sim_world;
 
 void sim_world_init(void); /* idempotent */
 void sim_lock(void);
+bool sim_trylock(void); /* true: taken */
 void sim_unlock(void);
 
 /* Port addressed by a LID anywhere in the fabric; NULL if no port has it. */

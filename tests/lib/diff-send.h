@@ -34,6 +34,7 @@ struct caps {
 	uint32_t wr, sge, inl;
 	int sig_all;
 	int no_bf;	/* FVSIM_NO_BLUEFLAME: doorbell-only QPs (mlx5dv bf.size 0) */
+	uint64_t send_ops;	/* non-zero: both twins made by ibv_create_qp_ex with these send_ops_flags */
 };
 
 struct twin {
@@ -44,6 +45,7 @@ struct twin {
 	struct fv_cq fc;
 	uint32_t sink_posted[2];
 	uint32_t fv_rings;	/* fastverbs' doorbells on this QP */
+	bool stale_imm;		/* libmlx5 drives its twin by ibv_wr_*: see mask_wqe() */
 };
 
 struct env {
@@ -130,6 +132,10 @@ static inline void xrc_pair(struct env *e, struct twin *t, int s, const struct c
 		.cap = { .max_send_wr = c->wr, .max_send_sge = c->sge, .max_inline_data = c->inl },
 	};
 
+	if (c->send_ops) {
+		a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		a.send_ops_flags = c->send_ops;
+	}
 	t->qp[s] = ibv_create_qp_ex(e->d.ctx, &a);
 	cr_assert(t->qp[s], "XRC_SEND QP: %s", strerror(errno));
 	memset(&a, 0, sizeof(a));
@@ -142,16 +148,35 @@ static inline void xrc_pair(struct env *e, struct twin *t, int s, const struct c
 	simt_connect(t->sink[s], e->d.lid, t->qp[s]->qp_num, SIMT_ACCESS_ALL, 7, 7);
 }
 
+/* A twin made by ibv_create_qp_ex with the caps' send_ops_flags (the ibv_wr_* API). */
+static inline struct ibv_qp *twin_qp_ex(struct env *e, const struct caps *c, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = c->type, .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = e->d.pd, .send_cq = cq, .recv_cq = cq, .sq_sig_all = c->sig_all,
+		.cap = { .max_send_wr = c->wr, .max_recv_wr = 1, .max_send_sge = c->sge, .max_recv_sge = 1,
+			 .max_inline_data = c->inl },
+		.send_ops_flags = c->send_ops,
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(e->d.ctx, &a);
+
+	cr_assert(qp, "ibv_create_qp_ex (send_ops_flags %#llx): %s", (unsigned long long)c->send_ops,
+		  strerror(errno));
+	return qp;
+}
+
 static inline void twin_open(struct env *e, struct twin *t, const struct caps *c)
 {
 	memset(t, 0, sizeof(*t));
+	t->stale_imm = c->send_ops != 0;
 	for (int s = LIB; s <= FV; s++) {
 		t->cq[s] = simt_cq(&e->d, 1024);
 		if (c->type == IBV_QPT_XRC_SEND) {
 			xrc_pair(e, t, s, c);
 		} else {
 			t->sink_cq[s] = simt_cq(&e->d, 2 * SINK_RECVS);
-			t->qp[s] = simt_qp(&e->d, &(struct simt_qp_cfg){ .type = c->type, .scq = t->cq[s],
+			t->qp[s] = c->send_ops ? twin_qp_ex(e, c, t->cq[s]) :
+				simt_qp(&e->d, &(struct simt_qp_cfg){ .type = c->type, .scq = t->cq[s],
 				.max_send_wr = c->wr, .max_send_sge = c->sge, .max_inline = c->inl,
 				.sq_sig_all = c->sig_all, .max_recv_wr = 1, .max_recv_sge = 1 });
 			t->sink[s] = simt_qp(&e->d, &(struct simt_qp_cfg){ .type = c->type, .scq = t->sink_cq[s],
@@ -401,14 +426,18 @@ static inline void ring_read(const struct mlx5dv_qp *dv, uint32_t off, uint8_t *
  * Bytes libmlx5 leaves unspecified or that name the twin itself, zeroed before comparing:
  * the QPN in ctrl, an inline segment's pad after its payload; and, where README documents
  * that fastverbs writes 0 and libmlx5 leaves the ring's old bytes, a fetch-and-add's compare
- * half and the XRC segment's 12 reserved bytes.
+ * half and the XRC segment's 12 reserved bytes. stale_imm (libmlx5's ibv_wr_* builders, README
+ * row): the ctrl's immediate word of a WQE that carries none, left as the ring held it.
  */
-static inline void mask_wqe(uint8_t *w, unsigned ds, enum ibv_qp_type type)
+static inline void mask_wqe(uint8_t *w, unsigned ds, enum ibv_qp_type type, bool stale_imm)
 {
 	uint8_t opcode = w[3];
 	unsigned at = 16 + (type == IBV_QPT_UD ? 48 : 0) + (type == IBV_QPT_XRC_SEND ? 16 : 0);
 
 	memset(w + 4, 0, 3);
+	if (stale_imm && opcode != MLX5_OPCODE_SEND_IMM && opcode != MLX5_OPCODE_RDMA_WRITE_IMM &&
+	    opcode != MLX5_OPCODE_SEND_INVAL)
+		memset(w + 12, 0, 4);
 	if (type == IBV_QPT_XRC_SEND && ds > 1)
 		memset(w + 20, 0, 12);
 	if (opcode == MLX5_OPCODE_RDMA_WRITE || opcode == MLX5_OPCODE_RDMA_WRITE_IMM ||
@@ -447,8 +476,8 @@ static inline void compare_rings(struct twin *t, uint32_t from, uint32_t to, enu
 		}
 		ring_read(&t->dv[LIB], off, a, ds * 16);
 		ring_read(&t->dv[FV], off, b, ds * 16);
-		mask_wqe(a, ds, type);
-		mask_wqe(b, ds, type);
+		mask_wqe(a, ds, type, t->stale_imm);
+		mask_wqe(b, ds, type, t->stale_imm);
 		unsigned first = 0;
 
 		while (first < ds * 16 && a[first] == b[first])
@@ -479,13 +508,13 @@ static inline int written_half(const uint8_t *reg, int round)
  * WQE copy. Masked like a WQE in the ring; a copy carries whole 64-byte blocks, and past ds
  * the bytes are old ring contents the device never reads.
  */
-static inline void mask_half(uint8_t *h, enum ibv_qp_type type)
+static inline void mask_half(uint8_t *h, enum ibv_qp_type type, bool stale_imm)
 {
 	unsigned ds = h[7] & 0x3f;
 
 	if (ds * 16 > REG_BYTES / 2)
 		ds = 1;
-	mask_wqe(h, ds, type);
+	mask_wqe(h, ds, type, stale_imm);
 	memset(h + ds * 16, 0, REG_BYTES / 2 - ds * 16);
 }
 
@@ -564,8 +593,8 @@ static inline void compare_reg(struct env *e, struct twin *t, uint8_t reg[2][REG
 
 	uint8_t *a = reg[LIB] + hl * REG_BYTES / 2, *b = reg[FV] + hf * REG_BYTES / 2;
 
-	mask_half(a, type);
-	mask_half(b, type);
+	mask_half(a, type, t->stale_imm);
+	mask_half(b, type, t->stale_imm);
 	unsigned first = 0;
 
 	while (first < REG_BYTES / 2 && a[first] == b[first])

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The machinery under the fv_wr_* calls (ibv_wr_post(3); the calls themselves are generated
+ * into compat/wr.h from ops.def): a batch, its open WQE, its first error, its rollback.
+ *
+ *   fv_wr_start    remember the send ring's counters, clear the error
+ *   builder        open a WQE: opcode and operands into qp->wr, wr_id and wr_flags read now;
+ *                  a WQE still open (a setter missing) is an error
+ *   setters        the destination (UD address, XRC SRQ) and the payload (one per WQE), in
+ *                  either order; the payload setter builds the WQE in the ring (build.h) and
+ *                  a destination set after it is written over the WQE's placeholder units
+ *   fv_wr_complete one doorbell for the batch (BlueFlame for a lone WQE that fits, sq.h), or,
+ *                  after any error, the counters of fv_wr_start again and that error
+ *
+ * libmlx5 44 finalises a WQE (ds, producer) in its last setter as well; its errors (too many
+ * SGEs, inline too long, ring full) are latched and returned by ibv_wr_complete, which then
+ * rings nothing. Where fastverbs does better (README, Differences): a builder on a full ring
+ * writes nothing (libmlx5's setters then write into the WQE before, possibly posted), a
+ * missing setter, an extra one and an operation the QP type does not allow are EINVAL.
+ * Nothing of a failed batch is visible to the device: it only ever writes past the doorbell
+ * record's producer, which stays where it was.
+ */
+#ifndef FASTVERBS_COMPAT_WR_BATCH_H
+#define FASTVERBS_COMPAT_WR_BATCH_H
+
+#include <limits.h>
+#include "post_send.h"
+
+FV_EXTERN_C_BEGIN
+
+/* Setters the open WQE still owes (struct fv_wr_batch.need). */
+enum { FV_WR_NEED_DATA = 1, FV_WR_NEED_DEST = 2 };
+
+/* A zero address vector: the placeholder of a UD WQE built before its destination is set. */
+static const struct mlx5_wqe_av fv_wr_no_av = FV_ZERO_INIT;
+
+/* Remember the batch's first error. */
+static inline void fv_wr_fail(struct fv_qp *qp, int err)
+{
+	if (!qp->wr.err)
+		qp->wr.err = err;
+}
+
+/* The send ring's counters a batch may move, kept by fv_wr_start (struct fv_wr_batch). */
+#define FV_WR_KEPT(X) X(pi) X(rung_pi) X(last_pi) X(sig_pi) X(lim) X(fence_cache)
+#define FV_WR_KEEP(f)    b->f = sq->f;
+#define FV_WR_RESTORE(f) sq->f = b->f;
+
+/* fv_wr_start on a struct fv_qp. */
+static inline void fv_wr_start_qp(struct fv_qp *qp)
+{
+	const struct fv_sq *sq = &qp->sq;
+	struct fv_wr_batch *b = &qp->wr;
+
+	b->err = 0;
+	b->need = 0;
+	FV_WR_KEPT(FV_WR_KEEP)
+}
+
+/*
+ * Forget the batch: the counters of fv_wr_start again, and the meta of every block the batch
+ * took made stale (end at ci, nothing forced), as fv_sq_set_pi leaves a free slot. Nothing
+ * was rung, so the device never saw any of it.
+ */
+static inline void fv_wr_rollback(struct fv_qp *qp)
+{
+	struct fv_sq *sq = &qp->sq;
+	struct fv_wr_batch *b = &qp->wr;
+
+	struct fv_sq_meta stale = FV_ZERO_INIT;
+
+	stale.end = sq->ci;
+	stale.forced = sq->ci - 1;
+	for (uint32_t i = b->pi; i != sq->pi; i++)
+		sq->meta[i & sq->mask] = stale;
+	FV_WR_KEPT(FV_WR_RESTORE)
+	b->need = 0;
+}
+
+/* fv_wr_complete on a struct fv_qp: 0 and one doorbell, or the first error and nothing rung. */
+static FV_ALWAYS_INLINE int fv_wr_complete_qp(struct fv_qp *qp)
+{
+	int err;
+
+	if (qp->wr.need)
+		fv_wr_fail(qp, EINVAL);		/* the last WQE lacks a setter */
+	err = qp->wr.err;
+	if (__builtin_expect(err, 0)) {
+		fv_wr_rollback(qp);
+		qp->wr.err = 0;
+		return err;
+	}
+	fv_sq_ring(&qp->sq);
+	return 0;
+}
+
+/* fv_wr_abort on a struct fv_qp: the batch is dropped, nothing rung. */
+static inline void fv_wr_abort_qp(struct fv_qp *qp)
+{
+	fv_wr_rollback(qp);
+	qp->wr.err = 0;
+}
+
+/*
+ * A builder on a QP of type qpt: r holds the opcode and operands; wr_id and wr_flags are read
+ * now, as libmlx5 reads them in its builders. The WQE needs its payload, and on UD and XRC
+ * its destination too.
+ */
+static FV_ALWAYS_INLINE void fv_wr_open(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+{
+	struct fv_wr_batch *b = &qp->wr;
+
+	if (b->need)
+		fv_wr_fail(qp, EINVAL);		/* the WQE before lacks a setter */
+	b->opcode = r->opcode;
+	b->segs = r->segs;
+	b->imm = r->imm;
+	if (r->segs & FV_SEG_RADDR) {		/* the setter reads only what segs names */
+		b->raddr = r->raddr;
+		b->rkey = r->rkey;
+	}
+	if (r->segs & FV_SEG_ATOMIC) {
+		b->swap_add = r->swap_add;
+		b->compare = r->compare;
+	}
+	b->wr_id = qp->wr_id;
+	b->flags = fv_send_flags(qp->wr_flags);
+	if (qpt == FV_QPT_UD)
+		b->av = &fv_wr_no_av;
+	b->need = FV_WR_NEED_DATA | (fv_transport_ds(qpt) ? FV_WR_NEED_DEST : 0);
+}
+
+/* A builder on a struct fv_qp: allowed is the mask of QP types (1 << enum fv_qpt) it suits. */
+static FV_ALWAYS_INLINE void fv_wr_open_any(struct fv_qp *qp, unsigned allowed, const struct fv_req *r)
+{
+	fv_wr_open(qp, qp->qpt, r);	/* either way: the setter's loads then see these stores */
+	if (__builtin_expect(!(allowed >> qp->qpt & 1), 0)) {
+		fv_wr_fail(qp, EINVAL);		/* the man page's table: not on this QP type */
+		qp->wr.need = 0;
+	}
+}
+
+/* The open WQE as a request, without its payload. */
+static FV_ALWAYS_INLINE struct fv_req fv_wr_req(const struct fv_qp *qp, enum fv_qpt qpt)
+{
+	const struct fv_wr_batch *b = &qp->wr;
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = b->wr_id;
+	r.flags = b->flags;
+	r.opcode = b->opcode;
+	r.segs = b->segs;
+	r.imm = b->imm;
+	r.sge_len = true;
+	if (b->segs & FV_SEG_RADDR) {
+		r.raddr = b->raddr;
+		r.rkey = b->rkey;
+	}
+	if (b->segs & FV_SEG_ATOMIC) {
+		r.swap_add = b->swap_add;
+		r.compare = b->compare;
+	}
+	if (qpt == FV_QPT_UD) {
+		r.av = b->av;
+		r.remote_qpn = b->remote_qpn;
+		r.qkey = b->qkey;
+	}
+	if (qpt == FV_QPT_XRC)
+		r.srqn = b->srqn;
+	return r;
+}
+
+/*
+ * The payload setter: r is the open WQE with its payload; err a mistake the setter found
+ * (ENOMEM: too many SGEs, inline too long). Builds the WQE (ENOMEM: no room in the ring).
+ */
+static FV_ALWAYS_INLINE void fv_wr_payload(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r, int err)
+{
+	if (!(qp->wr.need & FV_WR_NEED_DATA)) {
+		fv_wr_fail(qp, EINVAL);		/* no builder before it, or a second payload */
+		return;
+	}
+	qp->wr.need &= ~(unsigned)FV_WR_NEED_DATA;
+	if (!err)	/* also after an earlier error: the batch is rolled back anyway */
+		err = fv_build(qp, qpt, r);
+	if (__builtin_expect(err, 0))
+		fv_wr_fail(qp, err);
+}
+
+/* The payload setters (fv_wr_set_sge, _sge_list, _inline_data, _inline_data_list) on a QP of type qpt. */
+static FV_ALWAYS_INLINE void fv_wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, uint32_t lkey, uint64_t addr,
+					  uint32_t length)
+{
+	struct ibv_sge s = { addr, length, lkey };
+	struct fv_req r = fv_wr_req(qp, qpt);
+
+	r.payload = FV_PL_SGL;
+	r.sgl = &s;
+	r.nsge = 1;
+	fv_wr_payload(qp, qpt, &r, 0);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_sge_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_sge,
+					       const struct ibv_sge *sg_list)
+{
+	struct fv_req r = fv_wr_req(qp, qpt);
+
+	r.payload = FV_PL_SGL;
+	r.sgl = sg_list;
+	r.nsge = (int)num_sge;
+	fv_wr_payload(qp, qpt, &r, num_sge > qp->max_send_sge ? ENOMEM : 0);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt, const void *addr, size_t length)
+{
+	struct ibv_sge s = { (uintptr_t)addr, (uint32_t)length, 0 };
+	struct fv_req r = fv_wr_req(qp, qpt);
+
+	r.payload = FV_PL_INLINE;
+	r.sgl = &s;
+	r.nsge = 1;
+	r.len = (uint32_t)length;
+	fv_wr_payload(qp, qpt, &r, length > qp->max_inline ? ENOMEM : 0);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_inline_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_buf,
+						  const struct ibv_data_buf *buf_list)
+{
+	struct fv_req r = fv_wr_req(qp, qpt);
+	size_t total = 0;
+	int err = num_buf > INT_MAX ? ENOMEM : 0;
+
+	for (size_t i = 0; i < num_buf && !err; i++) {	/* no sum that can wrap */
+		if (buf_list[i].length > qp->max_inline - total)
+			err = ENOMEM;
+		else
+			total += buf_list[i].length;
+	}
+	r.payload = FV_PL_INLINE_BUFS;
+	r.bufs = buf_list;
+	r.nsge = (int)num_buf;
+	r.len = (uint32_t)total;
+	fv_wr_payload(qp, qpt, &r, err);
+}
+
+/*
+ * The destination setter of a UD (av, remote_qpn, qkey) or XRC (srqn) WQE. Before the payload
+ * it goes into the open WQE; after it, over the WQE's destination units (the first block,
+ * right after the ctrl: never past the ring end).
+ */
+static FV_ALWAYS_INLINE void fv_wr_dest(struct fv_qp *qp, enum fv_qpt qpt, const struct mlx5_wqe_av *av,
+					uint32_t remote_qpn, uint32_t qkey, uint32_t srqn)
+{
+	struct fv_wr_batch *o = &qp->wr;
+
+	if (!(qp->wr.need & FV_WR_NEED_DEST) || (qpt == FV_QPT_UD && !av)) {
+		fv_wr_fail(qp, EINVAL);		/* no builder, a second destination, no mlx5 AH */
+		return;
+	}
+	qp->wr.need &= ~(unsigned)FV_WR_NEED_DEST;
+	o->av = av;
+	o->remote_qpn = remote_qpn;
+	o->qkey = qkey;
+	o->srqn = srqn;
+	if ((qp->wr.need & FV_WR_NEED_DATA) || qp->wr.err)
+		return;
+
+	uint8_t *p = fv_sq_wqe(&qp->sq, qp->sq.last_pi) + FV_DS;
+	struct fv_image u[3];
+	unsigned n = 1;
+
+	if (qpt == FV_QPT_UD) {
+		fv_av_images(u, av, remote_qpn, qkey);
+		n = 3;
+	} else {
+		u[0] = fv_xrc_image(srqn);
+	}
+	for (unsigned i = 0; i < n; i++)
+		fv_unit_put(p + i * FV_DS, u[i], FV_VEC);
+}
+
+/* fv_wr_set_ud_addr's address: an fv_ah (fah), or a verbs AH (ibah) looked up as fv_post_send does. */
+static FV_ALWAYS_INLINE void fv_wr_ud_addr_at(struct fv_qp *qp, const struct fv_ah *fah, struct ibv_ah *ibah,
+					      uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	const struct mlx5_wqe_av *av = fah ? &fah->av : ibah ? fv_qp_av(qp, ibah) : NULL;
+
+	fv_wr_dest(qp, FV_QPT_UD, av, remote_qpn, remote_qkey, 0);
+}
+
+/* The struct fv_qp of a struct fv_qp * (fv_wr_qp). */
+static inline struct fv_qp *fv_qp_wr_qp(struct fv_qp *qp)
+{
+	return qp;
+}
+
+FV_EXTERN_C_END
+
+/* fv_wr_set_ud_addr's ah argument as one of two pointers, the other NULL (a constant; C++: overloads, wr.h). */
+#define FV_WR_FV_AH(ah)  _Generic((ah), struct ibv_ah *: (const struct fv_ah *)0, default: (ah))
+#define FV_WR_IBV_AH(ah) _Generic((ah), struct ibv_ah *: (ah), default: (struct ibv_ah *)0)
+
+/* The handle, first of a front's arguments (a builder may have no others). */
+#define FV_WR_H(...) FV_WR_H_(__VA_ARGS__, 0)
+#define FV_WR_H_(h, ...) (h)
+
+#endif /* FASTVERBS_COMPAT_WR_BATCH_H */

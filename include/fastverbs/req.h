@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * One send request, as every builder takes it (build.h): what the typed builders, fv_post_send
+ * and the fv_wr_* calls (compat/wr.h) fill in, and struct fv_qp keeps for an fv_wr_* WQE whose
+ * setters are still to come.
+ */
+#ifndef FASTVERBS_REQ_H
+#define FASTVERBS_REQ_H
+
+#include <stdbool.h>
+#include "wqe.h"
+
+#define FV_ALWAYS_INLINE inline __attribute__((always_inline))
+
+enum fv_payload {
+	FV_PL_NONE,		/* ctrl-only WQE (NOP) */
+	FV_PL_SGL,		/* data segments from an SGE list */
+	FV_PL_INLINE,		/* inline segment gathered from an SGE list */
+	FV_PL_INLINE_BUFS,	/* inline segment gathered from an ibv_data_buf list (bufs) */
+};
+
+enum { FV_SEG_RADDR = 1, FV_SEG_ATOMIC = 2 };
+
+/* Everything one WQE needs; unused fields stay zero. */
+struct fv_req {
+	uint64_t wr_id;
+	unsigned flags;			/* FV_SIGNALED | FV_SOLICITED | FV_FENCE */
+	uint8_t opcode;			/* MLX5_OPCODE_* */
+	uint8_t segs;			/* FV_SEG_RADDR | FV_SEG_ATOMIC */
+	uint8_t payload;		/* enum fv_payload */
+	__be32 imm;			/* immediate data, or BE32 rkey to invalidate */
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t swap_add, compare;	/* atomic operands */
+	const struct mlx5_wqe_av *av;	/* UD destination */
+	uint32_t remote_qpn, qkey;
+	uint32_t srqn;			/* XRC destination SRQ */
+	const struct ibv_sge *sgl;	/* the payload's pieces */
+	int nsge;
+	const struct ibv_data_buf *bufs;	/* FV_PL_INLINE_BUFS: the pieces (nsge of them) */
+	uint32_t len;			/* FV_PL_INLINE, FV_PL_INLINE_BUFS: total bytes */
+	bool sge_len;			/* an atomic's data segment keeps its SGE's length (ibv_wr_*) */
+	bool from_wr;			/* fv_post_send: read from an ibv_send_wr (no FV_VEC, wqe.h) */
+};
+
+#endif /* FASTVERBS_REQ_H */

@@ -1,0 +1,80 @@
+/* The application's polling drives the device. libibverbs' ibv_poll_cq() is an inline
+ * call through the context's ops table; on contexts of our device that entry is wrapped,
+ * so that a poll finding nothing first gives the engine a pass in the polling thread.
+ * A program that busy-polls then needs no scheduler slot for the device thread: its own
+ * spinning moves its sends out and answers what other processes of the fabric post to it
+ * (with two processes busy-polling on two cores, the device threads would otherwise wait
+ * for a scheduler tick, milliseconds, at every hop). Programs that poll CQE memory
+ * themselves (fastverbs, mlx5dv) never come here and keep the device thread. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdbool.h>
+
+#include <infiniband/verbs.h>
+
+#include "../engine/thread.h"
+#include "fdtab.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *);
+
+/* The provider's poll_cq: the same function for every context of our device (libmlx5
+ * picks it by CQE version, which the device fixes). */
+static poll_fn provider_poll;
+
+static int driven_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	int got = provider_poll(cq, n, wc);
+
+	if (got)
+		return got;
+	sim_thread_drive();
+	return provider_poll(cq, n, wc);
+}
+
+typedef struct ibv_context *(*open_fn)(struct ibv_device *);
+
+/* libibverbs' own ibv_open_device. A program linked with it finds it next in line; one
+ * that loaded libibverbs privately (Python's pyverbs extension: RTLD_LOCAL) only through
+ * that library's handle. */
+static open_fn libibverbs_open(void)
+{
+	open_fn f = (open_fn)dlsym(RTLD_NEXT, "ibv_open_device");
+	void *lib;
+
+	if (f)
+		return f;
+	lib = dlopen("libibverbs.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!lib)
+		return NULL;
+	f = (open_fn)dlvsym(lib, "ibv_open_device", "IBVERBS_1.1");
+	dlclose(lib);
+	return f;
+}
+
+EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	static open_fn real;
+	struct ibv_context *ctx;
+	poll_fn p;
+
+	if (!__atomic_load_n(&real, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&real, libibverbs_open(), __ATOMIC_RELEASE);
+	if (!real) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	if (!(ctx = real(device)) || !sim_fd_ctx(ctx->cmd_fd))
+		return ctx;
+	p = ctx->ops.poll_cq;
+	if (p != driven_poll) {
+		poll_fn none = NULL;
+
+		__atomic_compare_exchange_n(&provider_poll, &none, p, false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&provider_poll, __ATOMIC_ACQUIRE) == p)
+			ctx->ops.poll_cq = driven_poll;
+	}
+	return ctx;
+}

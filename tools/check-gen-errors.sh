@@ -1,0 +1,58 @@
+#!/bin/sh
+# The generator must refuse a broken table: each case below breaks a copy of ops.def in one
+# place (a sed script); gen-ops must exit non-zero, write nothing to stdout and name the
+# broken line as "ops.def:LINE: message". The table itself must pass.
+set -u
+gen=$1; table=$2; passed=0; failed=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+"$gen" "$table" >/dev/null || { echo "check-gen-errors: $table itself is refused"; exit 1; }
+
+# check NAME SED-SCRIPT MARK MESSAGE: MARK (a fixed string) finds the broken line in the copy.
+check() {
+    name=$1; script=$2; mark=$3; msg=$4
+    bad=$tmp/ops.def
+    sed -e "$script" "$table" > "$bad"
+    line=$(grep -nF -- "$mark" "$bad" | tail -n 1 | cut -d: -f1)
+    if [ -z "$line" ] || cmp -s "$bad" "$table"; then
+        echo "check-gen-errors: $name: FAIL (the case does not change the table)"; failed=$((failed + 1)); return
+    fi
+    "$gen" "$bad" > "$tmp/out" 2> "$tmp/err"; rc=$?
+    want="ops.def:$line: $msg"
+    if [ $rc -eq 0 ] || [ -s "$tmp/out" ] || ! grep -qF -- "$want" "$tmp/err"; then
+        echo "check-gen-errors: $name: FAIL (exit $rc, want '$want', got:)"; sed 's/^/    /' "$tmp/err"
+        failed=$((failed + 1)); return
+    fi
+    passed=$((passed + 1))
+}
+
+check remote-typo     's/MLX5_OPCODE_RDMA_WRITE,     RADDR/MLX5_OPCODE_RDMA_WRITE,     RADR/' \
+      'RADR,' "unknown remote 'RADR'"
+check imm-typo        's/MLX5_OPCODE_SEND_IMM,       NONE,  IMM,/MLX5_OPCODE_SEND_IMM,       NONE,  IM,/' \
+      'IM, ' "unknown immediate 'IM'"
+check payload-typo    's/MLX5_OPCODE_RDMA_READ,      RADDR, NONE, SGL,/MLX5_OPCODE_RDMA_READ,      RADDR, NONE, SG,/' \
+      'SG, ' "unknown payload 'SG'"
+check dest-typo       's/IBV_QPT_UD,       AV)/IBV_QPT_UD,       ADDR)/' 'ADDR)' "unknown destination 'ADDR'"
+check mlx5-opcode     's/MLX5_OPCODE_ATOMIC_FA,/MLX5_ATOMIC_FA,/' 'MLX5_ATOMIC_FA' \
+      "bad mlx5 opcode 'MLX5_ATOMIC_FA': want MLX5_OPCODE_"
+check duplicate-op    '/^FV_OP(read,/p' 'FV_OP(read,' "duplicate operation 'read'"
+check duplicate-qpt   '/^FV_QPT(uc,/p' 'FV_QPT(uc,' "duplicate QP type 'uc'"
+check duplicate-pair  's/FV_ALLOW(ud, nop)/FV_ALLOW(ud, nop) FV_ALLOW(ud, send)/' 'FV_ALLOW(ud, nop) FV_ALLOW' \
+      "duplicate pair (ud, send)"
+check unknown-qpt     's/FV_ALLOW(ud, nop)/FV_ALLOW(udp, nop)/' 'FV_ALLOW(udp' "pair names unknown QP type 'udp'"
+check unknown-op      's/FV_ALLOW(uc, write)/FV_ALLOW(uc, wirte)/' 'wirte' "pair names unknown operation 'wirte'"
+check unknown-row     's/FV_ALLOW(rc, cas)/FV_ALOW(rc, cas)/' 'FV_ALOW' "unknown row 'FV_ALOW'"
+check short-row       's/FV_ALLOW(rc, fadd)/FV_ALLOW(rc)/' 'FV_ALLOW(rc)' "FV_ALLOW row has 1 columns, wants 2"
+check bad-name        's/FV_ALLOW(xrc, read)/FV_ALLOW(xrc, re-ad)/' 're-ad' "FV_ALLOW row: column 2 're-ad' is not a name"
+check desc-not-string 's/"RDMA READ into the SGEs"/RDMA_READ/' 'RDMA_READ)' "description must be a string"
+check open-comment    's|^/\* FV_ALLOW(qp type|/* open FV_ALLOW(qp type|; s|all others are refused. \*/|all others are refused.|' \
+      '/* open' "unterminated comment"
+check wr-repeated     's/^FV_OP(send_imm,  send_imm,/FV_OP(send_imm,  send,/' 'FV_OP(send_imm,  send,' \
+      "operation 'send_imm' repeats fv_wr_send"
+check wr-no-payload   's/^FV_OP(nop,       NONE,/FV_OP(nop,       nop,/' 'FV_OP(nop,       nop,' \
+      "operation 'nop': an fv_wr_* builder needs a payload"
+check wr-opcode       's/IBV_WR_RDMA_READ, /IBV_WR_RDMA_REED, /' 'IBV_WR_RDMA_REED' \
+      "verbs opcode 'IBV_WR_RDMA_REED' has no slot in fv_op_table"
+check stray-text      's/^FV_QPT(rc, /x FV_QPT(rc, /' 'x FV_QPT(rc,' "expected '(' after 'x'"
+
+echo "check-gen-errors: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
