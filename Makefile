@@ -1,6 +1,6 @@
 # fastverbs: header-only mlx5 data path, its software device (sim/), tests and benchmarks.
 # Targets: all test bench run fuzz install uninstall gen clean (plus check-gen, check-docs,
-# check-man, check-compile-fail, check-clang, check-codegen, check-install).
+# check-man, check-compile-fail, check-headers, check-clang, check-codegen, check-install).
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -9,9 +9,14 @@ ifeq ($(origin CC),default)
 CC := gcc
 endif
 CLANG   ?= clang
+ifeq ($(origin CXX),default)
+CXX := g++
+endif
+CLANGXX ?= clang++
 OPT     ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 CFLAGS_COMMON = -std=c11 -Wall -Wextra -Werror $(OPT) $(EXTRA_CFLAGS)
+CXXFLAGS_COMMON = -std=c++17 -Wall -Wextra -Werror $(OPT) $(EXTRA_CFLAGS)
 CPPFLAGS += -Iinclude -D_GNU_SOURCE
 VERBS_LIBS := -libverbs -lmlx5
 TEST_LIBS  := -lcriterion $(VERBS_LIBS) -lrdmacm -lpthread
@@ -20,18 +25,18 @@ TEST_LIBS  := -lcriterion $(VERBS_LIBS) -lrdmacm -lpthread
 B ?= build
 
 HEADERS    := $(wildcard include/fastverbs/*.h include/fastverbs/compat/*.h) include/fastverbs/ops.def
-TEST_SRCS  := $(wildcard tests/*.c)
+TEST_SRCS  := $(wildcard tests/*.c) $(wildcard tests/*.cpp)
 TEST_LIB   := $(wildcard tests/lib/*.c)
 TEST_LIBH  := $(wildcard tests/lib/*.h)
-TEST_BINS  := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRCS))
-EX_SRCS    := $(filter-out examples/common.c,$(wildcard examples/*.c))
-EX_BINS    := $(patsubst examples/%.c,$(B)/examples/%,$(EX_SRCS))
+TEST_BINS  := $(patsubst tests/%,$(B)/tests/%,$(basename $(TEST_SRCS)))
+EX_SRCS    := $(filter-out examples/common.c,$(wildcard examples/*.c examples/*.cpp))
+EX_BINS    := $(patsubst examples/%,$(B)/examples/%,$(basename $(EX_SRCS)))
 GEN_OPS    := $(B)/tools/gen-ops
 GEN_MAN    := $(B)/tools/gen-man
 
 # sim/sim.mk defines sim-all (build the software device) and SIM_RUN (sim/fvsim-run).
 .PHONY: sim-all all test test-run test-plain test-pyverbs test-san bench run fuzz install uninstall gen check-gen \
-        check-compile-fail check-clang check-codegen check-install deps clean
+        check-compile-fail check-headers check-clang check-codegen check-install deps clean
 
 all: $(TEST_BINS) $(EX_BINS) sim-all
 
@@ -45,7 +50,27 @@ endif
 
 $(B)/tests/%: tests/%.c $(TEST_LIB) $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -DFV_BUILD='"$(B)"' -o $@ $< $(TEST_LIB) $(TEST_LIBS)
+	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -DFV_BUILD='"$(B)"' $(TEST_DEFS) -o $@ $< $(TEST_LIB) $(TEST_LIBS)
+
+# tests/registry loads two libraries that embed fastverbs the way libraries do: every
+# symbol hidden but their entry points (tests/so/plugin.c, built twice).
+PLUGINS := $(B)/tests/so/libfvplug-a.so $(B)/tests/so/libfvplug-b.so
+$(B)/tests/registry: $(PLUGINS)
+$(B)/tests/registry: TEST_DEFS = -DFV_PLUGIN_DIR='"$(CURDIR)/$(B)/tests/so"'
+$(PLUGINS): tests/so/plugin.c $(HEADERS)
+	@mkdir -p $(@D)
+	printf '{ global: plugin_*; local: *; };\n' > $@.map
+	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -fPIC -fvisibility=hidden -shared -Wl,--version-script=$@.map \
+	    -o $@ $< $(VERBS_LIBS)
+
+# C++ programs (tests/*.cpp, examples/*.cpp) link the C helpers built as C.
+$(B)/tests/%: tests/%.cpp $(TEST_LIB:%.c=$(B)/%.o) $(TEST_LIBH) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -o $@ $< $(TEST_LIB:%.c=$(B)/%.o) $(TEST_LIBS)
+
+$(B)/tests/lib/%.o: tests/lib/%.c $(TEST_LIBH) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -c -o $@ $<
 
 # tests/sim-examples runs the example programs.
 $(B)/tests/sim-examples: $(EX_BINS)
@@ -56,6 +81,14 @@ $(B)/examples/rdma_cm_pingpong: VERBS_LIBS += -lrdmacm
 $(B)/examples/%: examples/%.c examples/common.c examples/common.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -o $@ $< examples/common.c $(VERBS_LIBS) -lpthread
+
+$(B)/examples/%: examples/%.cpp $(B)/examples/common.o examples/common.h $(HEADERS)
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_COMMON) $(CPPFLAGS) -o $@ $< $(B)/examples/common.o $(VERBS_LIBS) -lpthread
+
+$(B)/examples/common.o: examples/common.c examples/common.h $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -c -o $@ $<
 
 $(GEN_OPS): tools/gen-ops.c
 	@mkdir -p $(@D)
@@ -103,13 +136,17 @@ check-man:
 	@CC="$(CC)" tools/check-man-selftest.sh
 
 check-compile-fail:
-	@CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" tools/compile-fail.sh tests/compile-fail
+	@CC="$(CC)" CXX="$(CXX)" CPPFLAGS="$(CPPFLAGS)" tools/compile-fail.sh tests/compile-fail
+
+# The headers alone, as users compile them: C11 without _GNU_SOURCE (also -pedantic) and C++17.
+check-headers:
+	@CC="$(CC)" CXX="$(CXX)" CLANG="$(CLANG)" CLANGXX="$(CLANGXX)" tools/check-headers.sh
 
 # Every test program must also build warning-free with clang (skipped with a note when absent).
 check-clang:
 	@if command -v $(CLANG) >/dev/null 2>&1; then \
-	    $(MAKE) --no-print-directory B=build-clang CC=$(CLANG) \
-	        $(patsubst tests/%.c,build-clang/tests/%,$(TEST_SRCS)) >/dev/null && \
+	    $(MAKE) --no-print-directory B=build-clang CC=$(CLANG) CXX=$(CLANGXX) \
+	        $(patsubst tests/%,build-clang/tests/%,$(basename $(TEST_SRCS))) >/dev/null && \
 	    echo "check-clang: $(words $(TEST_SRCS)) test programs build warning-free with $(CLANG)"; \
 	else echo "check-clang: $(CLANG) not installed, skipped"; fi
 
@@ -121,9 +158,9 @@ check-codegen:
 deps:
 	@tools/deps.sh
 
-# Install into a scratch prefix and build a program against it through pkg-config alone.
+# Install into a scratch prefix and build a C and a C++ program through pkg-config alone.
 check-install:
-	@tools/check-install.sh "$(CC)"
+	@tools/check-install.sh "$(CC)" "$(CXX)"
 
 # test: install what is missing, check the generated header, build and run everything,
 # run rdma-core's own test suite on the software device, then build and run the whole
@@ -133,6 +170,7 @@ test: deps
 	@$(MAKE) --no-print-directory check-docs
 	@$(MAKE) --no-print-directory check-man
 	@$(MAKE) --no-print-directory check-compile-fail
+	@$(MAKE) --no-print-directory check-headers
 	@$(MAKE) --no-print-directory check-clang
 	@$(MAKE) --no-print-directory check-codegen
 	@$(MAKE) --no-print-directory check-install
@@ -171,9 +209,10 @@ run: $(EX_BINS) sim-all
 fastverbs.pc: fastverbs.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e "s|@VERSION@|$$(tools/version.sh)|g" $< > $@
 
+# Only what users include: the headers (ops.def is the generator's input, not included).
 install: fastverbs.pc
 	install -d $(DESTDIR)$(PREFIX)/include/fastverbs/compat $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 0644 include/fastverbs/*.h include/fastverbs/ops.def $(DESTDIR)$(PREFIX)/include/fastverbs/
+	install -m 0644 include/fastverbs/*.h $(DESTDIR)$(PREFIX)/include/fastverbs/
 	install -m 0644 include/fastverbs/compat/*.h $(DESTDIR)$(PREFIX)/include/fastverbs/compat/
 	install -m 0644 fastverbs.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/fastverbs.pc
 	tools/man-install.sh install $(DESTDIR)$(MANDIR)

@@ -6,6 +6,10 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
+#ifdef __cplusplus	/* common.c is C; the C++ example links it */
+extern "C" {
+#endif
+
 struct ex_dev {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
@@ -41,7 +45,11 @@ struct ibv_ah *ex_ah_to_self(struct ex_dev *d);
 #define EX_QKEY 0x11111111u
 
 uint64_t ex_now_ns(void);
-_Noreturn void ex_die(const char *what, int err);
-_Noreturn void ex_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+__attribute__((noreturn)) void ex_die(const char *what, int err);
+__attribute__((noreturn, format(printf, 1, 2))) void ex_fail(const char *fmt, ...);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -50,6 +50,8 @@ check wr-repeated     's/^FV_OP(send_imm,  send_imm,/FV_OP(send_imm,  send,/' 'F
       "operation 'send_imm' repeats fv_wr_send"
 check wr-no-payload   's/^FV_OP(nop,       NONE,/FV_OP(nop,       nop,/' 'FV_OP(nop,       nop,' \
       "operation 'nop': an fv_wr_* builder needs a payload"
+check wr-opcode       's/IBV_WR_RDMA_READ, /IBV_WR_RDMA_REED, /' 'IBV_WR_RDMA_REED' \
+      "verbs opcode 'IBV_WR_RDMA_REED' has no slot in fv_op_table"
 check stray-text      's/^FV_QPT(rc, /x FV_QPT(rc, /' 'x FV_QPT(rc,' "expected '(' after 'x'"
 
 echo "check-gen-errors: $passed passed, $failed failed"

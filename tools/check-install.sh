@@ -1,19 +1,38 @@
 #!/bin/sh
-# make install into a scratch PREFIX, then compile and link a program that finds fastverbs
-# only through pkg-config: proves the installed headers are complete and fastverbs.pc is right.
+# make install into a scratch PREFIX, then compile and link a C and a C++ program that find
+# fastverbs only through pkg-config: proves the installed headers are complete, fastverbs.pc
+# is right (libibverbs and libmlx5 through Requires) and nothing but them and the manual
+# pages is installed.
 set -eu
 cc=${1:-gcc}
+cxx=${2:-g++}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 make --no-print-directory -s install PREFIX="$tmp/usr" >/dev/null
 rm -f fastverbs.pc
+extra=$(cd "$tmp/usr" && find . -type f ! -name '*.h' ! -path './lib/pkgconfig/fastverbs.pc' ! -path './share/man/*')
+[ -z "$extra" ] || { echo "check-install: FAIL, installed besides headers, fastverbs.pc and pages: $extra"; exit 1; }
 cat > "$tmp/prog.c" <<'PROG'
 #include <fastverbs/fastverbs.h>
-int main(void) { return FV_VERSION > 0 ? 0 : 1; }
+int main(void)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);	/* libibverbs, through Requires */
+	int r = FV_VERSION > 0 ? 0 : 1;
+
+	if (l && l[0] && !mlx5dv_is_supported(l[0]))		/* libmlx5 */
+		r = 0;
+	if (l)
+		ibv_free_device_list(l);
+	return r;
+}
 PROG
-flags=$(PKG_CONFIG_PATH="$tmp/usr/lib/pkgconfig" pkg-config --cflags --libs fastverbs)
-$cc -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE $flags -o "$tmp/prog" "$tmp/prog.c" $flags
+cp "$tmp/prog.c" "$tmp/prog.cpp"
+export PKG_CONFIG_PATH="$tmp/usr/lib/pkgconfig"
+flags=$(pkg-config --cflags fastverbs) libs=$(pkg-config --libs fastverbs)
+$cc -std=c11 -Wall -Wextra -Werror $flags -o "$tmp/prog" "$tmp/prog.c" $libs
 "$tmp/prog"
-echo "check-install: installed headers and fastverbs.pc build a program ($(PKG_CONFIG_PATH="$tmp/usr/lib/pkgconfig" pkg-config --modversion fastverbs))"
+$cxx -std=c++17 -Wall -Wextra -Werror $flags -o "$tmp/progxx" "$tmp/prog.cpp" $libs
+"$tmp/progxx"
+echo "check-install: installed headers and fastverbs.pc ($(pkg-config --modversion fastverbs): $libs) build a C and a C++ program"
 
 # install and uninstall with DESTDIR and PREFIX: the manual pages land under MANDIR (a link page
 # per other name, which the formatter follows), and uninstall removes exactly what install

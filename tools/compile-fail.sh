@@ -1,19 +1,25 @@
 #!/bin/sh
-# Each file in $1 must compile with -DFV_CONTROL (the legal twin) and must fail to compile
-# without it, with a diagnostic matching its "expect-error:" line. Proves that an illegal
+# Each file in $1 (*.c as C11, *.cpp as C++17) must compile with -DFV_CONTROL (the legal
+# twin) and must fail to compile without it, with a diagnostic matching its "expect-error:" line. Proves that an illegal
 # (QP type, operation) pair is a compile error rather than a runtime one.
 set -u
 dir=$1; passed=0; failed=0
 CC=${CC:-gcc}
+CXX=${CXX:-g++}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-for f in "$dir"/*.c; do
+for f in "$dir"/*.c "$dir"/*.cpp; do
+    [ -e "$f" ] || continue
     want=$(sed -n 's|.*expect-error: *||p' "$f" | head -n 1)
-    name=$(basename "$f" .c)
-    if ! $CC -std=c11 -Wall -Wextra -Werror $CPPFLAGS -DFV_CONTROL -c "$f" -o "$tmp/ok.o" 2>"$tmp/ok.err"; then
+    name=$(basename "$f")
+    case "$f" in	# C++ cases: the generic names are overloads there
+        *.cpp) cc="$CXX -std=c++17" ;;
+        *)     cc="$CC -std=c11" ;;
+    esac
+    if ! $cc -Wall -Wextra -Werror $CPPFLAGS -DFV_CONTROL -c "$f" -o "$tmp/ok.o" 2>"$tmp/ok.err"; then
         echo "compile-fail: $name: FAIL (legal twin does not compile)"; sed 's/^/    /' "$tmp/ok.err" | head -n 10
         failed=$((failed + 1)); continue
     fi
-    if $CC -std=c11 -Wall -Wextra -Werror $CPPFLAGS -c "$f" -o "$tmp/bad.o" 2>"$tmp/bad.err"; then
+    if $cc -Wall -Wextra -Werror $CPPFLAGS -c "$f" -o "$tmp/bad.o" 2>"$tmp/bad.err"; then
         echo "compile-fail: $name: FAIL (illegal form compiled)"; failed=$((failed + 1)); continue
     fi
     if [ -n "$want" ] && ! grep -Eq "$want" "$tmp/bad.err"; then

@@ -10,7 +10,8 @@
  * (QP type, operation) pair this emits the typed builders (one SGE, SGE list, inline),
  * a _Generic front per operation that admits only the handles allowed to use it, the
  * runtime table fv_post_send checks each ibv_send_wr against, and fv_post_send's dispatch
- * into the builders' fast path. Output is deterministic.
+ * into the builders' fast path; for C++, the generic names as overloads instead of _Generic
+ * fronts. Output is deterministic.
  */
 #include <ctype.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <infiniband/verbs.h>
 
 struct qpt { const char *name, *fv, *ibv, *dest; };
 struct op { const char *name, *wr, *ibv, *mlx5, *remote, *imm, *payload, *desc; };
@@ -33,16 +35,19 @@ static size_t n_qpts, n_ops, n_allows;
 static const char *table_path;
 
 
-/* Payload forms: suffix of the builder, its parameters, its fv_req fields, its doc words. */
-struct form { const char *suffix, *params, *fields, *doc; };
+/*
+ * Payload forms: suffix of the builder, its parameters, its fv_req fields, its doc words, and
+ * a declaration the fields need ("" for none).
+ */
+struct form { const char *suffix, *params, *fields, *doc, *decl; };
 static const struct form form_sge = { "", ", const struct ibv_sge *sge",
-	".payload = FV_PL_SGL, .sgl = sge, .nsge = 1", "payload from one SGE" };
+	".payload = FV_PL_SGL, .sgl = sge, .nsge = 1", "payload from one SGE", "" };
 static const struct form form_sgl = { "_sgl", ", const struct ibv_sge *sgl, int nsge",
-	".payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge", "payload from an SGE list" };
+	".payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge", "payload from an SGE list", "" };
 static const struct form form_inline = { "_inline", ", const void *data, uint32_t len",
-	".payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len },"
-	" .nsge = 1, .len = len", "payload copied inline" };
-static const struct form form_none = { "", "", ".payload = FV_PL_NONE", "no payload" };
+	".payload = FV_PL_INLINE, .sgl = &d, .nsge = 1, .len = len", "payload copied inline",
+	"\tstruct ibv_sge d = { (uintptr_t)data, len, 0 };\n" };
+static const struct form form_none = { "", "", ".payload = FV_PL_NONE", "no payload", "" };
 
 static int is(const char *a, const char *b)
 {
@@ -52,6 +57,21 @@ static int is(const char *a, const char *b)
 static int umr(const struct op *o)
 {
 	return is(o->remote, "BIND") || is(o->remote, "LINV");
+}
+
+/*
+ * The fields of an fv_req, given as designators (".a = x, .b = y"), set on the zeroed local
+ * r: one statement that both C and C++ (no designated initializers before C++20) accept.
+ */
+static void emit_req(const char *indent, const char *designators)
+{
+	printf("%sstruct fv_req r = FV_ZERO_INIT;\n\n%s", indent, indent);
+	for (const char *c = designators; *c; c++)
+		if (*c == '.' && (c == designators || c[-1] == ' ' || c[-1] == '\t'))
+			printf("r.");
+		else
+			putchar(*c);
+	printf(";\n");
 }
 
 static int allowed(const char *q, const char *o)
@@ -136,9 +156,13 @@ static void emit_builder(const struct qpt *q, const struct op *o, const struct f
 	printf("static FV_ALWAYS_INLINE int fv_%s_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s)\n{\n",
 	       q->name, o->name, f->suffix, q->name, f->params, remote_params(o), imm_params(o),
 	       dest_params(q, o));
-	printf("\treturn fv_build(&h->qp, %s, &(struct fv_req){ .wr_id = wr_id, .flags = flags,\n"
-	       "\t\t.opcode = %s, %s%s%s%s });\n}\n\n",
-	       q->fv, o->mlx5, f->fields, remote_fields(o), imm_fields(o), dest_fields(q, o));
+	char fields[1024];
+
+	snprintf(fields, sizeof(fields), ".wr_id = wr_id, .flags = flags,\n\t\t.opcode = %s, %s%s%s%s",
+		 o->mlx5, f->fields, remote_fields(o), imm_fields(o), dest_fields(q, o));
+	printf("%s", f->decl);
+	emit_req("\t", fields);
+	printf("\treturn fv_build(&h->qp, %s, &r);\n}\n\n", q->fv);
 }
 
 static void emit_front(const struct op *o, const struct form *f)
@@ -214,11 +238,16 @@ static void emit_post_fast(void)
 				       "\t\t\t\treturn -1;\n");
 			if (!is(o->payload, "DATA"))
 				printf("\t\t\tif (inl)\n\t\t\t\treturn -1;\n");
-			printf("\t\t\treturn fv_build_wr1(qp, %s, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,\n"
-			       "\t\t\t\t.opcode = %s, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,\n"
-			       "\t\t\t\t.from_wr = true%s%s%s }, %s);\n",
-			       q->fv, o->mlx5, wr_remote_fields(o), wr_imm_fields(o), wr_dest_fields(q),
-			       is(o->payload, "DATA") ? "inl" : "false");
+			char fields[1024];
+
+			snprintf(fields, sizeof(fields), ".wr_id = wr->wr_id, .flags = flags,\n"
+				 "\t\t\t\t\t.opcode = %s, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,\n"
+				 "\t\t\t\t\t.from_wr = true%s%s%s", o->mlx5, wr_remote_fields(o), wr_imm_fields(o),
+				 wr_dest_fields(q));
+			printf("\t\t\t{\n");
+			emit_req("\t\t\t\t", fields);
+			printf("\t\t\t\treturn fv_build_wr1(qp, %s, &r, %s);\n\t\t\t}\n",
+			       q->fv, is(o->payload, "DATA") ? "inl" : "false");
 		}
 		printf("\t\tdefault:\n\t\t\treturn -1;\n\t\t}\n");
 		if (is(q->dest, "AV"))
@@ -227,25 +256,117 @@ static void emit_post_fast(void)
 	printf("\tdefault:\n\t\treturn -1;\n\t}\n}\n\n");
 }
 
+/* The names of a parameter list ", type a, type *b" as arguments: ", a, b". */
+static void print_args(const char *params)
+{
+	for (const char *p = params, *end; *p; p = end) {
+		const char *n;
+
+		end = strchr(p + 1, ',');
+		if (!end)
+			end = p + strlen(p);
+		for (n = end; n > p && (isalnum((unsigned char)n[-1]) || n[-1] == '_'); n--)
+			;
+		printf(", %.*s", (int)(end - n), n);
+	}
+}
+
+/*
+ * C++ has no _Generic: each generic name is an overload set instead, one per allowed
+ * (QP type, operation, form), forwarding to the typed builder. A handle whose QP type does
+ * not allow the operation matches no overload, so it does not compile either.
+ */
+static void emit_cxx_overloads(void)
+{
+	const struct form *forms[3];
+
+	printf("#ifdef __cplusplus\n/* ---- generic names as C++ overloads (outside extern \"C\") ---- */\n\n");
+	for (size_t j = 0; j < n_ops; j++) {
+		const struct op *o = &ops[j];
+		int n = forms_of(o, forms);
+
+		for (int k = 0; k < n; k++)
+			for (size_t i = 0; i < n_qpts; i++) {
+				const struct qpt *q = &qpts[i];
+				const struct form *f = forms[k];
+
+				if (!allowed(q->name, o->name))
+					continue;
+				printf("static FV_ALWAYS_INLINE int fv_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s)\n"
+				       "{\n\treturn fv_%s_%s%s(h, wr_id, flags", o->name, f->suffix, q->name, f->params,
+				       remote_params(o), imm_params(o), dest_params(q, o), q->name, o->name, f->suffix);
+				print_args(f->params);
+				print_args(remote_params(o));
+				print_args(imm_params(o));
+				print_args(dest_params(q, o));
+				printf(");\n}\n\n");
+			}
+	}
+	printf("#endif /* __cplusplus */\n\n");
+}
+
+/*
+ * The ibv_wr_opcode values the table may name (verbs.h's), to lay fv_op_table out by
+ * position; add_op refuses any other verbs opcode.
+ */
+#define WR_SLOTS 16	/* FV_WR_OPCODE_SLOTS: ibv_wr_opcode values the table has a slot for */
+#define FV_WR_NONE (-1)
+static const struct { const char *name; int value; } wr_opcodes[] = {
+#define WR_OPCODE(v) { #v, v }
+	WR_OPCODE(IBV_WR_RDMA_WRITE), WR_OPCODE(IBV_WR_RDMA_WRITE_WITH_IMM), WR_OPCODE(IBV_WR_SEND),
+	WR_OPCODE(IBV_WR_SEND_WITH_IMM), WR_OPCODE(IBV_WR_RDMA_READ), WR_OPCODE(IBV_WR_ATOMIC_CMP_AND_SWP),
+	WR_OPCODE(IBV_WR_ATOMIC_FETCH_AND_ADD), WR_OPCODE(IBV_WR_LOCAL_INV), WR_OPCODE(IBV_WR_BIND_MW),
+	WR_OPCODE(IBV_WR_SEND_WITH_INV), WR_OPCODE(IBV_WR_TSO), WR_OPCODE(IBV_WR_DRIVER1),
+#undef WR_OPCODE
+};
+
+/* The ibv_wr_opcode value of a verbs opcode name (FV_WR_NONE for none), -2 if unknown. */
+static int wr_opcode_value(const char *name)
+{
+	if (is(name, "FV_WR_NONE"))
+		return FV_WR_NONE;
+	for (size_t i = 0; i < sizeof(wr_opcodes) / sizeof(wr_opcodes[0]); i++)
+		if (is(wr_opcodes[i].name, name))
+			return wr_opcodes[i].value;
+	return -2;
+}
+
+static int op_wr[MAX_OPS];
+
+/*
+ * Rows by QP type, slots by ibv_wr_opcode, both by position (C++ has no array designators);
+ * the asserts pin the positions to the enums' values.
+ */
 static void emit_table(void)
 {
 	printf("/* What fv_post_send allows per (QP type, ibv_wr_opcode); zero rows are refused. */\n");
 	printf("static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {\n");
 	for (size_t i = 0; i < n_qpts; i++) {
-		printf("\t[%s] = {\n", qpts[i].fv);
-		for (size_t j = 0; j < n_ops; j++) {
-			const struct op *o = &ops[j];
+		printf("\t{\t/* %s */\n", qpts[i].fv);
+		for (int slot = 0; slot < WR_SLOTS; slot++) {
+			const struct op *o = NULL;
 
-			if (is(o->ibv, "FV_WR_NONE") || !allowed(qpts[i].name, o->name))
+			for (size_t j = 0; j < n_ops; j++)
+				if (op_wr[j] == slot && allowed(qpts[i].name, ops[j].name))
+					o = &ops[j];
+			if (!o) {
+				printf("\t\t{ 0, 0, 0, 0, 0 },\n");
 				continue;
-			printf("\t\t[%s] = { 1, %s, %s, FV_IMM_KIND_%s, FV_PAYLOAD_%s },\n", o->ibv, o->mlx5,
+			}
+			printf("\t\t{ 1, %s, %s, FV_IMM_KIND_%s, FV_PAYLOAD_%s },\t/* %s */\n", o->mlx5,
 			       is(o->remote, "RADDR") ? "FV_SEG_RADDR" : is(o->remote, "NONE") ? "0" :
 			       umr(o) ? "FV_SEG_UMR" : "FV_SEG_RADDR | FV_SEG_ATOMIC",
-			       o->imm, o->payload);
+			       o->imm, o->payload, o->ibv);
 		}
 		printf("\t},\n");
 	}
-	printf("};\n\n");
+	printf("};\n");
+	for (size_t i = 0; i < n_qpts; i++)
+		printf("static_assert(%s == %zu, \"fv_op_table row\");\n", qpts[i].fv, i);
+	for (size_t j = 0; j < n_ops; j++)
+		if (op_wr[j] >= 0)
+			printf("static_assert(%s == %d, \"fv_op_table slot\");\n", ops[j].ibv, op_wr[j]);
+	printf("\n");
 }
 
 /* ---- compat/wr.h: the fv_wr_* calls of ibv_wr_post(3) ---- */
@@ -304,6 +425,94 @@ static unsigned allowed_mask_expr(const struct op *o, char *out, size_t n)
 	return k;
 }
 
+/* The request a builder opens, as a zeroed local r (C and C++ alike, emit_req). */
+static void emit_wr_req(const struct op *o)
+{
+	char d[640];
+
+	snprintf(d, sizeof(d), ".opcode = %s%s", o->mlx5, wr_fields(o));
+	emit_req("\t", d);
+}
+
+/*
+ * One C++ overload of a generic fv_wr_* name: for a handle type, forwarding its parameters
+ * (", type a, ...") to the target the _Generic front picks in C.
+ */
+static void emit_wr_overload(const char *ret, const char *fn, const char *handle, const char *target,
+			     const char *params)
+{
+	printf("static FV_ALWAYS_INLINE %s fv_wr_%s(struct %s *h%s)\n{\n\t%s%s(h", ret, fn, handle, params,
+	       is(ret, "void") ? "" : "return ", target);
+	print_args(params);
+	printf(");\n}\n\n");
+}
+
+/*
+ * C++ has no _Generic: each generic fv_wr_* name is an overload set instead, one per handle
+ * the front admits, so a call a typed handle's QP type does not have does not compile either.
+ */
+static void emit_wr_cxx(void)
+{
+	char target[128], params[256];
+
+	printf("#ifdef __cplusplus\n/* ---- the calls as C++ overloads (outside extern \"C\") ---- */\n\n");
+	emit_wr_overload("struct fv_qp *", "qp", "fv_qp", "fv_qp_wr_qp", "");
+	for (size_t i = 0; i < n_qpts; i++) {
+		char handle[64];
+
+		snprintf(handle, sizeof(handle), "fv_%s", qpts[i].name);
+		snprintf(target, sizeof(target), "fv_%s_wr_qp", qpts[i].name);
+		emit_wr_overload("struct fv_qp *", "qp", handle, target, "");
+	}
+	for (size_t j = 0; j < n_ops; j++) {
+		const struct op *o = &ops[j];
+
+		if (is(o->wr, "NONE"))
+			continue;
+		snprintf(target, sizeof(target), "fv_qp_wr_%s", o->wr);
+		emit_wr_overload("void", o->wr, "fv_qp", target, wr_params(o));
+		for (size_t i = 0; i < n_qpts; i++) {
+			char handle[64];
+
+			if (!allowed(qpts[i].name, o->name))
+				continue;
+			snprintf(handle, sizeof(handle), "fv_%s", qpts[i].name);
+			snprintf(target, sizeof(target), "fv_%s_wr_%s", qpts[i].name, o->wr);
+			emit_wr_overload("void", o->wr, handle, target, wr_params(o));
+		}
+	}
+	for (size_t k = 0; k < N_WR_PAYLOADS + 1; k++) {
+		const char *fn = k < N_WR_PAYLOADS ? wr_payloads[k].name : "set_xrc_srqn";
+
+		snprintf(params, sizeof(params), ", %s", k < N_WR_PAYLOADS ? wr_payloads[k].params : "uint32_t remote_srqn");
+		snprintf(target, sizeof(target), "fv_qp_wr_%s", fn);
+		emit_wr_overload("void", fn, "fv_qp", target, params);
+		for (size_t i = 0; i < n_qpts; i++) {
+			char handle[64];
+
+			if (k == N_WR_PAYLOADS && !is(qpts[i].dest, "SRQN"))
+				continue;
+			snprintf(handle, sizeof(handle), "fv_%s", qpts[i].name);
+			snprintf(target, sizeof(target), "fv_%s_wr_%s", qpts[i].name, fn);
+			emit_wr_overload("void", fn, handle, target, params);
+		}
+	}
+	/* set_ud_addr: the address handle either way, the other passed as NULL (FV_WR_FV_AH). */
+	for (size_t i = 0; i <= n_qpts; i++) {
+		const char *name = i < n_qpts ? qpts[i].name : "qp";
+
+		if (i < n_qpts && !is(qpts[i].dest, "AV"))
+			continue;
+		printf("static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_%s *h, const struct fv_ah *ah,\n"
+		       "\t\t\t\t\t      uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
+		       "\tfv_%s_wr_set_ud_addr(h, ah, NULL, remote_qpn, remote_qkey);\n}\n\n", name, name);
+		printf("static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_%s *h, struct ibv_ah *ah,\n"
+		       "\t\t\t\t\t      uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
+		       "\tfv_%s_wr_set_ud_addr(h, NULL, ah, remote_qpn, remote_qkey);\n}\n\n", name, name);
+	}
+	printf("#endif /* __cplusplus */\n\n");
+}
+
 static void emit_wr_front(const char *fn, const char *doc, const char *only_dest)
 {
 	printf("/* %s */\n#define fv_wr_%s(...) _Generic(FV_WR_H(__VA_ARGS__), \\\n\tstruct fv_qp *: fv_qp_wr_%s",
@@ -322,7 +531,7 @@ static void emit_wr(void)
 	       " * Every call takes a struct fv_qp * or a typed handle; on a typed handle a builder or setter\n"
 	       " * its QP type does not have does not compile, on a struct fv_qp * it makes fv_wr_complete\n"
 	       " * fail with EINVAL. Set qp->wr_id and qp->wr_flags before each builder, as in ibv_qp_ex.\n */\n"
-	       "#ifndef FASTVERBS_COMPAT_WR_H\n#define FASTVERBS_COMPAT_WR_H\n\n#include \"wr_batch.h\"\n\n");
+	       "#ifndef FASTVERBS_COMPAT_WR_H\n#define FASTVERBS_COMPAT_WR_H\n\n#include \"wr_batch.h\"\n\nFV_EXTERN_C_BEGIN\n\n");
 	for (size_t i = 0; i < n_qpts; i++) {
 		const struct qpt *q = &qpts[i];
 
@@ -337,9 +546,10 @@ static void emit_wr(void)
 			if (is(o->wr, "NONE") || !allowed(q->name, o->name))
 				continue;
 			printf("/* fv_wr_%s for %s handles: open a WQE, %s. */\n", o->wr, q->ibv + 8, o->desc);
-			printf("static FV_ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h%s)\n{\n"
-			       "\tfv_wr_open(&h->qp, %s, &(struct fv_req){ .opcode = %s%s });\n}\n\n",
-			       q->name, o->wr, q->name, wr_params(o), q->fv, o->mlx5, wr_fields(o));
+			printf("static FV_ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h%s)\n{\n",
+			       q->name, o->wr, q->name, wr_params(o));
+			emit_wr_req(o);
+			printf("\tfv_wr_open(&h->qp, %s, &r);\n}\n\n", q->fv);
 		}
 		for (size_t k = 0; k < N_WR_PAYLOADS; k++)
 			printf("/* fv_wr_%s for %s handles. */\n"
@@ -366,9 +576,9 @@ static void emit_wr(void)
 		if (is(o->wr, "NONE") || !allowed_mask_expr(o, mask, sizeof(mask)))
 			continue;
 		printf("/* fv_wr_%s on a struct fv_qp: open a WQE, %s. */\n", o->wr, o->desc);
-		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp%s)\n{\n"
-		       "\tfv_wr_open_any(qp, %s,\n\t\t       &(struct fv_req){ .opcode = %s%s });\n}\n\n",
-		       o->wr, wr_params(o), mask, o->mlx5, wr_fields(o));
+		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp%s)\n{\n", o->wr, wr_params(o));
+		emit_wr_req(o);
+		printf("\tfv_wr_open_any(qp, %s, &r);\n}\n\n", mask);
 	}
 	for (size_t k = 0; k < N_WR_PAYLOADS; k++) {
 		printf("/* fv_wr_%s on a struct fv_qp. */\n", wr_payloads[k].name);
@@ -395,12 +605,14 @@ static void emit_wr(void)
 			       "\t\treturn;\n\t}\n", qpts[i].fv, qpts[i].fv);
 	printf("\tfv_wr_fail(qp, EINVAL);\n}\n\n");
 
-	printf("/* ---- the calls: ibv_wr_post(3) with fv_ for ibv_, on a struct fv_qp * or a typed handle ---- */\n\n");
-	printf("/* The struct fv_qp of a struct fv_qp * or a typed handle. */\n#define fv_wr_qp(h) _Generic((h), "
+	printf("FV_EXTERN_C_END\n\n");
+	printf("/* ---- the calls: ibv_wr_post(3) with fv_ for ibv_, on a struct fv_qp * or a typed handle\n"
+	       " * (C++: the overloads at the end) ---- */\n\n");
+	printf("#ifndef __cplusplus\n/* The struct fv_qp of a struct fv_qp * or a typed handle. */\n#define fv_wr_qp(h) _Generic((h), "
 	       "struct fv_qp *: fv_qp_wr_qp");
 	for (size_t i = 0; i < n_qpts; i++)
 		printf(", \\\n\tstruct fv_%s *: fv_%s_wr_qp", qpts[i].name, qpts[i].name);
-	printf(")(h)\n\n");
+	printf(")(h)\n#endif\n\n");
 	printf("/* Begin a batch (ibv_wr_start): nothing is posted before fv_wr_complete. */\n"
 	       "#define fv_wr_start(h) fv_wr_start_qp(fv_wr_qp(h))\n\n"
 	       "/*\n * Post the batch with one doorbell (BlueFlame for a lone WQE that fits) and return 0; or,\n"
@@ -410,7 +622,7 @@ static void emit_wr(void)
 	       " * missing or repeated setter, an address handle that is not mlx5's). (ibv_wr_complete)\n */\n"
 	       "#define fv_wr_complete(h) fv_wr_complete_qp(fv_wr_qp(h))\n\n"
 	       "/* Drop the batch: nothing of it is posted (ibv_wr_abort). */\n"
-	       "#define fv_wr_abort(h) fv_wr_abort_qp(fv_wr_qp(h))\n\n");
+	       "#define fv_wr_abort(h) fv_wr_abort_qp(fv_wr_qp(h))\n\n#ifndef __cplusplus\n");
 	for (size_t j = 0; j < n_ops; j++) {
 		const struct op *o = &ops[j];
 		char doc[512];
@@ -444,6 +656,8 @@ static void emit_wr(void)
 	printf(")((h), FV_WR_FV_AH(ah), FV_WR_IBV_AH(ah), (remote_qpn), (remote_qkey))\n\n");
 	emit_wr_front("set_xrc_srqn", "fv_wr_set_xrc_srqn(h, remote_srqn): the open XRC WQE's destination SRQ "
 		      "(ibv_wr_set_xrc_srqn).", "SRQN");
+	printf("#endif /* !__cplusplus */\n\n");
+	emit_wr_cxx();
 	printf("#endif /* FASTVERBS_COMPAT_WR_H */\n");
 }
 
@@ -545,6 +759,9 @@ static void add_op(int line, char **a)
 	}
 	if (n_ops == MAX_OPS)
 		fail(line, "more than %d operations", MAX_OPS);
+	op_wr[n_ops] = wr_opcode_value(a[2]);
+	if (op_wr[n_ops] == -2 || op_wr[n_ops] >= WR_SLOTS)
+		fail(line, "verbs opcode '%s' has no slot in fv_op_table", a[2]);
 	ops[n_ops++] = (struct op){ a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7] };
 }
 
@@ -739,12 +956,13 @@ int main(int argc, char **argv)
 
 	printf("/* SPDX-License-Identifier: BSD-2-Clause */\n"
 	       "/* Generated by tools/gen-ops.c from ops.def by `make gen`. Do not edit. */\n"
-	       "#ifndef FASTVERBS_OPS_H\n#define FASTVERBS_OPS_H\n\n#include \"build.h\"\n#include \"ah.h\"\n\n");
+	       "#ifndef FASTVERBS_OPS_H\n#define FASTVERBS_OPS_H\n\n#include \"build.h\"\n#include \"ah.h\"\n\n"
+	       "FV_EXTERN_C_BEGIN\n\n");
 	printf("/* Kinds of immediate and payload an operation takes (ops.def columns). */\n"
 	       "enum { FV_IMM_KIND_NONE, FV_IMM_KIND_IMM, FV_IMM_KIND_INV };\n"
 	       "enum { FV_PAYLOAD_NONE, FV_PAYLOAD_SGL, FV_PAYLOAD_DATA };\n\n"
-	       "#define FV_WR_OPCODE_SLOTS 16\n\n"
-	       "struct fv_op_info {\n\tuint8_t allowed, opcode, segs, imm_kind, payload;\n};\n\n");
+	       "#define FV_WR_OPCODE_SLOTS %d\n\n"
+	       "struct fv_op_info {\n\tuint8_t allowed, opcode, segs, imm_kind, payload;\n};\n\n", WR_SLOTS);
 
 	for (size_t i = 0; i < n_qpts; i++) {
 		const struct qpt *q = &qpts[i];
@@ -765,15 +983,18 @@ int main(int argc, char **argv)
 	}
 
 	printf("/* ---- generic fronts: fv_write(&rc, ...) picks fv_rc_write; a handle whose QP type\n"
-	       " * does not allow the operation does not compile. ---- */\n\n");
+	       " * does not allow the operation does not compile (C++: the overloads at the end). ---- */\n\n"
+	       "#ifndef __cplusplus\n");
 	for (size_t j = 0; j < n_ops; j++) {
 		int n = forms_of(&ops[j], forms);
 		for (int k = 0; k < n; k++)
 			emit_front(&ops[j], forms[k]);
 	}
-	printf("\n");
+	printf("#endif\n\n");
 	emit_table();
 	emit_post_fast();
+	printf("FV_EXTERN_C_END\n\n");
+	emit_cxx_overloads();
 	printf("#endif /* FASTVERBS_OPS_H */\n");
 	return 0;
 }

@@ -8,6 +8,8 @@
 
 #include "qp.h"
 
+FV_EXTERN_C_BEGIN
+
 /* The address vector libmlx5 keeps for ah, or NULL if ah is not an mlx5 address handle. */
 static inline const struct mlx5_wqe_av *fv_ah_av_of(struct ibv_ah *ah)
 {
@@ -55,5 +57,7 @@ static inline const struct mlx5_wqe_av *fv_qp_av(struct fv_qp *qp, struct ibv_ah
 	}
 	return qp->ah_cache_av;
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_AH_H */

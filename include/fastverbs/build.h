@@ -15,6 +15,8 @@
 
 #include "qp.h"
 
+FV_EXTERN_C_BEGIN
+
 /* Units of the transport segment (UD address vector, XRC SRQ number) a message carries. */
 static FV_ALWAYS_INLINE unsigned fv_transport_ds(enum fv_qpt qpt)
 {
@@ -26,7 +28,7 @@ static FV_ALWAYS_INLINE unsigned fv_req_hdr_ds(enum fv_qpt qpt, const struct fv_
 {
 	if (r->segs & FV_SEG_UMR)
 		return 1 + FV_UMR_CTRL_UNITS + FV_UMR_MKEY_UNITS +
-		       (r->bind && r->bind->length ? FV_UMR_KLM_UNITS : 0);
+		       (r->bind && r->bind->length ? (unsigned)FV_UMR_KLM_UNITS : 0u);
 	if (r->payload == FV_PL_NONE)
 		return 1;
 	return 1 + fv_transport_ds(qpt) + !!(r->segs & FV_SEG_RADDR) + !!(r->segs & FV_SEG_ATOMIC);
@@ -301,14 +303,14 @@ static FV_ALWAYS_INLINE int fv_build_wr1(struct fv_qp *qp, enum fv_qpt qpt, cons
 static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	struct fv_req one = *r;
-	struct ibv_sge s = r->payload == FV_PL_SGL && r->nsge == 1 ?
-		(struct ibv_sge){ .addr = r->sgl->addr, .length = r->sgl->length, .lkey = r->sgl->lkey } :
-		(struct ibv_sge){ 0 };
+	struct ibv_sge s = { 0, 0, 0 };
 	uint32_t pi = qp->sq.pi;
 	int nbb;
 
-	if (r->payload == FV_PL_SGL && r->nsge == 1)
+	if (r->payload == FV_PL_SGL && r->nsge == 1) {
+		s.addr = r->sgl->addr, s.length = r->sgl->length, s.lkey = r->sgl->lkey;
 		one.sgl = &s;
+	}
 	nbb = (int)fv_build_fast_at(qp, qpt, &one, pi);
 	if (!nbb) {
 		nbb = fv_build_wqe_at(qp, qpt, &one, pi);
@@ -318,5 +320,7 @@ static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const st
 	fv_build_advance(qp, r, pi, (unsigned)nbb);
 	return 0;
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_BUILD_H */

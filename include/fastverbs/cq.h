@@ -46,6 +46,8 @@
 
 #include "recv.h"
 
+FV_EXTERN_C_BEGIN
+
 #define FV_CQ_SET_CI 0	/* CQ doorbell record words (libmlx5's MLX5_CQ_SET_CI / _ARM_DB) */
 #define FV_CQ_ARM_DB 1
 
@@ -63,14 +65,18 @@
 struct fv_cq_run {
 	__be32 key;		/* their sop_drop_qpn (send opcode and QPN); FV_CQ_NO_RUN: none */
 	__be32 last;		/* that of the last completion the general path reported */
-	uint32_t tag;		/* fv_registry.gen | ibv (1: t is a struct ibv_wc): qp and t hold
+	uint32_t tag;		/* the registry's gen | ibv (1: t is a struct ibv_wc): qp and t hold
 				 * while it matches */
 	struct fv_qp *qp;	/* with no run, &fv_no_run: one no CQE names, that nothing writes */
 	fv_u64x2 t[3];		/* their completion, as 16-byte pieces; the wr_id is each CQE's */
 };
 
 /* The QP of no run. */
+#ifdef __cplusplus	/* no designated initializers before C++20: every member, in order */
+__attribute__((weak)) struct fv_qp fv_no_run = { {}, {}, ~0u, FV_QPT_RC, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, {} };
+#else
 __attribute__((weak)) struct fv_qp fv_no_run = { .qpn = ~0u };
+#endif
 
 struct fv_cq {
 	uint8_t *buf64;		/* the mlx5_cqe64 of entry 0: buf + cqe_size - 64 */
@@ -82,6 +88,7 @@ struct fv_cq {
 	uint32_t cqe_size;	/* 64 or 128 */
 	uint32_t shift;		/* log2(cqe_size) */
 	struct fv_cq_run run;
+	struct fv_registry *reg;	/* the process's tables (registry.h): found once, at init */
 	volatile __be32 *dbrec;	/* [FV_CQ_SET_CI] consumer index, [FV_CQ_ARM_DB] arm */
 	struct fv_srq *srq;	/* fv_cq_bind_srq(): receives of QPs fastverbs does not own */
 	struct ibv_cq *ibcq;	/* NULL when described by raw geometry */
@@ -131,6 +138,7 @@ static inline int fv_cq_init_geom(struct fv_cq *cq, const struct fv_cq_geom *g)
 	cq->ring = g->cqe_cnt * g->cqe_size;
 	cq->run.key = cq->run.last = FV_CQ_NO_RUN;
 	cq->run.qp = &fv_no_run;
+	cq->reg = fv_registry_get();
 	cq->cqn = g->cqn;
 	return 0;
 }
@@ -159,10 +167,10 @@ static inline int fv_cq_init(struct fv_cq *cq, struct ibv_cq *ibcq)
 	if (err)
 		return err;
 
-	struct fv_cq_geom g = {
-		.buf = dv.buf, .cqe_cnt = dv.cqe_cnt, .cqe_size = dv.cqe_size,
-		.dbrec = dv.dbrec, .cqn = dv.cqn,
-	};
+	struct fv_cq_geom g = FV_ZERO_INIT;
+
+	g.buf = dv.buf, g.cqe_cnt = dv.cqe_cnt, g.cqe_size = dv.cqe_size, g.dbrec = dv.dbrec;
+	g.cqn = dv.cqn;
 	err = fv_cq_init_geom(cq, &g);
 	if (!err)
 		cq->ibcq = ibcq;
@@ -194,24 +202,34 @@ static inline void fv_cq_bind_srq(struct fv_cq *cq, struct fv_srq *srq)
 #define FV_REQ_UMR 0x20000u	/* bind or invalidate: told by the WQE */
 #define FV_REQ_8   (8u << 24)	/* byte_len = 8 */
 
-static const uint32_t fv_req_op[256] = {	/* unlisted (SEND, SEND_INVAL, NOP...): IBV_WC_SEND */
-	[MLX5_OPCODE_RDMA_WRITE] = IBV_WC_RDMA_WRITE,
-	[MLX5_OPCODE_RDMA_WRITE_IMM] = IBV_WC_RDMA_WRITE | FV_REQ_IMM,
-	[MLX5_OPCODE_SEND_IMM] = IBV_WC_SEND | FV_REQ_IMM,
-	[MLX5_OPCODE_RDMA_READ] = IBV_WC_RDMA_READ | FV_REQ_CNT,
-	[MLX5_OPCODE_ATOMIC_CS] = IBV_WC_COMP_SWAP | FV_REQ_8,
-	[MLX5_OPCODE_ATOMIC_FA] = IBV_WC_FETCH_ADD | FV_REQ_8,
-	[MLX5_OPCODE_TSO] = IBV_WC_TSO,
-	[MLX5_OPCODE_UMR] = FV_REQ_UMR,
+/*
+ * Indexed by send opcode; unlisted (SEND, SEND_INVAL, NOP...): IBV_WC_SEND (0). Positional
+ * (C++ has no array designators): the asserts below pin each entry to its MLX5_OPCODE_*.
+ */
+static const uint32_t fv_req_op[256] = {	/* 8 a row: +0 ... +7 */
+	/* 0x00 */ 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 0x08 RDMA_WRITE, RDMA_WRITE_IMM, SEND, SEND_IMM, -, -, TSO, - */
+	IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE | FV_REQ_IMM, 0, IBV_WC_SEND | FV_REQ_IMM, 0, 0, IBV_WC_TSO, 0,
+	/* 0x10 RDMA_READ, ATOMIC_CS, ATOMIC_FA, ... */
+	IBV_WC_RDMA_READ | FV_REQ_CNT, IBV_WC_COMP_SWAP | FV_REQ_8, IBV_WC_FETCH_ADD | FV_REQ_8, 0, 0, 0, 0, 0,
+	/* 0x18 */ 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 0x20 ..., 0x25 UMR */ 0, 0, 0, 0, 0, FV_REQ_UMR,
 };
+static_assert(MLX5_OPCODE_RDMA_WRITE == 0x08 && MLX5_OPCODE_RDMA_WRITE_IMM == 0x09 &&
+	      MLX5_OPCODE_SEND_IMM == 0x0b && MLX5_OPCODE_TSO == 0x0e && MLX5_OPCODE_RDMA_READ == 0x10 &&
+	      MLX5_OPCODE_ATOMIC_CS == 0x11 && MLX5_OPCODE_ATOMIC_FA == 0x12 && MLX5_OPCODE_UMR == 0x25 &&
+	      IBV_WC_SEND == 0, "fv_req_op positions");
 
 /* Responder CQE opcode (1..4) -> ibv_wc opcode and flags. */
 static const uint16_t fv_resp_op[5] = {
-	[MLX5_CQE_RESP_WR_IMM] = IBV_WC_RECV_RDMA_WITH_IMM | FV_REQ_IMM,
-	[MLX5_CQE_RESP_SEND] = IBV_WC_RECV,
-	[MLX5_CQE_RESP_SEND_IMM] = IBV_WC_RECV | FV_REQ_IMM,
-	[MLX5_CQE_RESP_SEND_INV] = IBV_WC_RECV | ((unsigned)IBV_WC_WITH_INV << 8),
+	0,
+	IBV_WC_RECV_RDMA_WITH_IMM | FV_REQ_IMM,			/* MLX5_CQE_RESP_WR_IMM */
+	IBV_WC_RECV,						/* MLX5_CQE_RESP_SEND */
+	IBV_WC_RECV | FV_REQ_IMM,				/* MLX5_CQE_RESP_SEND_IMM */
+	IBV_WC_RECV | ((unsigned)IBV_WC_WITH_INV << 8),		/* MLX5_CQE_RESP_SEND_INV */
 };
+static_assert(MLX5_CQE_RESP_WR_IMM == 1 && MLX5_CQE_RESP_SEND == 2 && MLX5_CQE_RESP_SEND_IMM == 3 &&
+	      MLX5_CQE_RESP_SEND_INV == 4, "fv_resp_op positions");
 
 /* ibv_wc_status of an error CQE syndrome (the table of docs/formats.md §5.3). */
 static inline uint8_t fv_cqe_status(uint8_t syndrome)
@@ -420,7 +438,7 @@ fv_cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own,
 			fv_2x32(fv_4x8(w->status, w->opcode, w->wc_flags, w->vendor_err), 0),
 		};
 
-		_Static_assert(sizeof(struct fv_wc) == sizeof(v) && offsetof(struct fv_wc, byte_len) == 8 &&
+		static_assert(sizeof(struct fv_wc) == sizeof(v) && offsetof(struct fv_wc, byte_len) == 8 &&
 			       offsetof(struct fv_wc, src_qp) == 16 && offsetof(struct fv_wc, status) == 24,
 			       "struct fv_wc layout");
 		for (unsigned i = 0; i < 4; i++)
@@ -442,7 +460,7 @@ fv_cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own,
 #endif
 		};
 
-		_Static_assert(sizeof(struct ibv_wc) == sizeof(v) && offsetof(struct ibv_wc, opcode) == 12 &&
+		static_assert(sizeof(struct ibv_wc) == sizeof(v) && offsetof(struct ibv_wc, opcode) == 12 &&
 			       offsetof(struct ibv_wc, byte_len) == 20 && offsetof(struct ibv_wc, qp_num) == 28 &&
 			       offsetof(struct ibv_wc, wc_flags) == 36 && offsetof(struct ibv_wc, slid) == 42 &&
 			       offsetof(struct ibv_wc, dlid_path_bits) == 45, "struct ibv_wc layout");
@@ -500,9 +518,11 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 			if (status == IBV_WC_SUCCESS)
 				return FV_CQE_HIDE;	/* asked by fastverbs, not by the caller */
 		}
-		return fv_cqe_put(o, ibv, cqe, op_own, &(struct fv_wc){ .wr_id = wr_id, .byte_len = len,
-				  .qp_num = qpn, .status = (uint8_t)status, .opcode = (uint8_t)e,
-				  .wc_flags = (uint8_t)(e >> 8) });
+		struct fv_wc w = FV_ZERO_INIT;
+
+		w.wr_id = wr_id, w.byte_len = len, w.qp_num = qpn, w.status = (uint8_t)status;
+		w.opcode = (uint8_t)e, w.wc_flags = (uint8_t)(e >> 8);
+		return fv_cqe_put(o, ibv, cqe, op_own, &w);
 	}
 	if (op - 1 < MLX5_CQE_RESP_SEND_INV) {	/* RESP_WR_IMM, _SEND, _SEND_IMM, _SEND_INV */
 		const struct mlx5_wqe_data_seg *sg = fv_cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, !slow);
@@ -516,9 +536,12 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 			imm = be32toh(imm);	/* invalidated rkey: host order */
 		if (slow && scat)
 			status = fv_scatter(sg, max_gs, NULL, NULL, fv_cqe_data(cqe, op_own), len);
-		return fv_cqe_put(o, ibv, cqe, op_own, &(struct fv_wc){ .wr_id = wr_id, .byte_len = len,
-				  .qp_num = qpn, .src_qp = rqpn & 0xffffff, .invalidated_rkey = imm,
-				  .status = (uint8_t)status, .opcode = (uint8_t)e, .wc_flags = (uint8_t)(e >> 8) });
+		struct fv_wc w = FV_ZERO_INIT;
+
+		w.wr_id = wr_id, w.byte_len = len, w.qp_num = qpn, w.src_qp = rqpn & 0xffffff;
+		w.invalidated_rkey = imm, w.status = (uint8_t)status, w.opcode = (uint8_t)e;
+		w.wc_flags = (uint8_t)(e >> 8);
+		return fv_cqe_put(o, ibv, cqe, op_own, &w);
 	}
 	if (!slow)
 		__builtin_unreachable();	/* the fast path sent everything else here */
@@ -538,9 +561,11 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 	} else {
 		return FV_CQE_BAD;	/* resize, tag matching, signature error: not driven here */
 	}
-	return fv_cqe_put(o, ibv, cqe, op_own, &(struct fv_wc){ .wr_id = wr_id, .qp_num = qpn,
-			  .status = fv_cqe_status(x->syndrome), .opcode = (uint8_t)e,
-			  .vendor_err = x->vendor_err_synd });
+	struct fv_wc w = FV_ZERO_INIT;
+
+	w.wr_id = wr_id, w.qp_num = qpn, w.status = fv_cqe_status(x->syndrome), w.opcode = (uint8_t)e;
+	w.vendor_err = x->vendor_err_synd;
+	return fv_cqe_put(o, ibv, cqe, op_own, &w);
 }
 
 FV_COLD int fv_cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
@@ -703,7 +728,8 @@ fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 	uint32_t off = cq->off, own = cq->own;
 	uint32_t extra = 0;	/* CQEs consumed without an entry: forced or bad */
 	uint8_t *o = (uint8_t *)out, *end = o + (n > 0 ? (size_t)n * osz : 0);	/* o: the next entry */
-	uint32_t tag = __atomic_load_n(&fv_registry.gen, __ATOMIC_RELAXED) | (uint32_t)ibv;
+	struct fv_registry *reg = cq->reg;
+	uint32_t tag = __atomic_load_n(&reg->gen, __ATOMIC_RELAXED) | (uint32_t)ibv;
 	int bad = 0;
 
 	/* The run holds while its tag is the call's; a run started in this call takes it. */
@@ -750,7 +776,7 @@ fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 			break;
 		fv_dma_rmb();	/* the rest of the CQE only after its owner bit */
 		qpn = be32toh(cqe->sop_drop_qpn) & 0xffffff;
-		qp = cq->run.qp->qpn == qpn ? cq->run.qp : fv_registry_qp(qpn);
+		qp = cq->run.qp->qpn == qpn ? cq->run.qp : fv_registry_qp_in(reg, qpn);
 		r = fv_cqe_decode(cq, qp, cqe, op_own, o, ibv, 0);
 		if (__builtin_expect(r == FV_CQE_BAD, 0)) {
 			if (o != out)
@@ -792,5 +818,7 @@ static inline __attribute__((always_inline)) int fv_poll(struct fv_cq *cq, struc
 {
 	return fv_cq_poll_core(cq, wc, n, 0);
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_CQ_H */

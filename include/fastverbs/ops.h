@@ -6,6 +6,8 @@
 #include "build.h"
 #include "ah.h"
 
+FV_EXTERN_C_BEGIN
+
 /* Kinds of immediate and payload an operation takes (ops.def columns). */
 enum { FV_IMM_KIND_NONE, FV_IMM_KIND_IMM, FV_IMM_KIND_INV };
 enum { FV_PAYLOAD_NONE, FV_PAYLOAD_SGL, FV_PAYLOAD_DATA };
@@ -27,169 +29,246 @@ static inline int fv_rc_init(struct fv_rc *h, struct ibv_qp *ibqp)
 /* fv_rc_send: SEND on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1 });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_sgl: SEND on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_inline: SEND on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_imm: SEND with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .imm = imm });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_imm_sgl: SEND with immediate data on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .imm = imm });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_imm_inline: SEND with immediate data on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .imm = imm });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_inv: SEND that invalidates a remote rkey on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .imm = htobe32(inv_rkey) });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey);
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_inv_sgl: SEND that invalidates a remote rkey on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .imm = htobe32(inv_rkey) });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey);
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_inv_inline: SEND that invalidates a remote rkey on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .imm = htobe32(inv_rkey) });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey);
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write: RDMA WRITE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_sgl: RDMA WRITE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_inline: RDMA WRITE on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_imm: RDMA WRITE with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_imm_sgl: RDMA WRITE with immediate data on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_imm_inline: RDMA WRITE with immediate data on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_read: RDMA READ into the SGEs on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_READ, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_read_sgl: RDMA READ into the SGEs on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_READ, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_ATOMIC_CS, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = swap, .compare = compare });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_ATOMIC_CS, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = swap, .compare = compare });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_ATOMIC_FA, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = add });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_ATOMIC_FA, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = add });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_nop: NOP (control segment only, e.g. to ask for a completion) on a RC QP, no payload. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_NOP, .payload = FV_PL_NONE });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a RC QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_UMR, .payload = FV_PL_NONE, .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = (uint8_t)mw->type, .new_rkey = rkey, .bind = bind });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a RC QP, no payload. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_rc_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
-	return fv_build(&h->qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_UMR, .payload = FV_PL_NONE, .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2, .imm = htobe32(inv_rkey) });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
+	return fv_build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* ---- UC ---- */
@@ -203,127 +282,186 @@ static inline int fv_uc_init(struct fv_uc *h, struct ibv_qp *ibqp)
 /* fv_uc_send: SEND on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_send(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1 });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1;
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_sgl: SEND on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge;
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_inline: SEND on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_imm: SEND with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .imm = imm });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm;
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_imm_sgl: SEND with immediate data on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .imm = imm });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm;
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_imm_inline: SEND with immediate data on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .imm = imm });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm;
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_inv: SEND that invalidates a remote rkey on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .imm = htobe32(inv_rkey) });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey);
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_inv_sgl: SEND that invalidates a remote rkey on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .imm = htobe32(inv_rkey) });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey);
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_inv_inline: SEND that invalidates a remote rkey on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .imm = htobe32(inv_rkey) });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey);
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write: RDMA WRITE on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_write(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_sgl: RDMA WRITE on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_inline: RDMA WRITE on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_imm: RDMA WRITE with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_imm_sgl: RDMA WRITE with immediate data on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_imm_inline: RDMA WRITE with immediate data on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_nop: NOP (control segment only, e.g. to ask for a completion) on a UC QP, no payload. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_nop(struct fv_uc *h, uint64_t wr_id, unsigned flags)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_NOP, .payload = FV_PL_NONE });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a UC QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_UMR, .payload = FV_PL_NONE, .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = (uint8_t)mw->type, .new_rkey = rkey, .bind = bind });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a UC QP, no payload. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_uc_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
-	return fv_build(&h->qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_UMR, .payload = FV_PL_NONE, .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2, .imm = htobe32(inv_rkey) });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
+	return fv_build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* ---- UD ---- */
@@ -337,50 +475,73 @@ static inline int fv_ud_init(struct fv_ud *h, struct ibv_qp *ibqp)
 /* fv_ud_send: SEND on a UD QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_ud_send(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
-	return fv_build(&h->qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
+	return fv_build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_sgl: SEND on a UD QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_ud_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
-	return fv_build(&h->qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
+	return fv_build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_inline: SEND on a UD QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_ud_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
-	return fv_build(&h->qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
+	return fv_build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_imm: SEND with immediate data on a UD QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_ud_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
-	return fv_build(&h->qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .imm = imm, .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
+	return fv_build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_imm_sgl: SEND with immediate data on a UD QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_ud_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
-	return fv_build(&h->qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .imm = imm, .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
+	return fv_build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_imm_inline: SEND with immediate data on a UD QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
-	return fv_build(&h->qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .imm = imm, .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
+	return fv_build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_nop: NOP (control segment only, e.g. to ask for a completion) on a UD QP, no payload. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_ud_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
 {
-	return fv_build(&h->qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_NOP, .payload = FV_PL_NONE });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
+	return fv_build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* ---- XRC_SEND ---- */
@@ -394,174 +555,252 @@ static inline int fv_xrc_init(struct fv_xrc *h, struct ibv_qp *ibqp)
 /* fv_xrc_send: SEND on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_sgl: SEND on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_inline: SEND on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .srqn = remote_srqn });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_imm: SEND with immediate data on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .imm = imm, .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_imm_sgl: SEND with immediate data on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .imm = imm, .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_imm_inline: SEND with immediate data on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .imm = imm, .srqn = remote_srqn });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_inv: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .imm = htobe32(inv_rkey), .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_inv_sgl: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .imm = htobe32(inv_rkey), .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_inv_inline: SEND that invalidates a remote rkey on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .imm = htobe32(inv_rkey), .srqn = remote_srqn });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write: RDMA WRITE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_sgl: RDMA WRITE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_inline: RDMA WRITE on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .srqn = remote_srqn });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_imm: RDMA WRITE with immediate data on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm, .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_imm_sgl: RDMA WRITE with immediate data on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm, .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_imm_inline: RDMA WRITE with immediate data on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_INLINE, .sgl = &(struct ibv_sge){ .addr = (uintptr_t)data, .length = len }, .nsge = 1, .len = len, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .imm = imm, .srqn = remote_srqn });
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_read: RDMA READ into the SGEs on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_READ, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_read_sgl: RDMA READ into the SGEs on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_RDMA_READ, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey, .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_ATOMIC_CS, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = swap, .compare = compare, .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_ATOMIC_CS, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = swap, .compare = compare, .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_ATOMIC_FA, .payload = FV_PL_SGL, .sgl = sge, .nsge = 1, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = add, .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_ATOMIC_FA, .payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey, .swap_add = add, .srqn = remote_srqn });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.srqn = remote_srqn;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_nop: NOP (control segment only, e.g. to ask for a completion) on a XRC_SEND QP, no payload. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_NOP, .payload = FV_PL_NONE });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a XRC_SEND QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_UMR, .payload = FV_PL_NONE, .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = (uint8_t)mw->type, .new_rkey = rkey, .bind = bind });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a XRC_SEND QP, no payload. 0 or ENOMEM; no doorbell. */
 static FV_ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
-	return fv_build(&h->qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr_id, .flags = flags,
-		.opcode = MLX5_OPCODE_UMR, .payload = FV_PL_NONE, .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2, .imm = htobe32(inv_rkey) });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
+	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* ---- generic fronts: fv_write(&rc, ...) picks fv_rc_write; a handle whose QP type
- * does not allow the operation does not compile. ---- */
+ * does not allow the operation does not compile (C++: the overloads at the end). ---- */
 
+#ifndef __cplusplus
 #define fv_send(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send, \
 	struct fv_uc *: fv_uc_send, \
@@ -659,47 +898,97 @@ static FV_ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, u
 	struct fv_rc *: fv_rc_local_inv, \
 	struct fv_uc *: fv_uc_local_inv, \
 	struct fv_xrc *: fv_xrc_local_inv)((h), __VA_ARGS__)
+#endif
 
 /* What fv_post_send allows per (QP type, ibv_wr_opcode); zero rows are refused. */
 static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
-	[FV_QPT_RC] = {
-		[IBV_WR_SEND] = { 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },
-		[IBV_WR_SEND_WITH_IMM] = { 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },
-		[IBV_WR_SEND_WITH_INV] = { 1, MLX5_OPCODE_SEND_INVAL, 0, FV_IMM_KIND_INV, FV_PAYLOAD_DATA },
-		[IBV_WR_RDMA_WRITE] = { 1, MLX5_OPCODE_RDMA_WRITE, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },
-		[IBV_WR_RDMA_WRITE_WITH_IMM] = { 1, MLX5_OPCODE_RDMA_WRITE_IMM, FV_SEG_RADDR, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },
-		[IBV_WR_RDMA_READ] = { 1, MLX5_OPCODE_RDMA_READ, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },
-		[IBV_WR_ATOMIC_CMP_AND_SWP] = { 1, MLX5_OPCODE_ATOMIC_CS, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },
-		[IBV_WR_ATOMIC_FETCH_AND_ADD] = { 1, MLX5_OPCODE_ATOMIC_FA, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },
-		[IBV_WR_BIND_MW] = { 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_NONE, FV_PAYLOAD_NONE },
-		[IBV_WR_LOCAL_INV] = { 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_INV, FV_PAYLOAD_NONE },
+	{	/* FV_QPT_RC */
+		{ 1, MLX5_OPCODE_RDMA_WRITE, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
+		{ 1, MLX5_OPCODE_RDMA_WRITE_IMM, FV_SEG_RADDR, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		{ 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 1, MLX5_OPCODE_RDMA_READ, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_RDMA_READ */
+		{ 1, MLX5_OPCODE_ATOMIC_CS, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
+		{ 1, MLX5_OPCODE_ATOMIC_FA, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
+		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_INV, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
+		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_NONE, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
+		{ 1, MLX5_OPCODE_SEND_INVAL, 0, FV_IMM_KIND_INV, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
 	},
-	[FV_QPT_UC] = {
-		[IBV_WR_SEND] = { 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },
-		[IBV_WR_SEND_WITH_IMM] = { 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },
-		[IBV_WR_SEND_WITH_INV] = { 1, MLX5_OPCODE_SEND_INVAL, 0, FV_IMM_KIND_INV, FV_PAYLOAD_DATA },
-		[IBV_WR_RDMA_WRITE] = { 1, MLX5_OPCODE_RDMA_WRITE, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },
-		[IBV_WR_RDMA_WRITE_WITH_IMM] = { 1, MLX5_OPCODE_RDMA_WRITE_IMM, FV_SEG_RADDR, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },
-		[IBV_WR_BIND_MW] = { 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_NONE, FV_PAYLOAD_NONE },
-		[IBV_WR_LOCAL_INV] = { 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_INV, FV_PAYLOAD_NONE },
+	{	/* FV_QPT_UC */
+		{ 1, MLX5_OPCODE_RDMA_WRITE, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
+		{ 1, MLX5_OPCODE_RDMA_WRITE_IMM, FV_SEG_RADDR, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		{ 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_INV, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
+		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_NONE, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
+		{ 1, MLX5_OPCODE_SEND_INVAL, 0, FV_IMM_KIND_INV, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
 	},
-	[FV_QPT_UD] = {
-		[IBV_WR_SEND] = { 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },
-		[IBV_WR_SEND_WITH_IMM] = { 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },
+	{	/* FV_QPT_UD */
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
 	},
-	[FV_QPT_XRC] = {
-		[IBV_WR_SEND] = { 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },
-		[IBV_WR_SEND_WITH_IMM] = { 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },
-		[IBV_WR_SEND_WITH_INV] = { 1, MLX5_OPCODE_SEND_INVAL, 0, FV_IMM_KIND_INV, FV_PAYLOAD_DATA },
-		[IBV_WR_RDMA_WRITE] = { 1, MLX5_OPCODE_RDMA_WRITE, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },
-		[IBV_WR_RDMA_WRITE_WITH_IMM] = { 1, MLX5_OPCODE_RDMA_WRITE_IMM, FV_SEG_RADDR, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },
-		[IBV_WR_RDMA_READ] = { 1, MLX5_OPCODE_RDMA_READ, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },
-		[IBV_WR_ATOMIC_CMP_AND_SWP] = { 1, MLX5_OPCODE_ATOMIC_CS, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },
-		[IBV_WR_ATOMIC_FETCH_AND_ADD] = { 1, MLX5_OPCODE_ATOMIC_FA, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },
-		[IBV_WR_BIND_MW] = { 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_NONE, FV_PAYLOAD_NONE },
-		[IBV_WR_LOCAL_INV] = { 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_INV, FV_PAYLOAD_NONE },
+	{	/* FV_QPT_XRC */
+		{ 1, MLX5_OPCODE_RDMA_WRITE, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
+		{ 1, MLX5_OPCODE_RDMA_WRITE_IMM, FV_SEG_RADDR, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		{ 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 1, MLX5_OPCODE_RDMA_READ, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_RDMA_READ */
+		{ 1, MLX5_OPCODE_ATOMIC_CS, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
+		{ 1, MLX5_OPCODE_ATOMIC_FA, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
+		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_INV, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
+		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_NONE, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
+		{ 1, MLX5_OPCODE_SEND_INVAL, 0, FV_IMM_KIND_INV, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
 	},
 };
+static_assert(FV_QPT_RC == 0, "fv_op_table row");
+static_assert(FV_QPT_UC == 1, "fv_op_table row");
+static_assert(FV_QPT_UD == 2, "fv_op_table row");
+static_assert(FV_QPT_XRC == 3, "fv_op_table row");
+static_assert(IBV_WR_SEND == 2, "fv_op_table slot");
+static_assert(IBV_WR_SEND_WITH_IMM == 3, "fv_op_table slot");
+static_assert(IBV_WR_SEND_WITH_INV == 9, "fv_op_table slot");
+static_assert(IBV_WR_RDMA_WRITE == 0, "fv_op_table slot");
+static_assert(IBV_WR_RDMA_WRITE_WITH_IMM == 1, "fv_op_table slot");
+static_assert(IBV_WR_RDMA_READ == 4, "fv_op_table slot");
+static_assert(IBV_WR_ATOMIC_CMP_AND_SWP == 5, "fv_op_table slot");
+static_assert(IBV_WR_ATOMIC_FETCH_AND_ADD == 6, "fv_op_table slot");
+static_assert(IBV_WR_BIND_MW == 8, "fv_op_table slot");
+static_assert(IBV_WR_LOCAL_INV == 7, "fv_op_table slot");
 
 /*
  * fv_post_send's fast dispatch (compat/post_send.h): wr, one SGE, on a QP of type qpt (a
@@ -716,68 +1005,133 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 	case FV_QPT_RC:
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
-			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true;
+				return fv_build_wr1(qp, FV_QPT_RC, &r, inl);
+			}
 		case IBV_WR_SEND_WITH_IMM:
-			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .imm = wr->imm_data }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.imm = wr->imm_data;
+				return fv_build_wr1(qp, FV_QPT_RC, &r, inl);
+			}
 		case IBV_WR_SEND_WITH_INV:
-			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .imm = htobe32(wr->invalidate_rkey) }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.imm = htobe32(wr->invalidate_rkey);
+				return fv_build_wr1(qp, FV_QPT_RC, &r, inl);
+			}
 		case IBV_WR_RDMA_WRITE:
-			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.segs = FV_SEG_RADDR, r.raddr = wr->wr.rdma.remote_addr, r.rkey = wr->wr.rdma.rkey;
+				return fv_build_wr1(qp, FV_QPT_RC, &r, inl);
+			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
-			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey, .imm = wr->imm_data }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.segs = FV_SEG_RADDR, r.raddr = wr->wr.rdma.remote_addr, r.rkey = wr->wr.rdma.rkey, r.imm = wr->imm_data;
+				return fv_build_wr1(qp, FV_QPT_RC, &r, inl);
+			}
 		case IBV_WR_RDMA_READ:
 			if (inl)
 				return -1;
-			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_RDMA_READ, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey }, false);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.segs = FV_SEG_RADDR, r.raddr = wr->wr.rdma.remote_addr, r.rkey = wr->wr.rdma.rkey;
+				return fv_build_wr1(qp, FV_QPT_RC, &r, false);
+			}
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
 				return -1;
-			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_ATOMIC_CS, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = wr->wr.atomic.remote_addr, .rkey = wr->wr.atomic.rkey, .swap_add = wr->wr.atomic.swap, .compare = wr->wr.atomic.compare_add }, false);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = wr->wr.atomic.remote_addr, r.rkey = wr->wr.atomic.rkey, r.swap_add = wr->wr.atomic.swap, r.compare = wr->wr.atomic.compare_add;
+				return fv_build_wr1(qp, FV_QPT_RC, &r, false);
+			}
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
 				return -1;
-			return fv_build_wr1(qp, FV_QPT_RC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_ATOMIC_FA, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = wr->wr.atomic.remote_addr, .rkey = wr->wr.atomic.rkey, .swap_add = wr->wr.atomic.compare_add }, false);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = wr->wr.atomic.remote_addr, r.rkey = wr->wr.atomic.rkey, r.swap_add = wr->wr.atomic.compare_add;
+				return fv_build_wr1(qp, FV_QPT_RC, &r, false);
+			}
 		default:
 			return -1;
 		}
 	case FV_QPT_UC:
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
-			return fv_build_wr1(qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true;
+				return fv_build_wr1(qp, FV_QPT_UC, &r, inl);
+			}
 		case IBV_WR_SEND_WITH_IMM:
-			return fv_build_wr1(qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .imm = wr->imm_data }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.imm = wr->imm_data;
+				return fv_build_wr1(qp, FV_QPT_UC, &r, inl);
+			}
 		case IBV_WR_SEND_WITH_INV:
-			return fv_build_wr1(qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .imm = htobe32(wr->invalidate_rkey) }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.imm = htobe32(wr->invalidate_rkey);
+				return fv_build_wr1(qp, FV_QPT_UC, &r, inl);
+			}
 		case IBV_WR_RDMA_WRITE:
-			return fv_build_wr1(qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.segs = FV_SEG_RADDR, r.raddr = wr->wr.rdma.remote_addr, r.rkey = wr->wr.rdma.rkey;
+				return fv_build_wr1(qp, FV_QPT_UC, &r, inl);
+			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
-			return fv_build_wr1(qp, FV_QPT_UC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey, .imm = wr->imm_data }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.segs = FV_SEG_RADDR, r.raddr = wr->wr.rdma.remote_addr, r.rkey = wr->wr.rdma.rkey, r.imm = wr->imm_data;
+				return fv_build_wr1(qp, FV_QPT_UC, &r, inl);
+			}
 		default:
 			return -1;
 		}
@@ -788,15 +1142,25 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 		case IBV_WR_SEND:
 			if (!wr->wr.ud.ah || !(av = fv_qp_av(qp, wr->wr.ud.ah)))
 				return -1;
-			return fv_build_wr1(qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .av = av, .remote_qpn = wr->wr.ud.remote_qpn, .qkey = wr->wr.ud.remote_qkey }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.av = av, r.remote_qpn = wr->wr.ud.remote_qpn, r.qkey = wr->wr.ud.remote_qkey;
+				return fv_build_wr1(qp, FV_QPT_UD, &r, inl);
+			}
 		case IBV_WR_SEND_WITH_IMM:
 			if (!wr->wr.ud.ah || !(av = fv_qp_av(qp, wr->wr.ud.ah)))
 				return -1;
-			return fv_build_wr1(qp, FV_QPT_UD, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .imm = wr->imm_data, .av = av, .remote_qpn = wr->wr.ud.remote_qpn, .qkey = wr->wr.ud.remote_qkey }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.imm = wr->imm_data, r.av = av, r.remote_qpn = wr->wr.ud.remote_qpn, r.qkey = wr->wr.ud.remote_qkey;
+				return fv_build_wr1(qp, FV_QPT_UD, &r, inl);
+			}
 		default:
 			return -1;
 		}
@@ -804,43 +1168,83 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 	case FV_QPT_XRC:
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
-			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_SEND, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .srqn = wr->qp_type.xrc.remote_srqn }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.srqn = wr->qp_type.xrc.remote_srqn;
+				return fv_build_wr1(qp, FV_QPT_XRC, &r, inl);
+			}
 		case IBV_WR_SEND_WITH_IMM:
-			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_SEND_IMM, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .imm = wr->imm_data, .srqn = wr->qp_type.xrc.remote_srqn }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.imm = wr->imm_data, r.srqn = wr->qp_type.xrc.remote_srqn;
+				return fv_build_wr1(qp, FV_QPT_XRC, &r, inl);
+			}
 		case IBV_WR_SEND_WITH_INV:
-			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_SEND_INVAL, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .imm = htobe32(wr->invalidate_rkey), .srqn = wr->qp_type.xrc.remote_srqn }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.imm = htobe32(wr->invalidate_rkey), r.srqn = wr->qp_type.xrc.remote_srqn;
+				return fv_build_wr1(qp, FV_QPT_XRC, &r, inl);
+			}
 		case IBV_WR_RDMA_WRITE:
-			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_RDMA_WRITE, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey, .srqn = wr->qp_type.xrc.remote_srqn }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.segs = FV_SEG_RADDR, r.raddr = wr->wr.rdma.remote_addr, r.rkey = wr->wr.rdma.rkey, r.srqn = wr->qp_type.xrc.remote_srqn;
+				return fv_build_wr1(qp, FV_QPT_XRC, &r, inl);
+			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
-			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey, .imm = wr->imm_data, .srqn = wr->qp_type.xrc.remote_srqn }, inl);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.segs = FV_SEG_RADDR, r.raddr = wr->wr.rdma.remote_addr, r.rkey = wr->wr.rdma.rkey, r.imm = wr->imm_data, r.srqn = wr->qp_type.xrc.remote_srqn;
+				return fv_build_wr1(qp, FV_QPT_XRC, &r, inl);
+			}
 		case IBV_WR_RDMA_READ:
 			if (inl)
 				return -1;
-			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_RDMA_READ, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr, .rkey = wr->wr.rdma.rkey, .srqn = wr->qp_type.xrc.remote_srqn }, false);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.segs = FV_SEG_RADDR, r.raddr = wr->wr.rdma.remote_addr, r.rkey = wr->wr.rdma.rkey, r.srqn = wr->qp_type.xrc.remote_srqn;
+				return fv_build_wr1(qp, FV_QPT_XRC, &r, false);
+			}
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
 				return -1;
-			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_ATOMIC_CS, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = wr->wr.atomic.remote_addr, .rkey = wr->wr.atomic.rkey, .swap_add = wr->wr.atomic.swap, .compare = wr->wr.atomic.compare_add, .srqn = wr->qp_type.xrc.remote_srqn }, false);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = wr->wr.atomic.remote_addr, r.rkey = wr->wr.atomic.rkey, r.swap_add = wr->wr.atomic.swap, r.compare = wr->wr.atomic.compare_add, r.srqn = wr->qp_type.xrc.remote_srqn;
+				return fv_build_wr1(qp, FV_QPT_XRC, &r, false);
+			}
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
 				return -1;
-			return fv_build_wr1(qp, FV_QPT_XRC, &(struct fv_req){ .wr_id = wr->wr_id, .flags = flags,
-				.opcode = MLX5_OPCODE_ATOMIC_FA, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,
-				.from_wr = true, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = wr->wr.atomic.remote_addr, .rkey = wr->wr.atomic.rkey, .swap_add = wr->wr.atomic.compare_add, .srqn = wr->qp_type.xrc.remote_srqn }, false);
+			{
+				struct fv_req r = FV_ZERO_INIT;
+
+				r.wr_id = wr->wr_id, r.flags = flags,
+					r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1,
+					r.from_wr = true, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = wr->wr.atomic.remote_addr, r.rkey = wr->wr.atomic.rkey, r.swap_add = wr->wr.atomic.compare_add, r.srqn = wr->qp_type.xrc.remote_srqn;
+				return fv_build_wr1(qp, FV_QPT_XRC, &r, false);
+			}
 		default:
 			return -1;
 		}
@@ -848,5 +1252,377 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 		return -1;
 	}
 }
+
+FV_EXTERN_C_END
+
+#ifdef __cplusplus
+/* ---- generic names as C++ overloads (outside extern "C") ---- */
+
+static FV_ALWAYS_INLINE int fv_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+{
+	return fv_rc_send(h, wr_id, flags, sge);
+}
+
+static FV_ALWAYS_INLINE int fv_send(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+{
+	return fv_uc_send(h, wr_id, flags, sge);
+}
+
+static FV_ALWAYS_INLINE int fv_send(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+{
+	return fv_ud_send(h, wr_id, flags, sge, ah, remote_qpn, qkey);
+}
+
+static FV_ALWAYS_INLINE int fv_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t remote_srqn)
+{
+	return fv_xrc_send(h, wr_id, flags, sge, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+{
+	return fv_rc_send_sgl(h, wr_id, flags, sgl, nsge);
+}
+
+static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+{
+	return fv_uc_send_sgl(h, wr_id, flags, sgl, nsge);
+}
+
+static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+{
+	return fv_ud_send_sgl(h, wr_id, flags, sgl, nsge, ah, remote_qpn, qkey);
+}
+
+static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
+{
+	return fv_xrc_send_sgl(h, wr_id, flags, sgl, nsge, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+{
+	return fv_rc_send_inline(h, wr_id, flags, data, len);
+}
+
+static FV_ALWAYS_INLINE int fv_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+{
+	return fv_uc_send_inline(h, wr_id, flags, data, len);
+}
+
+static FV_ALWAYS_INLINE int fv_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+{
+	return fv_ud_send_inline(h, wr_id, flags, data, len, ah, remote_qpn, qkey);
+}
+
+static FV_ALWAYS_INLINE int fv_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
+{
+	return fv_xrc_send_inline(h, wr_id, flags, data, len, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+{
+	return fv_rc_send_imm(h, wr_id, flags, sge, imm);
+}
+
+static FV_ALWAYS_INLINE int fv_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+{
+	return fv_uc_send_imm(h, wr_id, flags, sge, imm);
+}
+
+static FV_ALWAYS_INLINE int fv_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+{
+	return fv_ud_send_imm(h, wr_id, flags, sge, imm, ah, remote_qpn, qkey);
+}
+
+static FV_ALWAYS_INLINE int fv_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, uint32_t remote_srqn)
+{
+	return fv_xrc_send_imm(h, wr_id, flags, sge, imm, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+{
+	return fv_rc_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm);
+}
+
+static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+{
+	return fv_uc_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm);
+}
+
+static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+{
+	return fv_ud_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm, ah, remote_qpn, qkey);
+}
+
+static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
+{
+	return fv_xrc_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
+{
+	return fv_rc_send_imm_inline(h, wr_id, flags, data, len, imm);
+}
+
+static FV_ALWAYS_INLINE int fv_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
+{
+	return fv_uc_send_imm_inline(h, wr_id, flags, data, len, imm);
+}
+
+static FV_ALWAYS_INLINE int fv_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+{
+	return fv_ud_send_imm_inline(h, wr_id, flags, data, len, imm, ah, remote_qpn, qkey);
+}
+
+static FV_ALWAYS_INLINE int fv_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, uint32_t remote_srqn)
+{
+	return fv_xrc_send_imm_inline(h, wr_id, flags, data, len, imm, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
+{
+	return fv_rc_send_inv(h, wr_id, flags, sge, inv_rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
+{
+	return fv_uc_send_inv(h, wr_id, flags, sge, inv_rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
+{
+	return fv_xrc_send_inv(h, wr_id, flags, sge, inv_rkey, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
+{
+	return fv_rc_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
+{
+	return fv_uc_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
+{
+	return fv_xrc_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+{
+	return fv_rc_send_inv_inline(h, wr_id, flags, data, len, inv_rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+{
+	return fv_uc_send_inv_inline(h, wr_id, flags, data, len, inv_rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
+{
+	return fv_xrc_send_inv_inline(h, wr_id, flags, data, len, inv_rkey, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+{
+	return fv_rc_write(h, wr_id, flags, sge, raddr, rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_write(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+{
+	return fv_uc_write(h, wr_id, flags, sge, raddr, rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+{
+	return fv_xrc_write(h, wr_id, flags, sge, raddr, rkey, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+{
+	return fv_rc_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+{
+	return fv_uc_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+{
+	return fv_xrc_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+	return fv_rc_write_inline(h, wr_id, flags, data, len, raddr, rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+	return fv_uc_write_inline(h, wr_id, flags, data, len, raddr, rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+{
+	return fv_xrc_write_inline(h, wr_id, flags, data, len, raddr, rkey, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+{
+	return fv_rc_write_imm(h, wr_id, flags, sge, raddr, rkey, imm);
+}
+
+static FV_ALWAYS_INLINE int fv_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+{
+	return fv_uc_write_imm(h, wr_id, flags, sge, raddr, rkey, imm);
+}
+
+static FV_ALWAYS_INLINE int fv_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+{
+	return fv_xrc_write_imm(h, wr_id, flags, sge, raddr, rkey, imm, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+{
+	return fv_rc_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm);
+}
+
+static FV_ALWAYS_INLINE int fv_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+{
+	return fv_uc_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm);
+}
+
+static FV_ALWAYS_INLINE int fv_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+{
+	return fv_xrc_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+{
+	return fv_rc_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm);
+}
+
+static FV_ALWAYS_INLINE int fv_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+{
+	return fv_uc_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm);
+}
+
+static FV_ALWAYS_INLINE int fv_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+{
+	return fv_xrc_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+{
+	return fv_rc_read(h, wr_id, flags, sge, raddr, rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+{
+	return fv_xrc_read(h, wr_id, flags, sge, raddr, rkey, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+{
+	return fv_rc_read_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+{
+	return fv_xrc_read_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+{
+	return fv_rc_cas(h, wr_id, flags, sge, raddr, rkey, compare, swap);
+}
+
+static FV_ALWAYS_INLINE int fv_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+{
+	return fv_xrc_cas(h, wr_id, flags, sge, raddr, rkey, compare, swap, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+{
+	return fv_rc_cas_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, compare, swap);
+}
+
+static FV_ALWAYS_INLINE int fv_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+{
+	return fv_xrc_cas_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, compare, swap, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
+{
+	return fv_rc_fadd(h, wr_id, flags, sge, raddr, rkey, add);
+}
+
+static FV_ALWAYS_INLINE int fv_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+{
+	return fv_xrc_fadd(h, wr_id, flags, sge, raddr, rkey, add, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
+{
+	return fv_rc_fadd_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, add);
+}
+
+static FV_ALWAYS_INLINE int fv_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+{
+	return fv_xrc_fadd_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, add, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
+{
+	return fv_rc_nop(h, wr_id, flags);
+}
+
+static FV_ALWAYS_INLINE int fv_nop(struct fv_uc *h, uint64_t wr_id, unsigned flags)
+{
+	return fv_uc_nop(h, wr_id, flags);
+}
+
+static FV_ALWAYS_INLINE int fv_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
+{
+	return fv_ud_nop(h, wr_id, flags);
+}
+
+static FV_ALWAYS_INLINE int fv_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
+{
+	return fv_xrc_nop(h, wr_id, flags);
+}
+
+static FV_ALWAYS_INLINE int fv_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+{
+	return fv_rc_bind_mw(h, wr_id, flags, mw, rkey, bind);
+}
+
+static FV_ALWAYS_INLINE int fv_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+{
+	return fv_uc_bind_mw(h, wr_id, flags, mw, rkey, bind);
+}
+
+static FV_ALWAYS_INLINE int fv_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+{
+	return fv_xrc_bind_mw(h, wr_id, flags, mw, rkey, bind);
+}
+
+static FV_ALWAYS_INLINE int fv_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+{
+	return fv_rc_local_inv(h, wr_id, flags, inv_rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+{
+	return fv_uc_local_inv(h, wr_id, flags, inv_rkey);
+}
+
+static FV_ALWAYS_INLINE int fv_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+{
+	return fv_xrc_local_inv(h, wr_id, flags, inv_rkey);
+}
+
+#endif /* __cplusplus */
 
 #endif /* FASTVERBS_OPS_H */

@@ -11,6 +11,8 @@
 #include "req.h"
 #include "registry.h"
 
+FV_EXTERN_C_BEGIN
+
 /* QP types fastverbs drives; the row index of the operation table (ops.def). */
 enum fv_qpt { FV_QPT_RC, FV_QPT_UC, FV_QPT_UD, FV_QPT_XRC, FV_QPT_COUNT };
 
@@ -160,7 +162,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	    !g->sq_buf || !g->dbrec || !g->bf_reg || g->bf_size % FV_WQEBB || g->qpn > 0xffffff)
 		return EINVAL;
 	/* per send slot: wr_id and meta; wr_id per receive WQE */
-	mem = calloc(1, sq_n * (sizeof(struct fv_wr_id) + sizeof(struct fv_sq_meta)) +
+	mem = (uint8_t *)calloc(1, sq_n * (sizeof(struct fv_wr_id) + sizeof(struct fv_sq_meta)) +
 		     rq_n * sizeof(uint64_t));
 	if (!mem)
 		return ENOMEM;
@@ -173,7 +175,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	qp->max_recv_sge = g->max_recv_sge;
 
 	struct fv_sq *sq = &qp->sq;
-	sq->ring.buf = g->sq_buf;
+	sq->ring.buf = (uint8_t *)g->sq_buf;
 	sq->ring.end = (uint8_t *)g->sq_buf + sq_n * FV_WQEBB;
 	sq->wr_id = (struct fv_wr_id *)mem;
 	sq->meta = (struct fv_sq_meta *)(mem + sq_n * sizeof(struct fv_wr_id));
@@ -191,7 +193,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	struct fv_rq *rq = &qp->rq;
 	rq->dbrec = &g->dbrec[MLX5_RCV_DBR];
 	if (rq_n) {
-		rq->buf = g->rq_buf;
+		rq->buf = (uint8_t *)g->rq_buf;
 		rq->entries = g->rq_wqe_cnt;
 		rq->mask = g->rq_wqe_cnt - 1;
 		rq->stride_shift = (uint32_t)__builtin_ctz(g->rq_stride);
@@ -235,14 +237,14 @@ static inline int fv_qp_init(struct fv_qp *qp, struct ibv_qp *ibqp)
 	if (ibv_query_qp(ibqp, &attr, IBV_QP_CAP, &init))
 		return errno ? errno : EIO;
 
-	struct fv_qp_geom g = {
-		.qpt = (enum fv_qpt)qpt, .qpn = ibqp->qp_num,
-		.sq_buf = dv.sq.buf, .sq_wqe_cnt = dv.sq.wqe_cnt,
-		.rq_buf = dv.rq.buf, .rq_wqe_cnt = dv.rq.wqe_cnt, .rq_stride = dv.rq.stride,
-		.dbrec = dv.dbrec, .bf_reg = dv.bf.reg, .bf_size = dv.bf.size,
-		.max_inline = init.cap.max_inline_data, .max_send_sge = init.cap.max_send_sge,
-		.max_recv_sge = init.cap.max_recv_sge, .sq_sig_all = init.sq_sig_all,
-	};
+	struct fv_qp_geom g = FV_ZERO_INIT;
+
+	g.qpt = (enum fv_qpt)qpt, g.qpn = ibqp->qp_num;
+	g.sq_buf = dv.sq.buf, g.sq_wqe_cnt = dv.sq.wqe_cnt;
+	g.rq_buf = dv.rq.buf, g.rq_wqe_cnt = dv.rq.wqe_cnt, g.rq_stride = dv.rq.stride;
+	g.dbrec = dv.dbrec, g.bf_reg = dv.bf.reg, g.bf_size = dv.bf.size;
+	g.max_inline = init.cap.max_inline_data, g.max_send_sge = init.cap.max_send_sge;
+	g.max_recv_sge = init.cap.max_recv_sge, g.sq_sig_all = init.sq_sig_all;
 	err = fv_qp_init_geom(qp, &g);
 	if (err)
 		return err;
@@ -258,5 +260,7 @@ static inline void fv_qp_cleanup(struct fv_qp *qp)
 	free(qp->mem);
 	qp->mem = NULL;
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_QP_H */

@@ -37,6 +37,8 @@
 
 #include "qp.h"
 
+FV_EXTERN_C_BEGIN
+
 /* Fill one receive data segment. */
 static inline void fv_rseg(struct mlx5_wqe_data_seg *d, const struct ibv_sge *s)
 {
@@ -120,36 +122,31 @@ struct fv_srq_geom {
 	struct ibv_srq *ibsrq;	/* optional registry key */
 };
 
-/* Process-wide table of the fv_srqs set up, searched on slow paths only. */
-#define FV_SRQ_MAX 256
-struct fv_srq_registry {
-	pthread_mutex_t lock;
-	struct fv_srq *srq[FV_SRQ_MAX];
-};
-
-__attribute__((weak)) struct fv_srq_registry fv_srq_registry = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-/* Replace the entry old by new (NULL: a free entry). Returns 0 or ENOMEM. */
+/* In the process's SRQ table (registry.h), replace the entry old by new (NULL: a free entry).
+ * Returns 0 or ENOMEM. */
 static inline int fv_srq_registry_swap(struct fv_srq *old, struct fv_srq *new_)
 {
+	struct fv_registry *r = fv_registry_get();
 	int err = ENOMEM;
 
-	pthread_mutex_lock(&fv_srq_registry.lock);
+	pthread_mutex_lock(&r->lock);
 	for (int i = 0; i < FV_SRQ_MAX; i++)
-		if (fv_srq_registry.srq[i] == old) {
-			__atomic_store_n(&fv_srq_registry.srq[i], new_, __ATOMIC_RELEASE);
+		if (r->srq[i] == old) {
+			__atomic_store_n(&r->srq[i], new_, __ATOMIC_RELEASE);
 			err = 0;
 			break;
 		}
-	pthread_mutex_unlock(&fv_srq_registry.lock);
+	pthread_mutex_unlock(&r->lock);
 	return err;
 }
 
 /* The registered fv_srq for ibsrq (by_ib) or with SRQ number num, or NULL. */
 static inline struct fv_srq *fv_srq_lookup(const struct ibv_srq *ibsrq, uint32_t num, int by_ib)
 {
+	struct fv_registry *r = fv_registry_get();
+
 	for (int i = 0; i < FV_SRQ_MAX; i++) {
-		struct fv_srq *s = __atomic_load_n(&fv_srq_registry.srq[i], __ATOMIC_ACQUIRE);
+		struct fv_srq *s = __atomic_load_n(&r->srq[i], __ATOMIC_ACQUIRE);
 
 		if (s && (by_ib ? s->ibsrq == ibsrq : s->srqn == num))
 			return s;
@@ -167,10 +164,10 @@ static inline int fv_srq_init_geom(struct fv_srq *srq, const struct fv_srq_geom 
 	    g->stride < 2 * FV_DS || g->head >= g->wqe_cnt || g->tail >= g->wqe_cnt)
 		return EINVAL;
 	memset(srq, 0, sizeof(*srq));
-	srq->wrid = calloc(g->wqe_cnt, sizeof(uint64_t));
+	srq->wrid = (uint64_t *)calloc(g->wqe_cnt, sizeof(uint64_t));
 	if (!srq->wrid)
 		return ENOMEM;
-	srq->buf = g->buf;
+	srq->buf = (uint8_t *)g->buf;
 	srq->stride_shift = (uint32_t)__builtin_ctz(g->stride);
 	srq->max_gs = g->stride / FV_DS - 1;
 	srq->mask = g->wqe_cnt - 1;
@@ -226,11 +223,11 @@ static inline int fv_srq_init(struct fv_srq *srq, struct ibv_srq *ibsrq)
 	while (!fv_is_pow2(cnt))
 		cnt += cnt & -cnt;
 
-	struct fv_srq_geom g = {
-		.buf = dv.buf, .wqe_cnt = cnt, .stride = dv.stride, .dbrec = dv.dbrec,
-		.srqn = (dv.comp_mask & MLX5DV_SRQ_MASK_SRQN) ? dv.srqn : 0,
-		.head = dv.head, .tail = dv.tail, .ibsrq = ibsrq,
-	};
+	struct fv_srq_geom g = FV_ZERO_INIT;
+
+	g.buf = dv.buf, g.wqe_cnt = cnt, g.stride = dv.stride, g.dbrec = dv.dbrec;
+	g.srqn = (dv.comp_mask & MLX5DV_SRQ_MASK_SRQN) ? dv.srqn : 0;
+	g.head = dv.head, g.tail = dv.tail, g.ibsrq = ibsrq;
 	return fv_srq_init_geom(srq, &g);
 }
 
@@ -294,5 +291,7 @@ static inline void fv_qp_attach_srq(struct fv_qp *qp, struct fv_srq *srq)
 {
 	qp->srq = srq;
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_RECV_H */

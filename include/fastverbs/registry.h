@@ -1,57 +1,202 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Process-wide QPN -> struct fv_qp table, so a CQ shared by several QPs can find the
- * QP a CQE belongs to (the CQE names it by number). Two levels, 4096 QPs a page, like
- * libmlx5's own table. It is one weak symbol, shared by every object file that includes
- * fastverbs. Writers (QP init/cleanup) take a mutex; CQ polling reads without one.
+ * The process-wide tables: QPN -> struct fv_qp, so a CQ shared by several QPs can find the
+ * QP a CQE belongs to (the CQE names it by number; two levels, 4096 QPs a page, like
+ * libmlx5's own table), and the fv_srqs set up (recv.h). Writers (QP and SRQ init/cleanup)
+ * take the mutex; CQ polling reads without it, every pointer with an atomic load.
+ *
+ * One set of tables per process, however fastverbs got into it: every object (program or
+ * shared library) that includes fastverbs finds it through its own anchor, a hidden pointer,
+ * and carries an ELF note that says where that anchor is. The first time an object needs the
+ * tables it walks the loaded objects' notes (dl_iterate_phdr) and takes the tables another
+ * object already has, or makes them (on the heap: they outlive any object). No symbol is
+ * looked up, so neither -fvisibility=hidden, nor a version script, nor dlopen(RTLD_LOCAL)
+ * splits them. glibc holds its loader lock, recursively, for the whole walk, and this one
+ * happens inside another walk's callback: two objects looking at once are serialized.
+ *
+ *   note (PT_NOTE):  namesz 10 | descsz 8 | type FV_NOTE_TYPE | "fastverbs\0" + pad |
+ *                    int64: the anchor's address minus this field's
  */
 #ifndef FASTVERBS_REGISTRY_H
 #define FASTVERBS_REGISTRY_H
 
+#include "portable.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+
+FV_EXTERN_C_BEGIN
 
 struct fv_qp;
+struct fv_srq;
 
 #define FV_QPN_PAGE_SHIFT 12
 #define FV_QPN_PAGES (1u << (24 - FV_QPN_PAGE_SHIFT))
+#define FV_SRQ_MAX 256
 
 struct fv_registry {
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;	/* writers of all of it */
 	uint32_t gen;		/* changes with every fv_registry_set: a QP pointer a CQ keeps
 				 * (cq.h) is good while gen is what it was */
 	struct fv_qp **page[FV_QPN_PAGES];
+	struct fv_srq *srq[FV_SRQ_MAX];	/* the fv_srqs set up, searched on slow paths only */
 };
 
-__attribute__((weak)) struct fv_registry fv_registry = { .lock = PTHREAD_MUTEX_INITIALIZER };
+/* This object's anchor: the process's tables once it has looked for them. */
+__attribute__((weak, visibility("hidden"), used)) struct fv_registry *fv_registry_anchor;
+
+/* The tables of last resort: this object's own, if the heap cannot hold shared ones. */
+__attribute__((weak, visibility("hidden"))) struct fv_registry fv_registry_own =
+	{ PTHREAD_MUTEX_INITIALIZER, 0, FV_ZERO_INIT, FV_ZERO_INIT };
+
+#if defined(__ELF__) && defined(__LP64__)
+#include <elf.h>
+
+#define FV_NOTE_TYPE 0x66760001
+#define FV_STR(x) #x
+#define FV_XSTR(x) FV_STR(x)
+
+/* One note per object: the group makes the linker keep one of the copies every unit emits. */
+__asm__(".pushsection .note.fastverbs,\"aG\",@note,.note.fastverbs,comdat\n"
+	"\t.balign 4\n\t.long 10\n\t.long 8\n\t.long " FV_XSTR(FV_NOTE_TYPE) "\n\t.asciz \"fastverbs\"\n"
+	"\t.balign 4\n\t.quad fv_registry_anchor - .\n\t.popsection\n");
+
+/* The leading members of glibc's struct dl_phdr_info, which <link.h> shows only to _GNU_SOURCE. */
+struct fv_dl_info {
+	uintptr_t addr;
+	const char *name;
+	const Elf64_Phdr *phdr;
+	uint16_t phnum;
+};
+
+extern int fv_dl_iterate_phdr(int (*cb)(struct fv_dl_info *, size_t, void *), void *data)
+	__asm__("dl_iterate_phdr");
+
+/* dl_iterate_phdr callback: the tables the anchor of an object's note holds, into *data. */
+static inline int fv_registry_scan(struct fv_dl_info *info, size_t size, void *data)
+{
+	struct fv_registry **found = (struct fv_registry **)data;
+
+	(void)size;
+	for (unsigned i = 0; i < info->phnum && !*found; i++) {
+		const Elf64_Phdr *ph = &info->phdr[i];
+		uintptr_t p = info->addr + ph->p_vaddr, end = p + ph->p_memsz;
+		uintptr_t align = ph->p_align == 8 ? 8 : 4;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		while (p + sizeof(Elf64_Nhdr) <= end) {
+			const Elf64_Nhdr *n = (const Elf64_Nhdr *)p;
+			uintptr_t name = p + sizeof(*n);
+			uintptr_t desc = name + ((n->n_namesz + align - 1) & ~(align - 1));
+
+			p = desc + ((n->n_descsz + align - 1) & ~(align - 1));
+			if (p > end)
+				break;
+			if (n->n_type == (uint32_t)FV_NOTE_TYPE && n->n_namesz == 10 && n->n_descsz == 8 &&
+			    !memcmp((const void *)name, "fastverbs", 10)) {
+				int64_t off;
+
+				memcpy(&off, (const void *)desc, sizeof(off));
+				*found = __atomic_load_n((struct fv_registry **)(desc + (uintptr_t)off),
+							 __ATOMIC_ACQUIRE);
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * dl_iterate_phdr callback, for the first object only: under the loader's lock, the tables
+ * some object has, or new ones; this object's anchor then holds them.
+ */
+static inline int fv_registry_attach_locked(struct fv_dl_info *info, size_t size, void *data)
+{
+	struct fv_registry *r = __atomic_load_n(&fv_registry_anchor, __ATOMIC_ACQUIRE);
+
+	(void)info, (void)size;
+	if (!r)		/* not attached by another thread of this object meanwhile */
+		fv_dl_iterate_phdr(fv_registry_scan, &r);
+	if (!r && (r = (struct fv_registry *)calloc(1, sizeof(*r))) != NULL &&
+	    pthread_mutex_init(&r->lock, NULL)) {
+		free(r);
+		r = NULL;
+	}
+	if (r)
+		__atomic_store_n(&fv_registry_anchor, r, __ATOMIC_RELEASE);
+	*(struct fv_registry **)data = r;
+	return 1;
+}
+
+static __attribute__((noinline, cold, unused)) struct fv_registry *fv_registry_attach(void)
+{
+	struct fv_registry *r = NULL;
+
+	fv_dl_iterate_phdr(fv_registry_attach_locked, &r);
+	if (!r) {	/* out of memory: this object's own tables, shared with no other */
+		r = &fv_registry_own;
+		__atomic_store_n(&fv_registry_anchor, r, __ATOMIC_RELEASE);
+	}
+	return r;
+}
+#else
+/* Not ELF: this object's own tables (one per process when fastverbs is in one object). */
+static inline struct fv_registry *fv_registry_attach(void)
+{
+	__atomic_store_n(&fv_registry_anchor, &fv_registry_own, __ATOMIC_RELEASE);
+	return &fv_registry_own;
+}
+#endif
+
+/* The process's tables (found on first use, from then on one load). */
+static inline __attribute__((always_inline)) struct fv_registry *fv_registry_get(void)
+{
+	struct fv_registry *r = __atomic_load_n(&fv_registry_anchor, __ATOMIC_ACQUIRE);
+
+	return __builtin_expect(r != NULL, 1) ? r : fv_registry_attach();
+}
+
+/* The fv_qp registered in r for qpn, or NULL. */
+static inline struct fv_qp *fv_registry_qp_in(struct fv_registry *r, uint32_t qpn)
+{
+	struct fv_qp **page = __atomic_load_n(&r->page[(qpn & 0xffffff) >> FV_QPN_PAGE_SHIFT],
+					      __ATOMIC_ACQUIRE);
+
+	return page ? __atomic_load_n(&page[qpn & ((1u << FV_QPN_PAGE_SHIFT) - 1)], __ATOMIC_ACQUIRE)
+		    : NULL;
+}
 
 /* The fv_qp registered for qpn, or NULL. */
 static inline struct fv_qp *fv_registry_qp(uint32_t qpn)
 {
-	struct fv_qp **page = fv_registry.page[(qpn & 0xffffff) >> FV_QPN_PAGE_SHIFT];
-
-	return page ? page[qpn & ((1u << FV_QPN_PAGE_SHIFT) - 1)] : NULL;
+	return fv_registry_qp_in(fv_registry_get(), qpn);
 }
 
-/* Make qp findable by qpn. Returns 0 or ENOMEM. */
+/* Make qp findable by qpn (NULL: no longer). Returns 0 or ENOMEM. */
 static inline int fv_registry_set(uint32_t qpn, struct fv_qp *qp)
 {
-	struct fv_qp ***slot = &fv_registry.page[(qpn & 0xffffff) >> FV_QPN_PAGE_SHIFT];
+	struct fv_registry *r = fv_registry_get();
+	struct fv_qp ***slot = &r->page[(qpn & 0xffffff) >> FV_QPN_PAGE_SHIFT];
+	struct fv_qp **page;
 	int err = 0;
 
-	pthread_mutex_lock(&fv_registry.lock);
-	if (!*slot)
-		*slot = calloc(1u << FV_QPN_PAGE_SHIFT, sizeof(struct fv_qp *));
-	if (*slot) {
-		(*slot)[qpn & ((1u << FV_QPN_PAGE_SHIFT) - 1)] = qp;
-		__atomic_store_n(&fv_registry.gen, fv_registry.gen + 2, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&r->lock);
+	page = *slot;
+	if (!page && (page = (struct fv_qp **)calloc(1u << FV_QPN_PAGE_SHIFT, sizeof(*page))) != NULL)
+		__atomic_store_n(slot, page, __ATOMIC_RELEASE);	/* zeroed before it is seen */
+	if (page) {
+		__atomic_store_n(&page[qpn & ((1u << FV_QPN_PAGE_SHIFT) - 1)], qp, __ATOMIC_RELEASE);
+		__atomic_store_n(&r->gen, r->gen + 2, __ATOMIC_RELEASE);
 	} else {
 		err = ENOMEM;
 	}
-	pthread_mutex_unlock(&fv_registry.lock);
+	pthread_mutex_unlock(&r->lock);
 	return err;
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_REGISTRY_H */

@@ -22,6 +22,8 @@
 #include "arch.h"
 #include "wqe.h"
 
+FV_EXTERN_C_BEGIN
+
 /* Per-WQE flags of the typed API: they are the control segment's fm_ce_se bits. */
 enum {
 	FV_SIGNALED  = MLX5_WQE_CTRL_CQ_UPDATE,	/* ask for a completion */
@@ -44,6 +46,19 @@ struct fv_sq_meta {
 	uint32_t forced;	/* == end: fastverbs asked for this completion itself (the caller did
 				 * not); written only when that happens, by fv_sq_take_slow */
 };
+
+/* A slot's meta, stored whole (as in FV_IMAGE, wqe.h: a compound literal in C only). */
+#ifdef __cplusplus
+static inline struct fv_sq_meta fv_sq_meta_of(uint32_t end, uint32_t forced)
+{
+	struct fv_sq_meta m = { end, forced };
+
+	return m;
+}
+#define FV_SQ_META(end, forced) fv_sq_meta_of(end, forced)
+#else
+#define FV_SQ_META(end_, forced_) ((struct fv_sq_meta){ .end = (end_), .forced = (forced_) })
+#endif
 
 /*
  * Building a WQE (inline payloads aside) stores only into the ring (through fastverbs' own
@@ -129,7 +144,7 @@ static inline void fv_sq_set_pi(struct fv_sq *sq, uint32_t pi)
 	sq->last_pi = pi - 1;	/* not rung_pi: fv_sq_ring takes that for a WQE to ring */
 	sq->lim = fv_sq_lim(sq);
 	for (uint32_t i = 0; i <= sq->mask; i++)
-		sq->meta[i] = (struct fv_sq_meta){ .end = pi, .forced = pi - 1 };
+		sq->meta[i] = FV_SQ_META(pi, pi - 1);
 }
 
 /*
@@ -166,7 +181,7 @@ static inline bool fv_sq_take_slow(struct fv_sq *sq, unsigned nbb, __be32 *fm_be
 	sq->fence_cache = 0;
 	if (!(fm & FV_SIGNALED) && end - sq->sig_pi > sq->unsig_max) {
 		fm |= FV_SIGNALED;
-		sq->meta[sq->pi & sq->mask] = (struct fv_sq_meta){ .end = end, .forced = end };
+		sq->meta[sq->pi & sq->mask] = FV_SQ_META(end, end);
 	}
 	if (fm & FV_SIGNALED)
 		sq->sig_pi = end;
@@ -327,5 +342,7 @@ static inline void fv_sq_unforce(struct fv_sq *sq, uint32_t slot)
 {
 	sq->meta[slot].forced = sq->meta[slot].end - 1;
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_SQ_H */

@@ -22,13 +22,15 @@
 #ifndef FASTVERBS_WQE_H
 #define FASTVERBS_WQE_H
 
-#include <endian.h>
+#include "portable.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <infiniband/verbs.h>
 #include <infiniband/mlx5dv.h>
+
+FV_EXTERN_C_BEGIN
 
 #define FV_WQEBB 64u	/* send WQE basic block */
 #define FV_DS    16u	/* one WQE size unit (octoword) */
@@ -109,11 +111,35 @@ struct fv_image {
 	uint64_t a, b;
 };
 
+/*
+ * An image of two words: a compound literal in C, the form the fast path's code was tuned
+ * with; a function in C++, which has no compound literals.
+ */
+#ifdef __cplusplus
+static inline struct fv_image fv_image_of(uint64_t a, uint64_t b)
+{
+	struct fv_image u = { a, b };
+
+	return u;
+}
+#define FV_IMAGE(a, b) fv_image_of(a, b)
+#else
+#define FV_IMAGE(a, b) ((struct fv_image){ (a), (b) })
+#endif
+
+/* A vector of two words. */
+static inline fv_u64x2 fv_u64x2_of(uint64_t a, uint64_t b)
+{
+	fv_u64x2 v = { a, b };
+
+	return v;
+}
+
 /* Store the unit image u at p; FV_VEC: as one vector. */
 static inline void fv_unit_put(uint8_t *p, struct fv_image u, unsigned how)
 {
 	if (how & FV_VEC) {
-		((struct fv_unit *)p)->v = (fv_u64x2){ u.a, u.b };
+		((struct fv_unit *)p)->v = fv_u64x2_of(u.a, u.b);
 	} else {
 		((struct fv_unit_words *)p)->w[0] = u.a;
 		((struct fv_unit_words *)p)->w[1] = u.b;
@@ -132,10 +158,10 @@ static inline uint8_t *fv_unit_write(const struct fv_ring *r, uint8_t *p, struct
  * byte 1) over it. Both stores go through this one union: the compiler then sees that they
  * overlap and keeps them in order (through two unrelated types it may swap them, or take a
  * later read of the unit for the image alone). No character type in it, which would make its
- * stores alias everything: a _Bool stands for byte 0, never accessed.
+ * stores alias everything: a bool stands for byte 0, never accessed.
  */
 struct __attribute__((packed)) fv_ctrl_index {
-	_Bool byte0;
+	bool byte0;
 	__be16 v;
 };
 
@@ -156,8 +182,8 @@ union fv_ctrl_unit {
 static inline struct fv_image fv_ctrl_image(uint8_t opmod, uint8_t opcode, __be32 qpn_be, unsigned ds,
 					    __be32 fm_be, __be32 imm)
 {
-	return (struct fv_image){ fv_2x32(htobe32((uint32_t)opmod << 24 | opcode), qpn_be | htobe32(ds)),
-				  fv_2x32(fm_be, imm) };
+	return FV_IMAGE(fv_2x32(htobe32((uint32_t)opmod << 24 | opcode), qpn_be | htobe32(ds)),
+			fv_2x32(fm_be, imm));
 }
 
 /* Store the control segment of image c at p (a block's start), with the index of pi. */
@@ -166,7 +192,7 @@ static inline uint8_t *fv_ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, u
 	union fv_ctrl_unit *u = (union fv_ctrl_unit *)p;
 
 	if (how & FV_VEC) {
-		u->v = (fv_u64x2){ c.a, c.b };
+		u->v = fv_u64x2_of(c.a, c.b);
 	} else {
 		u->w[0] = c.a;
 		u->w[1] = c.b;
@@ -185,19 +211,19 @@ static inline uint8_t *fv_wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint8
 /* Remote address segment: BE64 address, BE32 rkey, 4 reserved bytes written as 0. */
 static inline struct fv_image fv_raddr_image(uint64_t raddr, uint32_t rkey)
 {
-	return (struct fv_image){ htobe64(raddr), fv_2x32(htobe32(rkey), 0) };
+	return FV_IMAGE(htobe64(raddr), fv_2x32(htobe32(rkey), 0));
 }
 
 /* Atomic segment: swap (CAS) or add (FAA) value, then the compare value. */
 static inline struct fv_image fv_atomic_image(uint64_t swap_add, uint64_t compare)
 {
-	return (struct fv_image){ htobe64(swap_add), htobe64(compare) };
+	return FV_IMAGE(htobe64(swap_add), htobe64(compare));
 }
 
 /* Data (pointer) segment: BE32 byte count (bit 31 clear), BE32 lkey, BE64 address. */
 static inline struct fv_image fv_data_image(uint32_t len, uint32_t lkey, uint64_t addr)
 {
-	return (struct fv_image){ fv_2x32(htobe32(len), htobe32(lkey)), htobe64(addr) };
+	return FV_IMAGE(fv_2x32(htobe32(len), htobe32(lkey)), htobe64(addr));
 }
 
 /*
@@ -215,18 +241,18 @@ static inline struct fv_image fv_sge_image(const struct ibv_sge *sge, unsigned h
 
 	uint64_t len_lkey = htobe64(fv_2x32(sge->length, sge->lkey));
 
-	_Static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct ibv_sge, length) + 4,
+	static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct ibv_sge, length) + 4,
 		       "lkey follows length");
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 	len_lkey = len_lkey << 32 | len_lkey >> 32;	/* both halves big-endian, but swapped */
 #endif
-	return (struct fv_image){ len_lkey, htobe64(sge->addr) };
+	return FV_IMAGE(len_lkey, htobe64(sge->addr));
 }
 
 /* XRC segment: the remote XRC SRQ number, 12 reserved bytes written as 0. */
 static inline struct fv_image fv_xrc_image(uint32_t srqn)
 {
-	return (struct fv_image){ fv_2x32(htobe32(srqn), 0), 0 };
+	return FV_IMAGE(fv_2x32(htobe32(srqn), 0), 0);
 }
 
 /* 8 bytes at p as one 64-bit word (no alignment or type assumed). */
@@ -249,9 +275,9 @@ static inline void fv_av_images(struct fv_image u[3], const struct mlx5_wqe_av *
 	uint32_t rest;	/* bytes 12..15: stat_rate_sl, fl_mlid, rlid */
 
 	memcpy(&rest, src + 12, sizeof(rest));
-	u[0] = (struct fv_image){ fv_2x32(htobe32(qkey), 0), fv_2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest) };
+	u[0] = FV_IMAGE(fv_2x32(htobe32(qkey), 0), fv_2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest));
 	for (int i = 1; i < 3; i++)
-		u[i] = (struct fv_image){ fv_load64(src + i * FV_DS), fv_load64(src + i * FV_DS + 8) };
+		u[i] = FV_IMAGE(fv_load64(src + i * FV_DS), fv_load64(src + i * FV_DS + 8));
 }
 
 /* The segment writers: each unit may be the last before the ring end. */
@@ -352,8 +378,8 @@ enum {
 	FV_UMR_CTRL_UNITS = 3,
 	FV_UMR_MKEY_UNITS = 4,
 	FV_UMR_KLM_UNITS = 4,
-	FV_UMR_KLM_MAX = 1u << 31,	/* one KLM covers at most 2 GiB */
 };
+#define FV_UMR_KLM_MAX (1u << 31)	/* one KLM covers at most 2 GiB (past an enum's int range) */
 
 /* The UMR control segment of a bind (len > 0) or invalidate (len 0) of a window of type. */
 static inline void fv_umr_ctrl_images(struct fv_image u[FV_UMR_CTRL_UNITS], uint8_t type, uint64_t len)
@@ -376,8 +402,8 @@ static inline void fv_umr_ctrl_images(struct fv_image u[FV_UMR_CTRL_UNITS], uint
 	} else if (type == IBV_MW_TYPE_2) {
 		flags |= MLX5_WQE_UMR_CTRL_FLAG_CHECK_QPN;
 	}
-	u[0] = (struct fv_image){ fv_2x32(flags, (uint32_t)htobe16(klm_octo)), htobe64(mask) };
-	u[1] = u[2] = (struct fv_image){ 0, 0 };
+	u[0] = FV_IMAGE(fv_2x32(flags, (uint32_t)htobe16(klm_octo)), htobe64(mask));
+	u[1] = u[2] = FV_IMAGE(0, 0);
 }
 
 /* The mkey context's access byte for a window's IBV_ACCESS_* rights. */
@@ -418,8 +444,10 @@ static inline uint8_t *fv_wqe_klm(const struct fv_ring *r, uint8_t *p, const str
 {
 	p = fv_unit_write(r, p, fv_data_image((uint32_t)b->length, b->mr->lkey, b->addr), how);
 	for (unsigned i = 1; i < FV_UMR_KLM_UNITS; i++)
-		p = fv_unit_write(r, p, (struct fv_image){ 0, 0 }, how);
+		p = fv_unit_write(r, p, FV_IMAGE(0, 0), how);
 	return p;
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_WQE_H */

@@ -10,6 +10,8 @@
 
 #include "../cq.h"
 
+FV_EXTERN_C_BEGIN
+
 /*
  * Poll up to n completions into wc, as ibv_poll_cq(cq->ibcq, n, wc) would. Returns how many,
  * or -1 with errno EINVAL for a CQE fastverbs cannot decode (cq.h).
@@ -18,5 +20,7 @@ static inline __attribute__((always_inline)) int fv_poll_cq(struct fv_cq *cq, in
 {
 	return fv_cq_poll_core(cq, wc, n, 1);
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_COMPAT_POLL_CQ_H */

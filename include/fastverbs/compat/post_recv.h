@@ -10,6 +10,8 @@
 
 #include "../recv.h"
 
+FV_EXTERN_C_BEGIN
+
 /* Post a list of receive WRs on qp's RQ, as ibv_post_recv(qp->ibqp, wr, bad_wr) would. */
 static inline int fv_post_recv(struct fv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
@@ -45,5 +47,7 @@ static inline int fv_post_srq_recv(struct fv_srq *srq, struct ibv_recv_wr *wr, s
 		fv_srq_ring(srq);
 	return err;
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_COMPAT_POST_RECV_H */

@@ -18,6 +18,8 @@
 
 #include "../ops.h"
 
+FV_EXTERN_C_BEGIN
+
 /* fm_ce_se bits for the IBV_SEND_* flags that have one (bits 0..2): a lookup. */
 static inline unsigned fv_send_flags(unsigned ibv_flags)
 {
@@ -26,7 +28,7 @@ static inline unsigned fv_send_flags(unsigned ibv_flags)
 		FV_SIGNALED | FV_SOLICITED, FV_FENCE | FV_SIGNALED | FV_SOLICITED,
 	};
 
-	_Static_assert(IBV_SEND_FENCE == 1 && IBV_SEND_SIGNALED == 2 && IBV_SEND_SOLICITED == 4,
+	static_assert(IBV_SEND_FENCE == 1 && IBV_SEND_SIGNALED == 2 && IBV_SEND_SOLICITED == 4,
 		       "IBV_SEND_* bits");
 	return fm[ibv_flags & 7];
 }
@@ -61,9 +63,11 @@ static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, 
 		return ENOMEM;
 
 	/* Initialized, not memset: the compiler then keeps the fields in registers. */
-	struct fv_req r = { .wr_id = wr->wr_id, .flags = fv_send_flags(wr->send_flags),
-			    .opcode = info->opcode, .segs = info->segs, .payload = FV_PL_SGL,
-			    .sgl = wr->sg_list, .nsge = wr->num_sge, .from_wr = true };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr->wr_id, r.flags = fv_send_flags(wr->send_flags), r.opcode = info->opcode;
+	r.segs = info->segs, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = wr->num_sge;
+	r.from_wr = true;
 
 	if ((wr->send_flags & IBV_SEND_INLINE) && wr->num_sge) {
 		if (info->payload == FV_PAYLOAD_SGL)
@@ -175,5 +179,7 @@ static inline int fv_post_send(struct fv_qp *qp, struct ibv_send_wr *wr, struct 
 	fv_sq_ring(&qp->sq);
 	return err;
 }
+
+FV_EXTERN_C_END
 
 #endif /* FASTVERBS_COMPAT_POST_SEND_H */

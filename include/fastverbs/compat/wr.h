@@ -11,6 +11,8 @@
 
 #include "wr_batch.h"
 
+FV_EXTERN_C_BEGIN
+
 /* ---- RC: the fronts' targets for a struct fv_rc * (fv_rc_wr_<call> is fv_wr_<call>) ---- */
 
 /* The struct fv_qp of a typed RC handle. */
@@ -22,49 +24,73 @@ static inline struct fv_qp *fv_rc_wr_qp(struct fv_rc *h)
 /* fv_wr_send for RC handles: open a WQE, SEND. */
 static FV_ALWAYS_INLINE void fv_rc_wr_send(struct fv_rc *h)
 {
-	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND;
+	fv_wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_send_imm for RC handles: open a WQE, SEND with immediate data. */
 static FV_ALWAYS_INLINE void fv_rc_wr_send_imm(struct fv_rc *h, __be32 imm_data)
 {
-	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_IMM, .imm = imm_data });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
+	fv_wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_send_inv for RC handles: open a WQE, SEND that invalidates a remote rkey. */
 static FV_ALWAYS_INLINE void fv_rc_wr_send_inv(struct fv_rc *h, uint32_t invalidate_rkey)
 {
-	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_INVAL, .imm = htobe32(invalidate_rkey) });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
+	fv_wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_rdma_write for RC handles: open a WQE, RDMA WRITE. */
 static FV_ALWAYS_INLINE void fv_rc_wr_rdma_write(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	fv_wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_rdma_write_imm for RC handles: open a WQE, RDMA WRITE with immediate data. */
 static FV_ALWAYS_INLINE void fv_rc_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
-	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey, .imm = imm_data });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
+	fv_wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_rdma_read for RC handles: open a WQE, RDMA READ into the SGEs. */
 static FV_ALWAYS_INLINE void fv_rc_wr_rdma_read(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_READ, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	fv_wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_atomic_cmp_swp for RC handles: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
 static FV_ALWAYS_INLINE void fv_rc_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
-	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_ATOMIC_CS, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey, .swap_add = swap, .compare = compare });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	fv_wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_atomic_fetch_add for RC handles: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
 static FV_ALWAYS_INLINE void fv_rc_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
-	fv_wr_open(&h->qp, FV_QPT_RC, &(struct fv_req){ .opcode = MLX5_OPCODE_ATOMIC_FA, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey, .swap_add = add });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
+	fv_wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_set_sge for RC handles. */
@@ -102,31 +128,46 @@ static inline struct fv_qp *fv_uc_wr_qp(struct fv_uc *h)
 /* fv_wr_send for UC handles: open a WQE, SEND. */
 static FV_ALWAYS_INLINE void fv_uc_wr_send(struct fv_uc *h)
 {
-	fv_wr_open(&h->qp, FV_QPT_UC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND;
+	fv_wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_send_imm for UC handles: open a WQE, SEND with immediate data. */
 static FV_ALWAYS_INLINE void fv_uc_wr_send_imm(struct fv_uc *h, __be32 imm_data)
 {
-	fv_wr_open(&h->qp, FV_QPT_UC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_IMM, .imm = imm_data });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
+	fv_wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_send_inv for UC handles: open a WQE, SEND that invalidates a remote rkey. */
 static FV_ALWAYS_INLINE void fv_uc_wr_send_inv(struct fv_uc *h, uint32_t invalidate_rkey)
 {
-	fv_wr_open(&h->qp, FV_QPT_UC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_INVAL, .imm = htobe32(invalidate_rkey) });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
+	fv_wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_rdma_write for UC handles: open a WQE, RDMA WRITE. */
 static FV_ALWAYS_INLINE void fv_uc_wr_rdma_write(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_wr_open(&h->qp, FV_QPT_UC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	fv_wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_rdma_write_imm for UC handles: open a WQE, RDMA WRITE with immediate data. */
 static FV_ALWAYS_INLINE void fv_uc_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
-	fv_wr_open(&h->qp, FV_QPT_UC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey, .imm = imm_data });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
+	fv_wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_set_sge for UC handles. */
@@ -164,13 +205,19 @@ static inline struct fv_qp *fv_ud_wr_qp(struct fv_ud *h)
 /* fv_wr_send for UD handles: open a WQE, SEND. */
 static FV_ALWAYS_INLINE void fv_ud_wr_send(struct fv_ud *h)
 {
-	fv_wr_open(&h->qp, FV_QPT_UD, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND;
+	fv_wr_open(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_wr_send_imm for UD handles: open a WQE, SEND with immediate data. */
 static FV_ALWAYS_INLINE void fv_ud_wr_send_imm(struct fv_ud *h, __be32 imm_data)
 {
-	fv_wr_open(&h->qp, FV_QPT_UD, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_IMM, .imm = imm_data });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
+	fv_wr_open(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_wr_set_sge for UD handles. */
@@ -215,49 +262,73 @@ static inline struct fv_qp *fv_xrc_wr_qp(struct fv_xrc *h)
 /* fv_wr_send for XRC_SEND handles: open a WQE, SEND. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_send(struct fv_xrc *h)
 {
-	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND;
+	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_send_imm for XRC_SEND handles: open a WQE, SEND with immediate data. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_send_imm(struct fv_xrc *h, __be32 imm_data)
 {
-	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_IMM, .imm = imm_data });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
+	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_send_inv for XRC_SEND handles: open a WQE, SEND that invalidates a remote rkey. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_send_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
 {
-	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_INVAL, .imm = htobe32(invalidate_rkey) });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
+	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_rdma_write for XRC_SEND handles: open a WQE, RDMA WRITE. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_write(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_rdma_write_imm for XRC_SEND handles: open a WQE, RDMA WRITE with immediate data. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
-	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey, .imm = imm_data });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
+	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_rdma_read for XRC_SEND handles: open a WQE, RDMA READ into the SGEs. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_read(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_READ, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_atomic_cmp_swp for XRC_SEND handles: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
-	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_ATOMIC_CS, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey, .swap_add = swap, .compare = compare });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_atomic_fetch_add for XRC_SEND handles: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
-	fv_wr_open(&h->qp, FV_QPT_XRC, &(struct fv_req){ .opcode = MLX5_OPCODE_ATOMIC_FA, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey, .swap_add = add });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
+	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_set_sge for XRC_SEND handles. */
@@ -296,57 +367,73 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_set_xrc_srqn(struct fv_xrc *h, uint32_t r
 /* fv_wr_send on a struct fv_qp: open a WQE, SEND. */
 static FV_ALWAYS_INLINE void fv_qp_wr_send(struct fv_qp *qp)
 {
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC),
-		       &(struct fv_req){ .opcode = MLX5_OPCODE_SEND });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND;
+	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_send_imm on a struct fv_qp: open a WQE, SEND with immediate data. */
 static FV_ALWAYS_INLINE void fv_qp_wr_send_imm(struct fv_qp *qp, __be32 imm_data)
 {
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC),
-		       &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_IMM, .imm = imm_data });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
+	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_send_inv on a struct fv_qp: open a WQE, SEND that invalidates a remote rkey. */
 static FV_ALWAYS_INLINE void fv_qp_wr_send_inv(struct fv_qp *qp, uint32_t invalidate_rkey)
 {
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC),
-		       &(struct fv_req){ .opcode = MLX5_OPCODE_SEND_INVAL, .imm = htobe32(invalidate_rkey) });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
+	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_rdma_write on a struct fv_qp: open a WQE, RDMA WRITE. */
 static FV_ALWAYS_INLINE void fv_qp_wr_rdma_write(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC),
-		       &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_rdma_write_imm on a struct fv_qp: open a WQE, RDMA WRITE with immediate data. */
 static FV_ALWAYS_INLINE void fv_qp_wr_rdma_write_imm(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC),
-		       &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey, .imm = imm_data });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
+	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_rdma_read on a struct fv_qp: open a WQE, RDMA READ into the SGEs. */
 static FV_ALWAYS_INLINE void fv_qp_wr_rdma_read(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC),
-		       &(struct fv_req){ .opcode = MLX5_OPCODE_RDMA_READ, .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_atomic_cmp_swp on a struct fv_qp: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
 static FV_ALWAYS_INLINE void fv_qp_wr_atomic_cmp_swp(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC),
-		       &(struct fv_req){ .opcode = MLX5_OPCODE_ATOMIC_CS, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey, .swap_add = swap, .compare = compare });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_atomic_fetch_add on a struct fv_qp: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
 static FV_ALWAYS_INLINE void fv_qp_wr_atomic_fetch_add(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC),
-		       &(struct fv_req){ .opcode = MLX5_OPCODE_ATOMIC_FA, .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey, .swap_add = add });
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
+	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_set_sge on a struct fv_qp. */
@@ -454,14 +541,19 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t re
 	fv_wr_fail(qp, EINVAL);
 }
 
-/* ---- the calls: ibv_wr_post(3) with fv_ for ibv_, on a struct fv_qp * or a typed handle ---- */
+FV_EXTERN_C_END
 
+/* ---- the calls: ibv_wr_post(3) with fv_ for ibv_, on a struct fv_qp * or a typed handle
+ * (C++: the overloads at the end) ---- */
+
+#ifndef __cplusplus
 /* The struct fv_qp of a struct fv_qp * or a typed handle. */
 #define fv_wr_qp(h) _Generic((h), struct fv_qp *: fv_qp_wr_qp, \
 	struct fv_rc *: fv_rc_wr_qp, \
 	struct fv_uc *: fv_uc_wr_qp, \
 	struct fv_ud *: fv_ud_wr_qp, \
 	struct fv_xrc *: fv_xrc_wr_qp)(h)
+#endif
 
 /* Begin a batch (ibv_wr_start): nothing is posted before fv_wr_complete. */
 #define fv_wr_start(h) fv_wr_start_qp(fv_wr_qp(h))
@@ -478,6 +570,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t re
 /* Drop the batch: nothing of it is posted (ibv_wr_abort). */
 #define fv_wr_abort(h) fv_wr_abort_qp(fv_wr_qp(h))
 
+#ifndef __cplusplus
 /* fv_wr_send(h): open a WQE: SEND (ibv_wr_send). Then its setters. */
 #define fv_wr_send(...) _Generic(FV_WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv_qp_wr_send, \
@@ -578,5 +671,326 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t re
 #define fv_wr_set_xrc_srqn(...) _Generic(FV_WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv_qp_wr_set_xrc_srqn, \
 	struct fv_xrc *: fv_xrc_wr_set_xrc_srqn)(__VA_ARGS__)
+
+#endif /* !__cplusplus */
+
+#ifdef __cplusplus
+/* ---- the calls as C++ overloads (outside extern "C") ---- */
+
+static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_qp *h)
+{
+	return fv_qp_wr_qp(h);
+}
+
+static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_rc *h)
+{
+	return fv_rc_wr_qp(h);
+}
+
+static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_uc *h)
+{
+	return fv_uc_wr_qp(h);
+}
+
+static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_ud *h)
+{
+	return fv_ud_wr_qp(h);
+}
+
+static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_xrc *h)
+{
+	return fv_xrc_wr_qp(h);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send(struct fv_qp *h)
+{
+	fv_qp_wr_send(h);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send(struct fv_rc *h)
+{
+	fv_rc_wr_send(h);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send(struct fv_uc *h)
+{
+	fv_uc_wr_send(h);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send(struct fv_ud *h)
+{
+	fv_ud_wr_send(h);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send(struct fv_xrc *h)
+{
+	fv_xrc_wr_send(h);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_qp *h, __be32 imm_data)
+{
+	fv_qp_wr_send_imm(h, imm_data);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_rc *h, __be32 imm_data)
+{
+	fv_rc_wr_send_imm(h, imm_data);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_uc *h, __be32 imm_data)
+{
+	fv_uc_wr_send_imm(h, imm_data);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_ud *h, __be32 imm_data)
+{
+	fv_ud_wr_send_imm(h, imm_data);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_xrc *h, __be32 imm_data)
+{
+	fv_xrc_wr_send_imm(h, imm_data);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send_inv(struct fv_qp *h, uint32_t invalidate_rkey)
+{
+	fv_qp_wr_send_inv(h, invalidate_rkey);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send_inv(struct fv_rc *h, uint32_t invalidate_rkey)
+{
+	fv_rc_wr_send_inv(h, invalidate_rkey);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send_inv(struct fv_uc *h, uint32_t invalidate_rkey)
+{
+	fv_uc_wr_send_inv(h, invalidate_rkey);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
+{
+	fv_xrc_wr_send_inv(h, invalidate_rkey);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_rdma_write(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr)
+{
+	fv_qp_wr_rdma_write(h, rkey, remote_addr);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_rdma_write(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
+{
+	fv_rc_wr_rdma_write(h, rkey, remote_addr);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_rdma_write(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr)
+{
+	fv_uc_wr_rdma_write(h, rkey, remote_addr);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_rdma_write(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
+{
+	fv_xrc_wr_rdma_write(h, rkey, remote_addr);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+{
+	fv_qp_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+{
+	fv_rc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+{
+	fv_uc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+{
+	fv_xrc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_rdma_read(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr)
+{
+	fv_qp_wr_rdma_read(h, rkey, remote_addr);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_rdma_read(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
+{
+	fv_rc_wr_rdma_read(h, rkey, remote_addr);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_rdma_read(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
+{
+	fv_xrc_wr_rdma_read(h, rkey, remote_addr);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+{
+	fv_qp_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+{
+	fv_rc_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+{
+	fv_xrc_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+{
+	fv_qp_wr_atomic_fetch_add(h, rkey, remote_addr, add);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+{
+	fv_rc_wr_atomic_fetch_add(h, rkey, remote_addr, add);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+{
+	fv_xrc_wr_atomic_fetch_add(h, rkey, remote_addr, add);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_qp *h, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	fv_qp_wr_set_sge(h, lkey, addr, length);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	fv_rc_wr_set_sge(h, lkey, addr, length);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	fv_uc_wr_set_sge(h, lkey, addr, length);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	fv_ud_wr_set_sge(h, lkey, addr, length);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	fv_xrc_wr_set_sge(h, lkey, addr, length);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_qp *h, size_t num_sge, const struct ibv_sge *sg_list)
+{
+	fv_qp_wr_set_sge_list(h, num_sge, sg_list);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_rc *h, size_t num_sge, const struct ibv_sge *sg_list)
+{
+	fv_rc_wr_set_sge_list(h, num_sge, sg_list);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_uc *h, size_t num_sge, const struct ibv_sge *sg_list)
+{
+	fv_uc_wr_set_sge_list(h, num_sge, sg_list);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_ud *h, size_t num_sge, const struct ibv_sge *sg_list)
+{
+	fv_ud_wr_set_sge_list(h, num_sge, sg_list);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_xrc *h, size_t num_sge, const struct ibv_sge *sg_list)
+{
+	fv_xrc_wr_set_sge_list(h, num_sge, sg_list);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_qp *h, void *addr, size_t length)
+{
+	fv_qp_wr_set_inline_data(h, addr, length);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_rc *h, void *addr, size_t length)
+{
+	fv_rc_wr_set_inline_data(h, addr, length);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_uc *h, void *addr, size_t length)
+{
+	fv_uc_wr_set_inline_data(h, addr, length);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_ud *h, void *addr, size_t length)
+{
+	fv_ud_wr_set_inline_data(h, addr, length);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_xrc *h, void *addr, size_t length)
+{
+	fv_xrc_wr_set_inline_data(h, addr, length);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_qp *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+{
+	fv_qp_wr_set_inline_data_list(h, num_buf, buf_list);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+{
+	fv_rc_wr_set_inline_data_list(h, num_buf, buf_list);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+{
+	fv_uc_wr_set_inline_data_list(h, num_buf, buf_list);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+{
+	fv_ud_wr_set_inline_data_list(h, num_buf, buf_list);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+{
+	fv_xrc_wr_set_inline_data_list(h, num_buf, buf_list);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_xrc_srqn(struct fv_qp *h, uint32_t remote_srqn)
+{
+	fv_qp_wr_set_xrc_srqn(h, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_xrc_srqn(struct fv_xrc *h, uint32_t remote_srqn)
+{
+	fv_xrc_wr_set_xrc_srqn(h, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_ud *h, const struct fv_ah *ah,
+					      uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	fv_ud_wr_set_ud_addr(h, ah, NULL, remote_qpn, remote_qkey);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_ud *h, struct ibv_ah *ah,
+					      uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	fv_ud_wr_set_ud_addr(h, NULL, ah, remote_qpn, remote_qkey);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_qp *h, const struct fv_ah *ah,
+					      uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	fv_qp_wr_set_ud_addr(h, ah, NULL, remote_qpn, remote_qkey);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_qp *h, struct ibv_ah *ah,
+					      uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	fv_qp_wr_set_ud_addr(h, NULL, ah, remote_qpn, remote_qkey);
+}
+
+#endif /* __cplusplus */
 
 #endif /* FASTVERBS_COMPAT_WR_H */

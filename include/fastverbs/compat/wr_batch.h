@@ -26,11 +26,13 @@
 #include <limits.h>
 #include "post_send.h"
 
+FV_EXTERN_C_BEGIN
+
 /* Setters the open WQE still owes (struct fv_wr_batch.need). */
 enum { FV_WR_NEED_DATA = 1, FV_WR_NEED_DEST = 2 };
 
 /* A zero address vector: the placeholder of a UD WQE built before its destination is set. */
-static const struct mlx5_wqe_av fv_wr_no_av;
+static const struct mlx5_wqe_av fv_wr_no_av = FV_ZERO_INIT;
 
 /* Remember the batch's first error. */
 static inline void fv_wr_fail(struct fv_qp *qp, int err)
@@ -65,8 +67,12 @@ static inline void fv_wr_rollback(struct fv_qp *qp)
 	struct fv_sq *sq = &qp->sq;
 	struct fv_wr_batch *b = &qp->wr;
 
+	struct fv_sq_meta stale = FV_ZERO_INIT;
+
+	stale.end = sq->ci;
+	stale.forced = sq->ci - 1;
 	for (uint32_t i = b->pi; i != sq->pi; i++)
-		sq->meta[i & sq->mask] = (struct fv_sq_meta){ .end = sq->ci, .forced = sq->ci - 1 };
+		sq->meta[i & sq->mask] = stale;
 	FV_WR_KEPT(FV_WR_RESTORE)
 	b->need = 0;
 }
@@ -138,9 +144,14 @@ static FV_ALWAYS_INLINE void fv_wr_open_any(struct fv_qp *qp, unsigned allowed, 
 static FV_ALWAYS_INLINE struct fv_req fv_wr_req(const struct fv_qp *qp, enum fv_qpt qpt)
 {
 	const struct fv_wr_batch *b = &qp->wr;
-	struct fv_req r = { .wr_id = b->wr_id, .flags = b->flags, .opcode = b->opcode, .segs = b->segs,
-			    .imm = b->imm, .sge_len = true };
+	struct fv_req r = FV_ZERO_INIT;
 
+	r.wr_id = b->wr_id;
+	r.flags = b->flags;
+	r.opcode = b->opcode;
+	r.segs = b->segs;
+	r.imm = b->imm;
+	r.sge_len = true;
 	if (b->segs & FV_SEG_RADDR) {
 		r.raddr = b->raddr;
 		r.rkey = b->rkey;
@@ -180,7 +191,7 @@ static FV_ALWAYS_INLINE void fv_wr_payload(struct fv_qp *qp, enum fv_qpt qpt, co
 static FV_ALWAYS_INLINE void fv_wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, uint32_t lkey, uint64_t addr,
 					  uint32_t length)
 {
-	struct ibv_sge s = { .addr = addr, .length = length, .lkey = lkey };
+	struct ibv_sge s = { addr, length, lkey };
 	struct fv_req r = fv_wr_req(qp, qpt);
 
 	r.payload = FV_PL_SGL;
@@ -202,7 +213,7 @@ static FV_ALWAYS_INLINE void fv_wr_sge_list_at(struct fv_qp *qp, enum fv_qpt qpt
 
 static FV_ALWAYS_INLINE void fv_wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt, const void *addr, size_t length)
 {
-	struct ibv_sge s = { .addr = (uintptr_t)addr, .length = (uint32_t)length };
+	struct ibv_sge s = { (uintptr_t)addr, (uint32_t)length, 0 };
 	struct fv_req r = fv_wr_req(qp, qpt);
 
 	r.payload = FV_PL_INLINE;
@@ -277,17 +288,20 @@ static FV_ALWAYS_INLINE void fv_wr_ud_addr_at(struct fv_qp *qp, const struct fv_
 	fv_wr_dest(qp, FV_QPT_UD, av, remote_qpn, remote_qkey, 0);
 }
 
-/* fv_wr_set_ud_addr's ah argument as one of two pointers, the other NULL (a constant). */
+/* The struct fv_qp of a struct fv_qp * (fv_wr_qp). */
+static inline struct fv_qp *fv_qp_wr_qp(struct fv_qp *qp)
+{
+	return qp;
+}
+
+FV_EXTERN_C_END
+
+/* fv_wr_set_ud_addr's ah argument as one of two pointers, the other NULL (a constant; C++: overloads, wr.h). */
 #define FV_WR_FV_AH(ah)  _Generic((ah), struct ibv_ah *: (const struct fv_ah *)0, default: (ah))
 #define FV_WR_IBV_AH(ah) _Generic((ah), struct ibv_ah *: (ah), default: (struct ibv_ah *)0)
 
 /* The handle, first of a front's arguments (a builder may have no others). */
 #define FV_WR_H(...) FV_WR_H_(__VA_ARGS__, 0)
 #define FV_WR_H_(h, ...) (h)
-
-static inline struct fv_qp *fv_qp_wr_qp(struct fv_qp *qp)
-{
-	return qp;
-}
 
 #endif /* FASTVERBS_COMPAT_WR_BATCH_H */

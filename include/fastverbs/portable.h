@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What the headers need that C11, strict ISO C and C++17 spell differently. Included first
+ * by every header, before any system header.
+ */
+#ifndef FASTVERBS_PORTABLE_H
+#define FASTVERBS_PORTABLE_H
+
+#include <assert.h>	/* static_assert: a macro in C11, a keyword in C++ */
+#include <endian.h>
+
+/*
+ * glibc declares htobe16() and the rest only with _DEFAULT_SOURCE, which strict ISO modes
+ * (gcc -std=c11) turn off; libmlx5's own mlx5dv.h calls them. Otherwise they are its macros.
+ */
+#ifndef htobe16
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+#define htobe16(x) __builtin_bswap16(x)
+#define htobe32(x) __builtin_bswap32(x)
+#define htobe64(x) __builtin_bswap64(x)
+#else
+#define htobe16(x) ((uint16_t)(x))
+#define htobe32(x) ((uint32_t)(x))
+#define htobe64(x) ((uint64_t)(x))
+#endif
+#define be16toh(x) htobe16(x)
+#define be32toh(x) htobe32(x)
+#define be64toh(x) htobe64(x)
+#endif
+
+/* C declarations stay C declarations in a C++ program (the overloads of ops.h excepted). */
+#ifdef __cplusplus
+#define FV_EXTERN_C_BEGIN extern "C" {
+#define FV_EXTERN_C_END }
+#else
+#define FV_EXTERN_C_BEGIN
+#define FV_EXTERN_C_END
+#endif
+
+/* An initializer that zeroes every member, without a warning in either language. */
+#ifdef __cplusplus
+#define FV_ZERO_INIT {}
+#else
+#define FV_ZERO_INIT { 0 }
+#endif
+
+#endif /* FASTVERBS_PORTABLE_H */
