@@ -192,8 +192,11 @@ static inline void simt_connect_ah(struct ibv_qp *qp, const struct ibv_ah_attr *
 static inline void simt_connect(struct ibv_qp *qp, uint16_t dlid, uint32_t dqpn, int access,
 				uint8_t rnr_retry, uint8_t retry_cnt)
 {
-	struct ibv_ah_attr ah = { .dlid = dlid, .port_num = 1 };
+	struct ibv_ah_attr ah;
 
+	memset(&ah, 0, sizeof(ah));	/* no designated initializers: the C++ suite includes this */
+	ah.dlid = dlid;
+	ah.port_num = 1;
 	simt_connect_ah(qp, &ah, dqpn, access, rnr_retry, retry_cnt);
 }
 
