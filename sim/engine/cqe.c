@@ -6,7 +6,7 @@
 #include "../common/be.h"
 #include "../common/log.h"
 #include "../common/mapped.h"
-#include "exec.h"
+#include "now.h"
 #include "synd.h"
 
 bool sim_cq_room(const struct sim_cq *cq, uint32_t n)

@@ -8,6 +8,7 @@
 #include "../model/world.h"
 #include "cqe.h"
 #include "exec.h"
+#include "now.h"
 #include "flush.h"
 #include "remote.h"
 #include "remote_cm.h"

@@ -8,11 +8,6 @@
 #include "../model/obj.h"
 #include "work.h"
 
-/* CLOCK_MONOTONIC in ns: timers, and the device's free-running clock that CQE timestamps
- * show, a 64-bit counter at 1 GHz (front/clock.c maps it to wall-clock time). */
-uint64_t sim_now_ns(void);
-#define SIM_CLOCK_KHZ 1000000
-
 /* Executes or retries the SQ head WQE of a QP in RTS. In step mode retry timers are
  * ignored: each call is one attempt. */
 enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now);

@@ -11,7 +11,7 @@
 #include "../model/world.h"
 #include "../fabric/mailbox.h"
 #include "engine.h"
-#include "exec.h"
+#include "now.h"
 
 /* Last time (sim_now_ns) an application's poll ran a pass. */
 static uint64_t driven_ns;

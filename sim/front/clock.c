@@ -19,7 +19,7 @@
 #include <rdma/mlx5-abi.h>
 
 #include "../common/sys.h"
-#include "../engine/exec.h"
+#include "../engine/now.h"
 
 void *sim_clock_info_map(void *addr, size_t len, int prot, int flags, unsigned index)
 {

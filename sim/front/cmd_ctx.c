@@ -11,7 +11,7 @@
 #include <rdma/mlx5-abi.h>
 
 #include "../common/config.h"
-#include "../engine/exec.h"
+#include "../engine/now.h"
 #include "../model/world.h"
 #include "fdtab.h"
 #include "uverbs.h"
