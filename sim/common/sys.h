@@ -54,6 +54,12 @@ static inline int sim_sys_unlink(const char *path)
 	return (int)syscall(SYS_unlinkat, AT_FDCWD, path, 0);
 }
 
+/* fcntl for the commands without an argument (F_GETFL, F_GETFD). */
+static inline int sim_sys_fcntl(int fd, int cmd)
+{
+	return (int)syscall(SYS_fcntl, fd, cmd, 0);
+}
+
 /* An open-file-description lock (F_OFD_SETLK/SETLKW) on one byte: type F_RDLCK, F_WRLCK
  * or F_UNLCK. It belongs to the open file, so it lasts until the descriptor (and every
  * copy of it, forked children's included) is closed, or the process dies. */

@@ -12,7 +12,7 @@
  *   close      tears the context down with its last command fd
  *   dup*, fcntl(F_DUPFD*)  a copy of a command fd is the same device
  *   socket     refuses NETLINK_RDMA so discovery falls back to sysfs
- * and the same for /dev/infiniband/rdma_cm (ucma.c): open gives an eventfd, write runs
+ * and the same for /dev/infiniband/rdma_cm (ucma*.c): open gives an eventfd, write runs
  * rdma_cm commands, fstat reports the char device, close destroys the channel's ids. */
 #include <dlfcn.h>
 #include <errno.h>
@@ -39,6 +39,7 @@
 #include "fdtab.h"
 #include "handles.h"
 #include "ucma.h"
+#include "ucma_cmd.h"
 #include "uverbs.h"
 
 #define EXPORT __attribute__((visibility("default")))

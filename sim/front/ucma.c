@@ -1,4 +1,5 @@
-/* The rdma_cm character device: open, the write() framing, close, stat. */
+/* The rdma_cm character device: open, close, stat and the fd -> channel table; write()
+ * is ucma_cmd.c. */
 #include "ucma.h"
 
 #include <errno.h>
@@ -14,7 +15,6 @@
 #include "../cm/cm.h"
 #include "../common/log.h"
 #include "../common/sys.h"
-#include "../engine/dma.h"
 #include "../engine/remote_cm.h"
 #include "../engine/thread.h"
 #include "../model/world.h"
@@ -23,7 +23,6 @@
 #define UCMA_NODE "/dev/infiniband/rdma_cm"
 #define UCMA_MAJOR 10 /* a misc device */
 #define UCMA_MINOR 58
-#define UCMA_MAX_IN 512 /* larger than every command struct */
 
 static struct cm_chan *chans[SIM_FD_MAX];
 
@@ -76,38 +75,4 @@ void sim_ucma_stat(struct stat *st)
 {
 	st->st_mode = S_IFCHR | 0666;
 	st->st_rdev = makedev(UCMA_MAJOR, UCMA_MINOR);
-}
-
-/* Kernel ucma_write(): a header { cmd, in, out }, then in bytes of command. */
-ssize_t sim_ucma_write(struct cm_chan *ch, int fd, const void *buf, size_t count)
-{
-	struct rdma_ucm_cmd_hdr hdr;
-	uint8_t in[UCMA_MAX_IN];
-	struct ucma_req r;
-	int err;
-
-	err = EINVAL;
-	if (count < sizeof(hdr))
-		goto out;
-	err = sim_dma_read(&hdr, (uint64_t)(uintptr_t)buf, sizeof(hdr));
-	if (err)
-		goto out;
-	err = EINVAL;
-	if (hdr.in + sizeof(hdr) > count)
-		goto out;
-	memset(in, 0, sizeof(in));
-	err = sim_dma_read(in, (uint64_t)(uintptr_t)buf + sizeof(hdr),
-			   hdr.in < sizeof(in) ? hdr.in : sizeof(in));
-	if (err)
-		goto out;
-	r = (struct ucma_req){ .ch = ch, .fd = fd, .in = in, .in_len = hdr.in, .out_len = hdr.out };
-	err = sim_ucma_cmd(hdr.cmd, &r);
-	sim_remote_cm_pass(); /* what the command sent to other processes goes out now */
-out:
-	if (err) {
-		sim_info("rdma_cm command %u: %s", count >= sizeof(hdr) ? hdr.cmd : 0, strerror(err));
-		errno = err;
-		return -1;
-	}
-	return (ssize_t)count;
 }

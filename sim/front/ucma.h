@@ -15,19 +15,7 @@ struct cm_chan;
 bool sim_ucma_path(const char *path); /* the rdma_cm device node */
 int sim_ucma_open(int flags); /* an fd, or -1 with errno */
 struct cm_chan *sim_ucma_chan(int fd); /* the channel of one of our fds, else NULL */
-ssize_t sim_ucma_write(struct cm_chan *ch, int fd, const void *buf, size_t count);
 void sim_ucma_close(int fd); /* before the fd itself is closed */
 void sim_ucma_stat(struct stat *st); /* what stat/fstat report for the node */
-
-/* One decoded command, for the handlers in ucma_cmd.c. */
-struct ucma_req {
-	struct cm_chan *ch;
-	int fd;
-	const uint8_t *in; /* the command after its header, zero-filled to 512 bytes */
-	uint16_t in_len, out_len;
-};
-
-/* Runs command cmd; 0 or an errno (ENOSYS for a command that is not there). */
-int sim_ucma_cmd(uint32_t cmd, const struct ucma_req *r);
 
 #endif

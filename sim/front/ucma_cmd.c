@@ -1,7 +1,8 @@
-/* The rdma_cm write() commands: each checks its request the way the kernel's ucma.c
- * does, calls the connection manager and writes the response to the caller's pointer.
- * Every command but GET_EVENT (which may sleep) runs with the CM lock held. */
-#include "ucma.h"
+/* write() on the rdma_cm file: the framing, then the commands. Each checks its request
+ * the way the kernel's ucma.c does, calls the connection manager and writes the response
+ * to the caller's pointer. Every command but GET_EVENT (which may sleep) runs with the CM
+ * lock held. */
+#include "ucma_cmd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +14,10 @@
 
 #include "../cm/cm.h"
 #include "../common/log.h"
+#include "../common/sys.h"
 #include "../engine/dma.h"
+#include "../engine/remote_cm.h"
+#include "ucma.h"
 
 #define REQ(r, var) memcpy(&(var), (r)->in, sizeof(var))
 /* The id a command names, or return the kernel's errno for a bad handle. */
@@ -24,6 +28,15 @@
 			return err_;                                   \
 	} while (0)
 #define UCMA_MAX_BACKLOG 1024 /* the kernel's default max_backlog sysctl */
+#define UCMA_MAX_IN 512 /* larger than every command struct */
+
+/* One decoded command. */
+struct ucma_req {
+	struct cm_chan *ch;
+	int fd;
+	const uint8_t *in; /* the command after its header, zero-filled to 512 bytes */
+	uint16_t in_len, out_len;
+};
 
 static int put(uint64_t ptr, const void *p, size_t n)
 {
@@ -285,7 +298,7 @@ static int cmd_get_event(const struct ucma_req *r)
 		cm_unlock();
 		if (err != EAGAIN)
 			break;
-		if (fcntl(r->fd, F_GETFL) & O_NONBLOCK)
+		if (sim_sys_fcntl(r->fd, F_GETFL) & O_NONBLOCK)
 			return EAGAIN;
 		if (poll(&p, 1, -1) < 0 && errno != EINTR)
 			return errno;
@@ -331,7 +344,7 @@ static int cmd_migrate_id(const struct ucma_req *r)
 	REQ(r, cmd);
 	from = sim_ucma_chan((int)cmd.fd);
 	if (!from)
-		return fcntl((int)cmd.fd, F_GETFD) < 0 ? EBADF : EINVAL;
+		return sim_sys_fcntl((int)cmd.fd, F_GETFD) < 0 ? EBADF : EINVAL;
 	if (!(id = cm_id_find(from, cmd.id, &err)))
 		return err;
 	cm_migrate_id(r->ch, id, &resp.events_reported);
@@ -365,7 +378,8 @@ static int (*const table[])(const struct ucma_req *) = {
 	[RDMA_USER_CM_CMD_JOIN_MCAST] = NULL,
 };
 
-int sim_ucma_cmd(uint32_t cmd, const struct ucma_req *r)
+/* Runs command cmd; 0 or an errno (ENOSYS for a command that is not there). */
+static int run(uint32_t cmd, const struct ucma_req *r)
 {
 	int err;
 
@@ -379,4 +393,38 @@ int sim_ucma_cmd(uint32_t cmd, const struct ucma_req *r)
 	err = table[cmd](r);
 	cm_unlock();
 	return err;
+}
+
+/* Kernel ucma_write(): a header { cmd, in, out }, then in bytes of command. */
+ssize_t sim_ucma_write(struct cm_chan *ch, int fd, const void *buf, size_t count)
+{
+	struct rdma_ucm_cmd_hdr hdr;
+	uint8_t in[UCMA_MAX_IN];
+	struct ucma_req r;
+	int err;
+
+	err = EINVAL;
+	if (count < sizeof(hdr))
+		goto out;
+	err = sim_dma_read(&hdr, (uint64_t)(uintptr_t)buf, sizeof(hdr));
+	if (err)
+		goto out;
+	err = EINVAL;
+	if (hdr.in + sizeof(hdr) > count)
+		goto out;
+	memset(in, 0, sizeof(in));
+	err = sim_dma_read(in, (uint64_t)(uintptr_t)buf + sizeof(hdr),
+			   hdr.in < sizeof(in) ? hdr.in : sizeof(in));
+	if (err)
+		goto out;
+	r = (struct ucma_req){ .ch = ch, .fd = fd, .in = in, .in_len = hdr.in, .out_len = hdr.out };
+	err = run(hdr.cmd, &r);
+	sim_remote_cm_pass(); /* what the command sent to other processes goes out now */
+out:
+	if (err) {
+		sim_info("rdma_cm command %u: %s", count >= sizeof(hdr) ? hdr.cmd : 0, strerror(err));
+		errno = err;
+		return -1;
+	}
+	return (ssize_t)count;
 }
