@@ -1,6 +1,6 @@
-/* Addresses and routes: which IP addresses are this machine's (they all reach the first
- * port of mlx5_0, on every process of a fabric alike), binding and port numbers, address
- * and route resolution, the QUERY answers and the QP attributes for each transition. */
+/* Addresses and routes: binding and port numbers (every address of the machine reaches
+ * the first port of mlx5_0, on every process of a fabric alike), address and route
+ * resolution, the QUERY answers and the QP attributes for each transition. */
 #include "cm_int.h"
 
 #include <arpa/inet.h>
@@ -23,89 +23,12 @@
 #define CM_RATE 16 /* IBV_RATE_100_GBPS: 4X EDR, as the port reports */
 #define CM_LIFETIME 13 /* path packet lifetime; the QP's ack timeout is one more */
 
-int cm_addr_size(const struct sockaddr *a)
-{
-	switch (a->sa_family) {
-	case AF_INET:
-		return sizeof(struct sockaddr_in);
-	case AF_INET6:
-		return sizeof(struct sockaddr_in6);
-	case AF_IB:
-		return sizeof(struct sockaddr_ib);
-	default:
-		return 0;
-	}
-}
-
-bool cm_addr_any(const struct sockaddr *a)
-{
-	if (a->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr == htonl(INADDR_ANY);
-	if (a->sa_family == AF_INET6)
-		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)a)->sin6_addr);
-	return true;
-}
-
-uint16_t cm_addr_port(const struct sockaddr *a)
-{
-	if (a->sa_family == AF_INET)
-		return ntohs(((const struct sockaddr_in *)a)->sin_port);
-	if (a->sa_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
-	return 0;
-}
-
 static void set_port(struct sockaddr *a, uint16_t port)
 {
 	if (a->sa_family == AF_INET)
 		((struct sockaddr_in *)a)->sin_port = htons(port);
 	else if (a->sa_family == AF_INET6)
 		((struct sockaddr_in6 *)a)->sin6_port = htons(port);
-}
-
-static bool same_ip(const struct sockaddr *a, const struct sockaddr *b)
-{
-	if (a->sa_family != b->sa_family)
-		return false;
-	if (a->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
-}
-
-/* A listener bound to listen takes a request for dst: same port, and its address is a
- * wildcard (an IPv6 one also takes IPv4 unless AFONLY, not modelled) or dst's own. */
-bool cm_addr_match(const struct sockaddr *listen, const struct sockaddr *dst)
-{
-	if (cm_addr_port(listen) != cm_addr_port(dst))
-		return false;
-	if (cm_addr_any(listen))
-		return listen->sa_family == dst->sa_family || listen->sa_family == AF_INET6;
-	return same_ip(listen, dst);
-}
-
-/* Loopback, the unspecified address (the kernel resolves it to loopback) and every
- * address of the machine's interfaces. */
-bool cm_addr_local(const struct sockaddr *a)
-{
-	struct ifaddrs *ifs, *i;
-	bool found = false;
-
-	if (cm_addr_any(a))
-		return true;
-	if (a->sa_family == AF_INET &&
-	    (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127)
-		return true;
-	if (a->sa_family == AF_INET6 &&
-	    IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)a)->sin6_addr))
-		return true;
-	if (getifaddrs(&ifs))
-		return false;
-	for (i = ifs; i && !found; i = i->ifa_next)
-		found = i->ifa_addr && same_ip(i->ifa_addr, a);
-	freeifaddrs(ifs);
-	return found;
 }
 
 void cm_port_lid_gid(uint16_t *lid, uint8_t gid[16])
@@ -127,7 +50,7 @@ static bool port_taken(const struct cm_id *self, const struct sockaddr *a)
 			continue;
 		if (self->reuseaddr && o->reuseaddr && o->state != CM_LISTEN)
 			continue;
-		if (cm_addr_any(oa) || cm_addr_any(a) || same_ip(oa, a))
+		if (cm_addr_any(oa) || cm_addr_any(a) || cm_addr_same_ip(oa, a))
 			return true;
 	}
 	return cm_listener_elsewhere(self->ps, a);
@@ -244,9 +167,9 @@ static void path_rec(const struct cm_id *id, struct ib_user_path_rec *p)
 	p->packet_life_time = CM_LIFETIME;
 }
 
-static void copy_ip(struct sockaddr_in6 *out, const struct sockaddr_storage *in)
+static void copy_ip(struct sockaddr_in6 *to, const struct sockaddr_storage *in)
 {
-	memcpy(out, in, in->ss_family == AF_INET ? sizeof(struct sockaddr_in)
+	memcpy(to, in, in->ss_family == AF_INET ? sizeof(struct sockaddr_in)
 						  : sizeof(struct sockaddr_in6));
 }
 

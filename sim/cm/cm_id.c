@@ -307,21 +307,3 @@ int cm_set_option(struct cm_id *id, uint32_t level, uint32_t name,
 	}
 	return err;
 }
-
-void cm_chan_free(struct cm_chan *ch)
-{
-	struct cm_id *id = cm_id_first(), *next;
-
-	/* Destroying an id may free others (its unread requests): start over each time. */
-	while (id) {
-		next = cm_id_next(id);
-		if (id->ch == ch && id->handle != UINT32_MAX) {
-			uint32_t n;
-
-			cm_destroy_id(id, &n);
-			next = cm_id_first();
-		}
-		id = next;
-	}
-	free(ch);
-}

@@ -130,31 +130,44 @@ void cm_event_post(struct cm_id *id, uint32_t event, int32_t status,
 void cm_event_post_req(struct cm_id *listener, struct cm_id *id,
 		       const struct rdma_ucm_event_resp *param);
 
-/* cm_addr.c */
+/* The initial packet sequence number of the id's QP, fixed by its communication id. */
+static inline uint32_t cm_initial_psn(const struct cm_id *id)
+{
+	return (id->comm * 0x9e3779b1u) & 0xffffff;
+}
+
+/* cm_ip.c */
 int cm_addr_size(const struct sockaddr *a);
 bool cm_addr_any(const struct sockaddr *a);
 uint16_t cm_addr_port(const struct sockaddr *a);
+bool cm_addr_same_ip(const struct sockaddr *a, const struct sockaddr *b);
 bool cm_addr_match(const struct sockaddr *listen, const struct sockaddr *dst);
 bool cm_addr_local(const struct sockaddr *a);
+
+/* cm_addr.c */
 void cm_port_lid_gid(uint16_t *lid, uint8_t gid[16]);
 
-/* cm_conn.c: a message arrives for this process; whether it has a listener for a
+/* cm_route.c: the fabric side. */
+uint32_t cm_self(void); /* this process on the fabric (its inbox + 1), 0 without one */
+/* Queues m for the process to (inbox + 1); the engine moves it (cm.h: cm_flush). */
+void cm_send_out(uint32_t to, const struct sim_wire_cm *m);
+/* The inbox of the other process listening on (ps, a), -1 if none. */
+int cm_listener_inbox(uint16_t ps, const struct sockaddr *a);
+/* A listener of another process holds (ps, port of a) on an overlapping address. */
+bool cm_listener_elsewhere(uint16_t ps, const struct sockaddr *a);
+/* This process starts or stops listening on the listener's address. */
+void cm_listener_publish(const struct cm_id *listener, bool on);
+
+/* cm_recv.c: a message arrives for this process; whether it has a listener for a
  * request to (ps, addr). */
 void cm_recv(const struct sim_wire_cm *m);
 /* The process of peer ended: its kernel would have torn its ids down (DREQ). */
 void cm_peer_gone(const struct sim_wire_cm_end *peer);
 bool cm_listens(uint16_t ps, const struct sockaddr *addr);
-
-/* cm_route.c: where messages go. Another process's are queued for the engine, which
- * moves them through the fabric (cm.h: cm_flush, cm_deliver). */
-uint32_t cm_self(void); /* this process on the fabric (its inbox + 1), 0 without one */
+/* Sends m to the id at to: this process's straight to cm_recv, another's queued. */
 void cm_send(const struct sim_wire_cm_end *to, struct sim_wire_cm *m);
 /* REQ / SIDR REQ: to the process listening on m->dst_addr (this one first); answers
  * the sender itself when nobody listens. */
 void cm_send_req(struct sim_wire_cm *m);
-/* A listener of another process holds (ps, port of a) on an overlapping address. */
-bool cm_listener_elsewhere(uint16_t ps, const struct sockaddr *a);
-/* This process starts or stops listening on the listener's address. */
-void cm_listener_publish(const struct cm_id *listener, bool on);
 
 #endif

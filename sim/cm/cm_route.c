@@ -1,20 +1,18 @@
-/* Where CM messages go. To an id of this process: straight to cm_recv(). To another
- * process of the fabric: into the outbox, which the engine empties into that process's
- * inbox (engine/remote_cm.c); what arrives from others comes back in through
- * cm_deliver(). Listeners are published in the fabric's listener table, so a request
- * finds the process listening on its address and a bind sees ports taken elsewhere. */
+/* The CM's side of the fabric. Messages for another process wait in the outbox, which
+ * the engine empties into that process's inbox (engine/remote_cm.c; cm_recv.c delivers
+ * this process's own and what arrives). Listeners are published in the fabric's listener
+ * table, so a request finds the process listening on its address and a bind sees ports
+ * taken elsewhere. */
 #include "cm_int.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../common/log.h"
 #include "../fabric/registry.h"
 
-struct out {
+struct queued {
 	struct sim_list link;
 	uint32_t to; /* inbox + 1 */
 	struct sim_wire_cm m;
@@ -27,9 +25,9 @@ uint32_t cm_self(void)
 	return (uint32_t)(sim_fabric_self() + 1);
 }
 
-static void queue_out(uint32_t to, const struct sim_wire_cm *m)
+void cm_send_out(uint32_t to, const struct sim_wire_cm *m)
 {
-	struct out *o = malloc(sizeof(*o));
+	struct queued *o = malloc(sizeof(*o));
 
 	if (!o) {
 		sim_warn("rdma_cm: message %u to process %u lost: out of memory", m->kind, to);
@@ -40,25 +38,10 @@ static void queue_out(uint32_t to, const struct sim_wire_cm *m)
 	sim_list_add_tail(&outbox, &o->link);
 }
 
-void cm_send(const struct sim_wire_cm_end *to, struct sim_wire_cm *m)
+/* -1 when no process of the fabric (or no fabric) listens on a. */
+int cm_listener_inbox(uint16_t ps, const struct sockaddr *a)
 {
-	m->dst_comm = to->comm;
-	if (to->proc == cm_self())
-		cm_recv(m);
-	else
-		queue_out(to->proc, m);
-}
-
-void cm_send_req(struct sim_wire_cm *m)
-{
-	int inbox = -1;
-
-	if (!cm_listens(m->ps, (struct sockaddr *)&m->dst_addr) && cm_self())
-		inbox = sim_fabric_listener(m->ps, (struct sockaddr *)&m->dst_addr, cm_addr_match);
-	if (inbox >= 0)
-		queue_out((uint32_t)inbox + 1, m);
-	else
-		cm_recv(m); /* ours, or nobody's: cm_recv refuses it */
+	return cm_self() ? sim_fabric_listener(ps, a, cm_addr_match) : -1;
 }
 
 /* Two bound addresses that cannot share a port. */
@@ -92,7 +75,7 @@ int cm_flush(int (*send)(int inbox, const struct sim_wire_cm *m))
 
 	cm_lock();
 	sim_list_for_each_safe(p, t, &outbox) {
-		struct out *o = sim_container_of(p, struct out, link);
+		struct queued *o = sim_container_of(p, struct queued, link);
 		int err = send((int)o->to - 1, &o->m);
 
 		if (err == EAGAIN)
@@ -106,23 +89,4 @@ int cm_flush(int (*send)(int inbox, const struct sim_wire_cm *m))
 	}
 	cm_unlock();
 	return n;
-}
-
-void cm_deliver(const struct sim_wire_cm *m)
-{
-	cm_lock();
-	cm_recv(m);
-	cm_unlock();
-}
-
-void cm_reap(void)
-{
-	cm_lock();
-	for (struct cm_id *id = cm_id_first(); id; id = cm_id_next(id)) {
-		struct sim_wire_cm_end p = id->peer;
-
-		if (p.pid && p.pid != getpid() && kill(p.pid, 0) && errno == ESRCH)
-			cm_peer_gone(&p); /* its ids leave the states where that matters */
-	}
-	cm_unlock();
 }
