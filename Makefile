@@ -27,7 +27,7 @@ B ?= build
 HEADERS    := $(wildcard include/fastverbs/*.h include/fastverbs/compat/*.h) include/fastverbs/ops.def
 TEST_SRCS  := $(wildcard tests/*.c) $(wildcard tests/*.cpp)
 TEST_LIB   := $(wildcard tests/lib/*.c)
-TEST_LIBH  := $(wildcard tests/lib/*.h)
+TEST_LIBH  := $(wildcard tests/lib/*.h) examples/setup.h
 TEST_BINS  := $(patsubst tests/%,$(B)/tests/%,$(basename $(TEST_SRCS)))
 EX_SRCS    := $(filter-out examples/common.c,$(wildcard examples/*.c examples/*.cpp))
 EX_BINS    := $(patsubst examples/%,$(B)/examples/%,$(basename $(EX_SRCS)))
@@ -78,15 +78,15 @@ $(B)/tests/sim-examples: $(EX_BINS)
 # The rdma_cm example also links librdmacm.
 $(B)/examples/rdma_cm_pingpong: VERBS_LIBS += -lrdmacm
 
-$(B)/examples/%: examples/%.c examples/common.c examples/common.h $(HEADERS)
+$(B)/examples/%: examples/%.c examples/common.c examples/common.h examples/setup.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -o $@ $< examples/common.c $(VERBS_LIBS) -lpthread
 
-$(B)/examples/%: examples/%.cpp $(B)/examples/common.o examples/common.h $(HEADERS)
+$(B)/examples/%: examples/%.cpp $(B)/examples/common.o examples/common.h examples/setup.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS_COMMON) $(CPPFLAGS) -o $@ $< $(B)/examples/common.o $(VERBS_LIBS) -lpthread
 
-$(B)/examples/common.o: examples/common.c examples/common.h $(HEADERS)
+$(B)/examples/common.o: examples/common.c examples/common.h examples/setup.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -c -o $@ $<
 

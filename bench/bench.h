@@ -1,6 +1,7 @@
 /*
  * Shared slow-path setup of the benchmarks (bench/post.c, bench/poll.c): open the device,
- * create and connect QPs, let the device work, time. Runs on a real mlx5 device or on the
+ * create and connect QPs (the steps are examples/setup.h, shared with the examples and the
+ * tests), let the device work, time. Runs on a real mlx5 device or on the
  * software one (sim/fvsim-run; single-step mode keeps the device still while we measure).
  *
  * Measured functions are named m_*: bench/run.sh runs the programs under callgrind with
@@ -21,6 +22,7 @@
 #include <valgrind/callgrind.h>
 #include <infiniband/verbs.h>
 
+#include "../examples/setup.h"
 #include "../sim/fvsim.h"
 
 #define BENCH_QKEY 0x11111111u
@@ -66,38 +68,30 @@ struct bench_dev {
 
 static inline void bench_open(struct bench_dev *d)
 {
-	struct ibv_device **list;
 	const char *name = getenv("FVBENCH_DEVICE");
-	int n;
+	const char *g = getenv("FVBENCH_GID_INDEX");
+	struct setup_dev s;
+	const char *what;
+	int err;
 
 	memset(d, 0, sizeof(*d));
 	if (fvsim_present())
 		fvsim_set_step_mode(1);
 	d->step = fvsim_present() && fvsim_step_mode();
-	list = ibv_get_device_list(&n);
-	if (!list || !n)
+	err = setup_open(&s, name, 0, 1, g ? atoi(g) : 0, &what);
+	if (err == ENODEV && name)
+		bench_fail("cannot open %s", name);
+	if (err == ENODEV)
 		bench_fail("no RDMA device (on a machine without one, run under sim/fvsim-run)");
-	for (int i = 0; i < n && !d->ctx; i++)
-		if (!name || !strcmp(ibv_get_device_name(list[i]), name))
-			d->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!d->ctx)
-		bench_fail("cannot open %s", name ? name : "an RDMA device");
-	if (ibv_query_port(d->ctx, 1, &d->port))
-		bench_fail("ibv_query_port: %s", strerror(errno));
-	if (d->port.state != IBV_PORT_ACTIVE)
-		bench_fail("port 1 of %s is not active", ibv_get_device_name(d->ctx->device));
-	d->gid_index = -1;
-	if (d->port.link_layer == IBV_LINK_LAYER_ETHERNET) {
-		const char *g = getenv("FVBENCH_GID_INDEX");
-
-		d->gid_index = g ? atoi(g) : 0;
-		if (ibv_query_gid(d->ctx, 1, d->gid_index, &d->gid))
-			bench_fail("ibv_query_gid: %s", strerror(errno));
-	}
-	d->pd = ibv_alloc_pd(d->ctx);
-	if (!d->pd)
-		bench_fail("ibv_alloc_pd: %s", strerror(errno));
+	if (err == ENETDOWN)
+		bench_fail("port 1 of %s is not active", ibv_get_device_name(s.ctx->device));
+	if (err)
+		bench_fail("%s: %s", what, strerror(err));
+	d->ctx = s.ctx;
+	d->pd = s.pd;
+	d->port = s.port;
+	d->gid = s.gid;
+	d->gid_index = s.gid_index;
 	d->buf = aligned_alloc(4096, BENCH_BUF);
 	if (!d->buf)
 		bench_fail("out of memory");
@@ -124,89 +118,64 @@ static inline struct ibv_cq *bench_cq(struct bench_dev *d, int n)
 static inline struct ibv_qp *bench_qp(struct bench_dev *d, enum ibv_qp_type type, struct ibv_cq *scq,
 				      struct ibv_cq *rcq, uint32_t send_wr, uint32_t recv_wr, uint64_t send_ops)
 {
-	struct ibv_qp_init_attr_ex a;
+	struct setup_qp_cfg c;
 	struct ibv_qp *qp;
+	const char *what;
+	int err;
 
-	memset(&a, 0, sizeof(a));
-	a.qp_type = type;
-	a.send_cq = scq;
-	a.recv_cq = rcq;
-	a.cap.max_send_wr = send_wr;
-	a.cap.max_recv_wr = recv_wr;
-	a.cap.max_send_sge = 1;
-	a.cap.max_recv_sge = 1;
-	a.cap.max_inline_data = 64;
-	a.comp_mask = IBV_QP_INIT_ATTR_PD;
-	a.pd = d->pd;
-	if (send_ops) {
-		a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		a.send_ops_flags = send_ops;
-	}
-	qp = ibv_create_qp_ex(d->ctx, &a);
-	if (!qp)
-		bench_fail("ibv_create_qp_ex: %s", strerror(errno));
+	memset(&c, 0, sizeof(c));
+	c.type = type;
+	c.scq = scq;
+	c.rcq = rcq;
+	c.max_send_wr = send_wr;
+	c.max_recv_wr = recv_wr;
+	c.max_send_sge = 1;
+	c.max_recv_sge = 1;
+	c.max_inline = 64;
+	c.send_ops = send_ops;
+	err = setup_qp(d->pd, &c, &qp, &what);
+	if (err)
+		bench_fail("%s: %s", what, strerror(err));
 	return qp;
 }
 
-static inline void bench_modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, const char *what)
+/* The path to our own port (hop limit 1 on RoCE). */
+static inline void bench_path(const struct bench_dev *d, struct ibv_ah_attr *a)
 {
-	int err = ibv_modify_qp(qp, a, mask);
-
-	if (err)
-		bench_fail("ibv_modify_qp to %s: %s", what, strerror(err));
+	setup_path(a, d->port.lid, 1, d->gid_index >= 0 ? &d->gid : NULL, d->gid_index, 1);
 }
 
 /* RESET -> INIT -> RTR -> RTS for an RC QP connected to QP dqpn on our own port. */
 static inline void bench_rc_connect(struct bench_dev *d, struct ibv_qp *qp, uint32_t dqpn)
 {
-	struct ibv_qp_attr a;
+	struct setup_conn c;
+	struct ibv_ah_attr ah;
+	const char *what;
+	int err;
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, "INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = d->port.active_mtu;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = d->port.lid;
-	a.ah_attr.port_num = 1;
-	if (d->gid_index >= 0) {
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = d->gid;
-		a.ah_attr.grh.sgid_index = (uint8_t)d->gid_index;
-		a.ah_attr.grh.hop_limit = 1;
-	}
-	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-		     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER, "RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
-	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-		     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC, "RTS");
+	memset(&c, 0, sizeof(c));
+	c.port_num = 1;
+	c.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	c.mtu = d->port.active_mtu;
+	c.rd_atomic = 16;
+	c.min_rnr_timer = 1;
+	c.timeout = 14;
+	c.retry_cnt = 7;
+	c.rnr_retry = 7;
+	bench_path(d, &ah);
+	err = setup_connect(qp, &ah, dqpn, &c, &what);
+	if (err)
+		bench_fail("ibv_modify_qp to %s: %s", what, strerror(err));
 }
 
 /* RESET -> INIT -> RTR -> RTS for a UD QP. */
 static inline void bench_ud_ready(struct ibv_qp *qp)
 {
-	struct ibv_qp_attr a;
+	const char *what;
+	int err = setup_ud_ready(qp, 1, BENCH_QKEY, &what);
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = BENCH_QKEY;
-	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, "INIT");
-	a.qp_state = IBV_QPS_RTR;
-	bench_modify(qp, &a, IBV_QP_STATE, "RTR");
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, "RTS");
+	if (err)
+		bench_fail("ibv_modify_qp to %s: %s", what, strerror(err));
 }
 
 /* An address handle for our own port. */
@@ -215,15 +184,7 @@ static inline struct ibv_ah *bench_ah(struct bench_dev *d)
 	struct ibv_ah_attr a;
 	struct ibv_ah *ah;
 
-	memset(&a, 0, sizeof(a));
-	a.dlid = d->port.lid;
-	a.port_num = 1;
-	if (d->gid_index >= 0) {
-		a.is_global = 1;
-		a.grh.dgid = d->gid;
-		a.grh.sgid_index = (uint8_t)d->gid_index;
-		a.grh.hop_limit = 1;
-	}
+	bench_path(d, &a);
 	ah = ibv_create_ah(d->pd, &a);
 	if (!ah)
 		bench_fail("ibv_create_ah: %s", strerror(errno));

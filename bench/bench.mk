@@ -10,7 +10,7 @@ BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/poll
 
 .PHONY: bench-run bench-build bench-deps
 
-$(BENCH_OUT)/%: bench/%.c bench/bench.h $(HEADERS) sim/fvsim.h bench/bench.mk
+$(BENCH_OUT)/%: bench/%.c bench/bench.h examples/setup.h $(HEADERS) sim/fvsim.h bench/bench.mk
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
 

@@ -1,23 +1,17 @@
 /* Verbs setup shared by the examples: open a device, create and connect QPs, timing, errors.
- * Slow path only; the data path is fastverbs. */
+ * The steps themselves are setup.h; these wrappers give the examples their defaults and
+ * exit with a message on failure. Slow path only; the data path is fastverbs. */
 #ifndef EXAMPLES_COMMON_H
 #define EXAMPLES_COMMON_H
 
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
+#include "setup.h"
+
 #ifdef __cplusplus	/* common.c is C; the C++ example links it */
 extern "C" {
 #endif
-
-struct ex_dev {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_port_attr port;
-	union ibv_gid gid;		/* for RoCE ports */
-	int gid_index;
-	uint8_t port_num;
-};
 
 struct ex_qp {
 	struct ibv_qp *qp;
@@ -28,19 +22,20 @@ struct ex_qp {
 
 #define EX_BUF_SIZE 65536
 
-/* Open the named device (or the first one), its port 1 and a PD; exits on failure. */
-struct ex_dev *ex_open(const char *name);
-void ex_close(struct ex_dev *d);
+/* Open the named device (or the first one), its port 1 and a PD; exits on failure. On
+ * RoCE the GID row is EX_GID_INDEX from the environment, default 0. */
+struct setup_dev *ex_open(const char *name);
+void ex_close(struct setup_dev *d);
 
 /* A QP of the given type with its own CQ and buffer, moved to INIT (UD: up to RTS). */
-void ex_qp_create(struct ex_dev *d, struct ex_qp *q, enum ibv_qp_type type, uint32_t depth);
+void ex_qp_create(struct setup_dev *d, struct ex_qp *q, enum ibv_qp_type type, uint32_t depth);
 void ex_qp_destroy(struct ex_qp *q);
 
 /* Move RC QP q to RTR and RTS, connected to QP peer on the same port. */
-void ex_rc_connect(struct ex_dev *d, struct ex_qp *q, struct ex_qp *peer);
+void ex_rc_connect(struct setup_dev *d, struct ex_qp *q, struct ex_qp *peer);
 
 /* An address handle for the local port (UD messages to a QP on the same port). */
-struct ibv_ah *ex_ah_to_self(struct ex_dev *d);
+struct ibv_ah *ex_ah_to_self(struct setup_dev *d);
 
 #define EX_QKEY 0x11111111u
 

@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 	if (!iters || msg_size > 64)
 		ex_fail("need -n > 0 and -s <= 64 (the message travels inline)");
 
-	struct ex_dev *d = ex_open(dev);
+	struct setup_dev *d = ex_open(dev);
 	ex_qp_create(d, &a.q, IBV_QPT_RC, 4096);
 	ex_qp_create(d, &b.q, IBV_QPT_RC, 4096);
 	ex_rc_connect(d, &a.q, &b.q);

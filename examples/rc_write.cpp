@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 	if (!batches || !burst || burst * kMsg > EX_BUF_SIZE || burst > 512)
 		ex_fail("need -n > 0 and 0 < -b <= 512");
 
-	ex_dev *d = ex_open(dev);
+	setup_dev *d = ex_open(dev);
 	uint64_t total = 0;
 	{
 		end a, b;

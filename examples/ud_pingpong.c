@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 			return c == 'h' ? 0 : 2;
 		}
 	}
-	struct ex_dev *d = ex_open(dev);
+	struct setup_dev *d = ex_open(dev);
 	ex_qp_create(d, &a.q, IBV_QPT_UD, 1024);
 	ex_qp_create(d, &b.q, IBV_QPT_UD, 1024);
 	struct ibv_ah *ibah = ex_ah_to_self(d);

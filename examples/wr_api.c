@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 		}
 		dev = optarg;
 	}
-	struct ex_dev *d = ex_open(dev);
+	struct setup_dev *d = ex_open(dev);
 
 	ex_qp_create(d, &a, IBV_QPT_RC, 64);
 	ex_qp_create(d, &b, IBV_QPT_RC, 64);

@@ -18,18 +18,14 @@ static struct ibv_cq *cqa, *cqb;
 static struct ibv_qp *qa, *qb;
 static uint8_t *buf;
 static struct ibv_mr *mr, *ro; /* ro: no remote access, no local write */
+static const struct simt_pair fx = SIMT_PAIR;
 
 static void setup(void)
 {
 	cr_assert(fvsim_present(), "run through sim/fvsim-run");
 	fvsim_set_step_mode(1);
-	simt_open(&d, 0);
-	buf = aligned_alloc(4096, BUF);
-	memset(buf, 0, BUF);
-	mr = simt_mr(&d, buf, BUF / 2, SIMT_ACCESS_ALL);
+	simt_pair_open(&fx, BUF, BUF / 2, SIMT_ACCESS_ALL, 64);
 	ro = simt_mr(&d, buf + BUF / 2, BUF / 2, 0);
-	cqa = simt_cq(&d, 64);
-	cqb = simt_cq(&d, 64);
 }
 
 static void connect_pair(uint8_t rnr_retry, int b_access)
@@ -45,16 +41,8 @@ static void connect_pair(uint8_t rnr_retry, int b_access)
 
 static void teardown(void)
 {
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
-	ibv_destroy_cq(cqa);
-	ibv_destroy_cq(cqb);
-	ibv_dereg_mr(mr);
 	ibv_dereg_mr(ro);
-	free(buf);
-	simt_close(&d);
+	simt_pair_close(&fx);
 }
 
 TestSuite(sim_errors, .init = setup, .fini = teardown, .timeout = 60);

@@ -23,44 +23,30 @@ static struct ibv_qp *qa, *qb;
 static uint8_t *buf; /* A's memory, bindable */
 static uint8_t *bbuf; /* B's memory */
 static struct ibv_mr *mr, *bmr;
+static const struct simt_pair fx = SIMT_PAIR;
 
 static void setup(void)
 {
-	simt_open(&d, 0);
-	buf = aligned_alloc(4096, BUF);
-	bbuf = aligned_alloc(4096, BUF);
-	cr_assert(buf && bbuf);
-	memset(buf, 0, BUF);
-	memset(bbuf, 0, BUF);
 	/* No remote rights on the MR: only the windows grant them. */
-	mr = simt_mr(&d, buf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	simt_pair_open(&fx, BUF, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND, 64);
+	bbuf = aligned_alloc(4096, BUF);
+	cr_assert(bbuf);
+	memset(bbuf, 0, BUF);
 	bmr = simt_mr(&d, bbuf, BUF, SIMT_ACCESS_ALL);
-	cqa = simt_cq(&d, 64);
-	cqb = simt_cq(&d, 64);
 }
 
 static void teardown(void)
 {
-	if (qa)
-		ibv_destroy_qp(qa);
-	if (qb)
-		ibv_destroy_qp(qb);
-	ibv_destroy_cq(cqa);
-	ibv_destroy_cq(cqb);
-	if (mr)
-		ibv_dereg_mr(mr);
 	ibv_dereg_mr(bmr);
-	free(buf);
 	free(bbuf);
-	simt_close(&d);
+	simt_pair_close(&fx);
 }
 
 TestSuite(sim_mw, .init = setup, .fini = teardown, .timeout = 60);
 
 static void pair(enum ibv_qp_type type)
 {
-	simt_qp_pair(&d, (struct simt_qp_cfg){ .type = type }, cqa, cqb, SIMT_ACCESS_ALL, 0, 0,
-		     &qa, &qb);
+	simt_pair_connect(&fx, (struct simt_qp_cfg){ .type = type }, SIMT_ACCESS_ALL, 0, 0);
 }
 
 static struct ibv_wc poll1(struct ibv_cq *cq)

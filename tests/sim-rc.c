@@ -17,30 +17,19 @@ static struct ibv_cq *cqa, *cqb;
 static struct ibv_qp *qa, *qb;
 static uint8_t *buf; /* [0, BUF/2): A's memory, [BUF/2, BUF): B's */
 static struct ibv_mr *mr;
+static const struct simt_pair fx = SIMT_PAIR;
 
 static void setup(void)
 {
 	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .max_inline = 128 };
 
-	simt_open(&d, 0);
-	buf = aligned_alloc(4096, BUF);
-	cr_assert(buf);
-	memset(buf, 0, BUF);
-	mr = simt_mr(&d, buf, BUF, SIMT_ACCESS_ALL);
-	cqa = simt_cq(&d, 256);
-	cqb = simt_cq(&d, 256);
-	simt_qp_pair(&d, cfg, cqa, cqb, SIMT_ACCESS_ALL, 7, 7, &qa, &qb);
+	simt_pair_open(&fx, BUF, BUF, SIMT_ACCESS_ALL, 256);
+	simt_pair_connect(&fx, cfg, SIMT_ACCESS_ALL, 7, 7);
 }
 
 static void teardown(void)
 {
-	ibv_destroy_qp(qa);
-	ibv_destroy_qp(qb);
-	ibv_destroy_cq(cqa);
-	ibv_destroy_cq(cqb);
-	ibv_dereg_mr(mr);
-	free(buf);
-	simt_close(&d);
+	simt_pair_close(&fx);
 }
 
 TestSuite(sim_rc, .init = setup, .fini = teardown, .timeout = 60);

@@ -15,29 +15,19 @@ static struct ibv_cq *cqa, *cqb;
 static struct ibv_qp *qa, *qb;
 static uint8_t *buf;
 static struct ibv_mr *mr;
+static const struct simt_pair fx = SIMT_PAIR;
 
 static void setup(void)
 {
 	struct simt_qp_cfg cfg = { .type = IBV_QPT_UC };
 
-	simt_open(&d, 0);
-	buf = aligned_alloc(4096, BUF);
-	memset(buf, 0, BUF);
-	mr = simt_mr(&d, buf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	cqa = simt_cq(&d, 64);
-	cqb = simt_cq(&d, 64);
-	simt_qp_pair(&d, cfg, cqa, cqb, IBV_ACCESS_REMOTE_WRITE, 0, 0, &qa, &qb);
+	simt_pair_open(&fx, BUF, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 64);
+	simt_pair_connect(&fx, cfg, IBV_ACCESS_REMOTE_WRITE, 0, 0);
 }
 
 static void teardown(void)
 {
-	ibv_destroy_qp(qa);
-	ibv_destroy_qp(qb);
-	ibv_destroy_cq(cqa);
-	ibv_destroy_cq(cqb);
-	ibv_dereg_mr(mr);
-	free(buf);
-	simt_close(&d);
+	simt_pair_close(&fx);
 }
 
 TestSuite(sim_uc, .init = setup, .fini = teardown, .timeout = 60);

@@ -17,18 +17,14 @@ static struct ibv_qp *qa, *qb;
 static uint8_t *buf;
 static struct ibv_mr *mr;
 static struct ibv_ah *ah;
+static const struct simt_pair fx = SIMT_PAIR;
 
 static void setup(void)
 {
 	struct simt_qp_cfg cfg = { .type = IBV_QPT_UD, .max_inline = 64 };
 	struct ibv_ah_attr aa = { .port_num = 1 };
 
-	simt_open(&d, 0);
-	buf = aligned_alloc(4096, BUF);
-	memset(buf, 0, BUF);
-	mr = simt_mr(&d, buf, BUF, IBV_ACCESS_LOCAL_WRITE);
-	cqa = simt_cq(&d, 64);
-	cqb = simt_cq(&d, 64);
+	simt_pair_open(&fx, BUF, BUF, IBV_ACCESS_LOCAL_WRITE, 64);
 	cfg.scq = cqa;
 	qa = simt_qp(&d, &cfg);
 	cfg.scq = cqb;
@@ -43,13 +39,7 @@ static void setup(void)
 static void teardown(void)
 {
 	ibv_destroy_ah(ah);
-	ibv_destroy_qp(qa);
-	ibv_destroy_qp(qb);
-	ibv_destroy_cq(cqa);
-	ibv_destroy_cq(cqb);
-	ibv_dereg_mr(mr);
-	free(buf);
-	simt_close(&d);
+	simt_pair_close(&fx);
 }
 
 TestSuite(sim_ud, .init = setup, .fini = teardown, .timeout = 60);

@@ -1,6 +1,7 @@
 /* Helpers for the tests of the software device (tests/sim-*.c): open it, build QPs,
  * connect them in loopback, and wait for completions. Header-only so they only exist in
- * the sim tests. Device control (step mode) comes from sim/fvsim.h. */
+ * the sim tests. The verbs steps are examples/setup.h (shared with the examples and the
+ * benchmarks), asserted here; device control (step mode) comes from sim/fvsim.h. */
 #ifndef SIM_UTIL_H
 #define SIM_UTIL_H
 
@@ -16,6 +17,7 @@
 #include <criterion/criterion.h>
 #include <infiniband/verbs.h>
 
+#include "../../examples/setup.h"
 #include "../../sim/fvsim.h"
 
 #define SIMT_WAIT_MS 5000
@@ -28,20 +30,14 @@ struct simt_dev {
 
 static inline void simt_open(struct simt_dev *d, int index)
 {
-	struct ibv_device **list;
-	struct ibv_port_attr pa;
-	int n;
+	struct setup_dev s;
+	const char *what;
+	int err = setup_open(&s, NULL, index, 1, 0, &what);
 
-	list = ibv_get_device_list(&n);
-	cr_assert(list, "ibv_get_device_list: %s", strerror(errno));
-	cr_assert(n > index, "device %d missing (%d devices)", index, n);
-	d->ctx = ibv_open_device(list[index]);
-	ibv_free_device_list(list);
-	cr_assert(d->ctx, "ibv_open_device: %s", strerror(errno));
-	d->pd = ibv_alloc_pd(d->ctx);
-	cr_assert(d->pd, "ibv_alloc_pd: %s", strerror(errno));
-	cr_assert_eq(ibv_query_port(d->ctx, 1, &pa), 0);
-	d->lid = pa.lid;
+	cr_assert(!err, "device %d: %s: %s", index, what, strerror(err));
+	d->ctx = s.ctx;
+	d->pd = s.pd;
+	d->lid = s.lid;
 }
 
 /* Runs fvsim-sysfs: writes (or refreshes) the sysfs tree under dir for the FVSIM_*
@@ -127,22 +123,24 @@ struct simt_qp_cfg {
 
 static inline struct ibv_qp *simt_qp(struct simt_dev *d, const struct simt_qp_cfg *c)
 {
-	struct ibv_qp_init_attr a;
+	struct setup_qp_cfg q;
 	struct ibv_qp *qp;
+	const char *what;
+	int err;
 
-	memset(&a, 0, sizeof(a));
-	a.qp_type = c->type;
-	a.send_cq = c->scq;
-	a.recv_cq = c->rcq ? c->rcq : c->scq;
-	a.srq = c->srq;
-	a.cap.max_send_wr = c->max_send_wr ? c->max_send_wr : 64;
-	a.cap.max_recv_wr = c->srq ? 0 : (c->max_recv_wr ? c->max_recv_wr : 64);
-	a.cap.max_send_sge = c->max_send_sge ? c->max_send_sge : 4;
-	a.cap.max_recv_sge = c->srq ? 0 : (c->max_recv_sge ? c->max_recv_sge : 4);
-	a.cap.max_inline_data = c->max_inline;
-	a.sq_sig_all = c->sq_sig_all;
-	qp = ibv_create_qp(d->pd, &a);
-	cr_assert(qp, "ibv_create_qp: %s", strerror(errno));
+	memset(&q, 0, sizeof(q));
+	q.type = c->type;
+	q.scq = c->scq;
+	q.rcq = c->rcq ? c->rcq : c->scq;
+	q.srq = c->srq;
+	q.max_send_wr = c->max_send_wr ? c->max_send_wr : 64;
+	q.max_recv_wr = c->srq ? 0 : (c->max_recv_wr ? c->max_recv_wr : 64);
+	q.max_send_sge = c->max_send_sge ? c->max_send_sge : 4;
+	q.max_recv_sge = c->srq ? 0 : (c->max_recv_sge ? c->max_recv_sge : 4);
+	q.max_inline = c->max_inline;
+	q.sq_sig_all = c->sq_sig_all;
+	err = setup_qp(d->pd, &q, &qp, &what);
+	cr_assert(!err, "%s: %s", what, strerror(err));
 	return qp;
 }
 
@@ -152,40 +150,21 @@ static inline void simt_connect_ah(struct ibv_qp *qp, const struct ibv_ah_attr *
 				   uint32_t dqpn, int access, uint8_t rnr_retry,
 				   uint8_t retry_cnt)
 {
-	struct ibv_qp_attr a;
-	int rc_like = qp->qp_type != IBV_QPT_UC;
-	int mask;
+	struct setup_conn c;
+	const char *what;
+	int err;
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = access;
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						   IBV_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.ah_attr = *ah;
-	a.ah_attr.port_num = 1;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	if (rc_like && qp->qp_type != IBV_QPT_XRC_SEND)
-		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	cr_assert_eq(ibv_modify_qp(qp, &a, mask), 0, "to RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 1;
-	a.retry_cnt = retry_cnt;
-	a.rnr_retry = rnr_retry;
-	a.max_rd_atomic = 4;
-	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_XRC_SEND)
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-	else if (qp->qp_type == IBV_QPT_XRC_RECV)
-		mask |= IBV_QP_TIMEOUT;
-	cr_assert_eq(ibv_modify_qp(qp, &a, mask), 0, "to RTS");
+	memset(&c, 0, sizeof(c));
+	c.port_num = 1;
+	c.access = access;
+	c.mtu = IBV_MTU_1024;
+	c.rd_atomic = 4;
+	c.min_rnr_timer = 1;
+	c.timeout = 1;
+	c.retry_cnt = retry_cnt;
+	c.rnr_retry = rnr_retry;
+	err = setup_connect(qp, ah, dqpn, &c, &what);
+	cr_assert(!err, "to %s: %s", what, strerror(err));
 }
 
 /* simt_connect_ah on an InfiniBand path to dlid. */
@@ -216,22 +195,67 @@ static inline void simt_qp_pair(struct simt_dev *d, struct simt_qp_cfg cfg, stru
 	simt_connect(*b, d->lid, (*a)->qp_num, access, rnr_retry, retry_cnt);
 }
 
+/*
+ * The fixture most sim suites share: a device, one zeroed page-aligned buffer and its MR,
+ * a CQ for QP A and one for QP B, and the two QPs. The suite keeps these in its own
+ * file-scope variables (its tests use them by name) and tells the fixture where they are:
+ *   static const struct simt_pair fx = SIMT_PAIR;
+ * names d, buf, mr, cqa, cqb, qa and qb.
+ */
+struct simt_pair {
+	struct simt_dev *d;
+	uint8_t **buf;
+	struct ibv_mr **mr;
+	struct ibv_cq **cqa, **cqb;
+	struct ibv_qp **qa, **qb;
+};
+#define SIMT_PAIR { &d, &buf, &mr, &cqa, &cqb, &qa, &qb }
+
+/* Device 0, len bytes of buffer with an MR over the first mr_len (0: no MR), two CQs of
+ * cqe entries; no QPs yet. */
+static inline void simt_pair_open(const struct simt_pair *p, size_t len, size_t mr_len,
+				  int mr_access, int cqe)
+{
+	simt_open(p->d, 0);
+	*p->buf = (uint8_t *)aligned_alloc(4096, len);
+	cr_assert(*p->buf);
+	memset(*p->buf, 0, len);
+	*p->mr = mr_len ? simt_mr(p->d, *p->buf, mr_len, mr_access) : NULL;
+	*p->cqa = simt_cq(p->d, cqe);
+	*p->cqb = simt_cq(p->d, cqe);
+}
+
+/* QPs A and B of cfg's type connected to each other (simt_qp_pair). */
+static inline void simt_pair_connect(const struct simt_pair *p, struct simt_qp_cfg cfg, int access,
+				     uint8_t rnr_retry, uint8_t retry_cnt)
+{
+	simt_qp_pair(p->d, cfg, *p->cqa, *p->cqb, access, rnr_retry, retry_cnt, p->qa, p->qb);
+}
+
+/* Destroys what the suite has of the fixture (a test may have freed the MR already). */
+static inline void simt_pair_close(const struct simt_pair *p)
+{
+	if (*p->qa)
+		ibv_destroy_qp(*p->qa);
+	if (*p->qb)
+		ibv_destroy_qp(*p->qb);
+	*p->qa = *p->qb = NULL;
+	ibv_destroy_cq(*p->cqa);
+	ibv_destroy_cq(*p->cqb);
+	if (*p->mr)
+		ibv_dereg_mr(*p->mr);
+	*p->mr = NULL;
+	free(*p->buf);
+	simt_close(p->d);
+}
+
 /* RESET -> INIT -> RTR -> RTS for UD. */
 static inline void simt_ud_ready(struct ibv_qp *qp, uint32_t qkey)
 {
-	struct ibv_qp_attr a;
+	const char *what;
+	int err = setup_ud_ready(qp, 1, qkey, &what);
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = qkey;
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						   IBV_QP_QKEY), 0);
-	a.qp_state = IBV_QPS_RTR;
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	cr_assert(!err, "UD to %s: %s", what, strerror(err));
 }
 
 static inline long simt_ms_since(const struct timespec *t0)
