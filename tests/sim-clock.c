@@ -64,7 +64,7 @@ Test(sim_clock, completion_timestamp_is_wall_time)
 			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
 	};
 	struct ibv_poll_cq_attr pa = { 0 };
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC };
 	struct mlx5dv_clock_info ci;
 	static uint8_t buf[64];
 	struct ibv_cq_ex *cq;

@@ -157,7 +157,7 @@ struct side {
 
 void side_open(simt_dev *d, side *e)
 {
-	simt_qp_cfg cfg{};
+	setup_qp_cfg cfg{};
 
 	e->buf = static_cast<uint8_t *>(aligned_alloc(4096, kBuf));
 	cr_assert(e->buf);

@@ -96,10 +96,10 @@ static void pair_open(struct renv *e, struct rtwin *t, int s, int q)
 		t->rx[s][q] = xrc_qp(e, IBV_QPT_XRC_RECV, NULL);
 		t->tx[s][q] = xrc_qp(e, IBV_QPT_XRC_SEND, e->scq[s]);
 	} else {
-		t->rx[s][q] = simt_qp(&e->d, &(struct simt_qp_cfg){ .type = c->type, .scq = e->rcq[s],
+		t->rx[s][q] = simt_qp(&e->d, &(struct setup_qp_cfg){ .type = c->type, .scq = e->rcq[s],
 			.srq = e->srq[s], .max_send_wr = 1, .max_send_sge = 1, .max_recv_wr = c->wr,
 			.max_recv_sge = c->sge });
-		t->tx[s][q] = simt_qp(&e->d, &(struct simt_qp_cfg){ .type = c->type, .scq = e->scq[s],
+		t->tx[s][q] = simt_qp(&e->d, &(struct setup_qp_cfg){ .type = c->type, .scq = e->scq[s],
 			.max_send_wr = 64, .max_send_sge = 1, .max_recv_wr = 1, .max_recv_sge = 1 });
 	}
 	if (c->type == IBV_QPT_UD) {

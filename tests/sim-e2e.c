@@ -29,7 +29,7 @@ static void end_open(struct pair *p, struct end *e, enum ibv_qp_type type, int c
 	memset(e->buf, 0, BUF);
 	e->mr = simt_mr(&p->d, e->buf, BUF, SIMT_ACCESS_ALL);
 	e->ibcq = simt_cq(&p->d, cqe);
-	e->ibqp = simt_qp(&p->d, &(struct simt_qp_cfg){ .type = type, .scq = e->ibcq, .max_send_wr = wr,
+	e->ibqp = simt_qp(&p->d, &(struct setup_qp_cfg){ .type = type, .scq = e->ibcq, .max_send_wr = wr,
 		.max_recv_wr = 256, .max_send_sge = 2, .max_recv_sge = 2, .max_inline = 64 });
 }
 

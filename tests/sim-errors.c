@@ -30,7 +30,7 @@ static void setup(void)
 
 static void connect_pair(uint8_t rnr_retry, int b_access)
 {
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa };
 
 	qa = simt_qp(&d, &cfg);
 	cfg.scq = cqb;
@@ -273,7 +273,7 @@ Test(sim_errors, peer_not_ready_times_out)
 
 Test(sim_errors, unknown_destination_times_out)
 {
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa };
 
 	qa = simt_qp(&d, &cfg);
 	simt_connect(qa, d.lid, 0xabcde, SIMT_ACCESS_ALL, 7, 1);
@@ -284,7 +284,7 @@ Test(sim_errors, unknown_destination_times_out)
 Test(sim_errors, modify_to_error_flushes_both_queues)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa };
 
 	qa = simt_qp(&d, &cfg);
 	simt_connect(qa, d.lid, 0xabcde, SIMT_ACCESS_ALL, 7, 7);
@@ -301,7 +301,7 @@ Test(sim_errors, modify_to_error_flushes_both_queues)
 Test(sim_errors, operation_not_allowed_on_uc)
 {
 	/* libmlx5 builds a READ WQE on a UC QP; the HCA refuses to execute it. */
-	simt_qp_pair(&d, (struct simt_qp_cfg){ .type = IBV_QPT_UC }, cqa, cqb, SIMT_ACCESS_ALL, 0, 0, &qa, &qb);
+	simt_qp_pair(&d, (struct setup_qp_cfg){ .type = IBV_QPT_UC }, cqa, cqb, SIMT_ACCESS_ALL, 0, 0, &qa, &qb);
 	simt_post_send(qa, 1, IBV_WR_RDMA_READ, buf, 8, mr->lkey, (uintptr_t)buf, mr->rkey, 0);
 	expect_status(cqa, 1, IBV_WC_LOC_QP_OP_ERR);
 	cr_expect_eq(state_of(qa), IBV_QPS_SQE, "an unreliable QP only stops its send queue");
@@ -321,7 +321,7 @@ Test(sim_errors, malformed_wqes)
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa };
+		struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa };
 		uint32_t *w;
 
 		qa = simt_qp(&d, &cfg);
@@ -352,7 +352,7 @@ Test(sim_errors, stale_wqe_index)
 {
 	struct mlx5dv_obj obj;
 	struct mlx5dv_qp dqp;
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa };
 	struct ibv_wc wc;
 	uint32_t *w;
 
@@ -387,7 +387,7 @@ Test(sim_errors, doorbell_ends_inside_a_wqe)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa,
+		struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa,
 					   .max_send_wr = cases[i].max_send_wr };
 		struct mlx5dv_obj obj;
 		struct mlx5dv_qp dqp;
@@ -428,7 +428,7 @@ Test(sim_errors, doorbell_ends_inside_a_wqe)
 Test(sim_errors, full_cq_stalls_instead_of_overrunning)
 {
 	struct ibv_cq *tiny = simt_cq(&d, 3);
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = tiny, .max_send_wr = 64 };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = tiny, .max_send_wr = 64 };
 	struct ibv_wc wc[4];
 	int seen = 0;
 

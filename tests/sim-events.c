@@ -20,7 +20,7 @@ static struct ibv_mr *mr;
 
 static void setup(void)
 {
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC };
 
 	simt_open(&d, 0);
 	mr = simt_mr(&d, buf, sizeof(buf), SIMT_ACCESS_ALL);

@@ -30,34 +30,23 @@ TestSuite(sim_fabric, .init = two_devices, .fini = teardown, .timeout = 60);
 
 static void connect_port(struct ibv_qp *qp, int port, uint16_t dlid, uint32_t dqpn)
 {
-	struct ibv_qp_attr a;
+	struct setup_conn c;
+	struct ibv_ah_attr ah;
+	const char *what;
+	int err;
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = (uint8_t)port;
-	a.qp_access_flags = SIMT_ACCESS_ALL;
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						   IBV_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dqpn;
-	a.ah_attr.dlid = dlid;
-	a.ah_attr.port_num = (uint8_t)port;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-						   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-						   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 1;
-	a.retry_cnt = 1;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-						   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-						   IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	memset(&c, 0, sizeof(c));
+	c.port_num = (uint8_t)port;
+	c.access = SIMT_ACCESS_ALL;
+	c.mtu = IBV_MTU_4096;
+	c.rd_atomic = 1;
+	c.min_rnr_timer = 1;
+	c.timeout = 1;
+	c.retry_cnt = 1;
+	c.rnr_retry = 7;
+	setup_path(&ah, dlid, (uint8_t)port, NULL, 0, 0);
+	err = setup_connect(qp, &ah, dqpn, &c, &what);
+	cr_assert_eq(err, 0, "to %s: %s", what, strerror(err));
 }
 
 Test(sim_fabric, ports_have_their_own_lids)
@@ -82,7 +71,7 @@ Test(sim_fabric, rc_between_devices)
 	struct ibv_mr *r0 = simt_mr(&d0, m0, sizeof(m0), SIMT_ACCESS_ALL);
 	struct ibv_mr *r1 = simt_mr(&d1, m1, sizeof(m1), SIMT_ACCESS_ALL);
 	struct ibv_cq *c0 = simt_cq(&d0, 16), *c1 = simt_cq(&d1, 16);
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = c0 };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = c0 };
 	struct ibv_qp *a = simt_qp(&d0, &cfg), *b;
 	struct ibv_wc wc;
 
@@ -117,7 +106,7 @@ Test(sim_fabric, rc_between_devices)
 Test(sim_fabric, wrong_lid_is_unreachable)
 {
 	struct ibv_cq *c0 = simt_cq(&d0, 16);
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = c0 };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = c0 };
 	struct ibv_qp *a = simt_qp(&d0, &cfg), *b = simt_qp(&d0, &cfg);
 	static uint8_t m[64];
 	struct ibv_mr *r = simt_mr(&d0, m, sizeof(m), SIMT_ACCESS_ALL);

@@ -129,7 +129,7 @@ Test(sim_fuzz, random_wqes_and_doorbells)
 	cqa = simt_cq(&d, 64);
 	cqb = simt_cq(&d, 64);
 	for (long r = 0; r < rounds; r++) {
-		struct simt_qp_cfg cfg = { .type = types[below(3)], .max_send_wr = 1u << below(7),
+		struct setup_qp_cfg cfg = { .type = types[below(3)], .max_send_wr = 1u << below(7),
 					   .max_recv_wr = 16 };
 		struct ibv_qp *qa, *qb;
 		struct mlx5dv_qp sa, sb;
@@ -178,7 +178,7 @@ Test(sim_fuzz, random_wqes_and_doorbells)
 	}
 	/* Still a working device: a loopback send arrives intact. */
 	{
-		struct simt_qp_cfg cfg = { .type = IBV_QPT_RC };
+		struct setup_qp_cfg cfg = { .type = IBV_QPT_RC };
 		struct ibv_qp *qa, *qb;
 		struct ibv_wc wc;
 

@@ -46,7 +46,7 @@ TestSuite(sim_mw, .init = setup, .fini = teardown, .timeout = 60);
 
 static void pair(enum ibv_qp_type type)
 {
-	simt_pair_connect(&fx, (struct simt_qp_cfg){ .type = type }, SIMT_ACCESS_ALL, 0, 0);
+	simt_pair_connect(&fx, (struct setup_qp_cfg){ .type = type }, SIMT_ACCESS_ALL, 0, 0);
 }
 
 static struct ibv_wc poll1(struct ibv_cq *cq)
@@ -460,24 +460,17 @@ Test(sim_mw, uc_bind_and_write)
 /* The ibv_wr_* API: ibv_wr_bind_mw and ibv_wr_local_inv build the same UMR WQEs. */
 Test(sim_mw, wr_api_bind_and_local_inv)
 {
-	struct ibv_qp_init_attr_ex a;
 	struct ibv_qp_ex *qx;
 	struct ibv_mw *mw = ibv_alloc_mw(d.pd, IBV_MW_TYPE_2);
 	struct ibv_mw_bind_info bi;
 	uint32_t rkey;
 
 	cr_assert(mw);
-	memset(&a, 0, sizeof(a));
-	a.qp_type = IBV_QPT_RC;
-	a.send_cq = a.recv_cq = cqa;
-	a.cap.max_send_wr = a.cap.max_recv_wr = 16;
-	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
-	a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	a.pd = d.pd;
-	a.send_ops_flags = IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
-	qa = ibv_create_qp_ex(d.ctx, &a);
-	cr_assert(qa, "ibv_create_qp_ex: %s", strerror(errno));
-	qb = simt_qp(&d, &(struct simt_qp_cfg){ .type = IBV_QPT_RC, .scq = cqb });
+	qa = simt_qp(&d, &(struct setup_qp_cfg){ .type = IBV_QPT_RC, .scq = cqa, .max_send_wr = 16,
+						  .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1,
+						  .send_ops = IBV_QP_EX_WITH_BIND_MW |
+							      IBV_QP_EX_WITH_LOCAL_INV });
+	qb = simt_qp(&d, &(struct setup_qp_cfg){ .type = IBV_QPT_RC, .scq = cqb });
 	simt_connect(qa, d.lid, qb->qp_num, SIMT_ACCESS_ALL, 0, 0);
 	simt_connect(qb, d.lid, qa->qp_num, SIMT_ACCESS_ALL, 0, 0);
 	qx = ibv_qp_to_qp_ex(qa);

@@ -77,7 +77,7 @@ Test(sim_objects, cq_and_qp_direct_verbs)
 	struct mlx5dv_obj obj;
 	struct mlx5dv_cq dcq;
 	struct mlx5dv_qp dqp;
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .max_send_wr = 256, .max_recv_wr = 16 };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .max_send_wr = 256, .max_recv_wr = 16 };
 
 	simt_open(&d, 0);
 	cq = simt_cq(&d, 100);
@@ -117,7 +117,7 @@ Test(sim_objects, query_qp_reports_caps_and_sig_all)
 	struct ibv_qp *all, *sel;
 	struct ibv_qp_attr a;
 	struct ibv_qp_init_attr ia;
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .max_inline = 64, .sq_sig_all = 1 };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .max_inline = 64, .sq_sig_all = 1 };
 
 	simt_open(&d, 0);
 	cfg.scq = simt_cq(&d, 16);
@@ -174,7 +174,7 @@ Test(sim_objects, rc_state_machine)
 	struct ibv_qp *qp;
 	struct ibv_qp_attr a;
 	struct ibv_qp_init_attr ia;
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC };
 
 	simt_open(&d, 0);
 	cfg.scq = simt_cq(&d, 16);
@@ -225,7 +225,7 @@ Test(sim_objects, ud_srq_and_xrc_objects)
 					   .fd = -1 };
 	struct ibv_qp_init_attr_ex qa;
 	struct ibv_qp *ini, *tgt;
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_UD };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_UD };
 	uint32_t srqn;
 
 	simt_open(&d, 0);
@@ -288,7 +288,7 @@ Test(sim_objects, doorbell_only_qps)
 	struct ibv_qp *qp;
 	struct mlx5dv_obj obj;
 	struct mlx5dv_qp dqp;
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC };
 	struct ibv_wc wc;
 
 	setenv("FVSIM_NO_BLUEFLAME", "1", 1); /* read when the device is first opened */

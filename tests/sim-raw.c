@@ -397,7 +397,7 @@ Test(sim_raw, steering_by_l3_l4_priority_and_defaults)
 
 Test(sim_raw, flow_needs_a_raw_qp)
 {
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = txcq, .rcq = txcq,
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = txcq, .rcq = txcq,
 				   .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
 				   .max_recv_sge = 1 };
 	struct ibv_qp *rc = simt_qp(&d, &cfg);

@@ -21,7 +21,7 @@ static const struct simt_pair fx = SIMT_PAIR;
 
 static void setup(void)
 {
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .max_inline = 128 };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .max_inline = 128 };
 
 	simt_pair_open(&fx, BUF, BUF, SIMT_ACCESS_ALL, 256);
 	simt_pair_connect(&fx, cfg, SIMT_ACCESS_ALL, 7, 7);
@@ -285,7 +285,7 @@ Test(sim_rc, zero_length_send_and_write)
 Test(sim_rc, send_to_self)
 {
 	struct ibv_qp *self;
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa };
 	struct ibv_wc wc[2];
 
 	self = simt_qp(&d, &cfg);

@@ -38,7 +38,7 @@ static void setup(void)
 		cr_assert(cq[s]);
 		o.cq.in = cq[s];
 		cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_CQ), 0);
-		simt_qp_pair(&d, (struct simt_qp_cfg){ .type = IBV_QPT_RC }, scq, cq[s], SIMT_ACCESS_ALL, 7, 7,
+		simt_qp_pair(&d, (struct setup_qp_cfg){ .type = IBV_QPT_RC }, scq, cq[s], SIMT_ACCESS_ALL, 7, 7,
 			     &qa[s], &qb[s]);
 	}
 	cr_assert_eq(dv[LIB].cq_uar, dv[FV].cq_uar, "one context, one CQ UAR page");

@@ -51,7 +51,7 @@ static void side_open(struct side *s, enum cqs mode)
 		cr_assert(s->cq[k]);
 	}
 	s->mr = simt_mr(&s->d, s->rbuf, sizeof(s->rbuf), SIMT_ACCESS_ALL);
-	s->qp = simt_qp(&s->d, &(struct simt_qp_cfg){ .type = IBV_QPT_RC, .scq = s->cq[0], .rcq = s->cq[1],
+	s->qp = simt_qp(&s->d, &(struct setup_qp_cfg){ .type = IBV_QPT_RC, .scq = s->cq[0], .rcq = s->cq[1],
 		.max_send_wr = DEPTH, .max_recv_wr = DEPTH, .max_inline = 64 });
 	memset(&s->id, 0, sizeof(s->id));
 	s->id.verbs = s->d.ctx;

@@ -374,8 +374,8 @@ Test(sim_rdmacm_post, before_rts)
 	mr = simt_mr(&d, buf, sizeof(buf), SIMT_ACCESS_ALL);
 	for (int s = LIB; s <= FV; s++) {
 		cq[s] = simt_cq(&d, 64);
-		qp[s] = simt_qp(&d, &(struct simt_qp_cfg){ .type = IBV_QPT_RC, .scq = cq[s], .max_inline = 64 });
-		peer[s] = simt_qp(&d, &(struct simt_qp_cfg){ .type = IBV_QPT_RC, .scq = cq[s] });
+		qp[s] = simt_qp(&d, &(struct setup_qp_cfg){ .type = IBV_QPT_RC, .scq = cq[s], .max_inline = 64 });
+		peer[s] = simt_qp(&d, &(struct setup_qp_cfg){ .type = IBV_QPT_RC, .scq = cq[s] });
 		memset(&id[s], 0, sizeof(id[s]));
 		id[s].verbs = d.ctx;
 		id[s].pd = d.pd;

@@ -53,7 +53,7 @@ static void rr_open(struct rr *e, int use_srq, uint64_t seed)
 	e->mr = simt_mr(&e->d, e->buf, RR_BUF, SIMT_ACCESS_ALL);
 	e->txcq = simt_cq(&e->d, 4 * RR_WR);
 	for (int s = LIB; s <= FV; s++) {
-		struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .max_recv_wr = RR_WR, .max_recv_sge = RR_SGE };
+		struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .max_recv_wr = RR_WR, .max_recv_sge = RR_SGE };
 
 		e->rcq[s] = simt_cq(&e->d, 4 * RR_WR);
 		if (use_srq) {

@@ -38,7 +38,7 @@ static void ud_setup(void)
 		cr_assert(s[k].ch);
 		s[k].cq = ibv_create_cq(d.ctx, 64, &s[k].id, s[k].ch, 0);
 		cr_assert(s[k].cq);
-		s[k].qp = simt_qp(&d, &(struct simt_qp_cfg){ .type = IBV_QPT_UD, .scq = s[k].cq, .max_inline = 64 });
+		s[k].qp = simt_qp(&d, &(struct setup_qp_cfg){ .type = IBV_QPT_UD, .scq = s[k].cq, .max_inline = 64 });
 		simt_ud_ready(s[k].qp, RDMA_UDP_QKEY);
 		s[k].id.verbs = d.ctx;
 		s[k].id.pd = d.pd;
@@ -97,7 +97,7 @@ Test(sim_rdmacm_ud, numbered_messages)
 /* rdma_post_ud_send always names librdmacm's Q_Key: a QP with another one drops the message. */
 Test(sim_rdmacm_ud, other_qkey_dropped)
 {
-	struct ibv_qp *other = simt_qp(&d, &(struct simt_qp_cfg){ .type = IBV_QPT_UD, .scq = s[1].cq });
+	struct ibv_qp *other = simt_qp(&d, &(struct setup_qp_cfg){ .type = IBV_QPT_UD, .scq = s[1].cq });
 	struct ibv_sge sge = { (uintptr_t)rbuf, sizeof(rbuf), mr->lkey };
 	struct ibv_recv_wr rwr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 }, *bad;
 	uint64_t m = 7;

@@ -115,7 +115,7 @@ Test(sim_roce, gid_table_has_v1_v2_pairs)
 
 static struct ibv_qp *rc_qp(struct ibv_cq *cq)
 {
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cq, .rcq = cq, .max_send_wr = 16,
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cq, .rcq = cq, .max_send_wr = 16,
 				   .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 };
 
 	return simt_qp(&d, &cfg);
@@ -219,7 +219,7 @@ static struct ibv_wc ud_roundtrip(struct ibv_qp *qa, struct ibv_qp *qb, struct i
 
 Test(sim_roce, ud_needs_grh_and_receives_one)
 {
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_UD, .scq = cqa, .rcq = cqb, .max_send_wr = 16,
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_UD, .scq = cqa, .rcq = cqb, .max_send_wr = 16,
 				   .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 };
 	static const uint8_t nowhere[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x99 };
 	struct ibv_ah_attr aa = { .dlid = 1, .port_num = 1 };
@@ -258,7 +258,7 @@ Test(sim_roce, ud_needs_grh_and_receives_one)
  * receive's L3 area, and ibv_init_ah_from_wc builds the reply path from it. */
 Test(sim_roce, ud_roce_v2_ipv4_header)
 {
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_UD, .scq = cqa, .rcq = cqb, .max_send_wr = 4,
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_UD, .scq = cqa, .rcq = cqb, .max_send_wr = 4,
 				   .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 };
 	struct ibv_qp *qa, *qb;
 	uint8_t v4[4] = { 0 }, *ip = buf + 4096 + 20;

@@ -20,7 +20,7 @@ static struct ibv_mr *mr;
 static void setup(void)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC };
 
 	simt_open(&d, 0);
 	buf = aligned_alloc(4096, BUF);

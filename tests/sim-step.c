@@ -15,7 +15,7 @@ static struct ibv_mr *mr;
 
 static void setup(void)
 {
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC };
 
 	cr_assert(fvsim_present(), "run through sim/fvsim-run");
 	fvsim_set_step_mode(1);

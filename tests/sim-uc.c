@@ -19,7 +19,7 @@ static const struct simt_pair fx = SIMT_PAIR;
 
 static void setup(void)
 {
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_UC };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_UC };
 
 	simt_pair_open(&fx, BUF, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 64);
 	simt_pair_connect(&fx, cfg, IBV_ACCESS_REMOTE_WRITE, 0, 0);

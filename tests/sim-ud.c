@@ -21,7 +21,7 @@ static const struct simt_pair fx = SIMT_PAIR;
 
 static void setup(void)
 {
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_UD, .max_inline = 64 };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_UD, .max_inline = 64 };
 	struct ibv_ah_attr aa = { .port_num = 1 };
 
 	simt_pair_open(&fx, BUF, BUF, IBV_ACCESS_LOCAL_WRITE, 64);

@@ -61,7 +61,7 @@ static uint32_t sq_counter(struct ibv_qp *qp)
 Test(sim_wrap, sq_past_16_bit_counter)
 {
 	struct ibv_cq *cq = simt_cq(&d, 64);
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cq, .max_send_wr = 64,
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cq, .max_send_wr = 64,
 				   .max_inline = 128 };
 	struct ibv_qp *qp = simt_qp(&d, &cfg);
 	uint8_t *src = buf, *dst = buf + BUF / 2;
@@ -115,7 +115,7 @@ Test(sim_wrap, sq_past_16_bit_counter)
 Test(sim_wrap, ud_wqes_straddle_the_ring_end)
 {
 	struct ibv_cq *cq = simt_cq(&d, 64);
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_UD, .scq = cq, .max_send_wr = 16,
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_UD, .scq = cq, .max_send_wr = 16,
 				   .max_recv_wr = 32, .max_inline = 64 };
 	struct ibv_qp *tx = simt_qp(&d, &cfg), *rx = simt_qp(&d, &cfg);
 	struct ibv_ah_attr aa = { .dlid = d.lid, .port_num = 1 };
@@ -155,7 +155,7 @@ Test(sim_wrap, ud_wqes_straddle_the_ring_end)
 Test(sim_wrap, cq_owner_bit_flips)
 {
 	struct ibv_cq *cq = simt_cq(&d, 15);
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cq, .max_send_wr = 16 };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cq, .max_send_wr = 16 };
 	struct ibv_qp *qp = simt_qp(&d, &cfg);
 	uint64_t next = 0;
 
@@ -181,7 +181,7 @@ Test(sim_wrap, cq_owner_bit_flips)
 Test(sim_wrap, rq_recycled)
 {
 	struct ibv_cq *scq = simt_cq(&d, 32), *rcq = simt_cq(&d, 32);
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = scq, .max_recv_wr = 8 };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = scq, .max_recv_wr = 8 };
 	struct ibv_qp *a = simt_qp(&d, &cfg), *b;
 
 	cfg.scq = rcq;
@@ -219,7 +219,7 @@ Test(sim_wrap, rq_recycled)
 Test(sim_wrap, cqe_128_bytes)
 {
 	struct ibv_cq *cq;
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .max_send_wr = 16 };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .max_send_wr = 16 };
 	struct ibv_qp *qp;
 	struct mlx5dv_obj obj;
 	struct mlx5dv_cq dcq;
@@ -258,7 +258,7 @@ Test(sim_wrap, cqe_128_bytes)
 Test(sim_wrap, cq_resize)
 {
 	struct ibv_cq *cq;
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .max_send_wr = 64 };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .max_send_wr = 64 };
 	struct ibv_qp *qp;
 	struct ibv_wc wc[64];
 	uint64_t next = 0;
@@ -305,7 +305,7 @@ Test(sim_wrap, cq_resize)
 Test(sim_wrap, cq_resize_counts_work_posted_before)
 {
 	struct ibv_cq *cq;
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC, .max_send_wr = 16 };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .max_send_wr = 16 };
 	struct ibv_qp *qp;
 	struct ibv_wc wc[8];
 

@@ -34,24 +34,11 @@ TestSuite(sim_wrapi, .init = setup, .fini = teardown, .timeout = 60);
 
 static struct ibv_qp *qp_ex(enum ibv_qp_type type, uint64_t ops)
 {
-	struct ibv_qp_init_attr_ex a;
-	struct ibv_qp *qp;
+	struct setup_qp_cfg c = { .type = type, .scq = cq, .rcq = cq, .max_send_wr = 32,
+				  .max_recv_wr = 32, .max_send_sge = 2, .max_recv_sge = 2,
+				  .max_inline = 64, .send_ops = ops };
 
-	memset(&a, 0, sizeof(a));
-	a.qp_type = type;
-	a.send_cq = cq;
-	a.recv_cq = cq;
-	a.cap.max_send_wr = 32;
-	a.cap.max_recv_wr = 32;
-	a.cap.max_send_sge = 2;
-	a.cap.max_recv_sge = 2;
-	a.cap.max_inline_data = 64;
-	a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	a.pd = d.pd;
-	a.send_ops_flags = ops;
-	qp = ibv_create_qp_ex(d.ctx, &a);
-	cr_assert(qp, "ibv_create_qp_ex: %s", strerror(errno));
-	return qp;
+	return simt_qp(&d, &c);
 }
 
 Test(sim_wrapi, rc_operations)

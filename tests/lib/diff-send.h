@@ -184,10 +184,10 @@ static inline void twin_open(struct env *e, struct twin *t, const struct caps *c
 		} else {
 			t->sink_cq[s] = simt_cq(&e->d, 2 * SINK_RECVS);
 			t->qp[s] = c->send_ops ? twin_qp_ex(e, c, t->cq[s]) :
-				simt_qp(&e->d, &(struct simt_qp_cfg){ .type = c->type, .scq = t->cq[s],
+				simt_qp(&e->d, &(struct setup_qp_cfg){ .type = c->type, .scq = t->cq[s],
 				.max_send_wr = c->wr, .max_send_sge = c->sge, .max_inline = c->inl,
 				.sq_sig_all = c->sig_all, .max_recv_wr = 1, .max_recv_sge = 1 });
-			t->sink[s] = simt_qp(&e->d, &(struct simt_qp_cfg){ .type = c->type, .scq = t->sink_cq[s],
+			t->sink[s] = simt_qp(&e->d, &(struct setup_qp_cfg){ .type = c->type, .scq = t->sink_cq[s],
 				.max_recv_wr = SINK_RECVS, .max_recv_sge = 1 });
 			if (c->type == IBV_QPT_UD) {
 				simt_ud_ready(t->qp[s], QKEY);

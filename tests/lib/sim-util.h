@@ -113,32 +113,20 @@ static inline struct ibv_mr *simt_mr(struct simt_dev *d, void *buf, size_t len, 
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |     \
 	 IBV_ACCESS_REMOTE_ATOMIC)
 
-struct simt_qp_cfg {
-	enum ibv_qp_type type;
-	struct ibv_cq *scq, *rcq;
-	struct ibv_srq *srq;
-	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge, max_inline;
-	int sq_sig_all;
-};
-
-static inline struct ibv_qp *simt_qp(struct simt_dev *d, const struct simt_qp_cfg *c)
+/* A QP as simt_qp makes it: cfg (examples/setup.h) with defaults for what it leaves 0 (64
+ * WRs and 4 SGEs a queue, no receive queue with an SRQ, the send CQ for receives). */
+static inline struct ibv_qp *simt_qp(struct simt_dev *d, const struct setup_qp_cfg *c)
 {
-	struct setup_qp_cfg q;
+	struct setup_qp_cfg q = *c;
 	struct ibv_qp *qp;
 	const char *what;
 	int err;
 
-	memset(&q, 0, sizeof(q));
-	q.type = c->type;
-	q.scq = c->scq;
 	q.rcq = c->rcq ? c->rcq : c->scq;
-	q.srq = c->srq;
 	q.max_send_wr = c->max_send_wr ? c->max_send_wr : 64;
 	q.max_recv_wr = c->srq ? 0 : (c->max_recv_wr ? c->max_recv_wr : 64);
 	q.max_send_sge = c->max_send_sge ? c->max_send_sge : 4;
 	q.max_recv_sge = c->srq ? 0 : (c->max_recv_sge ? c->max_recv_sge : 4);
-	q.max_inline = c->max_inline;
-	q.sq_sig_all = c->sq_sig_all;
 	err = setup_qp(d->pd, &q, &qp, &what);
 	cr_assert(!err, "%s: %s", what, strerror(err));
 	return qp;
@@ -183,7 +171,7 @@ static inline void simt_connect(struct ibv_qp *qp, uint16_t dlid, uint32_t dqpn,
  * Two QPs of cfg's type (RC, UC) on one device, a completing on cq_a and b on cq_b,
  * connected to each other with access and the retry counts (simt_connect).
  */
-static inline void simt_qp_pair(struct simt_dev *d, struct simt_qp_cfg cfg, struct ibv_cq *cq_a,
+static inline void simt_qp_pair(struct simt_dev *d, struct setup_qp_cfg cfg, struct ibv_cq *cq_a,
 				struct ibv_cq *cq_b, int access, uint8_t rnr_retry, uint8_t retry_cnt,
 				struct ibv_qp **a, struct ibv_qp **b)
 {
@@ -226,7 +214,7 @@ static inline void simt_pair_open(const struct simt_pair *p, size_t len, size_t 
 }
 
 /* QPs A and B of cfg's type connected to each other (simt_qp_pair). */
-static inline void simt_pair_connect(const struct simt_pair *p, struct simt_qp_cfg cfg, int access,
+static inline void simt_pair_connect(const struct simt_pair *p, struct setup_qp_cfg cfg, int access,
 				     uint8_t rnr_retry, uint8_t retry_cnt)
 {
 	simt_qp_pair(p->d, cfg, *p->cqa, *p->cqb, access, rnr_retry, retry_cnt, p->qa, p->qb);

@@ -56,25 +56,29 @@ struct side {
 /* Plain verbs, no Criterion asserts: this also runs in the forked peer. */
 static inline int side_up(struct side *s)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_qp_init_attr a = { .cap = { 16, 16, 1, 1, 0 }, .qp_type = IBV_QPT_RC };
-	struct ibv_port_attr pa;
+	struct setup_qp_cfg c;
+	struct setup_dev d;
+	const char *what;
 
-	if (!list || !list[0] || !(s->ctx = ibv_open_device(list[0])))
+	if (setup_open(&d, NULL, 0, 1, 0, &what))
 		return -1;
-	ibv_free_device_list(list);
-	s->buf = aligned_alloc(4096, 8192);
+	s->ctx = d.ctx;
+	s->pd = d.pd;
+	s->buf = (uint8_t *)aligned_alloc(4096, 8192);
 	memset(s->buf, 0, 8192);
-	if (!(s->pd = ibv_alloc_pd(s->ctx)) ||
-	    !(s->mr = ibv_reg_mr(s->pd, s->buf, 8192, SIMT_ACCESS_ALL)) ||
+	if (!(s->mr = ibv_reg_mr(s->pd, s->buf, 8192, SIMT_ACCESS_ALL)) ||
 	    !(s->cq = ibv_create_cq(s->ctx, 32, NULL, NULL, 0)))
 		return -1;
-	a.send_cq = a.recv_cq = s->cq;
-	if (!(s->qp = ibv_create_qp(s->pd, &a)) || ibv_query_port(s->ctx, 1, &pa))
+	memset(&c, 0, sizeof(c));
+	c.type = IBV_QPT_RC;
+	c.scq = c.rcq = s->cq;
+	c.max_send_wr = c.max_recv_wr = 16;
+	c.max_send_sge = c.max_recv_sge = 1;
+	if (setup_qp(s->pd, &c, &s->qp, &what))
 		return -1;
 	s->me.qpn = s->qp->qp_num;
 	s->me.rkey = s->mr->rkey;
-	s->me.lid = pa.lid;
+	s->me.lid = d.lid;
 	s->me.addr = (uintptr_t)s->buf;
 	return 0;
 }
@@ -91,33 +95,21 @@ static inline void side_down(struct side *s)
 
 static inline int side_connect(struct side *s, const struct card *peer)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = SIMT_ACCESS_ALL };
+	struct setup_conn c;
+	struct ibv_ah_attr ah;
+	const char *what;
 
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					     IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = peer->qpn;
-	a.ah_attr.dlid = peer->lid;
-	a.ah_attr.port_num = 1;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 1;
-	a.retry_cnt = 2;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-						IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-						IBV_QP_MAX_QP_RD_ATOMIC);
+	memset(&c, 0, sizeof(c));
+	c.port_num = 1;
+	c.access = SIMT_ACCESS_ALL;
+	c.mtu = IBV_MTU_4096;
+	c.rd_atomic = 1;
+	c.min_rnr_timer = 1;
+	c.timeout = 1;
+	c.retry_cnt = 2;
+	c.rnr_retry = 7;
+	setup_path(&ah, peer->lid, 1, NULL, 0, 0);
+	return setup_connect(s->qp, &ah, peer->qpn, &c, &what) ? -1 : 0;
 }
 
 static inline int post(struct side *s, enum ibv_wr_opcode op, void *p, uint32_t len, uint64_t raddr,
