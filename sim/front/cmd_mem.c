@@ -1,4 +1,4 @@
-/* PD, MR, MW, AH and XRCD commands. */
+/* PD, MR, MW, AH and XRCD commands (their destruction is uverbs.c's LEG_DESTROY). */
 #include <errno.h>
 
 #include <rdma/ib_user_verbs.h>
@@ -26,14 +26,6 @@ int sim_cmd_alloc_pd(struct sim_cmd *c)
 	CMD_RESP(c, resp);
 	CMD_DRV_RESP(c, dresp);
 	return 0;
-}
-
-int sim_cmd_dealloc_pd(struct sim_cmd *c)
-{
-	struct ib_uverbs_dealloc_pd req;
-
-	CMD_REQ(c, req);
-	return sim_handle_destroy(c->ctx, req.pd_handle, SIM_UOBJ_PD);
 }
 
 int sim_cmd_reg_mr(struct sim_cmd *c)
@@ -95,14 +87,6 @@ int sim_cmd_rereg_mr(struct sim_cmd *c)
 	return 0;
 }
 
-int sim_cmd_dereg_mr(struct sim_cmd *c)
-{
-	struct ib_uverbs_dereg_mr req;
-
-	CMD_REQ(c, req);
-	return sim_handle_destroy(c->ctx, req.mr_handle, SIM_UOBJ_MR);
-}
-
 /* The kernel checks the type (EINVAL) before the driver; mlx5 takes no driver request
  * from libmlx5 and, with no room for one, writes no driver response. */
 int sim_cmd_alloc_mw(struct sim_cmd *c)
@@ -126,14 +110,6 @@ int sim_cmd_alloc_mw(struct sim_cmd *c)
 	resp.rkey = mw->key;
 	CMD_RESP(c, resp);
 	return 0;
-}
-
-int sim_cmd_dealloc_mw(struct sim_cmd *c)
-{
-	struct ib_uverbs_dealloc_mw req;
-
-	CMD_REQ(c, req);
-	return sim_handle_destroy(c->ctx, req.mw_handle, SIM_UOBJ_MW);
 }
 
 /* On an IB port libmlx5 builds address vectors itself; on an Ethernet port it asks for
@@ -173,14 +149,6 @@ int sim_cmd_create_ah(struct sim_cmd *c)
 	return 0;
 }
 
-int sim_cmd_destroy_ah(struct sim_cmd *c)
-{
-	struct ib_uverbs_destroy_ah req;
-
-	CMD_REQ(c, req);
-	return sim_handle_destroy(c->ctx, req.ah_handle, SIM_UOBJ_AH);
-}
-
 int sim_cmd_open_xrcd(struct sim_cmd *c)
 {
 	struct ib_uverbs_open_xrcd req;
@@ -198,12 +166,4 @@ int sim_cmd_open_xrcd(struct sim_cmd *c)
 	resp.xrcd_handle = handle;
 	CMD_RESP(c, resp);
 	return 0;
-}
-
-int sim_cmd_close_xrcd(struct sim_cmd *c)
-{
-	struct ib_uverbs_close_xrcd req;
-
-	CMD_REQ(c, req);
-	return sim_handle_destroy(c->ctx, req.xrcd_handle, SIM_UOBJ_XRCD);
 }

@@ -6,6 +6,7 @@
 #include "uverbs.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include <rdma/ib_user_verbs.h>
@@ -14,6 +15,7 @@
 #include "../engine/dma.h"
 #include "../engine/thread.h"
 #include "../model/world.h"
+#include "handles.h"
 
 struct cmd_desc {
 	uint32_t num;
@@ -21,13 +23,19 @@ struct cmd_desc {
 	size_t req_size; /* core request struct; the driver request follows it */
 	size_t resp_size; /* core response struct; the driver response follows it */
 	bool has_resp; /* legacy request starts with the response pointer */
-	int (*fn)(struct sim_cmd *c);
+	int (*fn)(struct sim_cmd *c); /* NULL: destroy the object of type uobj whose handle
+				       * is at handle_off in the request */
 	const char *name;
+	int uobj;
+	size_t handle_off;
 };
 
-#define LEG(n, req, resp, fn) { IB_USER_VERBS_CMD_##n, false, sizeof(struct req), resp, true, fn, #n }
-#define LEG_NORESP(n, req, fn) { IB_USER_VERBS_CMD_##n, false, sizeof(struct req), 0, false, fn, #n }
-#define EX(n, req, resp, fn) { IB_USER_VERBS_EX_CMD_##n, true, sizeof(struct req), sizeof(struct resp), true, fn, "EX_" #n }
+#define LEG(n, req, resp, fn) { IB_USER_VERBS_CMD_##n, false, sizeof(struct req), resp, true, fn, #n, 0, 0 }
+#define LEG_NORESP(n, req, fn) { IB_USER_VERBS_CMD_##n, false, sizeof(struct req), 0, false, fn, #n, 0, 0 }
+#define LEG_DESTROY(n, req, field, uobj)                                                 \
+	{ IB_USER_VERBS_CMD_##n, false, sizeof(struct req), 0, false, NULL, #n, uobj,           \
+	  offsetof(struct req, field) }
+#define EX(n, req, resp, fn) { IB_USER_VERBS_EX_CMD_##n, true, sizeof(struct req), sizeof(struct resp), true, fn, "EX_" #n, 0, 0 }
 
 static const struct cmd_desc cmds[] = {
 	LEG(GET_CONTEXT, ib_uverbs_get_context, sizeof(struct ib_uverbs_get_context_resp),
@@ -38,17 +46,17 @@ static const struct cmd_desc cmds[] = {
 	    sim_cmd_query_port),
 	LEG(ALLOC_PD, ib_uverbs_alloc_pd, sizeof(struct ib_uverbs_alloc_pd_resp),
 	    sim_cmd_alloc_pd),
-	LEG_NORESP(DEALLOC_PD, ib_uverbs_dealloc_pd, sim_cmd_dealloc_pd),
+	LEG_DESTROY(DEALLOC_PD, ib_uverbs_dealloc_pd, pd_handle, SIM_UOBJ_PD),
 	LEG(CREATE_AH, ib_uverbs_create_ah, sizeof(struct ib_uverbs_create_ah_resp),
 	    sim_cmd_create_ah),
-	LEG_NORESP(DESTROY_AH, ib_uverbs_destroy_ah, sim_cmd_destroy_ah),
+	LEG_DESTROY(DESTROY_AH, ib_uverbs_destroy_ah, ah_handle, SIM_UOBJ_AH),
 	LEG(REG_MR, ib_uverbs_reg_mr, sizeof(struct ib_uverbs_reg_mr_resp), sim_cmd_reg_mr),
 	LEG(REREG_MR, ib_uverbs_rereg_mr, sizeof(struct ib_uverbs_rereg_mr_resp),
 	    sim_cmd_rereg_mr),
-	LEG_NORESP(DEREG_MR, ib_uverbs_dereg_mr, sim_cmd_dereg_mr),
+	LEG_DESTROY(DEREG_MR, ib_uverbs_dereg_mr, mr_handle, SIM_UOBJ_MR),
 	LEG(ALLOC_MW, ib_uverbs_alloc_mw, sizeof(struct ib_uverbs_alloc_mw_resp),
 	    sim_cmd_alloc_mw),
-	LEG_NORESP(DEALLOC_MW, ib_uverbs_dealloc_mw, sim_cmd_dealloc_mw),
+	LEG_DESTROY(DEALLOC_MW, ib_uverbs_dealloc_mw, mw_handle, SIM_UOBJ_MW),
 	LEG(CREATE_COMP_CHANNEL, ib_uverbs_create_comp_channel,
 	    sizeof(struct ib_uverbs_create_comp_channel_resp), sim_cmd_create_comp_channel),
 	LEG(CREATE_CQ, ib_uverbs_create_cq, sizeof(struct ib_uverbs_create_cq_resp),
@@ -73,7 +81,7 @@ static const struct cmd_desc cmds[] = {
 	    sim_cmd_destroy_srq),
 	LEG(OPEN_XRCD, ib_uverbs_open_xrcd, sizeof(struct ib_uverbs_open_xrcd_resp),
 	    sim_cmd_open_xrcd),
-	LEG_NORESP(CLOSE_XRCD, ib_uverbs_close_xrcd, sim_cmd_close_xrcd),
+	LEG_DESTROY(CLOSE_XRCD, ib_uverbs_close_xrcd, xrcd_handle, SIM_UOBJ_XRCD),
 	LEG(CREATE_XSRQ, ib_uverbs_create_xsrq, sizeof(struct ib_uverbs_create_srq_resp),
 	    sim_cmd_create_xsrq),
 	EX(QUERY_DEVICE, ib_uverbs_ex_query_device, ib_uverbs_ex_query_device_resp,
@@ -83,10 +91,19 @@ static const struct cmd_desc cmds[] = {
 	EX(MODIFY_QP, ib_uverbs_ex_modify_qp, ib_uverbs_ex_modify_qp_resp, sim_cmd_modify_qp_ex),
 	EX(CREATE_FLOW, ib_uverbs_create_flow, ib_uverbs_create_flow_resp, sim_cmd_create_flow),
 	{ IB_USER_VERBS_EX_CMD_DESTROY_FLOW, true, sizeof(struct ib_uverbs_destroy_flow), 0, true,
-	  sim_cmd_destroy_flow, "EX_DESTROY_FLOW" },
+	  sim_cmd_destroy_flow, "EX_DESTROY_FLOW", 0, 0 },
 };
 
 #define MAX_CMD (64 * 1024)
+
+/* A command that only destroys the object its handle names. */
+static int destroy(struct sim_cmd *c, const struct cmd_desc *d)
+{
+	uint32_t handle;
+
+	memcpy(&handle, c->req + d->handle_off, sizeof(handle));
+	return sim_handle_destroy(c->ctx, handle, d->uobj);
+}
 
 static const struct cmd_desc *find(uint32_t num, bool ex)
 {
@@ -186,7 +203,7 @@ static int run(struct sim_ctx *ctx, const uint8_t *buf, size_t count, bool *crea
 	if (!ctx->live && d->num != IB_USER_VERBS_CMD_GET_CONTEXT)
 		err = EINVAL; /* every command needs a context first */
 	else
-		err = d->fn(c);
+		err = d->fn ? d->fn(c) : destroy(c, d);
 	if (!err && resp_ptr)
 		err = copy_out(resp_ptr, c, core_room, drv_room);
 	sim_unlock();
