@@ -812,41 +812,61 @@ static inline void env_close(struct env *e)
 	simt_close(&e->d);
 }
 
+/* The LIB twin's capabilities, which every round's work requests stay within. */
+static inline struct ibv_qp_cap twin_caps(struct twin *t)
+{
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+
+	cr_assert_eq(ibv_query_qp(t->qp[LIB], &attr, IBV_QP_CAP, &init), 0);
+	return attr.cap;
+}
+
+/* Compares the round's send completions of the twins (fv: the fastverbs twin's CQ);
+ * nonzero when an error completion moved both twins to the error state. */
+static inline int twin_compare(struct twin *t, struct fv_cq *fv, struct diff_wcs *w, int round)
+{
+	struct diff_qpns qps = { { { t->qp[LIB]->qp_num, t->qp[FV]->qp_num } }, 1 }, none = { .n = 0 };
+
+	return diff_poll_compare(t->cq[LIB], fv, w, &qps, &none, "send", round);
+}
+
+/* Both twins are in the error state: fresh ones. */
+static inline void twin_reopen(struct env *e, struct twin *t, const struct caps *c)
+{
+	twin_close(t);
+	twin_open(e, t, c);
+}
+
 static inline void run(const struct caps *c, uint64_t seed)
 {
 	struct env e;
 	struct twin t;
-	struct ibv_qp_attr attr;
-	struct ibv_qp_init_attr init;
+	struct ibv_qp_cap cap;
 	struct wrl l;
 	struct stats st = { 0 };
 	struct diff_wcs w;
 
 	env_open(&e, c, seed);
 	twin_open(&e, &t, c);
-	cr_assert_eq(ibv_query_qp(t.qp[LIB], &attr, IBV_QP_CAP, &init), 0);
-
+	cap = twin_caps(&t);
 	for (int round = 0; round < ROUNDS; round++) {
-		struct diff_qpns qps = { { { t.qp[LIB]->qp_num, t.qp[FV]->qp_num } }, 1 }, none = { .n = 0 };
-
-		make_list(&e, &l, c->type, &attr.cap);
+		make_list(&e, &l, c->type, &cap);
 		if (post_round(&e, &t, &l, c->type, round, &st) || l.cut < l.n) {
 			/* what was posted may end unsignaled: close it signaled */
 			make_closing(&e, &l, c->type);
 			post_round(&e, &t, &l, c->type, round, &st);
 		}
-		if (diff_poll_compare(t.cq[LIB], &t.fc, &w, &qps, &none, "send", round)) {
-			/* an error moved both twins to the error state: start again */
+		if (twin_compare(&t, &t.fc, &w, round)) {
 			st.errored++;
-			twin_close(&t);
-			twin_open(&e, &t, c);
+			twin_reopen(&e, &t, c);
 		}
 		sinks_settle(&e, &t);
 	}
 	cr_log_info("%s sge %u inline %u sig_all %d%s: %d rounds, %d posted, %d refused alike (%d after others "
 		    "with a half-built ctrl rung by libmlx5, documented), %d refused by fastverbs only (documented; %d "
 		    "of them a 2 GiB inline SGE), %d ended in error, %d wraps of the 16-bit index", type_name(c->type),
-		    attr.cap.max_send_sge, attr.cap.max_inline_data, c->sig_all, c->no_bf ? " doorbell-only" : "",
+		    cap.max_send_sge, cap.max_inline_data, c->sig_all, c->no_bf ? " doorbell-only" : "",
 		    ROUNDS, st.posted, st.refused_both, st.half_built, st.cut_fv, st.cut_enomem, st.errored, st.wraps);
 	cr_assert_gt(st.posted, ROUNDS / 2, "too few rounds posted anything");
 	cr_assert_gt(st.refused_both, 0, "no shared refusal exercised");
