@@ -219,11 +219,6 @@ Test(sim_objects, ud_srq_and_xrc_objects)
 	struct ibv_srq *srq, *xsrq;
 	struct ibv_xrcd *xrcd;
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 32, .max_sge = 2 } };
-	struct ibv_srq_init_attr_ex xa;
-	struct ibv_xrcd_init_attr xia = { .comp_mask = IBV_XRCD_INIT_ATTR_FD |
-						       IBV_XRCD_INIT_ATTR_OFLAGS,
-					   .fd = -1 };
-	struct ibv_qp_init_attr_ex qa;
 	struct ibv_qp *ini, *tgt;
 	struct setup_qp_cfg cfg = { .type = IBV_QPT_UD };
 	uint32_t srqn;
@@ -236,38 +231,11 @@ Test(sim_objects, ud_srq_and_xrc_objects)
 	srq = ibv_create_srq(d.pd, &sa);
 	cr_assert(srq, "ibv_create_srq: %s", strerror(errno));
 	cr_expect(sa.attr.max_wr >= 32);
-	xrcd = ibv_open_xrcd(d.ctx, &xia);
-	cr_assert(xrcd, "ibv_open_xrcd: %s", strerror(errno));
-	memset(&xa, 0, sizeof(xa));
-	xa.attr.max_wr = 16;
-	xa.attr.max_sge = 1;
-	xa.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
-		       IBV_SRQ_INIT_ATTR_CQ;
-	xa.srq_type = IBV_SRQT_XRC;
-	xa.pd = d.pd;
-	xa.xrcd = xrcd;
-	xa.cq = cq;
-	xsrq = ibv_create_srq_ex(d.ctx, &xa);
-	cr_assert(xsrq, "ibv_create_srq_ex: %s", strerror(errno));
+	xrcd = simt_xrcd(&d);
+	xsrq = simt_xrc_srq(&d, xrcd, cq, 16, 1);
 	cr_assert_eq(ibv_get_srq_num(xsrq, &srqn), 0);
 	cr_expect_neq(srqn, 0);
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_type = IBV_QPT_XRC_SEND;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD;
-	qa.pd = d.pd;
-	qa.send_cq = cq;
-	qa.cap.max_send_wr = 16;
-	qa.cap.max_send_sge = 1;
-	ini = ibv_create_qp_ex(d.ctx, &qa);
-	cr_assert(ini, "XRC INI: %s", strerror(errno));
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_type = IBV_QPT_XRC_RECV;
-	qa.comp_mask = IBV_QP_INIT_ATTR_XRCD;
-	qa.xrcd = xrcd;
-	tgt = ibv_create_qp_ex(d.ctx, &qa);
-	cr_assert(tgt, "XRC TGT: %s", strerror(errno));
-	simt_connect(ini, d.lid, tgt->qp_num, 0, 7, 7);
-	simt_connect(tgt, d.lid, ini->qp_num, SIMT_ACCESS_ALL, 7, 7);
+	simt_xrc_pair(&d, xrcd, cq, 16, 1, &ini, &tgt);
 	cr_expect_eq(ibv_close_xrcd(xrcd), EBUSY, "the XRC domain is still used");
 	cr_assert_eq(ibv_destroy_qp(ini), 0);
 	cr_assert_eq(ibv_destroy_qp(tgt), 0);

@@ -18,32 +18,8 @@ static struct ibv_qp *ini, *tgt;
 static uint8_t *buf;
 static struct ibv_mr *mr;
 
-static struct ibv_srq *xrc_srq(struct ibv_cq *cq)
-{
-	struct ibv_srq_init_attr_ex a;
-	struct ibv_srq *s;
-
-	memset(&a, 0, sizeof(a));
-	a.attr.max_wr = 16;
-	a.attr.max_sge = 2;
-	a.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
-		      IBV_SRQ_INIT_ATTR_CQ;
-	a.srq_type = IBV_SRQT_XRC;
-	a.pd = d.pd;
-	a.xrcd = xrcd;
-	a.cq = cq;
-	s = ibv_create_srq_ex(d.ctx, &a);
-	cr_assert(s);
-	return s;
-}
-
 static void setup(void)
 {
-	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD |
-						      IBV_XRCD_INIT_ATTR_OFLAGS,
-					  .fd = -1 };
-	struct ibv_qp_init_attr_ex qa;
-
 	simt_open(&d, 0);
 	buf = aligned_alloc(4096, BUF);
 	memset(buf, 0, BUF);
@@ -51,29 +27,12 @@ static void setup(void)
 	icq = simt_cq(&d, 64);
 	tcq[0] = simt_cq(&d, 64);
 	tcq[1] = simt_cq(&d, 64);
-	xrcd = ibv_open_xrcd(d.ctx, &xa);
-	cr_assert(xrcd);
+	xrcd = simt_xrcd(&d);
 	for (int i = 0; i < 2; i++) {
-		xsrq[i] = xrc_srq(tcq[i]);
+		xsrq[i] = simt_xrc_srq(&d, xrcd, tcq[i], 16, 2);
 		cr_assert_eq(ibv_get_srq_num(xsrq[i], &srqn[i]), 0);
 	}
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_type = IBV_QPT_XRC_SEND;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD;
-	qa.pd = d.pd;
-	qa.send_cq = icq;
-	qa.cap.max_send_wr = 64;
-	qa.cap.max_send_sge = 2;
-	ini = ibv_create_qp_ex(d.ctx, &qa);
-	cr_assert(ini);
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_type = IBV_QPT_XRC_RECV;
-	qa.comp_mask = IBV_QP_INIT_ATTR_XRCD;
-	qa.xrcd = xrcd;
-	tgt = ibv_create_qp_ex(d.ctx, &qa);
-	cr_assert(tgt);
-	simt_connect(ini, d.lid, tgt->qp_num, 0, 7, 7);
-	simt_connect(tgt, d.lid, ini->qp_num, SIMT_ACCESS_ALL, 7, 7);
+	simt_xrc_pair(&d, xrcd, icq, 64, 2, &ini, &tgt);
 }
 
 static void teardown(void)

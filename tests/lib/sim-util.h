@@ -237,6 +237,68 @@ static inline void simt_pair_close(const struct simt_pair *p)
 	simt_close(p->d);
 }
 
+/* An XRC domain of its own (no file behind it). */
+static inline struct ibv_xrcd *simt_xrcd(struct simt_dev *d)
+{
+	struct ibv_xrcd_init_attr a;
+	struct ibv_xrcd *x;
+
+	memset(&a, 0, sizeof(a));
+	a.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+	a.fd = -1;
+	x = ibv_open_xrcd(d->ctx, &a);
+	cr_assert(x, "ibv_open_xrcd: %s", strerror(errno));
+	return x;
+}
+
+/* An XRC SRQ of xrcd whose receives complete on cq. */
+static inline struct ibv_srq *simt_xrc_srq(struct simt_dev *d, struct ibv_xrcd *xrcd,
+					   struct ibv_cq *cq, uint32_t max_wr, uint32_t max_sge)
+{
+	struct ibv_srq_init_attr_ex a;
+	struct ibv_srq *s;
+
+	memset(&a, 0, sizeof(a));
+	a.attr.max_wr = max_wr;
+	a.attr.max_sge = max_sge;
+	a.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
+		      IBV_SRQ_INIT_ATTR_CQ;
+	a.srq_type = IBV_SRQT_XRC;
+	a.pd = d->pd;
+	a.xrcd = xrcd;
+	a.cq = cq;
+	s = ibv_create_srq_ex(d->ctx, &a);
+	cr_assert(s, "ibv_create_srq_ex: %s", strerror(errno));
+	return s;
+}
+
+/* An XRC initiator (its sends complete on scq) and a target of xrcd, connected to each
+ * other; the target grants every remote access. */
+static inline void simt_xrc_pair(struct simt_dev *d, struct ibv_xrcd *xrcd, struct ibv_cq *scq,
+				 uint32_t max_send_wr, uint32_t max_send_sge, struct ibv_qp **ini,
+				 struct ibv_qp **tgt)
+{
+	struct ibv_qp_init_attr_ex a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_type = IBV_QPT_XRC_SEND;
+	a.comp_mask = IBV_QP_INIT_ATTR_PD;
+	a.pd = d->pd;
+	a.send_cq = scq;
+	a.cap.max_send_wr = max_send_wr;
+	a.cap.max_send_sge = max_send_sge;
+	*ini = ibv_create_qp_ex(d->ctx, &a);
+	cr_assert(*ini, "XRC INI: %s", strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.qp_type = IBV_QPT_XRC_RECV;
+	a.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+	a.xrcd = xrcd;
+	*tgt = ibv_create_qp_ex(d->ctx, &a);
+	cr_assert(*tgt, "XRC TGT: %s", strerror(errno));
+	simt_connect(*ini, d->lid, (*tgt)->qp_num, 0, 7, 7);
+	simt_connect(*tgt, d->lid, (*ini)->qp_num, SIMT_ACCESS_ALL, 7, 7);
+}
+
 /* RESET -> INIT -> RTR -> RTS for UD. */
 static inline void simt_ud_ready(struct ibv_qp *qp, uint32_t qkey)
 {
