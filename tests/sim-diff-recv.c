@@ -162,13 +162,8 @@ static struct ibv_srq *make_srq(struct renv *e, int s)
 
 static void srqs_open(struct renv *e)
 {
-	if (e->c->mode == M_XRC) {
-		struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-						  .fd = -1 };
-
-		e->xrcd = ibv_open_xrcd(e->d.ctx, &xa);
-		cr_assert(e->xrcd, "ibv_open_xrcd: %s", strerror(errno));
-	}
+	if (e->c->mode == M_XRC)
+		e->xrcd = simt_xrcd(&e->d);
 	for (int s = LIB; s <= FV; s++) {
 		struct mlx5dv_obj o = { .srq = { .in = NULL, .out = &e->dsrq[s] } };
 

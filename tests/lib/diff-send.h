@@ -102,22 +102,10 @@ static inline void xrc_fill(struct env *e)
 
 static inline void xrc_open(struct env *e)
 {
-	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-					  .fd = -1 };
-
-	e->xrcd = ibv_open_xrcd(e->d.ctx, &xa);
-	cr_assert(e->xrcd, "ibv_open_xrcd: %s", strerror(errno));
+	e->xrcd = simt_xrcd(&e->d);
 	e->xcq = simt_cq(&e->d, 2 * XRC_SRQS * XRC_RECVS);
 	for (int k = 0; k < XRC_SRQS; k++) {
-		struct ibv_srq_init_attr_ex a = {
-			.attr = { .max_wr = XRC_RECVS, .max_sge = 1 },
-			.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
-				     IBV_SRQ_INIT_ATTR_CQ,
-			.srq_type = IBV_SRQT_XRC, .pd = e->d.pd, .xrcd = e->xrcd, .cq = e->xcq,
-		};
-
-		e->xsrq[k] = ibv_create_srq_ex(e->d.ctx, &a);
-		cr_assert(e->xsrq[k], "ibv_create_srq_ex: %s", strerror(errno));
+		e->xsrq[k] = simt_xrc_srq(&e->d, e->xrcd, e->xcq, XRC_RECVS, 1);
 		cr_assert_eq(ibv_get_srq_num(e->xsrq[k], &e->srqn[k]), 0);
 	}
 	xrc_fill(e);
