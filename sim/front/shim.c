@@ -109,95 +109,92 @@ static mode_t open_mode(int flags, va_list ap)
 	return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
 }
 
+/* The mode argument of a variadic open* whose flags are its last named parameter. */
+#define OPEN_MODE(flags, mode)                                                         \
+	do {                                                                           \
+		va_list ap_;                                                           \
+		va_start(ap_, flags);                                                  \
+		(mode) = open_mode(flags, ap_);                                        \
+		va_end(ap_);                                                           \
+	} while (0)
+
+#define NOT_OURS (-2)
+
+/* open of one of our device nodes: the fd, or -1 with errno; NOT_OURS for any other
+ * path, which the caller opens for real. */
+static int open_ours(const char *path, int flags)
+{
+	int dev;
+
+	if (sim_ucma_path(path))
+		return sim_ucma_open(flags);
+	dev = uverbs_index(path);
+	return dev >= 0 ? open_device(dev, flags) : NOT_OURS;
+}
+
 EXPORT int open(const char *path, int flags, ...)
 {
 	REAL(int, open, const char *, int, ...);
-	int dev = uverbs_index(path);
-	va_list ap;
+	int fd = open_ours(path, flags);
 	mode_t mode;
 
-	va_start(ap, flags);
-	mode = open_mode(flags, ap);
-	va_end(ap);
-	if (sim_ucma_path(path))
-		return sim_ucma_open(flags);
-	return dev >= 0 ? open_device(dev, flags) : real_open(path, flags, mode);
+	OPEN_MODE(flags, mode);
+	return fd != NOT_OURS ? fd : real_open(path, flags, mode);
 }
 
 EXPORT int open64(const char *path, int flags, ...)
 {
 	REAL(int, open64, const char *, int, ...);
-	int dev = uverbs_index(path);
-	va_list ap;
+	int fd = open_ours(path, flags);
 	mode_t mode;
 
-	va_start(ap, flags);
-	mode = open_mode(flags, ap);
-	va_end(ap);
-	if (sim_ucma_path(path))
-		return sim_ucma_open(flags);
-	return dev >= 0 ? open_device(dev, flags) : real_open64(path, flags, mode);
+	OPEN_MODE(flags, mode);
+	return fd != NOT_OURS ? fd : real_open64(path, flags, mode);
 }
 
 EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
 	REAL(int, openat, int, const char *, int, ...);
-	int dev = uverbs_index(path);
-	va_list ap;
+	int fd = open_ours(path, flags);
 	mode_t mode;
 
-	va_start(ap, flags);
-	mode = open_mode(flags, ap);
-	va_end(ap);
-	if (sim_ucma_path(path))
-		return sim_ucma_open(flags);
-	return dev >= 0 ? open_device(dev, flags) : real_openat(dirfd, path, flags, mode);
+	OPEN_MODE(flags, mode);
+	return fd != NOT_OURS ? fd : real_openat(dirfd, path, flags, mode);
 }
 
 EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 {
 	REAL(int, openat64, int, const char *, int, ...);
-	int dev = uverbs_index(path);
-	va_list ap;
+	int fd = open_ours(path, flags);
 	mode_t mode;
 
-	va_start(ap, flags);
-	mode = open_mode(flags, ap);
-	va_end(ap);
-	if (sim_ucma_path(path))
-		return sim_ucma_open(flags);
-	return dev >= 0 ? open_device(dev, flags) : real_openat64(dirfd, path, flags, mode);
+	OPEN_MODE(flags, mode);
+	return fd != NOT_OURS ? fd : real_openat64(dirfd, path, flags, mode);
 }
 
 /* _FORTIFY_SOURCE entry points. */
 EXPORT int __open_2(const char *path, int flags)
 {
 	REAL(int, __open_2, const char *, int);
-	int dev = uverbs_index(path);
+	int fd = open_ours(path, flags);
 
-	if (sim_ucma_path(path))
-		return sim_ucma_open(flags);
-	return dev >= 0 ? open_device(dev, flags) : real___open_2(path, flags);
+	return fd != NOT_OURS ? fd : real___open_2(path, flags);
 }
 
 EXPORT int __open64_2(const char *path, int flags)
 {
 	REAL(int, __open64_2, const char *, int);
-	int dev = uverbs_index(path);
+	int fd = open_ours(path, flags);
 
-	if (sim_ucma_path(path))
-		return sim_ucma_open(flags);
-	return dev >= 0 ? open_device(dev, flags) : real___open64_2(path, flags);
+	return fd != NOT_OURS ? fd : real___open64_2(path, flags);
 }
 
 EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
 	REAL(int, __openat_2, int, const char *, int);
-	int dev = uverbs_index(path);
+	int fd = open_ours(path, flags);
 
-	if (sim_ucma_path(path))
-		return sim_ucma_open(flags);
-	return dev >= 0 ? open_device(dev, flags) : real___openat_2(dirfd, path, flags);
+	return fd != NOT_OURS ? fd : real___openat_2(dirfd, path, flags);
 }
 
 static void fake_node(struct stat *st, int dev)
