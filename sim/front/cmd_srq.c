@@ -36,43 +36,54 @@ static void drv_fields(struct sim_cmd *c, struct sim_srq_init *in)
 	in->uidx = c->ctx->cqe_version ? dreq.uidx & 0xffffff : 0;
 }
 
+/* What both CREATE_SRQ forms check first: the driver request, then the PD. */
+static int srq_pd(struct sim_cmd *c, uint32_t pd_handle, struct sim_srq_init *in)
+{
+	if (c->drv_len < offsetof(struct mlx5_ib_create_srq, flags))
+		return EINVAL;
+	in->pd = sim_handle_get(c->ctx, pd_handle, SIM_UOBJ_PD);
+	return in->pd ? 0 : EINVAL;
+}
+
+/* And what they do last: the SRQ, its handle and the responses. */
+static int srq_create(struct sim_cmd *c, struct sim_srq_init *in, uint64_t user_handle,
+		      uint32_t max_wr, uint32_t max_sge, uint32_t limit)
+{
+	struct sim_srq *srq;
+	int err;
+
+	in->user_handle = user_handle;
+	in->max_wr = max_wr;
+	in->max_sge = max_sge;
+	in->limit = limit;
+	drv_fields(c, in);
+	err = sim_srq_create(c->ctx, in, &srq);
+	if (!err)
+		err = sim_handle_bind(c->ctx, SIM_UOBJ_SRQ, srq, &srq->handle);
+	return err ? err : respond(c, srq);
+}
+
 int sim_cmd_create_srq(struct sim_cmd *c)
 {
 	struct ib_uverbs_create_srq req;
 	struct sim_srq_init in = { 0 };
-	struct sim_srq *srq;
 	int err;
 
 	CMD_REQ(c, req);
-	if (c->drv_len < offsetof(struct mlx5_ib_create_srq, flags))
-		return EINVAL;
-	in.pd = sim_handle_get(c->ctx, req.pd_handle, SIM_UOBJ_PD);
-	if (!in.pd)
-		return EINVAL;
-	in.user_handle = req.user_handle;
-	in.max_wr = req.max_wr;
-	in.max_sge = req.max_sge;
-	in.limit = req.srq_limit;
-	drv_fields(c, &in);
-	err = sim_srq_create(c->ctx, &in, &srq);
-	if (!err)
-		err = sim_handle_bind(c->ctx, SIM_UOBJ_SRQ, srq, &srq->handle);
-	return err ? err : respond(c, srq);
+	if ((err = srq_pd(c, req.pd_handle, &in)))
+		return err;
+	return srq_create(c, &in, req.user_handle, req.max_wr, req.max_sge, req.srq_limit);
 }
 
 int sim_cmd_create_xsrq(struct sim_cmd *c)
 {
 	struct ib_uverbs_create_xsrq req;
 	struct sim_srq_init in = { 0 };
-	struct sim_srq *srq;
 	int err;
 
 	CMD_REQ(c, req);
-	if (c->drv_len < offsetof(struct mlx5_ib_create_srq, flags))
-		return EINVAL;
-	in.pd = sim_handle_get(c->ctx, req.pd_handle, SIM_UOBJ_PD);
-	if (!in.pd)
-		return EINVAL;
+	if ((err = srq_pd(c, req.pd_handle, &in)))
+		return err;
 	if (req.srq_type == IBV_SRQT_XRC) {
 		in.xrc = true;
 		in.xrcd = sim_handle_get(c->ctx, req.xrcd_handle, SIM_UOBJ_XRCD);
@@ -82,15 +93,7 @@ int sim_cmd_create_xsrq(struct sim_cmd *c)
 	} else if (req.srq_type != IBV_SRQT_BASIC) {
 		return EOPNOTSUPP; /* tag matching */
 	}
-	in.user_handle = req.user_handle;
-	in.max_wr = req.max_wr;
-	in.max_sge = req.max_sge;
-	in.limit = req.srq_limit;
-	drv_fields(c, &in);
-	err = sim_srq_create(c->ctx, &in, &srq);
-	if (!err)
-		err = sim_handle_bind(c->ctx, SIM_UOBJ_SRQ, srq, &srq->handle);
-	return err ? err : respond(c, srq);
+	return srq_create(c, &in, req.user_handle, req.max_wr, req.max_sge, req.srq_limit);
 }
 
 int sim_cmd_modify_srq(struct sim_cmd *c)
