@@ -10,6 +10,11 @@
 
 FV_EXTERN_C_BEGIN
 
+/* Address handle: the 48-byte extended address vector libmlx5 prebuilt for an ibv_ah. */
+struct fv_ah {
+	struct mlx5_wqe_av av;
+};
+
 /* The address vector libmlx5 keeps for ah, or NULL if ah is not an mlx5 address handle. */
 static inline const struct mlx5_wqe_av *fv_ah_av_of(struct ibv_ah *ah)
 {

@@ -5,13 +5,16 @@
  *   arch.h      barriers and MMIO per architecture
  *   wqe.h       send WQE segment writers
  *   sq.h        the send ring and its doorbell
+ *   registry.h  the process-wide tables: QPN -> fv_qp, the SRQs set up
  *   qp.h        struct fv_qp, typed handles, taking a QP over
+ *   ah.h        struct fv_ah: UD address handles
  *   build.h     one request -> one WQE, the template every builder folds into
- *   ops.h       generated from ops.def: typed builders, fv_write()-style fronts, runtime table
+ *   ops.h       generated from ops.def: typed builders and their fv_write()-style fronts
  *   recv.h      receive queue and SRQ posting
- *   cq.h        completion polling
+ *   cq.h        completion polling (cq_init.h, cq_decode.h, cq_run.h: its parts)
  *   cq_arm.h    arming a CQ for completion events
- *   compat/verbs.h  drop-in fv_post_send / fv_post_recv / fv_poll_cq
+ *   compat/verbs.h  drop-in fv_post_send (its table: compat/post_send_ops.h, generated),
+ *                   fv_post_recv, fv_poll_cq and the fv_wr_* calls
  */
 #ifndef FASTVERBS_H
 #define FASTVERBS_H

@@ -31,11 +31,6 @@ struct fv_rq {
 
 struct fv_srq;
 
-/* Address handle: the 48-byte extended address vector libmlx5 prebuilt for an ibv_ah. */
-struct fv_ah {
-	struct mlx5_wqe_av av;
-};
-
 /*
  * The batch of fv_wr_start .. fv_wr_complete (compat/wr.h): the first error, the WQE whose
  * setters are still to come (its builder's part and destination, field by field: a builder's

@@ -25,7 +25,7 @@
  * Which SRQ a responder completion belongs to (used by cq.h):
  *   - a registered fv_qp attached to an SRQ: qp->srq, set by fv_qp_attach_srq() or, for a
  *     QP taken over from an ibv_qp, resolved on its first completion from ibqp->srq through
- *     the SRQ registry below (every fv_srq_init / fv_srq_init_geom registers);
+ *     the SRQ table of registry.h (every fv_srq_init / fv_srq_init_geom registers);
  *   - a QPN no fv_qp registered (an XRC target QP, which fastverbs does not own): the SRQ
  *     bound to the CQ with fv_cq_bind_srq() if any, else the registered SRQ whose number
  *     equals the CQE's srqn_uidx. The number rule holds for CQE version 0 only; with CQE
@@ -122,31 +122,13 @@ struct fv_srq_geom {
 	struct ibv_srq *ibsrq;	/* optional registry key */
 };
 
-/* In the process's SRQ table (registry.h), replace the entry old by new (NULL: a free entry).
- * Returns 0 or ENOMEM. */
-static inline int fv_srq_registry_swap(struct fv_srq *old, struct fv_srq *new_)
-{
-	struct fv_registry *r = fv_registry_get();
-	int err = ENOMEM;
-
-	pthread_mutex_lock(&r->lock);
-	for (int i = 0; i < FV_SRQ_MAX; i++)
-		if (r->srq[i] == old) {
-			__atomic_store_n(&r->srq[i], new_, __ATOMIC_RELEASE);
-			err = 0;
-			break;
-		}
-	pthread_mutex_unlock(&r->lock);
-	return err;
-}
-
 /* The registered fv_srq for ibsrq (by_ib) or with SRQ number num, or NULL. */
 static inline struct fv_srq *fv_srq_lookup(const struct ibv_srq *ibsrq, uint32_t num, int by_ib)
 {
 	struct fv_registry *r = fv_registry_get();
 
-	for (int i = 0; i < FV_SRQ_MAX; i++) {
-		struct fv_srq *s = __atomic_load_n(&r->srq[i], __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < FV_SRQ_MAX; i++) {
+		struct fv_srq *s = fv_registry_srq_at(r, i);
 
 		if (s && (by_ib ? s->ibsrq == ibsrq : s->srqn == num))
 			return s;
@@ -183,7 +165,7 @@ static inline int fv_srq_init_geom(struct fv_srq *srq, const struct fv_srq_geom 
 
 		n->next_wqe_index = htobe16((uint16_t)((i + 1) & srq->mask));
 	}
-	if (fv_srq_registry_swap(NULL, srq)) {
+	if (fv_registry_srq_swap(NULL, srq)) {
 		free(srq->wrid);
 		srq->wrid = NULL;
 		return ENOMEM;
@@ -235,7 +217,7 @@ static inline int fv_srq_init(struct fv_srq *srq, struct ibv_srq *ibsrq)
 static inline void fv_srq_cleanup(struct fv_srq *srq)
 {
 	if (srq->wrid)
-		fv_srq_registry_swap(srq, NULL);
+		fv_registry_srq_swap(srq, NULL);
 	free(srq->wrid);
 	srq->wrid = NULL;
 }

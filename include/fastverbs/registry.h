@@ -197,6 +197,32 @@ static inline int fv_registry_set(uint32_t qpn, struct fv_qp *qp)
 	return err;
 }
 
+/*
+ * In the process's SRQ table, replace the entry old by new_ (NULL: a free entry). Returns 0
+ * or ENOMEM (no such entry: with old NULL, the table is full).
+ */
+static inline int fv_registry_srq_swap(struct fv_srq *old, struct fv_srq *new_)
+{
+	struct fv_registry *r = fv_registry_get();
+	int err = ENOMEM;
+
+	pthread_mutex_lock(&r->lock);
+	for (int i = 0; i < FV_SRQ_MAX; i++)
+		if (r->srq[i] == old) {
+			__atomic_store_n(&r->srq[i], new_, __ATOMIC_RELEASE);
+			err = 0;
+			break;
+		}
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}
+
+/* Entry i (< FV_SRQ_MAX) of r's SRQ table, or NULL: read without the lock (recv.h searches it). */
+static inline struct fv_srq *fv_registry_srq_at(struct fv_registry *r, unsigned i)
+{
+	return __atomic_load_n(&r->srq[i], __ATOMIC_ACQUIRE);
+}
+
 FV_EXTERN_C_END
 
 #endif /* FASTVERBS_REGISTRY_H */

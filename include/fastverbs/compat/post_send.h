@@ -16,7 +16,8 @@
 #ifndef FASTVERBS_COMPAT_POST_SEND_H
 #define FASTVERBS_COMPAT_POST_SEND_H
 
-#include "../ops.h"
+#include "../ops.h"		/* the typed builders come with the compat calls, as they always did */
+#include "post_send_ops.h"
 
 FV_EXTERN_C_BEGIN
 

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Decoding one CQE into a completion (the CQE's layout: cq.h): the tables from send and
+ * responder opcodes and error syndromes to ibv_wc values, scatter-to-CQE, consuming the
+ * receive WQE a responder CQE completes, and the stores of struct fv_wc / struct ibv_wc.
+ */
+#ifndef FASTVERBS_CQ_DECODE_H
+#define FASTVERBS_CQ_DECODE_H
+
+#include "cq_init.h"
+
+FV_EXTERN_C_BEGIN
+
+/*
+ * Requester CQE decoding, per send opcode: ibv_wc opcode (bits 7:0), wc_flags (15:8), whether
+ * byte_len is the CQE's byte_cnt or the WQE says the opcode (one test for both), a fixed
+ * byte_len (31:24).
+ */
+#define FV_REQ_IMM ((unsigned)IBV_WC_WITH_IMM << 8)
+#define FV_REQ_CNT 0x10000u	/* byte_len = CQE byte_cnt */
+#define FV_REQ_UMR 0x20000u	/* bind or invalidate: told by the WQE */
+#define FV_REQ_8   (8u << 24)	/* byte_len = 8 */
+
+/*
+ * Indexed by send opcode; unlisted (SEND, SEND_INVAL, NOP...): IBV_WC_SEND (0). Positional
+ * (C++ has no array designators): the asserts below pin each entry to its MLX5_OPCODE_*.
+ */
+static const uint32_t fv_req_op[256] = {	/* 8 a row: +0 ... +7 */
+	/* 0x00 */ 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 0x08 RDMA_WRITE, RDMA_WRITE_IMM, SEND, SEND_IMM, -, -, TSO, - */
+	IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE | FV_REQ_IMM, 0, IBV_WC_SEND | FV_REQ_IMM, 0, 0, IBV_WC_TSO, 0,
+	/* 0x10 RDMA_READ, ATOMIC_CS, ATOMIC_FA, ... */
+	IBV_WC_RDMA_READ | FV_REQ_CNT, IBV_WC_COMP_SWAP | FV_REQ_8, IBV_WC_FETCH_ADD | FV_REQ_8, 0, 0, 0, 0, 0,
+	/* 0x18 */ 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 0x20 ..., 0x25 UMR */ 0, 0, 0, 0, 0, FV_REQ_UMR,
+};
+static_assert(MLX5_OPCODE_RDMA_WRITE == 0x08 && MLX5_OPCODE_RDMA_WRITE_IMM == 0x09 &&
+	      MLX5_OPCODE_SEND_IMM == 0x0b && MLX5_OPCODE_TSO == 0x0e && MLX5_OPCODE_RDMA_READ == 0x10 &&
+	      MLX5_OPCODE_ATOMIC_CS == 0x11 && MLX5_OPCODE_ATOMIC_FA == 0x12 && MLX5_OPCODE_UMR == 0x25 &&
+	      IBV_WC_SEND == 0, "fv_req_op positions");
+
+/* Responder CQE opcode (1..4) -> ibv_wc opcode and flags. */
+static const uint16_t fv_resp_op[5] = {
+	0,
+	IBV_WC_RECV_RDMA_WITH_IMM | FV_REQ_IMM,			/* MLX5_CQE_RESP_WR_IMM */
+	IBV_WC_RECV,						/* MLX5_CQE_RESP_SEND */
+	IBV_WC_RECV | FV_REQ_IMM,				/* MLX5_CQE_RESP_SEND_IMM */
+	IBV_WC_RECV | ((unsigned)IBV_WC_WITH_INV << 8),		/* MLX5_CQE_RESP_SEND_INV */
+};
+static_assert(MLX5_CQE_RESP_WR_IMM == 1 && MLX5_CQE_RESP_SEND == 2 && MLX5_CQE_RESP_SEND_IMM == 3 &&
+	      MLX5_CQE_RESP_SEND_INV == 4, "fv_resp_op positions");
+
+/* ibv_wc_status of an error CQE syndrome (the table of docs/formats.md §5.3). */
+static inline uint8_t fv_cqe_status(uint8_t syndrome)
+{
+	switch (syndrome) {
+	case MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR:	return IBV_WC_LOC_LEN_ERR;
+	case MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR:		return IBV_WC_LOC_QP_OP_ERR;
+	case MLX5_CQE_SYNDROME_LOCAL_PROT_ERR:		return IBV_WC_LOC_PROT_ERR;
+	case MLX5_CQE_SYNDROME_WR_FLUSH_ERR:		return IBV_WC_WR_FLUSH_ERR;
+	case MLX5_CQE_SYNDROME_MW_BIND_ERR:		return IBV_WC_MW_BIND_ERR;
+	case MLX5_CQE_SYNDROME_BAD_RESP_ERR:		return IBV_WC_BAD_RESP_ERR;
+	case MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR:	return IBV_WC_LOC_ACCESS_ERR;
+	case MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR:	return IBV_WC_REM_INV_REQ_ERR;
+	case MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR:	return IBV_WC_REM_ACCESS_ERR;
+	case MLX5_CQE_SYNDROME_REMOTE_OP_ERR:		return IBV_WC_REM_OP_ERR;
+	case MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR:	return IBV_WC_RETRY_EXC_ERR;
+	case MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR:	return IBV_WC_RNR_RETRY_EXC_ERR;
+	case MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR:	return IBV_WC_REM_ABORT_ERR;
+	default:					return IBV_WC_GENERAL_ERR;
+	}
+}
+
+/*
+ * Whether the UMR WQE in slot is a local invalidate, not a bind: it frees the window (mkey
+ * context byte 0, the WQE's second block), checks the QPN (UMR control flags, byte 16) and
+ * sets no key byte (qpn_mkey 0xffffff00). A type 1 unbind checks no QPN; a type 2 zero-length
+ * bind differs only in its key byte, so one whose new key byte is 0 reads as an invalidate.
+ */
+static inline bool fv_umr_is_local_inv(const struct fv_sq *sq, uint32_t slot)
+{
+	const uint8_t *ctrl = sq->ring.buf + ((size_t)(slot & sq->mask) << 6);
+	const uint8_t *mkey = sq->ring.buf + ((size_t)((slot + 1) & sq->mask) << 6);
+	uint32_t qpn_mkey;
+
+	memcpy(&qpn_mkey, mkey + 4, 4);
+	return (mkey[0] & MLX5_WQE_MKEY_CONTEXT_FREE) && (ctrl[16] & MLX5_WQE_UMR_CTRL_FLAG_CHECK_QPN) &&
+	       qpn_mkey == htobe32(0xffffff00u);
+}
+
+/*
+ * The requester entries fv_req_op cannot give alone: byte_len from the CQE (READ) into *len,
+ * and UMR (bind or local invalidate: fv_umr_is_local_inv).
+ */
+static inline unsigned fv_req_more(const struct fv_sq *sq, uint32_t slot, unsigned e,
+				   const struct mlx5_cqe64 *cqe, uint32_t *len)
+{
+	if (e & FV_REQ_CNT)
+		*len = be32toh(cqe->byte_cnt);
+	if (e & FV_REQ_UMR)
+		e = fv_umr_is_local_inv(sq, slot) ? IBV_WC_LOCAL_INV : IBV_WC_BIND_MW;
+	return e;
+}
+
+/*
+ * Copy len bytes from src into the scatter list d (at most n data segments, stopping at the
+ * invalid-lkey terminator; segments continue at ring after end). Returns an ibv_wc_status.
+ */
+static inline uint8_t fv_scatter(const struct mlx5_wqe_data_seg *d, uint32_t n, const void *end,
+				 const void *ring, const uint8_t *src, uint32_t len)
+{
+	for (uint32_t i = 0; len && i < n; i++, d++) {
+		if ((const void *)d == end)
+			d = (const struct mlx5_wqe_data_seg *)ring;
+		if (d->lkey == htobe32(MLX5_INVALID_LKEY))
+			break;
+		uint32_t c = be32toh(d->byte_count);
+
+		c = c < len ? c : len;
+		memcpy((void *)(uintptr_t)be64toh(d->addr), src, c);
+		src += c;
+		len -= c;
+	}
+	return len ? IBV_WC_LOC_LEN_ERR : IBV_WC_SUCCESS;
+}
+
+/* Where scatter-to-CQE data sits: format 1 in the CQE itself, format 2 in the 64 bytes before. */
+static inline const uint8_t *fv_cqe_data(const struct mlx5_cqe64 *cqe, uint8_t op_own)
+{
+	return (const uint8_t *)cqe - ((op_own & MLX5_INLINE_SCATTER_64) ? 64 : 0);
+}
+
+/*
+ * Requester scatter-to-CQE (RDMA READ / atomic response): into the data segments of the
+ * send WQE in slot, found past its ctrl, [xrc], raddr and [atomic] segments; the WQE may
+ * continue at block 0.
+ */
+FV_COLD uint8_t
+fv_scatter_send(const struct fv_qp *qp, uint32_t slot, const uint8_t *src, uint32_t len)
+{
+	const struct fv_sq *sq = &qp->sq;
+	const uint8_t *c = sq->ring.buf + ((size_t)slot << 6);
+	unsigned skip = 1 + (qp->qpt == FV_QPT_XRC), ds = c[7] & 0x3f;
+
+	switch (c[3]) {
+	case MLX5_OPCODE_RDMA_READ:	skip += 1; break;
+	case MLX5_OPCODE_ATOMIC_CS:
+	case MLX5_OPCODE_ATOMIC_FA:	skip += 2; break;
+	default:			return IBV_WC_GENERAL_ERR;	/* no scatter list to fill */
+	}
+	if (ds <= skip)
+		return IBV_WC_LOC_LEN_ERR;
+	return fv_scatter((const struct mlx5_wqe_data_seg *)(c + skip * FV_DS), ds - skip,
+			  sq->ring.end, sq->ring.buf, src, len);
+}
+
+/* The SRQ a responder CQE of qp (NULL: a QPN fastverbs does not own) belongs to; recv.h rule. */
+FV_COLD struct fv_srq *
+fv_cq_find_srq(const struct fv_cq *cq, struct fv_qp *qp, uint32_t srqn_uidx)
+{
+	if (qp) {
+		if (!qp->srq && qp->ibqp && qp->ibqp->srq)
+			qp->srq = fv_srq_lookup(qp->ibqp->srq, 0, 1);
+		return qp->srq;
+	}
+	return cq->srq ? cq->srq : fv_srq_lookup(NULL, srqn_uidx & 0xffffff, 0);
+}
+
+/*
+ * Consume the receive WQE a responder (or responder error) CQE completes: the RQ's oldest,
+ * or the SRQ WQE named by wqe_counter (returned to the free list). Sets *wr_id and *max_gs,
+ * returns the WQE's scatter list; NULL (nothing changed) if there is no RQ or SRQ to take
+ * from. rq_only: the caller knows qp has an RQ.
+ */
+static inline __attribute__((always_inline)) const struct mlx5_wqe_data_seg *
+fv_cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+		uint64_t *wr_id, uint32_t *max_gs, const int rq_only)
+{
+	if (rq_only || (qp && qp->rq.entries)) {
+		struct fv_rq *rq = &qp->rq;
+		uint32_t slot = rq->tail++ & rq->mask;
+
+		*wr_id = rq->wrid[slot];
+		*max_gs = rq->max_gs;
+		return (const struct mlx5_wqe_data_seg *)(rq->buf + ((size_t)slot << rq->stride_shift));
+	}
+
+	struct fv_srq *srq = (qp && qp->srq) ? qp->srq : fv_cq_find_srq(cq, qp, be32toh(cqe->srqn_uidx));
+	uint32_t idx = be16toh(cqe->wqe_counter);
+
+	if (!srq)
+		return NULL;
+	idx &= srq->mask;
+	*wr_id = srq->wrid[idx];
+	*max_gs = srq->max_gs;
+	fv_srq_free(srq, idx);	/* links idx after the tail; idx's own segments stay intact */
+	return (const struct mlx5_wqe_data_seg *)(fv_srq_wqe(srq, idx) + 1);
+}
+
+/* What decoding one CQE gave. */
+enum { FV_CQE_BAD = -1, FV_CQE_HIDE = 0, FV_CQE_REPORT = 1 };
+
+/* Four bytes as the 32-bit word whose memory image they are. */
+static inline uint32_t fv_4x8(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+{
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	/* b and c grouped: gcc then sees the ibv_wc opcode and flags as one 16-bit value */
+	return (uint32_t)d << 24 | (uint32_t)(b | c << 8) << 8 | a;
+#else
+	return (uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d;
+#endif
+}
+
+/*
+ * The caller's completion entries, as the 8-byte words fastverbs stores: a union with the
+ * struct itself, so that the stores are, as far as aliasing goes, stores to a struct fv_wc
+ * (or ibv_wc) and to nothing else: the compiler keeps the QP's fields in registers across
+ * them (field by field, compilers make a narrow store of each).
+ */
+typedef uint64_t fv_u64x2u __attribute__((vector_size(16), aligned(8)));	/* 8-byte aligned */
+
+union fv_wc_words {
+	struct fv_wc wc;
+	uint64_t w[4];
+	fv_u64x2u v[2];
+};
+
+union fv_ibv_wc_words {
+	struct ibv_wc wc;
+	uint64_t w[6];
+	fv_u64x2u v[3];
+};
+
+/* Word i of the completion entry at o (ibv: struct ibv_wc, else struct fv_wc). */
+static inline __attribute__((always_inline)) uint64_t *fv_wc_word(void *o, const int ibv, unsigned i)
+{
+	return ibv ? &((union fv_ibv_wc_words *)o)->w[i] : &((union fv_wc_words *)o)->w[i];
+}
+
+/* Its 16-byte piece i. */
+static inline __attribute__((always_inline)) fv_u64x2u *fv_wc_piece(void *o, const int ibv, unsigned i)
+{
+	return ibv ? &((union fv_ibv_wc_words *)o)->v[i] : &((union fv_wc_words *)o)->v[i];
+}
+
+/*
+ * Store the completion w (decoded from cqe) at o as fv_poll (ibv = 0: struct fv_wc) or
+ * fv_poll_cq (ibv = 1: struct ibv_wc, filled as libmlx5 fills it, docs/formats.md §5.5)
+ * reports it. Returns FV_CQE_REPORT.
+ */
+static inline __attribute__((always_inline)) int
+fv_cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own, const struct fv_wc *w)
+{
+	if (!ibv) {
+		uint64_t v[4] = {
+			w->wr_id, fv_2x32(w->byte_len, w->qp_num), fv_2x32(w->src_qp, w->invalidated_rkey),
+			fv_2x32(fv_4x8(w->status, w->opcode, w->wc_flags, w->vendor_err), 0),
+		};
+
+		static_assert(sizeof(struct fv_wc) == sizeof(v) && offsetof(struct fv_wc, byte_len) == 8 &&
+			       offsetof(struct fv_wc, src_qp) == 16 && offsetof(struct fv_wc, status) == 24,
+			       "struct fv_wc layout");
+		for (unsigned i = 0; i < 4; i++)
+			*fv_wc_word(o, 0, i) = v[i];
+	} else {
+		/* responder fields only for a successful responder completion */
+		bool resp = (uint32_t)(op_own >> 4) - 1 < MLX5_CQE_RESP_SEND_INV && w->status == IBV_WC_SUCCESS;
+		uint32_t pkey = resp ? be32toh(cqe->imm_inval_pkey) & 0xffff : 0;
+		uint32_t slid = resp ? be16toh(cqe->slid) : 0;
+		uint8_t sl = resp ? (be32toh(cqe->flags_rqpn) >> 24) & 0xf : 0;
+		uint8_t path = resp ? cqe->ml_path & 0x7f : 0;
+		uint64_t v[6] = {
+			w->wr_id, fv_2x32(w->status, w->opcode), fv_2x32(w->vendor_err, w->byte_len),
+			fv_2x32(w->imm_data, w->qp_num), fv_2x32(w->src_qp, w->wc_flags),
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+			fv_2x32(slid << 16 | pkey, fv_4x8(sl, path, 0, 0)),
+#else
+			fv_2x32(pkey << 16 | slid, fv_4x8(sl, path, 0, 0)),
+#endif
+		};
+
+		static_assert(sizeof(struct ibv_wc) == sizeof(v) && offsetof(struct ibv_wc, opcode) == 12 &&
+			       offsetof(struct ibv_wc, byte_len) == 20 && offsetof(struct ibv_wc, qp_num) == 28 &&
+			       offsetof(struct ibv_wc, wc_flags) == 36 && offsetof(struct ibv_wc, slid) == 42 &&
+			       offsetof(struct ibv_wc, dlid_path_bits) == 45, "struct ibv_wc layout");
+		for (unsigned i = 0; i < 6; i++)
+			*fv_wc_word(o, 1, i) = v[i];
+	}
+	return FV_CQE_REPORT;
+}
+
+FV_COLD int fv_cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+			       uint8_t op_own, void *o, int ibv);
+
+/*
+ * Decode one software-owned CQE and store its completion at o (fv_cqe_put); qp is the fv_qp
+ * its QPN names (NULL: none). slow = 0 is the inlined fast path: requester CQEs and RQ
+ * responder CQEs without scattered data. It hands everything else to the slow = 1 instance of
+ * this same body, out of line: scatter-to-CQE, SRQs, errors, CQEs it cannot decode.
+ * Returns FV_CQE_REPORT, FV_CQE_HIDE (a forced completion) or FV_CQE_BAD (no queue changed);
+ * o is written only for FV_CQE_REPORT.
+ */
+static inline __attribute__((always_inline)) int
+fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+	      uint8_t op_own, void *o, const int ibv, const int slow)
+{
+	uint32_t op = op_own >> 4, max_gs;
+	uint8_t send_op = *(const uint8_t *)&cqe->sop_drop_qpn;	/* big-endian: bits 31:24 first */
+	unsigned scat = op_own & (MLX5_INLINE_SCATTER_32 | MLX5_INLINE_SCATTER_64);
+	uint64_t wr_id;
+	unsigned e, status = IBV_WC_SUCCESS;	/* e: opcode | wc_flags << 8 */
+
+	/* Fast: REQ (op_own 7:2 all zero) or RESP_* on an RQ, no scattered data, known QP. */
+	if (!slow && __builtin_expect(!qp || ((op_own & 0xfc) &&
+				      (scat || op > MLX5_CQE_RESP_SEND_INV || !qp->rq.entries)), 0))
+		return fv_cqe_decode_slow(cq, qp, cqe, op_own, o, ibv);
+	if (slow && (scat == 0x0c || (!qp && (op == MLX5_CQE_REQ || op == MLX5_CQE_REQ_ERR))))
+		return FV_CQE_BAD;	/* compressed CQEs are never requested */
+
+	uint32_t qpn = qp ? qp->qpn : be32toh(cqe->sop_drop_qpn) & 0xffffff;
+
+	/* Each kind stores its own completion: its constants fold into the stores. */
+	if (op == MLX5_CQE_REQ) {
+		uint16_t wqe_counter = be16toh(cqe->wqe_counter);
+		uint32_t slot = qp->sq.sig_all ? fv_sq_retire(&qp->sq, wqe_counter) :
+				fv_sq_retire_asked(&qp->sq, wqe_counter), len;
+
+		wr_id = qp->sq.wr_id[slot].v;
+		e = fv_req_op[send_op];
+		len = e >> 24;
+		if (__builtin_expect(e & (FV_REQ_CNT | FV_REQ_UMR), 0))
+			e = fv_req_more(&qp->sq, slot, e, cqe, &len);
+		if (slow && scat)
+			status = fv_scatter_send(qp, slot, fv_cqe_data(cqe, op_own), len);
+		if (__builtin_expect(fv_sq_forced(&qp->sq, slot, qp->sq.ci), 0)) {
+			fv_sq_unforce(&qp->sq, slot);
+			if (status == IBV_WC_SUCCESS)
+				return FV_CQE_HIDE;	/* asked by fastverbs, not by the caller */
+		}
+		struct fv_wc w = FV_ZERO_INIT;
+
+		w.wr_id = wr_id, w.byte_len = len, w.qp_num = qpn, w.status = (uint8_t)status;
+		w.opcode = (uint8_t)e, w.wc_flags = (uint8_t)(e >> 8);
+		return fv_cqe_put(o, ibv, cqe, op_own, &w);
+	}
+	if (op - 1 < MLX5_CQE_RESP_SEND_INV) {	/* RESP_WR_IMM, _SEND, _SEND_IMM, _SEND_INV */
+		const struct mlx5_wqe_data_seg *sg = fv_cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, !slow);
+		uint32_t rqpn = be32toh(cqe->flags_rqpn), len = be32toh(cqe->byte_cnt);
+		uint32_t imm = cqe->imm_inval_pkey;	/* immediate: raw, as on the wire */
+
+		if (slow && !sg)
+			return FV_CQE_BAD;
+		e = fv_resp_op[op] | ((rqpn & 0x30000000) ? IBV_WC_GRH << 8 : 0);
+		if (op == MLX5_CQE_RESP_SEND_INV)
+			imm = be32toh(imm);	/* invalidated rkey: host order */
+		if (slow && scat)
+			status = fv_scatter(sg, max_gs, NULL, NULL, fv_cqe_data(cqe, op_own), len);
+		struct fv_wc w = FV_ZERO_INIT;
+
+		w.wr_id = wr_id, w.byte_len = len, w.qp_num = qpn, w.src_qp = rqpn & 0xffffff;
+		w.invalidated_rkey = imm, w.status = (uint8_t)status, w.opcode = (uint8_t)e;
+		w.wc_flags = (uint8_t)(e >> 8);
+		return fv_cqe_put(o, ibv, cqe, op_own, &w);
+	}
+	if (!slow)
+		__builtin_unreachable();	/* the fast path sent everything else here */
+
+	/* Error CQE: status from the syndrome, the WQE retired as a success would be. */
+	const struct mlx5_err_cqe *x = (const struct mlx5_err_cqe *)cqe;
+
+	if (op == MLX5_CQE_REQ_ERR) {
+		uint32_t slot = fv_sq_retire(&qp->sq, be16toh(cqe->wqe_counter)), len;
+
+		wr_id = qp->sq.wr_id[slot].v;
+		fv_sq_unforce(&qp->sq, slot);	/* reported, forced or not */
+		/* libmlx5 leaves the opcode undefined on errors; give the failed WQE's. */
+		e = fv_req_more(&qp->sq, slot, fv_req_op[send_op], cqe, &len) & 0xff;
+	} else if (op == MLX5_CQE_RESP_ERR && fv_cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, 0)) {
+		e = IBV_WC_RECV;
+	} else {
+		return FV_CQE_BAD;	/* resize, tag matching, signature error: not driven here */
+	}
+	struct fv_wc w = FV_ZERO_INIT;
+
+	w.wr_id = wr_id, w.qp_num = qpn, w.status = fv_cqe_status(x->syndrome), w.opcode = (uint8_t)e;
+	w.vendor_err = x->vendor_err_synd;
+	return fv_cqe_put(o, ibv, cqe, op_own, &w);
+}
+
+FV_COLD int fv_cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+			       uint8_t op_own, void *o, int ibv)
+{
+	return fv_cqe_decode(cq, qp, cqe, op_own, o, ibv, 1);
+}
+
+FV_EXTERN_C_END
+
+#endif /* FASTVERBS_CQ_DECODE_H */

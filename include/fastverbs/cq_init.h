@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * struct fv_cq and taking a CQ over (fv_cq_init, fv_cq_init_geom), struct fv_wc. The poll
+ * loop is cq.h's; cq_decode.h decodes one CQE, cq_run.h keeps the run of alike completions.
+ */
+#ifndef FASTVERBS_CQ_INIT_H
+#define FASTVERBS_CQ_INIT_H
+
+#include "recv.h"
+
+FV_EXTERN_C_BEGIN
+
+#define FV_CQ_SET_CI 0	/* CQ doorbell record words (libmlx5's MLX5_CQ_SET_CI / _ARM_DB) */
+#define FV_CQ_ARM_DB 1
+
+/* Rare paths: kept out of line so the poll loop stays small. */
+#define FV_COLD static __attribute__((noinline, cold, unused))
+
+/* A key no CQE carries (send opcode 0xff): no run. */
+#define FV_CQ_NO_RUN htobe32(0xffu << 24)
+
+/*
+ * The run of CQEs fv_cq_poll_core decodes without its general path: successful requester
+ * completions (REQ, no scattered data) of one QP and one send opcode, which differ only in
+ * their WQE. Kept in the CQ across calls.
+ */
+struct fv_cq_run {
+	__be32 key;		/* their sop_drop_qpn (send opcode and QPN); FV_CQ_NO_RUN: none */
+	__be32 last;		/* that of the last completion the general path reported */
+	uint32_t tag;		/* the registry's gen | ibv (1: t is a struct ibv_wc): qp and t hold
+				 * while it matches */
+	struct fv_qp *qp;	/* with no run, &fv_no_run: one no CQE names, that nothing writes */
+	fv_u64x2 t[3];		/* their completion, as 16-byte pieces; the wr_id is each CQE's */
+};
+
+/* The QP of no run. */
+#ifdef __cplusplus	/* no designated initializers before C++20: every member, in order */
+__attribute__((weak)) struct fv_qp fv_no_run = { {}, {}, ~0u, FV_QPT_RC, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, {} };
+#else
+__attribute__((weak)) struct fv_qp fv_no_run = { .qpn = ~0u };
+#endif
+
+struct fv_cq {
+	uint8_t *buf64;		/* the mlx5_cqe64 of entry 0: buf + cqe_size - 64 */
+	uint32_t ci;		/* CQEs consumed */
+	uint32_t off;		/* entry ci's offset from buf64: (ci & mask) * cqe_size */
+	uint32_t own;		/* the owner bit of a new CQE at ci: bit log2(entries) of ci */
+	uint32_t ring;		/* entries * cqe_size: offsets wrap there */
+	uint32_t mask;		/* entries - 1 */
+	uint32_t cqe_size;	/* 64 or 128 */
+	uint32_t shift;		/* log2(cqe_size) */
+	struct fv_cq_run run;
+	struct fv_registry *reg;	/* the process's tables (registry.h): found once, at init */
+	volatile __be32 *dbrec;	/* [FV_CQ_SET_CI] consumer index, [FV_CQ_ARM_DB] arm */
+	struct fv_srq *srq;	/* fv_cq_bind_srq(): receives of QPs fastverbs does not own */
+	struct ibv_cq *ibcq;	/* NULL when described by raw geometry */
+	uint32_t cqn;
+};
+
+/* A CQ described by its raw geometry (tests, plain memory). */
+struct fv_cq_geom {
+	void *buf;
+	uint32_t cqe_cnt;	/* entries, a power of two <= 2^24 */
+	uint32_t cqe_size;	/* 64 or 128 */
+	volatile __be32 *dbrec;	/* consumption continues from dbrec[FV_CQ_SET_CI] */
+	uint32_t cqn;
+};
+
+/* One completion, the lean form of struct ibv_wc (same values and flags). */
+struct fv_wc {
+	uint64_t wr_id;
+	uint32_t byte_len;
+	uint32_t qp_num;
+	uint32_t src_qp;	/* responder: the sender's QPN */
+	union {
+		__be32 imm_data;	/* IBV_WC_WITH_IMM: as on the wire */
+		uint32_t invalidated_rkey;	/* IBV_WC_WITH_INV */
+	};
+	uint8_t status;		/* enum ibv_wc_status */
+	uint8_t opcode;		/* enum ibv_wc_opcode */
+	uint8_t wc_flags;	/* IBV_WC_GRH, IBV_WC_WITH_IMM, IBV_WC_WITH_INV */
+	uint8_t vendor_err;	/* error CQEs: the vendor syndrome */
+};
+
+/* Set cq up from a raw geometry. Returns 0 or EINVAL. */
+static inline int fv_cq_init_geom(struct fv_cq *cq, const struct fv_cq_geom *g)
+{
+	if (!g->buf || !g->dbrec || !fv_is_pow2(g->cqe_cnt) || g->cqe_cnt > (1u << 24) ||
+	    (g->cqe_size != 64 && g->cqe_size != 128))
+		return EINVAL;
+	memset(cq, 0, sizeof(*cq));
+	cq->buf64 = (uint8_t *)g->buf + g->cqe_size - 64;
+	cq->mask = g->cqe_cnt - 1;
+	cq->cqe_size = g->cqe_size;
+	cq->dbrec = g->dbrec;
+	cq->shift = (uint32_t)__builtin_ctz(g->cqe_size);
+	cq->ci = be32toh(g->dbrec[FV_CQ_SET_CI]) & 0xffffff;
+	cq->off = (cq->ci & cq->mask) * cq->cqe_size;
+	cq->own = !!(cq->ci & g->cqe_cnt);
+	cq->ring = g->cqe_cnt * g->cqe_size;
+	cq->run.key = cq->run.last = FV_CQ_NO_RUN;
+	cq->run.qp = &fv_no_run;
+	cq->reg = fv_registry_get();
+	cq->cqn = g->cqn;
+	return 0;
+}
+
+/* ibcq's mlx5dv_cq (the CQ becomes DV-owned). Returns 0 or an errno value. */
+static inline int fv_cq_dv(struct ibv_cq *ibcq, struct mlx5dv_cq *dv)
+{
+	struct mlx5dv_obj obj;
+
+	memset(dv, 0, sizeof(*dv));
+	memset(&obj, 0, sizeof(obj));
+	obj.cq.in = ibcq;
+	obj.cq.out = dv;
+	return mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ);
+}
+
+/*
+ * Take over a CQ created by libmlx5 (mlx5dv_init_obj: the CQ becomes DV-owned; from now on
+ * poll it only through fastverbs). Returns 0 or an errno value.
+ */
+static inline int fv_cq_init(struct fv_cq *cq, struct ibv_cq *ibcq)
+{
+	struct mlx5dv_cq dv;
+	int err = fv_cq_dv(ibcq, &dv);
+
+	if (err)
+		return err;
+
+	struct fv_cq_geom g = FV_ZERO_INIT;
+
+	g.buf = dv.buf, g.cqe_cnt = dv.cqe_cnt, g.cqe_size = dv.cqe_size, g.dbrec = dv.dbrec;
+	g.cqn = dv.cqn;
+	err = fv_cq_init_geom(cq, &g);
+	if (!err)
+		cq->ibcq = ibcq;
+	return err;
+}
+
+/* Release what fv_cq_init set up (nothing is allocated; the ibv_cq stays the caller's). */
+static inline void fv_cq_cleanup(struct fv_cq *cq)
+{
+	memset(cq, 0, sizeof(*cq));
+}
+
+/*
+ * Receive completions on cq for QPs no fv_qp registered (XRC target QPs) belong to srq.
+ * Bind an XRC SRQ to the CQ it was created with (see recv.h for the full rule).
+ */
+static inline void fv_cq_bind_srq(struct fv_cq *cq, struct fv_srq *srq)
+{
+	cq->srq = srq;
+}
+
+FV_EXTERN_C_END
+
+#endif /* FASTVERBS_CQ_INIT_H */
