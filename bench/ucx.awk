@@ -42,7 +42,8 @@ END {
 	print "WR (UCT must learn when the caller's buffer, or its own atomic result descriptor, is free),"
 	print "`put_short` once per `UCX_RC_TX_CQ_MODERATION` (64) unsignaled WQEs; the typed loop"
 	print "decides FV_SIGNALED per WR, every 64th (its CQEs are reaped outside the measured code,"
-	print "as UCT's are). Debian builds"
-	print "UCX with assertions on: each UCT post also runs `uct_ib_mlx5_txwq_validate_always`"
-	print "(`callgrind_annotate` on BENCH_DIR/callgrind/ucx-*-uct-1.cg shows its share)."
+	print "as UCT's are). Debian builds UCX with assertions and parameter checks on (`ucx_info -b`:"
+	print "`ENABLE_ASSERT`, `ENABLE_PARAMS_CHECK`): each UCT post also runs"
+	print "`uct_ib_mlx5_txwq_validate_always` and the inlined checks (`callgrind_annotate` on"
+	print "BENCH_DIR/callgrind/ucx-*-uct-1.cg shows the share per function)."
 }
