@@ -1,18 +1,21 @@
 # The benchmarks: `make bench` (top Makefile) runs `make -f Makefile -f bench/bench.mk bench-run`.
-# Builds bench/post.c and bench/poll.c with -O2 and no sanitizers (whatever OPT and
+# Builds bench/post.c, bench/poll.c and bench/ucx.c with -O2 and no sanitizers (whatever OPT and
 # EXTRA_CFLAGS say), checks for valgrind and gnuplot, and runs bench/run.sh: on a real mlx5
 # device when there is one, otherwise on the software device. Report: stdout and
 # bench/results/latest.{md,png,tsv}.
 
 BENCH_OUT    := $(B)/bench
 BENCH_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g
-BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/poll
+BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/poll $(BENCH_OUT)/ucx
 
 .PHONY: bench-run bench-build bench-deps
 
 $(BENCH_OUT)/%: bench/%.c bench/bench.h examples/setup.h $(HEADERS) sim/fvsim.h bench/bench.mk
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
+
+# UCX's UCT, the peer bench/ucx.c compares with (Debian libucx-dev).
+$(BENCH_OUT)/ucx: VERBS_LIBS += -luct -lucs
 
 bench-build: $(BENCH_BINS)
 
@@ -21,6 +24,7 @@ bench-deps:
 	@missing=""; \
 	command -v valgrind >/dev/null 2>&1 && [ -f /usr/include/valgrind/callgrind.h ] || missing="$$missing valgrind"; \
 	command -v gnuplot >/dev/null 2>&1 || missing="$$missing gnuplot-nox"; \
+	[ -f /usr/include/uct/api/uct.h ] || missing="$$missing libucx-dev"; \
 	if [ -n "$$missing" ]; then \
 	    if [ "$$(id -u)" -ne 0 ]; then \
 	        echo "bench: missing Debian packages:$$missing" >&2; \

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/run.sh BENCH_DIR: runs the built benchmarks (BENCH_DIR/post, BENCH_DIR/poll) and
+# bench/run.sh BENCH_DIR: runs the built benchmarks (BENCH_DIR/post, BENCH_DIR/poll, BENCH_DIR/ucx) and
 # writes the report. `make bench` builds them and calls this.
 #
 # On a real mlx5 device when the machine has one, otherwise on the software device
@@ -21,7 +21,7 @@ case $SIM_RUN in /*) ;; *) SIM_RUN=$top/$SIM_RUN ;; esac
 
 say() { echo "bench: $*" >&2; }
 
-for b in post poll; do
+for b in post poll ucx; do
     [ -x "$bin/$b" ] || { say "$bin/$b missing: run 'make bench'"; exit 1; }
 done
 
@@ -75,8 +75,10 @@ timing() {
 
 count post
 count poll
+count ucx
 timing post
 timing poll
+timing ucx
 
 # The report.
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)
@@ -99,6 +101,8 @@ terms (no PCIe, no NIC, nothing running while we post); compare the ratios withi
 
 mkdir -p "$res"
 awk -v header="$header" -v dat="$tmp/plot" -f "$top/bench/table.awk" "$tmp/data" > "$tmp/latest.md"
+awk -v ucxver="$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null || echo unknown)" \
+    -f "$top/bench/ucx.awk" "$tmp/data" >> "$tmp/latest.md"
 sort "$tmp/data" > "$res/latest.tsv"
 cp "$tmp/latest.md" "$res/latest.md"
 cat "$res/latest.md"

@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -363,4 +364,61 @@ Test(sim_commands, dup_of_command_fd)
 	cr_expect_eq(minor(st.st_rdev), 192);
 	cr_assert_eq(close(fd3), 0);
 	still_works();
+}
+
+/* The device nodes answer access() as a 0666 char device does (UCX asks R_OK | W_OK before
+ * it offers a device); a node past the configured devices does not exist. */
+Test(sim_commands, access_to_device_nodes)
+{
+	cr_expect_eq(access("/dev/infiniband/uverbs0", R_OK | W_OK), 0);
+	cr_expect_eq(access("/dev/infiniband/uverbs0", F_OK), 0);
+	cr_expect_eq(faccessat(AT_FDCWD, "/dev/infiniband/uverbs0", R_OK | W_OK, AT_EACCESS), 0);
+	cr_expect_eq(euidaccess("/dev/infiniband/uverbs0", R_OK | W_OK), 0);
+	errno = 0;
+	cr_expect_eq(access("/dev/infiniband/uverbs0", X_OK), -1);
+	cr_expect_eq(errno, EACCES);
+	errno = 0;
+	cr_expect_eq(access("/dev/infiniband/uverbs0", 0x40), -1);
+	cr_expect_eq(errno, EINVAL);
+	errno = 0;
+	cr_expect_eq(access("/dev/infiniband/uverbs7", R_OK), -1);
+	cr_expect_eq(errno, ENOENT);
+}
+
+/* A program may reach the kernel's mmap without passing our interposer (UCX patches the
+ * first mmap in the process to jump to the system call): the command fd's pages are still
+ * the device's. UAR page 0 mapped both ways is one memory, and the clock-info page reads
+ * the same. */
+Test(sim_commands, register_pages_by_raw_mmap)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	off_t clock = (off_t)(MLX5_IB_MMAP_CLOCK_INFO << 8 | MLX5_IB_CLOCK_INFO_V1) * (off_t)page;
+	volatile uint64_t *lib, *raw;
+	const struct mlx5_ib_clock_info *ci;
+	struct stat st;
+
+	lib = mmap(NULL, page, PROT_WRITE, MAP_SHARED, d.ctx->cmd_fd, 0);
+	cr_assert_neq(lib, MAP_FAILED, "%s", strerror(errno));
+	raw = (void *)syscall(SYS_mmap, NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, d.ctx->cmd_fd, 0);
+	cr_assert_neq(raw, MAP_FAILED, "%s", strerror(errno));
+	lib[5] = 0x1122334455667788ull;
+	cr_expect_eq(raw[5], 0x1122334455667788ull);
+	raw[6] = 42;
+	cr_expect_eq(lib[6], 42);
+	lib[5] = lib[6] = 0;
+	munmap((void *)lib, page);
+	munmap((void *)raw, page);
+
+	ci = (void *)syscall(SYS_mmap, NULL, page, PROT_READ, MAP_SHARED, d.ctx->cmd_fd, clock);
+	cr_assert_neq(ci, MAP_FAILED, "%s", strerror(errno));
+	cr_expect_eq(ci->mult, 1);
+	cr_expect_eq(ci->mask, ~0ull);
+	cr_expect_neq(ci->nsec, 0);
+	munmap((void *)ci, page);
+
+	/* Whatever backs it, the fd still looks like the uverbs char device. */
+	cr_assert_eq(fstat(d.ctx->cmd_fd, &st), 0);
+	cr_expect(S_ISCHR(st.st_mode));
+	cr_expect_eq(major(st.st_rdev), 231);
+	cr_expect_eq(minor(st.st_rdev), 192);
 }

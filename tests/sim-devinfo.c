@@ -170,3 +170,30 @@ Test(sim_devinfo, cap_mask_matches_query_port)
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
 }
+
+/* The tree has Linux's PCI layout: class/infiniband/mlx5_0 resolves to the device's
+ * directory under its PCI function, two levels below the function, whose vendor and device
+ * ids name a ConnectX-5 (UCX looks there before it offers its mlx5 transports). */
+Test(sim_devinfo, pci_function_layout)
+{
+	const char *root = getenv("SYSFS_PATH");
+	char path[4096], real[4096], id[32];
+	FILE *f;
+
+	cr_assert(root, "run this test through sim/fvsim-run");
+	snprintf(path, sizeof(path), "%s/class/infiniband/mlx5_0", root);
+	cr_assert(realpath(path, real), "%s: %s", path, strerror(errno));
+	cr_assert(strstr(real, "/devices/pci0000:00/0000:03:00.0/infiniband/mlx5_0"), "%s", real);
+	strcat(real, "/../../device");
+	f = fopen(real, "r");
+	cr_assert(f, "%s: %s", real, strerror(errno));
+	cr_assert(fgets(id, sizeof(id), f));
+	fclose(f);
+	cr_expect_str_eq(id, "0x1017\n");
+	snprintf(path, sizeof(path), "%s/class/infiniband/mlx5_0/device/vendor", root);
+	f = fopen(path, "r");
+	cr_assert(f, "%s: %s", path, strerror(errno));
+	cr_assert(fgets(id, sizeof(id), f));
+	fclose(f);
+	cr_expect_str_eq(id, "0x15b3\n");
+}

@@ -70,6 +70,16 @@ static inline int sim_sys_lock_byte(int fd, off_t byte, short type, bool wait)
 	return (int)syscall(SYS_fcntl, fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &l);
 }
 
+static inline ssize_t sim_sys_pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	return (ssize_t)syscall(SYS_pwrite64, fd, buf, n, off);
+}
+
+static inline int sim_sys_munmap(void *addr, size_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
 /* MAP_FAILED on failure, like mmap(3). */
 static inline void *sim_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {

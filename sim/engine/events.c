@@ -35,6 +35,21 @@ static void arm(struct sim_cq *cq, uint32_t word)
 		fire(cq);
 }
 
+/* The CQ arm register of UAR 0 (host order), false while no view holds a value. */
+static bool arm_register(const struct sim_ctx *ctx, uint64_t *reg)
+{
+	for (int i = 0; i < SIM_UAR_VIEWS; i++) {
+		const uint64_t *p = ctx->uar_view[i] ? (const uint64_t *)((const char *)ctx->uar_view[i] + 0x20) : NULL;
+		uint64_t v = p ? __atomic_load_n(p, __ATOMIC_ACQUIRE) : 0;
+
+		if (v) {
+			*reg = be64toh(v);
+			return true;
+		}
+	}
+	return false;
+}
+
 void sim_cq_poll_arm(struct sim_cq *cq)
 {
 	struct sim_ctx *ctx = cq->ctx;
@@ -44,10 +59,8 @@ void sim_cq_poll_arm(struct sim_cq *cq)
 	if (!cq->chan)
 		return;
 	word = ld_dbrec(&cq->dbrec[1]);
-	/* The register is plain memory we mapped; read it fault-safely since libmlx5 unmaps
-	 * UAR pages before it closes the device. */
-	if (ctx->uar[0] && !sim_dma_read(&reg, (uint64_t)(uintptr_t)ctx->uar[0] + 0x20, 8)) {
-		reg = be64toh(reg);
+	/* Only the view libmlx5 writes ever becomes non-zero. */
+	if (arm_register(ctx, &reg)) {
 		if (reg != cq->uar_seen) {
 			cq->uar_seen = reg;
 			if ((reg & 0xffffff) == cq->cqn) {

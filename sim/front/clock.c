@@ -14,37 +14,17 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/mman.h>
 
 #include <rdma/mlx5-abi.h>
 
 #include "../common/sys.h"
 #include "../engine/now.h"
 
-void *sim_clock_info_map(void *addr, size_t len, int prot, int flags, unsigned index)
+int sim_clock_info_fill(int fd, off_t off)
 {
 	struct mlx5_ib_clock_info ci;
 	struct timespec wall;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	void *p;
 
-	if (len != page) {
-		errno = EINVAL;
-		return MAP_FAILED;
-	}
-	if (prot & (PROT_WRITE | PROT_EXEC)) {
-		errno = EPERM;
-		return MAP_FAILED;
-	}
-	if (index != MLX5_IB_CLOCK_INFO_V1) {
-		errno = EOPNOTSUPP;
-		return MAP_FAILED;
-	}
-	/* Not mmap(): that would be our own interposer. */
-	p = sim_sys_mmap(addr, len, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_ANONYMOUS | (flags & MAP_FIXED), -1, 0);
-	if (p == MAP_FAILED)
-		return p;
 	memset(&ci, 0, sizeof(ci));
 	clock_gettime(CLOCK_REALTIME, &wall);
 	ci.cycles = sim_now_ns();
@@ -53,7 +33,5 @@ void *sim_clock_info_map(void *addr, size_t len, int prot, int flags, unsigned i
 	ci.shift = 0;
 	ci.mask = ~0ull;
 	ci.overflow_period = 3600ull * 1000000000ull;
-	memcpy(p, &ci, sizeof(ci));
-	mprotect(p, len, prot);
-	return p;
+	return sim_sys_pwrite(fd, &ci, sizeof(ci), off) == (ssize_t)sizeof(ci) ? 0 : -1;
 }

@@ -6,9 +6,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* mmap() of MLX5_IB_MMAP_CLOCK_INFO, version index `index`: a read-only page, or
- * MAP_FAILED with errno as the kernel sets it (EINVAL: not one page; EPERM: writable or
- * executable; EOPNOTSUPP: another version). */
-void *sim_clock_info_map(void *addr, size_t len, int prot, int flags, unsigned index);
+/* Writes the page (one reading of the clock) at offset off of fd, the memory that mmap()
+ * of MLX5_IB_MMAP_CLOCK_INFO maps (uar.c): 0, or -1 with errno. */
+int sim_clock_info_fill(int fd, off_t off);
 
 #endif

@@ -8,6 +8,7 @@
 #include "../engine/remote.h"
 #include "../model/model.h"
 #include "../model/world.h"
+#include "uar.h"
 
 struct uobj {
 	uint8_t type;
@@ -155,6 +156,7 @@ void sim_uctx_close(struct sim_ctx *ctx)
 		}
 	}
 	sim_ctx_fini(ctx);
+	sim_uar_views_drop(ctx);
 	free(u->h);
 	free(u);
 }

@@ -2,13 +2,13 @@
  * answered here, everything else passes through to the next definition (libc, or the
  * sanitizer runtime's interceptors, which must come first in LD_PRELOAD).
  *   open*      /dev/infiniband/uverbsN -> a /dev/null fd we remember, with a new context
- *   stat*      the device node exists, as char device 231:(192+N)
+ *   stat*, access*  the device node exists (node.c)
  *   fstat*     our fds report that same char device
  *   ioctl      EPROTONOSUPPORT for every method (ioctl.c): libibverbs falls back to the
  *              write() command ABI method by method
  *   write      uverbs commands
  *   read       events read from our pipes are counted, as the kernel counts them
- *   mmap       UAR pages: anonymous memory; the clock-info page (clock.c)
+ *   mmap       UAR pages and the clock-info page: the command fd's memory (uar.c)
  *   close      tears the context down with its last command fd
  *   dup*, fcntl(F_DUPFD*)  a copy of a command fd is the same device
  *   socket     refuses NETLINK_RDMA so discovery falls back to sysfs
@@ -34,45 +34,15 @@
 #include "../engine/thread.h"
 #include "../model/model.h"
 #include "../model/world.h"
-#include "clock.h"
 #include "evcount.h"
 #include "fdtab.h"
 #include "handles.h"
+#include "interpose.h"
+#include "node.h"
+#include "uar.h"
 #include "ucma.h"
 #include "ucma_cmd.h"
 #include "uverbs.h"
-
-#define EXPORT __attribute__((visibility("default")))
-#define UVERBS_MAJOR 231
-#define UVERBS_MINOR_BASE 192
-#define DEV_PREFIX "/dev/infiniband/uverbs"
-
-/* The next definition of a libc function, looked up once. */
-#define REAL(ret, name, ...)                                                           \
-	static ret (*real_##name)(__VA_ARGS__);                                        \
-	if (!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE))                          \
-		__atomic_store_n(&real_##name, (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name), \
-				 __ATOMIC_RELEASE)
-
-/* Index N of a "/dev/infiniband/uverbsN" path within the configured devices, else -1. */
-static int uverbs_index(const char *path)
-{
-	const char *p;
-	long n = 0;
-
-	if (!path || strncmp(path, DEV_PREFIX, sizeof(DEV_PREFIX) - 1))
-		return -1;
-	p = path + sizeof(DEV_PREFIX) - 1;
-	if (!*p)
-		return -1;
-	for (; *p; p++) {
-		if (*p < '0' || *p > '9' || n > 1000)
-			return -1;
-		n = n * 10 + (*p - '0');
-	}
-	sim_world_init();
-	return n < sim_world.ndev ? (int)n : -1;
-}
 
 static int open_device(int index, int flags)
 {
@@ -85,13 +55,16 @@ static int open_device(int index, int flags)
 		errno = EIO;
 		return -1;
 	}
-	/* A real fd keeps the number reserved and makes poll/fcntl/dup behave. */
-	fd = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | (flags & O_CLOEXEC));
+	/* A real fd keeps the number reserved and makes poll/fcntl/dup behave; its memory is
+	 * what mmap() maps (uar.c). */
+	fd = sim_uar_fd_open(flags);
 	if (fd < 0)
 		return -1;
 	sim_lock();
 	ctx = sim_uctx_open(index, fd);
-	err = ctx ? sim_fd_set(fd, ctx, SIM_FD_CMD) : ENOMEM;
+	err = ctx ? sim_uar_views_map(ctx) : ENOMEM;
+	if (!err)
+		err = sim_fd_set(fd, ctx, SIM_FD_CMD);
 	if (err && ctx)
 		sim_uctx_close(ctx);
 	sim_unlock();
@@ -128,7 +101,7 @@ static int open_ours(const char *path, int flags)
 
 	if (sim_ucma_path(path))
 		return sim_ucma_open(flags);
-	dev = uverbs_index(path);
+	dev = sim_node_index(path);
 	return dev >= 0 ? open_device(dev, flags) : NOT_OURS;
 }
 
@@ -197,69 +170,18 @@ EXPORT int __openat_2(int dirfd, const char *path, int flags)
 	return fd != NOT_OURS ? fd : real___openat_2(dirfd, path, flags);
 }
 
-static void fake_node(struct stat *st, int dev)
-{
-	memset(st, 0, sizeof(*st));
-	st->st_mode = S_IFCHR | 0666;
-	st->st_rdev = makedev(UVERBS_MAJOR, UVERBS_MINOR_BASE + dev);
-	st->st_dev = makedev(0, 5);
-	st->st_ino = 0x5100 + (ino_t)dev;
-	st->st_nlink = 1;
-	st->st_blksize = 4096;
-}
-
-EXPORT int stat(const char *path, struct stat *st)
-{
-	REAL(int, stat, const char *, struct stat *);
-	int dev = uverbs_index(path);
-
-	if (dev < 0)
-		return real_stat(path, st);
-	fake_node(st, dev);
-	return 0;
-}
-
-EXPORT int stat64(const char *path, struct stat64 *st)
-{
-	REAL(int, stat64, const char *, struct stat64 *);
-	int dev = uverbs_index(path);
-
-	if (dev < 0)
-		return real_stat64(path, st);
-	fake_node((struct stat *)st, dev);
-	return 0;
-}
-
-EXPORT int lstat(const char *path, struct stat *st)
-{
-	REAL(int, lstat, const char *, struct stat *);
-	int dev = uverbs_index(path);
-
-	if (dev < 0)
-		return real_lstat(path, st);
-	fake_node(st, dev);
-	return 0;
-}
-
-EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
-{
-	REAL(int, fstatat, int, const char *, struct stat *, int);
-	int dev = uverbs_index(path);
-
-	if (dev < 0)
-		return real_fstatat(dirfd, path, st, flags);
-	fake_node(st, dev);
-	return 0;
-}
-
-/* Our fds are /dev/null underneath; report the uverbs char device instead, which
- * libibverbs compares with the number in sysfs. */
+/* Our command fds are memfds underneath; report the uverbs char device instead, whose
+ * number libibverbs compares with the one in sysfs. */
 static void patch_fstat(int fd, struct stat *st)
 {
 	struct sim_ctx *ctx = sim_fd_ctx(fd);
 
-	if (ctx)
-		st->st_rdev = makedev(UVERBS_MAJOR, UVERBS_MINOR_BASE + ctx->dev->index);
+	if (ctx) {
+		st->st_mode = S_IFCHR | 0666;
+		st->st_rdev = sim_node_rdev(ctx->dev->index);
+		st->st_size = 0;
+		st->st_blocks = 0;
+	}
 	else if (sim_ucma_chan(fd))
 		sim_ucma_stat(st);
 }
@@ -341,40 +263,12 @@ EXPORT ssize_t write(int fd, const void *buf, size_t count)
 	return real_write(fd, buf, count);
 }
 
-/* mlx5 mmap offsets: page index = command << 8 | UAR index (mlx5-abi.h). The clock-info
- * page comes from clock.c. Regular, write-combining and non-cached UAR pages become
- * anonymous shared memory: BlueFlame and
- * doorbell stores land there and are never read back, except the CQ arm register. */
-static void *map_uar(struct sim_ctx *ctx, void *addr, size_t len, int prot, int flags, off_t off)
-{
-	REAL(void *, mmap, void *, size_t, int, int, int, off_t);
-	long page = sysconf(_SC_PAGESIZE);
-	unsigned long pgoff = (unsigned long)off / (unsigned long)page;
-	unsigned cmd = (pgoff >> 8) & 0xff, index = (pgoff & 0xff) | ((pgoff >> 16) << 8);
-	void *p;
-
-	if (cmd == MLX5_IB_MMAP_CLOCK_INFO)
-		return sim_clock_info_map(addr, len, prot, flags, index);
-	if (cmd != 0 && cmd != 2 && cmd != 3 && cmd != 6) {
-		errno = EINVAL;
-		return MAP_FAILED;
-	}
-	p = real_mmap(addr, len, prot | PROT_READ | PROT_WRITE,
-		      MAP_SHARED | MAP_ANONYMOUS | (flags & MAP_FIXED), -1, 0);
-	if (p != MAP_FAILED && cmd != 6 && index < 16) {
-		sim_lock();
-		ctx->uar[index] = p;
-		sim_unlock();
-	}
-	return p;
-}
-
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	REAL(void *, mmap, void *, size_t, int, int, int, off_t);
 	struct sim_ctx *ctx = sim_fd_ctx(fd);
 
-	return ctx ? map_uar(ctx, addr, len, prot, flags, off) : real_mmap(addr, len, prot, flags, fd, off);
+	return ctx ? sim_uar_map(fd, addr, len, prot, flags, off) : real_mmap(addr, len, prot, flags, fd, off);
 }
 
 EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
@@ -382,7 +276,7 @@ EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 	REAL(void *, mmap64, void *, size_t, int, int, int, off_t);
 	struct sim_ctx *ctx = sim_fd_ctx(fd);
 
-	return ctx ? map_uar(ctx, addr, len, prot, flags, off) : real_mmap64(addr, len, prot, flags, fd, off);
+	return ctx ? sim_uar_map(fd, addr, len, prot, flags, off) : real_mmap64(addr, len, prot, flags, fd, off);
 }
 
 /* The fd no longer refers to the device; the last command fd of a context takes the

@@ -1,18 +1,28 @@
 /* Writes the sysfs tree libibverbs walks to discover devices (SYSFS_PATH points at it):
  * class/infiniband_verbs/uverbsN names the device and its char device number, and the
- * PCI modalias under class/infiniband/mlx5_N is what makes libmlx5 claim it. */
+ * PCI modalias under class/infiniband/mlx5_N is what makes libmlx5 claim it. As in Linux,
+ * class/infiniband/mlx5_N is a link to the device's directory under its PCI function,
+ * devices/pci0000:00/0000:BB:00.0/infiniband/mlx5_N, whose device/ links back up to the
+ * function with its vendor and device ids: UCX finds the function so (resolving the link
+ * and going two levels up), and offers its mlx5 transports only for a known vendor and
+ * device id. */
 #include "sysfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/config.h"
 #include "../common/roce.h"
+
+/* The device's PCI function: domain 0, bus 3 + d, function 0. */
+#define SIM_PCI_BUS(d) (3 + (d))
+#define SIM_SYSFS_PCI_FN "devices/pci0000:00/0000:%02x:00.0"
 
 static int mkdirs(const char *path)
 {
@@ -92,6 +102,38 @@ static int put(const char *root, const char *rel, const char *fmt, ...)
 	return err;
 }
 
+/* A symbolic link rel -> target, replaced atomically unless it already points there (a
+ * replaced link would change its directory's mtime, see put()). */
+static int link_to(const char *root, const char *rel, const char *target)
+{
+	char path[4096], tmp[4200], cur[4096];
+	ssize_t n;
+	char *slash;
+	int err;
+
+	if (snprintf(path, sizeof(path), "%s/%s", root, rel) >= (int)sizeof(path))
+		return ENAMETOOLONG;
+	n = readlink(path, cur, sizeof(cur) - 1);
+	if (n >= 0 && (size_t)n == strlen(target) && !memcmp(cur, target, (size_t)n))
+		return 0;
+	slash = strrchr(path, '/');
+	*slash = 0;
+	err = mkdirs(path);
+	*slash = '/';
+	if (err)
+		return err;
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	unlink(tmp);
+	if (symlink(target, tmp))
+		return errno;
+	if (rename(tmp, path)) {
+		err = errno;
+		unlink(tmp);
+		return err;
+	}
+	return 0;
+}
+
 static void guid_str(char *out, size_t len, uint64_t g)
 {
 	snprintf(out, len, "%04x:%04x:%04x:%04x", (unsigned)(g >> 48) & 0xffff,
@@ -116,7 +158,7 @@ static int write_port(const char *root, const struct sim_config *cfg, int d, int
 	bool eth = cfg->eth[p];
 	int err = 0;
 
-	snprintf(dir, sizeof(dir), "class/infiniband/mlx5_%d/ports/%d", d, p);
+	snprintf(dir, sizeof(dir), SIM_SYSFS_PCI_FN "/infiniband/mlx5_%d/ports/%d", SIM_PCI_BUS(d), d, p);
 #define PUT(name, ...)                                                  \
 	do {                                                            \
 		snprintf(rel, sizeof(rel), "%s/%s", dir, name);         \
@@ -157,35 +199,61 @@ static int write_port(const char *root, const struct sim_config *cfg, int d, int
 
 static int write_device(const char *root, const struct sim_config *cfg, int d)
 {
-	char rel[256], guid[32];
+	char rel[256], fn[64], ib[128], target[256], guid[32];
 	int err = 0;
 
+	snprintf(fn, sizeof(fn), SIM_SYSFS_PCI_FN, SIM_PCI_BUS(d));
+	snprintf(ib, sizeof(ib), "%s/infiniband/mlx5_%d", fn, d);
 #define PUT(fmtrel, ...)                                                \
 	do {                                                            \
 		snprintf(rel, sizeof(rel), fmtrel, d);                  \
 		if (!err)                                               \
 			err = put(root, rel, __VA_ARGS__);              \
 	} while (0)
+#define PUT_IN(dir, name, ...)                                          \
+	do {                                                            \
+		snprintf(rel, sizeof(rel), "%s/%s", dir, name);         \
+		if (!err)                                               \
+			err = put(root, rel, __VA_ARGS__);              \
+	} while (0)
 	PUT("class/infiniband_verbs/uverbs%d/ibdev", "mlx5_%d\n", d);
 	PUT("class/infiniband_verbs/uverbs%d/dev", "231:%d\n", 192 + d);
 	PUT("class/infiniband_verbs/uverbs%d/abi_version", "1\n");
-	guid_str(guid, sizeof(guid), sim_node_guid(d));
-	PUT("class/infiniband/mlx5_%d/node_type", "1: CA\n");
-	PUT("class/infiniband/mlx5_%d/node_guid", "%s\n", guid);
-	PUT("class/infiniband/mlx5_%d/sys_image_guid", "%s\n", guid);
-	PUT("class/infiniband/mlx5_%d/node_desc", "fvsim software mlx5 device\n");
-	PUT("class/infiniband/mlx5_%d/fw_ver", "%s\n", SIM_FW_VER);
-	PUT("class/infiniband/mlx5_%d/hca_type", "MT%d\n", SIM_VENDOR_PART_ID);
-	PUT("class/infiniband/mlx5_%d/hw_rev", "0x0\n");
-	PUT("class/infiniband/mlx5_%d/board_id", "FVSIM_0000000001\n");
-	PUT("class/infiniband/mlx5_%d/device/vendor", "0x15b3\n");
-	PUT("class/infiniband/mlx5_%d/device/device", "0x%04x\n", SIM_PCI_DEVICE);
+	/* The PCI function: ids, class (network controller, InfiniBand), a PCIe 3.0 x16 link. */
+	PUT_IN(fn, "vendor", "0x15b3\n");
+	PUT_IN(fn, "device", "0x%04x\n", SIM_PCI_DEVICE);
+	PUT_IN(fn, "subsystem_vendor", "0x15b3\n");
+	PUT_IN(fn, "subsystem_device", "0x0008\n");
+	PUT_IN(fn, "class", "0x020700\n");
 	/* libibverbs matches this with fnmatch against "pci:v000015B3d00001017sv*sd*bc*sc*i*". */
-	PUT("class/infiniband/mlx5_%d/device/modalias",
-	    "pci:v000015B3d%08Xsv000015B3sd00000008bc02sc07i00\n", SIM_PCI_DEVICE);
+	PUT_IN(fn, "modalias", "pci:v000015B3d%08Xsv000015B3sd00000008bc02sc07i00\n", SIM_PCI_DEVICE);
+	PUT_IN(fn, "current_link_speed", "8.0 GT/s PCIe\n");
+	PUT_IN(fn, "current_link_width", "16\n");
+	PUT_IN(fn, "max_link_speed", "8.0 GT/s PCIe\n");
+	PUT_IN(fn, "max_link_width", "16\n");
+	PUT_IN(fn, "numa_node", "-1\n");
+	guid_str(guid, sizeof(guid), sim_node_guid(d));
+	PUT_IN(ib, "node_type", "1: CA\n");
+	PUT_IN(ib, "node_guid", "%s\n", guid);
+	PUT_IN(ib, "sys_image_guid", "%s\n", guid);
+	PUT_IN(ib, "node_desc", "fvsim software mlx5 device\n");
+	PUT_IN(ib, "fw_ver", "%s\n", SIM_FW_VER);
+	PUT_IN(ib, "hca_type", "MT%d\n", SIM_VENDOR_PART_ID);
+	PUT_IN(ib, "hw_rev", "0x0\n");
+	PUT_IN(ib, "board_id", "FVSIM_0000000001\n");
 #undef PUT
+#undef PUT_IN
+	snprintf(rel, sizeof(rel), "%s/device", ib);
+	snprintf(target, sizeof(target), "../../../0000:%02x:00.0", SIM_PCI_BUS(d));
+	if (!err)
+		err = link_to(root, rel, target);
 	for (int p = 1; p <= cfg->nports && !err; p++)
 		err = write_port(root, cfg, d, p);
+	/* Last: the class entry appears once the directory it names is complete. */
+	snprintf(rel, sizeof(rel), "class/infiniband/mlx5_%d", d);
+	snprintf(target, sizeof(target), "../../%s", ib);
+	if (!err)
+		err = link_to(root, rel, target);
 	return err;
 }
 

@@ -34,6 +34,8 @@ struct sim_dev {
 
 /* One opened /dev/infiniband/uverbsN file: a user context. (Its handle table is the
  * front's: front/handles.h.) */
+#define SIM_UAR_VIEWS 3
+
 struct sim_ctx {
 	struct sim_list link;
 	struct sim_dev *dev;
@@ -43,7 +45,9 @@ struct sim_ctx {
 	uint8_t cqe_version;
 	struct sim_list channels;
 	unsigned nqp_created; /* picks the next BlueFlame register */
-	void *uar[16]; /* mmapped UAR pages; uar[0] + 0x20 is the CQ arm doorbell */
+	/* The device's views of UAR 0 as mapped regular, write-combining and non-cached
+	 * (front/uar.c); libmlx5 uses one of them, and its + 0x20 is the CQ arm doorbell. */
+	void *uar_view[SIM_UAR_VIEWS];
 };
 
 struct sim_channel {

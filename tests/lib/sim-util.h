@@ -70,7 +70,7 @@ static inline void simt_sysfs(int ndev, int nports, const char *link)
 	const char *tmp = getenv("TMPDIR");
 	char dir[4096], num[8];
 
-	snprintf(dir, sizeof(dir), "%s/fvsim-%u/sysfs-d%d-p%d%s%s", tmp ? tmp : "/tmp",
+	snprintf(dir, sizeof(dir), "%s/fvsim-%u/sysfs2-d%d-p%d%s%s", tmp ? tmp : "/tmp",
 		 (unsigned)getuid(), ndev, nports, link ? "-" : "", link ? link : "");
 	for (char *c = strrchr(dir, '/'); *c; c++)
 		if (*c == ',')

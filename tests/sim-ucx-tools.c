@@ -1,0 +1,197 @@
+/* UCX 1.13 (Debian ucx-utils) on the software device with its default settings:
+ * ucx_info lists mlx5_0 with the mlx5 transports, and ucx_perftest runs between two
+ * processes of one fabric over rc_mlx5, through UCT (put, active messages, atomics) and
+ * through UCP (tag matching, where UCP's own choice of transport must be rc_mlx5). Each
+ * test has its own fabric and TCP port (ucx_perftest exchanges addresses over TCP), and
+ * every program runs within a time limit. Runs are short: the point is that UCX's WQEs
+ * go through, not how fast. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "sim-proc.h"
+
+#define LIMIT_S 90
+
+static char fabric[64], srv_out[96], cli_out[96];
+
+/* UCX settings a caller's environment could carry would change what is tested: the
+ * device must work with UCX's defaults (memory hooks included). */
+static void clear_ucx_env(void)
+{
+	extern char **environ;
+	char name[128];
+
+	for (int again = 1; again;) {
+		again = 0;
+		for (char **e = environ; *e; e++) {
+			const char *eq = strchr(*e, '=');
+
+			if (strncmp(*e, "UCX_", 4) || !eq || (size_t)(eq - *e) >= sizeof(name))
+				continue;
+			memcpy(name, *e, (size_t)(eq - *e));
+			name[eq - *e] = 0;
+			unsetenv(name);
+			again = 1;
+			break;
+		}
+	}
+}
+
+static void join_fabric(void)
+{
+	clear_ucx_env();
+	snprintf(fabric, sizeof(fabric), "ucx-%d", (int)getpid());
+	setenv("FVSIM_FABRIC", fabric, 1);
+	snprintf(srv_out, sizeof(srv_out), "/tmp/fvsim-ucx-%d.srv", (int)getpid());
+	snprintf(cli_out, sizeof(cli_out), "/tmp/fvsim-ucx-%d.cli", (int)getpid());
+}
+
+static void leave_fabric(void)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/fvsim-%u-%s", (unsigned)getuid(), fabric);
+	shm_unlink(path);
+	unlink(srv_out);
+	unlink(cli_out);
+}
+
+TestSuite(sim_ucx_tools, .init = join_fabric, .fini = leave_fabric, .timeout = 240);
+
+/* A TCP port nobody uses right now (the kernel's choice for a bind to port 0). */
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	cr_assert_geq(s, 0);
+	cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof(a)), 0, "%s", strerror(errno));
+	cr_assert_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
+	close(s);
+	return ntohs(a.sin_port);
+}
+
+/* Whether some process listens on TCP port (IPv4 or IPv6), per /proc/net/tcp*. */
+static bool listening(int port)
+{
+	static const char *const tables[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+	char line[512], want[16];
+
+	snprintf(want, sizeof(want), ":%04X ", port);
+	for (size_t t = 0; t < 2; t++) {
+		FILE *f = fopen(tables[t], "r");
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			const char *local = strchr(line, ':'), *st;
+
+			/* "sl: local_address rem_address st ...": state 0A is LISTEN. */
+			if (!local || !(local = strchr(local + 1, ':')) || strncmp(local, want, strlen(want)))
+				continue;
+			st = local + strlen(want);
+			st = strchr(st, ' ');
+			if (st && !strncmp(st + 1, "0A", 2)) {
+				fclose(f);
+				return true;
+			}
+		}
+		fclose(f);
+	}
+	return false;
+}
+
+/* ucx_perftest as server, then (once it listens) as client with the test's arguments;
+ * both must exit 0 within the limit and the client print its final line. */
+static void perftest(const char *const test[])
+{
+	char port[16], *srv[8] = { "ucx_perftest", "-p", port, NULL };
+	char *cli[32] = { "ucx_perftest", "127.0.0.1", "-p", port };
+	int n = 4, rc_cli, rc_srv;
+	pid_t s;
+
+	snprintf(port, sizeof(port), "%d", free_port());
+	for (int i = 0; test[i] && n < 31; i++)
+		cli[n++] = (char *)test[i];
+	cli[n] = NULL;
+	s = simt_spawn(srv, srv_out);
+	for (int i = 0; i < LIMIT_S * 20 && !listening(atoi(port)); i++)
+		usleep(50 * 1000);
+	cr_assert(listening(atoi(port)), "ucx_perftest never listened on port %s", port);
+	rc_cli = simt_finish_within(simt_spawn(cli, cli_out), LIMIT_S);
+	rc_srv = simt_finish_within(s, LIMIT_S);
+	cr_expect_eq(rc_cli, 0, "client exit %d", rc_cli);
+	cr_expect_eq(rc_srv, 0, "server exit %d", rc_srv);
+	cr_expect_eq(simt_count_lines(cli_out, "Final:"), 1, "no final line from the client");
+}
+
+Test(sim_ucx_tools, ucx_info_lists_mlx5_transports)
+{
+	char *args[] = { "ucx_info", "-d", NULL };
+
+	cr_assert_eq(simt_finish_within(simt_spawn(args, cli_out), LIMIT_S), 0);
+	cr_expect_eq(simt_count_lines(cli_out, "Memory domain: mlx5_0"), 1);
+	cr_expect_eq(simt_count_lines(cli_out, "Transport: rc_mlx5"), 1);
+	cr_expect_eq(simt_count_lines(cli_out, "Transport: ud_mlx5"), 1);
+	cr_expect_eq(simt_count_lines(cli_out, "Transport: rc_verbs"), 1);
+	cr_expect_eq(simt_count_lines(cli_out, "Transport: ud_verbs"), 1);
+	cr_expect_eq(simt_count_lines(cli_out, "Device: mlx5_0:1"), 4);
+	cr_expect_eq(simt_count_lines(cli_out, "failed to open memory domain"), 0);
+}
+
+/* UCT over rc_mlx5 (-x names the transport: no rc_mlx5, no run). */
+Test(sim_ucx_tools, uct_put_short_latency)
+{
+	perftest((const char *const[]){ "-d", "mlx5_0:1", "-x", "rc_mlx5", "-t", "put_lat", "-n", "100",
+					"-w", "5", NULL });
+}
+
+Test(sim_ucx_tools, uct_put_zcopy_bandwidth)
+{
+	perftest((const char *const[]){ "-d", "mlx5_0:1", "-x", "rc_mlx5", "-t", "put_bw", "-D", "zcopy",
+					"-s", "4096", "-n", "200", "-w", "5", NULL });
+}
+
+Test(sim_ucx_tools, uct_put_bcopy_bandwidth)
+{
+	perftest((const char *const[]){ "-d", "mlx5_0:1", "-x", "rc_mlx5", "-t", "put_bw", "-D", "bcopy",
+					"-s", "1024", "-n", "200", "-w", "5", NULL });
+}
+
+Test(sim_ucx_tools, uct_am_short_latency)
+{
+	perftest((const char *const[]){ "-d", "mlx5_0:1", "-x", "rc_mlx5", "-t", "am_lat", "-n", "100",
+					"-w", "5", NULL });
+}
+
+Test(sim_ucx_tools, uct_atomic_add_post_rate)
+{
+	perftest((const char *const[]){ "-d", "mlx5_0:1", "-x", "rc_mlx5", "-t", "add_mr", "-n", "200",
+					"-w", "5", NULL });
+}
+
+Test(sim_ucx_tools, uct_atomic_fetch_add_latency)
+{
+	perftest((const char *const[]){ "-d", "mlx5_0:1", "-x", "rc_mlx5", "-t", "add_lat", "-n", "50",
+					"-w", "5", NULL });
+}
+
+/* UCP picks its transports itself; limited to the mlx5 ones (UD for wireup) it must put
+ * the endpoint's tag lane on rc_mlx5, which it reports at log level info. */
+Test(sim_ucx_tools, ucp_tag_latency_over_rc_mlx5)
+{
+	setenv("UCX_TLS", "rc_mlx5,ud_mlx5", 1);
+	setenv("UCX_LOG_LEVEL", "info", 1);
+	perftest((const char *const[]){ "-t", "tag_lat", "-n", "100", "-w", "5", NULL });
+	cr_expect_geq(simt_count_lines(cli_out, "tag(rc_mlx5/mlx5_0:1)"), 1, "UCP chose no rc_mlx5 lane");
+	cr_expect_geq(simt_count_lines(srv_out, "tag(rc_mlx5/mlx5_0:1)"), 1, "UCP chose no rc_mlx5 lane");
+}
