@@ -98,17 +98,14 @@ void ex_qp_destroy(struct ex_qp *q)
 
 void ex_rc_connect(struct setup_dev *d, struct ex_qp *q, struct ex_qp *peer)
 {
-	static const struct setup_conn conn = {
-		.port_num = 1, .rd_atomic = 16, .min_rnr_timer = 12, .timeout = 14,
-		.retry_cnt = 7, .rnr_retry = 7,
+	const struct setup_conn c = {
+		.port_num = d->port_num, .mtu = d->port.active_mtu, .rd_atomic = 16,
+		.min_rnr_timer = 12, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
 	};
-	struct setup_conn c = conn;
 	struct ibv_ah_attr ah;
 	const char *what;
 	int err;
 
-	c.port_num = d->port_num;
-	c.mtu = d->port.active_mtu;
 	setup_ah_attr(d, &ah, 64);
 	err = setup_rtr_rts(q->qp, &ah, peer->qp->qp_num, &c, &what);
 	if (err)

@@ -193,9 +193,7 @@ static void renv_open(struct renv *e, const struct rcaps *c, uint64_t seed)
 		e->sbuf[i] = (uint8_t)(i * 7 + 3);
 	e->smr = simt_mr(&e->d, e->sbuf, SBUF, SIMT_ACCESS_ALL);
 	for (int s = LIB; s <= FV; s++) {
-		e->buf[s] = aligned_alloc(4096, RBUF);
-		memset(e->buf[s], 0, RBUF);
-		e->mr[s] = simt_mr(&e->d, e->buf[s], RBUF, SIMT_ACCESS_ALL);
+		e->buf[s] = simt_mem(&e->d, RBUF, SIMT_ACCESS_ALL, &e->mr[s]);
 		e->rcq[s] = simt_cq(&e->d, 512);
 		e->scq[s] = simt_cq(&e->d, 256);
 	}

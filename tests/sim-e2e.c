@@ -25,9 +25,7 @@ struct pair {
 
 static void end_open(struct pair *p, struct end *e, enum ibv_qp_type type, int cqe, uint32_t wr)
 {
-	e->buf = aligned_alloc(4096, BUF);
-	memset(e->buf, 0, BUF);
-	e->mr = simt_mr(&p->d, e->buf, BUF, SIMT_ACCESS_ALL);
+	e->buf = simt_mem(&p->d, BUF, SIMT_ACCESS_ALL, &e->mr);
 	e->ibcq = simt_cq(&p->d, cqe);
 	e->ibqp = simt_qp(&p->d, &(struct setup_qp_cfg){ .type = type, .scq = e->ibcq, .max_send_wr = wr,
 		.max_recv_wr = 256, .max_send_sge = 2, .max_recv_sge = 2, .max_inline = 64 });

@@ -30,20 +30,13 @@ TestSuite(sim_fabric, .init = two_devices, .fini = teardown, .timeout = 60);
 
 static void connect_port(struct ibv_qp *qp, int port, uint16_t dlid, uint32_t dqpn)
 {
-	struct setup_conn c;
+	const struct setup_conn c = { .port_num = (uint8_t)port, .access = SIMT_ACCESS_ALL,
+				      .mtu = IBV_MTU_4096, .rd_atomic = 1, .min_rnr_timer = 1,
+				      .timeout = 1, .retry_cnt = 1, .rnr_retry = 7 };
 	struct ibv_ah_attr ah;
 	const char *what;
 	int err;
 
-	memset(&c, 0, sizeof(c));
-	c.port_num = (uint8_t)port;
-	c.access = SIMT_ACCESS_ALL;
-	c.mtu = IBV_MTU_4096;
-	c.rd_atomic = 1;
-	c.min_rnr_timer = 1;
-	c.timeout = 1;
-	c.retry_cnt = 1;
-	c.rnr_retry = 7;
 	setup_path(&ah, dlid, (uint8_t)port, NULL, 0, 0);
 	err = setup_connect(qp, &ah, dqpn, &c, &what);
 	cr_assert_eq(err, 0, "to %s: %s", what, strerror(err));

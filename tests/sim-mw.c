@@ -29,10 +29,7 @@ static void setup(void)
 {
 	/* No remote rights on the MR: only the windows grant them. */
 	simt_pair_open(&fx, BUF, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND, 64);
-	bbuf = aligned_alloc(4096, BUF);
-	cr_assert(bbuf);
-	memset(bbuf, 0, BUF);
-	bmr = simt_mr(&d, bbuf, BUF, SIMT_ACCESS_ALL);
+	bbuf = simt_mem(&d, BUF, SIMT_ACCESS_ALL, &bmr);
 }
 
 static void teardown(void)

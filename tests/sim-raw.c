@@ -31,9 +31,7 @@ static void setup(void)
 	simt_sysfs(1, 1, "eth");
 	simt_open(&d, 0);
 	fvsim_set_step_mode(1);
-	buf = aligned_alloc(4096, BUF);
-	memset(buf, 0, BUF);
-	mr = simt_mr(&d, buf, BUF, IBV_ACCESS_LOCAL_WRITE);
+	buf = simt_mem(&d, BUF, IBV_ACCESS_LOCAL_WRITE, &mr);
 	txcq = simt_cq(&d, 64);
 }
 

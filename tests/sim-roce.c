@@ -25,9 +25,7 @@ static void setup(void)
 {
 	simt_sysfs(1, 1, "eth");
 	simt_open(&d, 0);
-	buf = aligned_alloc(4096, BUF);
-	memset(buf, 0, BUF);
-	mr = simt_mr(&d, buf, BUF, SIMT_ACCESS_ALL);
+	buf = simt_mem(&d, BUF, SIMT_ACCESS_ALL, &mr);
 	cqa = simt_cq(&d, 64);
 	cqb = simt_cq(&d, 64);
 }

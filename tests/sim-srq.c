@@ -23,9 +23,7 @@ static void setup(void)
 	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC };
 
 	simt_open(&d, 0);
-	buf = aligned_alloc(4096, BUF);
-	memset(buf, 0, BUF);
-	mr = simt_mr(&d, buf, BUF, SIMT_ACCESS_ALL);
+	buf = simt_mem(&d, BUF, SIMT_ACCESS_ALL, &mr);
 	scq = simt_cq(&d, 256);
 	rcq = simt_cq(&d, 256);
 	srq = ibv_create_srq(d.pd, &sa);

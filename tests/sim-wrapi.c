@@ -16,9 +16,7 @@ static struct ibv_mr *mr;
 static void setup(void)
 {
 	simt_open(&d, 0);
-	buf = aligned_alloc(4096, 16384);
-	memset(buf, 0, 16384);
-	mr = simt_mr(&d, buf, 16384, SIMT_ACCESS_ALL);
+	buf = simt_mem(&d, 16384, SIMT_ACCESS_ALL, &mr);
 	cq = simt_cq(&d, 64);
 }
 

@@ -21,9 +21,7 @@ static struct ibv_mr *mr;
 static void setup(void)
 {
 	simt_open(&d, 0);
-	buf = aligned_alloc(4096, BUF);
-	memset(buf, 0, BUF);
-	mr = simt_mr(&d, buf, BUF, SIMT_ACCESS_ALL);
+	buf = simt_mem(&d, BUF, SIMT_ACCESS_ALL, &mr);
 	icq = simt_cq(&d, 64);
 	tcq[0] = simt_cq(&d, 64);
 	tcq[1] = simt_cq(&d, 64);

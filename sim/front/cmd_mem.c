@@ -37,9 +37,7 @@ int sim_cmd_reg_mr(struct sim_cmd *c)
 	int err;
 
 	CMD_REQ(c, req);
-	pd = sim_handle_get(c->ctx, req.pd_handle, SIM_UOBJ_PD);
-	if (!pd)
-		return EINVAL;
+	CMD_OBJ(c, req.pd_handle, SIM_UOBJ_PD, pd);
 	err = sim_mr_reg(c->ctx, pd, req.start, req.length, req.hca_va, req.access_flags, &mr);
 	if (!err)
 		err = sim_handle_bind(c->ctx, SIM_UOBJ_MR, mr, &mr->handle);
@@ -66,13 +64,9 @@ int sim_cmd_rereg_mr(struct sim_cmd *c)
 		return EINVAL;
 	if (req.flags & ~(uint32_t)(SIM_REREG_TRANS | SIM_REREG_PD | SIM_REREG_ACCESS))
 		return EOPNOTSUPP;
-	mr = sim_handle_get(c->ctx, req.mr_handle, SIM_UOBJ_MR);
-	if (!mr)
-		return EINVAL;
+	CMD_OBJ(c, req.mr_handle, SIM_UOBJ_MR, mr);
 	if (req.flags & SIM_REREG_PD) {
-		pd = sim_handle_get(c->ctx, req.pd_handle, SIM_UOBJ_PD);
-		if (!pd)
-			return EINVAL;
+		CMD_OBJ(c, req.pd_handle, SIM_UOBJ_PD, pd);
 	}
 	/* A new range: the old one is the application's again. */
 	if (req.flags & SIM_REREG_TRANS)
@@ -98,9 +92,7 @@ int sim_cmd_alloc_mw(struct sim_cmd *c)
 	int err;
 
 	CMD_REQ(c, req);
-	pd = sim_handle_get(c->ctx, req.pd_handle, SIM_UOBJ_PD);
-	if (!pd)
-		return EINVAL;
+	CMD_OBJ(c, req.pd_handle, SIM_UOBJ_PD, pd);
 	err = sim_mw_alloc(c->ctx, pd, req.mw_type, &mw);
 	if (!err)
 		err = sim_handle_bind(c->ctx, SIM_UOBJ_MW, mw, &mw->handle);
@@ -125,9 +117,7 @@ int sim_cmd_create_ah(struct sim_cmd *c)
 	int err;
 
 	CMD_REQ(c, req);
-	pd = sim_handle_get(c->ctx, req.pd_handle, SIM_UOBJ_PD);
-	if (!pd)
-		return EINVAL;
+	CMD_OBJ(c, req.pd_handle, SIM_UOBJ_PD, pd);
 	if (req.attr.port_num < 1 || req.attr.port_num > c->ctx->dev->nports)
 		return EINVAL;
 	if (c->ctx->dev->port[req.attr.port_num].eth) {

@@ -258,9 +258,7 @@ int sim_cmd_query_qp(struct sim_cmd *c)
 	struct sim_qp *qp;
 
 	CMD_REQ(c, req);
-	qp = sim_handle_get(c->ctx, req.qp_handle, SIM_UOBJ_QP);
-	if (!qp)
-		return EINVAL;
+	CMD_OBJ(c, req.qp_handle, SIM_UOBJ_QP, qp);
 	path_to_uverbs(&r.dest, &qp->path);
 	path_to_uverbs(&r.alt_dest, &qp->alt_path);
 	r.max_send_wr = qp->cap.max_send_wr;
@@ -301,9 +299,7 @@ int sim_cmd_destroy_qp(struct sim_cmd *c)
 	int err;
 
 	CMD_REQ(c, req);
-	qp = sim_handle_get(c->ctx, req.qp_handle, SIM_UOBJ_QP);
-	if (!qp)
-		return EINVAL;
+	CMD_OBJ(c, req.qp_handle, SIM_UOBJ_QP, qp);
 	resp.events_reported = qp->events_reported;
 	/* EBUSY while steering rules still name the QP. */
 	if ((err = sim_handle_destroy(c->ctx, req.qp_handle, SIM_UOBJ_QP)))

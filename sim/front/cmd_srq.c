@@ -113,9 +113,7 @@ int sim_cmd_query_srq(struct sim_cmd *c)
 	struct sim_srq *srq;
 
 	CMD_REQ(c, req);
-	srq = sim_handle_get(c->ctx, req.srq_handle, SIM_UOBJ_SRQ);
-	if (!srq)
-		return EINVAL;
+	CMD_OBJ(c, req.srq_handle, SIM_UOBJ_SRQ, srq);
 	resp.max_wr = srq->max_wr;
 	resp.max_sge = srq->max_gs;
 	resp.srq_limit = srq->limit;
@@ -131,9 +129,7 @@ int sim_cmd_destroy_srq(struct sim_cmd *c)
 	int err;
 
 	CMD_REQ(c, req);
-	srq = sim_handle_get(c->ctx, req.srq_handle, SIM_UOBJ_SRQ);
-	if (!srq)
-		return EINVAL;
+	CMD_OBJ(c, req.srq_handle, SIM_UOBJ_SRQ, srq);
 	resp.events_reported = srq->events_reported;
 	err = sim_handle_destroy(c->ctx, req.srq_handle, SIM_UOBJ_SRQ);
 	if (!err)

@@ -40,6 +40,13 @@ struct sim_cmd {
 #define CMD_DRV(c, var) cmd_copy(&(var), sizeof(var), (c)->drv, (c)->drv_len)
 #define CMD_RESP(c, var) cmd_resp((c), &(var), sizeof(var))
 #define CMD_DRV_RESP(c, var) cmd_drv_resp((c), &(var), sizeof(var))
+/* The object of type uobj that handle names in the command's context; a handler whose
+ * handle names nothing (or another type) returns EINVAL, as the kernel's lookup does. */
+#define CMD_OBJ(c, handle, uobj, var)                                                  \
+	do {                                                                           \
+		if (!((var) = sim_handle_get((c)->ctx, (handle), (uobj))))             \
+			return EINVAL;                                                 \
+	} while (0)
 
 static inline void cmd_copy(void *dst, size_t n, const uint8_t *src, size_t len)
 {

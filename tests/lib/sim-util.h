@@ -109,6 +109,18 @@ static inline struct ibv_mr *simt_mr(struct simt_dev *d, void *buf, size_t len, 
 	return mr;
 }
 
+/* len zeroed, page-aligned bytes; with mr, registered with access. */
+static inline uint8_t *simt_mem(struct simt_dev *d, size_t len, int access, struct ibv_mr **mr)
+{
+	uint8_t *p = (uint8_t *)aligned_alloc(4096, len);
+
+	cr_assert(p, "out of memory");
+	memset(p, 0, len);
+	if (mr)
+		*mr = simt_mr(d, p, len, access);
+	return p;
+}
+
 #define SIMT_ACCESS_ALL                                                                \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |     \
 	 IBV_ACCESS_REMOTE_ATOMIC)
@@ -205,9 +217,7 @@ static inline void simt_pair_open(const struct simt_pair *p, size_t len, size_t 
 				  int mr_access, int cqe)
 {
 	simt_open(p->d, 0);
-	*p->buf = (uint8_t *)aligned_alloc(4096, len);
-	cr_assert(*p->buf);
-	memset(*p->buf, 0, len);
+	*p->buf = simt_mem(p->d, len, 0, NULL);
 	*p->mr = mr_len ? simt_mr(p->d, *p->buf, mr_len, mr_access) : NULL;
 	*p->cqa = simt_cq(p->d, cqe);
 	*p->cqb = simt_cq(p->d, cqe);

@@ -95,19 +95,12 @@ static inline void side_down(struct side *s)
 
 static inline int side_connect(struct side *s, const struct card *peer)
 {
-	struct setup_conn c;
+	const struct setup_conn c = { .port_num = 1, .access = SIMT_ACCESS_ALL, .mtu = IBV_MTU_4096,
+				      .rd_atomic = 1, .min_rnr_timer = 1, .timeout = 1, .retry_cnt = 2,
+				      .rnr_retry = 7 };
 	struct ibv_ah_attr ah;
 	const char *what;
 
-	memset(&c, 0, sizeof(c));
-	c.port_num = 1;
-	c.access = SIMT_ACCESS_ALL;
-	c.mtu = IBV_MTU_4096;
-	c.rd_atomic = 1;
-	c.min_rnr_timer = 1;
-	c.timeout = 1;
-	c.retry_cnt = 2;
-	c.rnr_retry = 7;
 	setup_path(&ah, peer->lid, 1, NULL, 0, 0);
 	return setup_connect(s->qp, &ah, peer->qpn, &c, &what) ? -1 : 0;
 }
