@@ -86,6 +86,7 @@ static inline int fv_recv(struct fv_qp *qp, uint64_t wr_id, const struct ibv_sge
 		 rq->max_gs, sgl, nsge);
 	rq->wrid[slot] = wr_id;
 	rq->head++;
+	FV_ASSERT(rq->head - rq->tail <= rq->entries);	/* the RQ holds at most its entries */
 	return 0;
 }
 

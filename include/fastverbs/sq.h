@@ -149,6 +149,18 @@ static inline __attribute__((always_inline)) void fv_sq_mark_end(struct fv_sq *s
 	sq->meta[pi & sq->mask].end = pi + nbb;
 }
 
+/*
+ * The ring's invariants (see top), checked with -DFV_DEBUG (FV_ASSERT): the device may hold at
+ * most the ring, pi <= lim <= pi + ring size, and the last WQE built lies before pi.
+ */
+static inline __attribute__((always_inline)) void fv_sq_check(const struct fv_sq *sq)
+{
+	(void)sq;
+	FV_ASSERT(sq->pi - sq->ci <= sq->mask + 1);
+	FV_ASSERT(sq->lim - sq->pi <= sq->mask + 1);
+	FV_ASSERT(sq->pi - sq->last_pi - 1 <= sq->mask);
+}
+
 /* The nearer of the two limits of the fast path (see top), both at or past pi. */
 static inline uint32_t fv_sq_lim(const struct fv_sq *sq)
 {
@@ -252,6 +264,7 @@ static inline void fv_sq_advance(struct fv_sq *sq, uint32_t pi, unsigned nbb)
 {
 	sq->last_pi = pi;
 	sq->pi = pi + nbb;
+	fv_sq_check(sq);
 }
 
 /* fv_sq_record and fv_sq_advance for the WQE at the producer. */
@@ -321,6 +334,7 @@ static inline uint32_t fv_sq_retire(struct fv_sq *sq, uint16_t wqe_counter)
 {
 	uint32_t slot = wqe_counter & sq->mask;
 
+	FV_ASSERT(fv_sq_end(sq, slot, wqe_counter) - sq->ci <= sq->pi - sq->ci);	/* not past pi */
 	sq->ci = fv_sq_end(sq, slot, wqe_counter);
 	return slot;
 }
@@ -334,6 +348,7 @@ static inline uint32_t fv_sq_retire_asked(struct fv_sq *sq, uint16_t wqe_counter
 {
 	uint32_t slot = wqe_counter & sq->mask;
 
+	FV_ASSERT(sq->meta[slot].end - sq->ci <= sq->pi - sq->ci);	/* not past pi */
 	sq->ci = sq->meta[slot].end;
 	return slot;
 }
