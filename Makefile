@@ -35,7 +35,7 @@ GEN_OPS    := $(B)/tools/gen-ops
 GEN_MAN    := $(B)/tools/gen-man
 
 # sim/sim.mk defines sim-all (build the software device) and SIM_RUN (sim/fvsim-run).
-.PHONY: sim-all all test test-run test-plain test-pyverbs test-san bench run fuzz install uninstall gen check-gen \
+.PHONY: sim-all all test test-run test-plain test-debug test-pyverbs test-san bench run fuzz install uninstall gen check-gen \
         check-compile-fail check-headers check-clang check-codegen check-install deps clean
 
 all: $(TEST_BINS) $(EX_BINS) sim-all
@@ -179,6 +179,7 @@ test: deps
 	@$(MAKE) --no-print-directory check-codegen
 	@$(MAKE) --no-print-directory check-install
 	@$(MAKE) --no-print-directory test-plain
+	@$(MAKE) --no-print-directory test-debug
 	@$(MAKE) --no-print-directory test-pyverbs
 	@$(MAKE) --no-print-directory test-san
 
@@ -190,6 +191,13 @@ test-plain:
 # it exercises the device, not our code. Fails on any failure or error.
 test-pyverbs: sim-all
 	@SIM_RUN="$(SIM_RUN)" tools/run-pyverbs.sh build
+
+# The library's own unit tests (plain memory, no software device) once more with -DFV_DEBUG: the
+# ring invariants asserted (FV_ASSERT, portable.h). Small on purpose: the other passes run the rest.
+DEBUG_TESTS := $(filter-out sim-%,$(TEST_BINS:$(B)/tests/%=%))
+test-debug:
+	@$(MAKE) --no-print-directory B=build-debug EXTRA_CFLAGS=-DFV_DEBUG $(DEBUG_TESTS:%=build-debug/tests/%)
+	@B=build-debug tools/run-tests.sh build-debug/tests $(DEBUG_TESTS)
 
 test-san:
 	@$(MAKE) --no-print-directory B=build-san OPT="-O1 -g" EXTRA_CFLAGS="$(SAN_FLAGS)" all
@@ -226,4 +234,4 @@ uninstall:
 	tools/man-install.sh uninstall $(DESTDIR)$(MANDIR)
 
 clean:
-	rm -rf build build-san build-clang fastverbs.pc
+	rm -rf build build-san build-clang build-debug fastverbs.pc

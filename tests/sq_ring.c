@@ -135,6 +135,28 @@ Test(sq_ring, room_counts_wqebbs)
 	memqp_free(&m);
 }
 
+#ifdef FV_DEBUG
+#include <signal.h>
+
+/*
+ * With -DFV_DEBUG (make test's debug pass) a broken ring invariant aborts: a retirement past
+ * the producer (a CQE naming a WQE never built, as if the meta were corrupt).
+ */
+Test(sq_ring, debug_retire_past_pi_aborts, .signal = SIGABRT)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg(16, 0);
+	struct fv_sq *sq = &m.qp.sq;
+
+	init_sges();
+	memqp_init(&m, &c);
+	cr_assert_eq(post_blocks(&m, 1, 1, FV_SIGNALED), 0);
+	sq->meta[0].end = 3;	/* past pi (1) */
+	fv_sq_retire_asked(sq, 0);
+	memqp_free(&m);
+}
+#endif
+
 /*
  * unsig_max is half the ring, less when the largest WQE the caps allow would not fit beside
  * the run: cfg() allows 16 SGEs on RC, ds 19 = 5 WQEBBs.

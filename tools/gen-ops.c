@@ -175,31 +175,151 @@ static void emit_front(const struct op *o, const struct form *f)
 	printf(")((h), __VA_ARGS__)\n");
 }
 
-/* The same request's fields for fv_post_send: from the ibv_send_wr wr (one SGE, not inline). */
-static const char *wr_remote_fields(const struct op *o)
+/*
+ * fv_post_send's request from an ibv_send_wr: the typed builder's fields (remote_fields,
+ * imm_fields, dest_fields) with each builder parameter replaced by where the WR keeps it, so
+ * that both conversions come from one description. NULL: a name this does not know.
+ */
+static const char *wr_source(const struct op *o, const char *name)
 {
-	if (is(o->remote, "RADDR")) return ", .segs = FV_SEG_RADDR, .raddr = wr->wr.rdma.remote_addr,"
-					   " .rkey = wr->wr.rdma.rkey";
-	if (is(o->remote, "CAS"))   return ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC,"
-					   " .raddr = wr->wr.atomic.remote_addr, .rkey = wr->wr.atomic.rkey,"
-					   " .swap_add = wr->wr.atomic.swap, .compare = wr->wr.atomic.compare_add";
-	if (is(o->remote, "FADD"))  return ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC,"
-					   " .raddr = wr->wr.atomic.remote_addr, .rkey = wr->wr.atomic.rkey,"
-					   " .swap_add = wr->wr.atomic.compare_add";
-	return "";
+	bool atomic = is(o->remote, "CAS") || is(o->remote, "FADD");
+
+	if (is(name, "raddr"))      return atomic ? "wr->wr.atomic.remote_addr" : "wr->wr.rdma.remote_addr";
+	if (is(name, "rkey"))       return is(o->remote, "BIND") ? "wr->bind_mw.rkey" :
+					   atomic ? "wr->wr.atomic.rkey" : "wr->wr.rdma.rkey";
+	if (is(name, "compare"))    return "wr->wr.atomic.compare_add";
+	if (is(name, "swap"))       return "wr->wr.atomic.swap";
+	if (is(name, "add"))        return "wr->wr.atomic.compare_add";
+	if (is(name, "mw"))         return "wr->bind_mw.mw";
+	if (is(name, "bind"))       return "&wr->bind_mw.bind_info";
+	if (is(name, "imm"))        return "wr->imm_data";
+	if (is(name, "inv_rkey"))   return "wr->invalidate_rkey";
+	if (is(name, "remote_qpn")) return "wr->wr.ud.remote_qpn";
+	if (is(name, "qkey"))       return "wr->wr.ud.remote_qkey";
+	if (is(name, "remote_srqn")) return "wr->qp_type.xrc.remote_srqn";
+	return NULL;
 }
 
-static const char *wr_imm_fields(const struct op *o)
+/*
+ * Designators ", .a = x, .b = y" as the statements "r->a = x';" (indent before each), each
+ * builder parameter in x replaced by its wr_source; skip names one designator to leave out.
+ * Refuses (exits) a name that is neither a parameter it knows, nor a member, call, type or
+ * constant.
+ */
+static void emit_wr_fields(const char *indent, const struct op *o, const char *designators, const char *skip)
 {
-	return is(o->imm, "IMM") ? ", .imm = wr->imm_data" :
-	       is(o->imm, "INV") ? ", .imm = htobe32(wr->invalidate_rkey)" : "";
+	const char *p = designators;
+
+	while ((p = strstr(p, ".")) != NULL) {
+		const char *name = p + 1, *eq = strstr(name, " = "), *end;
+
+		if (!eq) {
+			fprintf(stderr, "gen-ops: cannot read the fields '%s'\n", designators);
+			exit(1);
+		}
+		end = strstr(eq, ", .");
+		if (!end)
+			end = eq + strlen(eq);
+		if (skip && (size_t)(eq - name) == strlen(skip) && !strncmp(name, skip, strlen(skip))) {
+			p = end;
+			continue;
+		}
+		printf("%sr->%.*s = ", indent, (int)(eq - name), name);
+		for (const char *c = eq + 3; c < end;) {
+			if (isalpha((unsigned char)*c) || *c == '_') {
+				const char *t = c, *src;
+
+				while (c < end && (isalnum((unsigned char)*c) || *c == '_'))
+					c++;
+				char id[64];
+
+				snprintf(id, sizeof(id), "%.*s", (int)(c - t), t);
+				if ((t > eq + 3 && (t[-1] == '.' || t[-1] == '>')) || *c == '(' || isupper((unsigned char)*t) ||
+				    is(id, "uint8_t")) {
+					printf("%s", id);
+				} else if ((src = wr_source(o, id)) != NULL) {
+					printf("%s", src);
+				} else {
+					fprintf(stderr, "gen-ops: no ibv_send_wr field for '%s' of %s\n", id, o->name);
+					exit(1);
+				}
+			} else {
+				putchar(*c++);
+			}
+		}
+		printf(";\n");
+		p = end;
+	}
 }
 
-static const char *wr_dest_fields(const struct qpt *q)
+/* A UD WR without an address handle fastverbs knows (fv_qp_av); else its AV is in av. */
+#define WR_NO_AV "!wr->wr.ud.ah || !(av = fv_qp_av(qp, wr->wr.ud.ah))"
+
+/*
+ * The conversions, one per operation (its fields) and one per destination, that both the fast
+ * dispatch and fv_post_send_one (compat/post_send.h) use.
+ */
+static void emit_post_req(void)
 {
-	if (is(q->dest, "AV"))   return ", .av = av, .remote_qpn = wr->wr.ud.remote_qpn, .qkey = wr->wr.ud.remote_qkey";
-	if (is(q->dest, "SRQN")) return ", .srqn = wr->qp_type.xrc.remote_srqn";
-	return "";
+	for (size_t j = 0; j < n_ops; j++) {
+		const struct op *o = &ops[j];
+
+		if (is(o->ibv, "FV_WR_NONE"))
+			continue;
+		printf("/*\n * fv_send_wr_%s: the request of an %s WR but its destination, as\n"
+		       " * fv_<qpt>_%s builds it: fm_ce_se flags, its first nsge SGEs.\n */\n",
+		       o->name, o->ibv + 7, o->name);
+		printf("static FV_ALWAYS_INLINE void fv_send_wr_%s(struct fv_req *r, const struct ibv_send_wr *wr,"
+		       " unsigned flags, int nsge)\n{\n", o->name);
+		printf("\tr->wr_id = wr->wr_id, r->flags = flags, r->opcode = %s;\n"
+		       "\tr->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;\n", o->mlx5);
+		emit_wr_fields("\t", o, remote_fields(o), NULL);
+		emit_wr_fields("\t", o, imm_fields(o), NULL);
+		printf("}\n\n");
+	}
+	printf("/* The destination of a WR on a QP of type qpt; av: its ibv_ah's (fv_qp_av), where qpt has one. */\n"
+	       "static FV_ALWAYS_INLINE void fv_send_wr_dest(const enum fv_qpt qpt, const struct ibv_send_wr *wr,\n"
+	       "\t\t\t\t\t    const struct mlx5_wqe_av *av, struct fv_req *r)\n{\n"
+	       "\t(void)wr, (void)av, (void)r;\n\tswitch (qpt) {\n");
+	for (size_t i = 0; i < n_qpts; i++) {
+		const struct qpt *q = &qpts[i];
+		const struct op *send = NULL;
+
+		for (size_t j = 0; j < n_ops && !send; j++)
+			if (!is(ops[j].payload, "NONE"))
+				send = &ops[j];
+		if (is(q->dest, "NONE"))
+			continue;
+		printf("\tcase %s:\n", q->fv);
+		if (is(q->dest, "AV"))
+			printf("\t\tr->av = av;\n");
+		emit_wr_fields("\t\t", send, dest_fields(q, send), "av");
+		printf("\t\tbreak;\n");
+	}
+	printf("\tdefault:\n\t\tbreak;\n\t}\n}\n\n");
+	printf("/*\n * fv_post_send_one's conversion (compat/post_send.h): wr into r (fv_send_wr_<op>, flags,\n"
+	       " * nsge SGEs) with its destination. 0, or EINVAL for a WR with nothing to convert: an opcode ops.def does\n"
+	       " * not have, a window bind without a window or with a length and no MR (libmlx5 dereferences\n"
+	       " * both), a UD WR without a known address handle.\n */\n"
+	       "static FV_ALWAYS_INLINE int fv_send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,\n"
+	       "\t\t\t\t\t  int nsge, struct fv_req *r)\n{\n"
+	       "\tconst struct mlx5_wqe_av *av;\n\n\tswitch (wr->opcode) {\n");
+	for (size_t j = 0; j < n_ops; j++) {
+		const struct op *o = &ops[j];
+
+		if (is(o->ibv, "FV_WR_NONE"))
+			continue;
+		printf("\tcase %s:\n", o->ibv);
+		if (is(o->remote, "BIND"))
+			printf("\t\tif (!wr->bind_mw.mw || (wr->bind_mw.bind_info.length && !wr->bind_mw.bind_info.mr))\n"
+			       "\t\t\treturn EINVAL;\n");
+		printf("\t\tfv_send_wr_%s(r, wr, flags, nsge);\n\t\tbreak;\n", o->name);
+	}
+	printf("\tdefault:\n\t\treturn EINVAL;\n\t}\n\tav = NULL;\n");
+	for (size_t i = 0; i < n_qpts; i++)
+		if (is(qpts[i].dest, "AV"))
+			printf("\tif (qp->qpt == %s && (%s))\n\t\treturn EINVAL;\n", qpts[i].fv, WR_NO_AV);
+	printf("\tfv_send_wr_dest(qp->qpt, wr, av, r);\n\treturn 0;\n}\n\n");
 }
 
 /*
@@ -235,18 +355,13 @@ static void emit_post_fast(void)
 				continue;
 			printf("\t\tcase %s:\n", o->ibv);
 			if (is(q->dest, "AV"))	/* only now: for other opcodes the union holds no AH */
-				printf("\t\t\tif (!wr->wr.ud.ah || !(av = fv_qp_av(qp, wr->wr.ud.ah)))\n"
-				       "\t\t\t\treturn -1;\n");
+				printf("\t\t\tif (%s)\n\t\t\t\treturn -1;\n", WR_NO_AV);
 			if (!is(o->payload, "DATA"))
 				printf("\t\t\tif (inl)\n\t\t\t\treturn -1;\n");
-			char fields[1024];
-
-			snprintf(fields, sizeof(fields), ".wr_id = wr->wr_id, .flags = flags,\n"
-				 "\t\t\t\t\t.opcode = %s, .payload = FV_PL_SGL, .sgl = wr->sg_list, .nsge = 1,\n"
-				 "\t\t\t\t\t.from_wr = true%s%s%s", o->mlx5, wr_remote_fields(o), wr_imm_fields(o),
-				 wr_dest_fields(q));
-			printf("\t\t\t{\n");
-			emit_req("\t\t\t\t", fields);
+			printf("\t\t\t{\n\t\t\t\tstruct fv_req r = FV_ZERO_INIT;\n\n");
+			printf("\t\t\t\tfv_send_wr_%s(&r, wr, flags, 1);\n", o->name);
+			if (!is(q->dest, "NONE"))
+				printf("\t\t\t\tfv_send_wr_dest(%s, wr, %s, &r);\n", q->fv, is(q->dest, "AV") ? "av" : "NULL");
 			printf("\t\t\t\treturn fv_build_wr1(qp, %s, &r, %s);\n\t\t\t}\n",
 			       q->fv, is(o->payload, "DATA") ? "inl" : "false");
 		}
@@ -386,6 +501,7 @@ static void emit_post(void)
 	       "#define FV_WR_OPCODE_SLOTS %d\n\n"
 	       "struct fv_op_info {\n\tuint8_t allowed, opcode, segs, imm_kind, payload;\n};\n\n", WR_SLOTS);
 	emit_table();
+	emit_post_req();
 	emit_post_fast();
 	printf("FV_EXTERN_C_END\n\n#endif /* FASTVERBS_COMPAT_POST_SEND_OPS_H */\n");
 }

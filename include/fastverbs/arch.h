@@ -127,6 +127,9 @@ struct fv_db64 {
 	uint64_t v;
 };
 
+/* Orders the compiler's memory accesses only (no instruction): what comes after stays after. */
+#define fv_compiler_barrier() __asm__ __volatile__("" ::: "memory")
+
 /* One 4-byte store to a doorbell record (host memory the device reads). */
 static inline void fv_dbrec_write32(volatile void *rec, uint32_t val)
 {

@@ -234,7 +234,7 @@ static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt 
 	uint8_t *wqe = fv_sq_wqe(sq, pi);
 	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
 	uint32_t lim = sq->lim, mask8 = sq->mask8;
-	__be32 fm = htobe32(r->flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE)) | sq->sig_all;
+	__be32 fm = fv_sq_fm(sq, r->flags);
 	struct fv_image u[FV_FAST_UNITS];
 	const unsigned n = (sge1 || r->payload == FV_PL_NONE) ? fv_req_images(qpt, r, how, u) : 0;
 	const bool empty = sge1 && !r->sgl->length;
@@ -244,14 +244,14 @@ static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt 
 		c.a -= (uint64_t)empty * fv_2x32(0, htobe32(1));
 	/* an empty SGE in a second block, or the only unit after the ctrl; UMR: the general path */
 	if (!(sge1 || r->payload == FV_PL_NONE) || (r->segs & FV_SEG_UMR) ||
-	    __builtin_expect(((hdr + sge1 > 4 || hdr == 1) && empty) || nbb > lim - pi, 0))
-		return 0;	/* pi <= lim <= pi + ring size */
+	    __builtin_expect(((hdr + sge1 > 4 || hdr == 1) && empty) || !fv_sq_before_lim(lim, pi, nbb), 0))
+		return 0;
 	if (hdr + sge1 == 1)	/* a NOP */
 		fv_sq_no_bf(sq);
 	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv_sq_take_slow catches up. */
 	if (r->flags & FV_SIGNALED) {
 		sq->sig_pi = pi + nbb;
-		sq->meta[pi & sq->mask].end = pi + nbb;
+		fv_sq_mark_end(sq, pi, nbb);
 	}
 
 	uint8_t *p = fv_ctrl_put(wqe, pi, c, how);
@@ -260,10 +260,10 @@ static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt 
 	for (unsigned i = 0; i < n; i++) {
 		fv_unit_put(p, u[i], how);
 		p += FV_DS;
-		if ((i + 2) % 4 == 0 && p == sq->ring.end)	/* a block ends: the ring may too */
-			p = sq->ring.buf;
+		if ((i + 2) % 4 == 0)	/* a block ends: the ring may too */
+			fv_ring_wrap(&sq->ring, &p);
 	}
-	((struct fv_wr_id *)((uint8_t *)wr_ids + ((pi * 8) & mask8)))->v = r->wr_id;
+	fv_sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
 	return nbb;
 }
 

@@ -65,9 +65,9 @@ fv_cq_consumed(struct fv_cq *cq, uint32_t off, uint32_t own, uint32_t k)
 		cq->ci += k;
 		cq->off = off;
 		cq->own = own;
-		*(volatile __be32 *)&cq->dbrec[FV_CQ_SET_CI] = htobe32(cq->ci & 0xffffff);
+		fv_dbrec_write32(&cq->dbrec[FV_CQ_SET_CI], htobe32(cq->ci & 0xffffff));
 	}
-	__asm__ __volatile__("" ::: "memory");
+	fv_compiler_barrier();
 }
 
 /*

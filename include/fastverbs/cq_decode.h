@@ -140,7 +140,7 @@ fv_scatter_send(const struct fv_qp *qp, uint32_t slot, const uint8_t *src, uint3
 {
 	const struct fv_sq *sq = &qp->sq;
 	const uint8_t *c = sq->ring.buf + ((size_t)slot << 6);
-	unsigned skip = 1 + (qp->qpt == FV_QPT_XRC), ds = c[7] & 0x3f;
+	unsigned skip = 1 + (qp->qpt == FV_QPT_XRC), ds = fv_ctrl_ds(c);
 
 	switch (c[3]) {
 	case MLX5_OPCODE_RDMA_READ:	skip += 1; break;

@@ -38,6 +38,25 @@
 #endif
 
 /* An initializer that zeroes every member, without a warning in either language. */
+/*
+ * FV_ASSERT(cond): with -DFV_DEBUG, a false cond prints where and aborts (the ring invariants
+ * of sq.h and recv.h are checked so); without it, nothing at all. Off by default: the fast path
+ * pays nothing for it. `make test` runs the library's unit tests once with it on.
+ */
+#ifdef FV_DEBUG
+#include <stdio.h>
+#include <stdlib.h>
+static __attribute__((noinline, cold, noreturn, unused)) void fv_assert_fail(const char *cond, const char *file,
+									  int line)
+{
+	fprintf(stderr, "fastverbs: %s:%d: assertion failed: %s\n", file, line, cond);
+	abort();
+}
+#define FV_ASSERT(cond) ((cond) ? (void)0 : fv_assert_fail(#cond, __FILE__, __LINE__))
+#else
+#define FV_ASSERT(cond) ((void)0)
+#endif
+
 #ifdef __cplusplus
 #define FV_ZERO_INIT {}
 #else

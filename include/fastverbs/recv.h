@@ -86,6 +86,7 @@ static inline int fv_recv(struct fv_qp *qp, uint64_t wr_id, const struct ibv_sge
 		 rq->max_gs, sgl, nsge);
 	rq->wrid[slot] = wr_id;
 	rq->head++;
+	FV_ASSERT(rq->head - rq->tail <= rq->entries);	/* the RQ holds at most its entries */
 	return 0;
 }
 
@@ -93,7 +94,7 @@ static inline int fv_recv(struct fv_qp *qp, uint64_t wr_id, const struct ibv_sge
 static inline void fv_recv_ring(struct fv_qp *qp)
 {
 	fv_dma_wmb();
-	*qp->rq.dbrec = htobe32(qp->rq.head & 0xffff);
+	fv_dbrec_write32(qp->rq.dbrec, htobe32(qp->rq.head & 0xffff));
 }
 
 struct fv_srq {
@@ -254,7 +255,7 @@ static inline int fv_srq_recv(struct fv_srq *srq, uint64_t wr_id, const struct i
 static inline void fv_srq_ring(struct fv_srq *srq)
 {
 	fv_dma_wmb();
-	*srq->dbrec = htobe32(srq->counter);
+	fv_dbrec_write32(srq->dbrec, htobe32(srq->counter));
 }
 
 /* WQE idx was consumed: link it after the tail of the free list. */

@@ -115,15 +115,50 @@ static inline uint8_t *fv_sq_wqe(const struct fv_sq *sq, uint32_t pi)
 	return sq->ring.buf + (size_t)((pi * 8) & sq->mask8) * 8;
 }
 
+static inline __attribute__((always_inline)) struct fv_wr_id *fv_sq_wr_id_at(struct fv_wr_id *wr_ids, uint32_t mask8, uint32_t pi)
+{
+	return (struct fv_wr_id *)((uint8_t *)wr_ids + ((pi * 8) & mask8));
+}
+
 static inline struct fv_wr_id *fv_sq_wr_id_of(const struct fv_sq *sq, uint32_t pi)
 {
-	return (struct fv_wr_id *)((uint8_t *)sq->wr_id + ((pi * 8) & sq->mask8));
+	return fv_sq_wr_id_at(sq->wr_id, sq->mask8, pi);
 }
 
 /* Address of the next WQE's first block. */
 static inline uint8_t *fv_sq_next_wqe(const struct fv_sq *sq)
 {
 	return fv_sq_wqe(sq, sq->pi);
+}
+
+/* Whether a WQE of nbb blocks at pi ends at or before lim: the fast side (see top). */
+static inline __attribute__((always_inline)) bool fv_sq_before_lim(uint32_t lim, uint32_t pi, unsigned nbb)
+{
+	return nbb <= lim - pi;	/* pi <= lim <= pi + ring size */
+}
+
+/* The ctrl's big-endian word at byte 8 for a WQE built with flags: fm_ce_se, sq_sig_all included. */
+static inline __attribute__((always_inline)) __be32 fv_sq_fm(const struct fv_sq *sq, unsigned flags)
+{
+	return htobe32(flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE)) | sq->sig_all;
+}
+
+/* The WQE of nbb blocks at pi asks for a completion: keep its end for it (fv_sq_end). */
+static inline __attribute__((always_inline)) void fv_sq_mark_end(struct fv_sq *sq, uint32_t pi, unsigned nbb)
+{
+	sq->meta[pi & sq->mask].end = pi + nbb;
+}
+
+/*
+ * The ring's invariants (see top), checked with -DFV_DEBUG (FV_ASSERT): the device may hold at
+ * most the ring, pi <= lim <= pi + ring size, and the last WQE built lies before pi.
+ */
+static inline __attribute__((always_inline)) void fv_sq_check(const struct fv_sq *sq)
+{
+	(void)sq;
+	FV_ASSERT(sq->pi - sq->ci <= sq->mask + 1);
+	FV_ASSERT(sq->lim - sq->pi <= sq->mask + 1);
+	FV_ASSERT(sq->pi - sq->last_pi - 1 <= sq->mask);
 }
 
 /* The nearer of the two limits of the fast path (see top), both at or past pi. */
@@ -199,8 +234,8 @@ static inline bool fv_sq_take_slow(struct fv_sq *sq, unsigned nbb, __be32 *fm_be
  */
 static inline bool fv_sq_take(struct fv_sq *sq, unsigned flags, unsigned nbb, __be32 *fm_be)
 {
-	*fm_be = htobe32(flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE)) | sq->sig_all;
-	if (__builtin_expect(nbb > sq->lim - sq->pi, 0))	/* pi <= lim <= pi + ring size */
+	*fm_be = fv_sq_fm(sq, flags);
+	if (__builtin_expect(!fv_sq_before_lim(sq->lim, sq->pi, nbb), 0))
 		return fv_sq_take_slow(sq, nbb, fm_be);
 	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv_sq_take_slow catches up. */
 	if (flags & FV_SIGNALED)
@@ -217,7 +252,7 @@ static inline void fv_sq_record(struct fv_sq *sq, uint32_t pi, uint64_t wr_id, u
 {
 	fv_sq_wr_id_of(sq, pi)->v = wr_id;
 	if (flags & FV_SIGNALED)
-		sq->meta[pi & sq->mask].end = pi + nbb;
+		fv_sq_mark_end(sq, pi, nbb);
 }
 
 /*
@@ -229,6 +264,7 @@ static inline void fv_sq_advance(struct fv_sq *sq, uint32_t pi, unsigned nbb)
 {
 	sq->last_pi = pi;
 	sq->pi = pi + nbb;
+	fv_sq_check(sq);
 }
 
 /* fv_sq_record and fv_sq_advance for the WQE at the producer. */
@@ -285,7 +321,7 @@ static inline uint32_t fv_sq_end(const struct fv_sq *sq, uint32_t slot, uint16_t
 
 	if (__builtin_expect(end - sq->ci - 1 > sq->mask, 0))
 		end = sq->ci + (uint16_t)(wqe_counter - sq->ci) +
-		      fv_ds_to_bb(sq->ring.buf[((size_t)slot << 6) + 7] & 0x3f);
+		      fv_ds_to_bb(fv_ctrl_ds(sq->ring.buf + ((size_t)slot << 6)));
 	return end;
 }
 
@@ -298,6 +334,7 @@ static inline uint32_t fv_sq_retire(struct fv_sq *sq, uint16_t wqe_counter)
 {
 	uint32_t slot = wqe_counter & sq->mask;
 
+	FV_ASSERT(fv_sq_end(sq, slot, wqe_counter) - sq->ci <= sq->pi - sq->ci);	/* not past pi */
 	sq->ci = fv_sq_end(sq, slot, wqe_counter);
 	return slot;
 }
@@ -311,6 +348,7 @@ static inline uint32_t fv_sq_retire_asked(struct fv_sq *sq, uint16_t wqe_counter
 {
 	uint32_t slot = wqe_counter & sq->mask;
 
+	FV_ASSERT(sq->meta[slot].end - sq->ci <= sq->pi - sq->ci);	/* not past pi */
 	sq->ci = sq->meta[slot].end;
 	return slot;
 }

@@ -63,6 +63,13 @@ static inline uint8_t *fv_ring_add(const struct fv_ring *r, uint8_t *p, size_t n
 	return p;
 }
 
+/* *p, a block's end, moves to where the next block starts: block 0 at the ring end. */
+static inline __attribute__((always_inline)) void fv_ring_wrap(const struct fv_ring *r, uint8_t **p)
+{
+	if (*p == r->end)
+		*p = r->buf;
+}
+
 /* Copy bytes into the ring at dst, splitting at the ring end; returns the byte after. */
 static inline uint8_t *fv_ring_copy(const struct fv_ring *r, uint8_t *dst, const void *src, size_t len)
 {
@@ -199,6 +206,12 @@ static inline uint8_t *fv_ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, u
 	}
 	u->index.v = htobe16((uint16_t)pi);	/* the low 16 bits of pi */
 	return p + FV_DS;
+}
+
+/* The ds (16-byte units) of the WQE whose control segment is at ctrl, as written: byte 7. */
+static inline unsigned fv_ctrl_ds(const uint8_t *ctrl)
+{
+	return ctrl[7] & 0x3f;
 }
 
 /* Control segment written in one go. */

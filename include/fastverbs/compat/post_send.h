@@ -65,52 +65,17 @@ static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, 
 
 	/* Initialized, not memset: the compiler then keeps the fields in registers. */
 	struct fv_req r = FV_ZERO_INIT;
+	/* the conversion the fast path uses too (post_send_ops.h) */
+	int err = fv_send_wr_req(qp, wr, fv_send_flags(wr->send_flags), wr->num_sge, &r);
 
-	r.wr_id = wr->wr_id, r.flags = fv_send_flags(wr->send_flags), r.opcode = info->opcode;
-	r.segs = info->segs, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = wr->num_sge;
-	r.from_wr = true;
-
+	if (err)
+		return err;
+	/* libmlx5 appends a window's SGEs (or inline data) after the UMR segments: so do we. */
 	if ((wr->send_flags & IBV_SEND_INLINE) && wr->num_sge) {
 		if (info->payload == FV_PAYLOAD_SGL)
 			return EINVAL;
 		r.payload = FV_PL_INLINE;
 		r.len = fv_sgl_bytes(wr->sg_list, wr->num_sge);
-	}
-	if (info->imm_kind == FV_IMM_KIND_IMM)
-		r.imm = wr->imm_data;
-	else if (info->imm_kind == FV_IMM_KIND_INV)
-		r.imm = htobe32(wr->invalidate_rkey);
-	if (info->segs & FV_SEG_ATOMIC) {
-		r.raddr = wr->wr.atomic.remote_addr;
-		r.rkey = wr->wr.atomic.rkey;
-		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
-			r.swap_add = wr->wr.atomic.swap;
-			r.compare = wr->wr.atomic.compare_add;
-		} else {
-			r.swap_add = wr->wr.atomic.compare_add;
-		}
-	} else if (info->segs & FV_SEG_RADDR) {
-		r.raddr = wr->wr.rdma.remote_addr;
-		r.rkey = wr->wr.rdma.rkey;
-	} else if (info->segs & FV_SEG_UMR) {
-		/* libmlx5 appends the WR's SGEs (or inline data) after the UMR segments: so do we. */
-		r.mw_type = IBV_MW_TYPE_2;
-		if (wr->opcode == IBV_WR_BIND_MW) {
-			if (!wr->bind_mw.mw || (wr->bind_mw.bind_info.length && !wr->bind_mw.bind_info.mr))
-				return EINVAL;	/* libmlx5 dereferences both */
-			r.imm = htobe32(wr->bind_mw.mw->rkey);
-			r.mw_type = (uint8_t)wr->bind_mw.mw->type;
-			r.new_rkey = wr->bind_mw.rkey;
-			r.bind = &wr->bind_mw.bind_info;
-		}
-	}
-	if (qp->qpt == FV_QPT_UD) {
-		if (!wr->wr.ud.ah || !(r.av = fv_qp_av(qp, wr->wr.ud.ah)))
-			return EINVAL;
-		r.remote_qpn = wr->wr.ud.remote_qpn;
-		r.qkey = wr->wr.ud.remote_qkey;
-	} else if (qp->qpt == FV_QPT_XRC) {
-		r.srqn = wr->qp_type.xrc.remote_srqn;
 	}
 	return fv_build_wqe(qp, qp->qpt, &r);	/* nothing is a constant here: one copy of the body */
 }
