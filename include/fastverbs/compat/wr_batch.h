@@ -140,6 +140,42 @@ static FV_ALWAYS_INLINE void fv_wr_open_any(struct fv_qp *qp, unsigned allowed, 
 	}
 }
 
+/*
+ * A memory-window builder (fv_wr_bind_mw, fv_wr_local_inv) on a QP of type qpt: r is the
+ * whole request but wr_id and flags; no setters follow, so the WQE is built now, as libmlx5
+ * builds it in its builder (ENOMEM: no room; EOPNOTSUPP: a bind longer than 2 GiB), and the
+ * next WQE gets the initiator fence (build.h; fv_wr_start's counters keep the fence too).
+ */
+static FV_ALWAYS_INLINE void fv_wr_umr(struct fv_qp *qp, enum fv_qpt qpt, struct fv_req *r)
+{
+	int err;
+
+	if (qp->wr.need) {
+		fv_wr_fail(qp, EINVAL);		/* the WQE before lacks a setter */
+		qp->wr.need = 0;
+	}
+	r->wr_id = qp->wr_id;
+	r->flags = fv_send_flags(qp->wr_flags);
+	r->payload = FV_PL_NONE;
+	err = fv_build(qp, qpt, r);	/* also after an earlier error: rolled back anyway */
+	if (__builtin_expect(err, 0))
+		fv_wr_fail(qp, err);
+}
+
+/*
+ * A memory-window builder on a struct fv_qp: allowed as in fv_wr_open_any. The UMR WQE has
+ * no transport segment (no UD address, no XRC SRQ), so one QP type stands for all allowed.
+ */
+static FV_ALWAYS_INLINE void fv_wr_umr_any(struct fv_qp *qp, unsigned allowed, struct fv_req *r)
+{
+	if (__builtin_expect(!(allowed >> qp->qpt & 1), 0)) {
+		fv_wr_fail(qp, EINVAL);		/* the man page's table: not on this QP type */
+		qp->wr.need = 0;
+		return;
+	}
+	fv_wr_umr(qp, FV_QPT_RC, r);
+}
+
 /* The open WQE as a request, without its payload. */
 static FV_ALWAYS_INLINE struct fv_req fv_wr_req(const struct fv_qp *qp, enum fv_qpt qpt)
 {
