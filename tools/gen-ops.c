@@ -588,13 +588,29 @@ static void emit_wr(void)
 		emit_wr_req(o);
 		printf("\t%s(qp, %s, &r);\n}\n\n", umr(o) ? "fv_wr_umr_any" : "fv_wr_open_any", mask);
 	}
+	/*
+	 * The payload setters switch on the QP type, one arm per destination kind: QP types with
+	 * the same kind lay their WQEs out alike (ops.def), so the first of them builds for all.
+	 * Fewer arms: less code in a caller's loop.
+	 */
 	for (size_t k = 0; k < N_WR_PAYLOADS; k++) {
-		printf("/* fv_wr_%s on a struct fv_qp. */\n", wr_payloads[k].name);
-		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp, %s)\n{\n\tswitch (qp->qpt) {\n",
-		       wr_payloads[k].name, wr_payloads[k].params);
-		for (size_t i = 0; i < n_qpts; i++)
-			printf("\tcase %s:\n\t\t%s(qp, %s, %s);\n\t\treturn;\n", qpts[i].fv, wr_payloads[k].core,
-			       qpts[i].fv, wr_payloads[k].args);
+		printf("/* fv_wr_%s on a struct fv_qp (one arm per WQE layout: destination kind). */\n",
+		       wr_payloads[k].name);
+		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp, %s)\n{\n"
+		       "\tfv_wr_touch(qp);\n\tswitch (qp->qpt) {\n", wr_payloads[k].name, wr_payloads[k].params);
+		for (size_t i = 0; i < n_qpts; i++) {
+			size_t first = 0;
+
+			while (!is(qpts[first].dest, qpts[i].dest))
+				first++;
+			if (first != i)
+				continue;	/* its arm is the first's */
+			for (size_t j = i; j < n_qpts; j++)
+				if (is(qpts[j].dest, qpts[i].dest))
+					printf("\tcase %s:\n", qpts[j].fv);
+			printf("\t\t%s(qp, %s, %s);\n\t\treturn;\n", wr_payloads[k].core, qpts[i].fv,
+			       wr_payloads[k].args);
+		}
 		printf("\tdefault:\n\t\tfv_wr_fail(qp, EINVAL);\n\t}\n}\n\n");
 	}
 	printf("/* fv_wr_set_ud_addr on a struct fv_qp (UD only). */\n"

@@ -508,15 +508,14 @@ static FV_ALWAYS_INLINE void fv_qp_wr_local_inv(struct fv_qp *qp, uint32_t inval
 	fv_wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
 }
 
-/* fv_wr_set_sge on a struct fv_qp. */
+/* fv_wr_set_sge on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, uint64_t addr, uint32_t length)
 {
+	fv_wr_touch(qp);
 	switch (qp->qpt) {
 	case FV_QPT_RC:
-		fv_wr_sge_at(qp, FV_QPT_RC, lkey, addr, length);
-		return;
 	case FV_QPT_UC:
-		fv_wr_sge_at(qp, FV_QPT_UC, lkey, addr, length);
+		fv_wr_sge_at(qp, FV_QPT_RC, lkey, addr, length);
 		return;
 	case FV_QPT_UD:
 		fv_wr_sge_at(qp, FV_QPT_UD, lkey, addr, length);
@@ -529,15 +528,14 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, u
 	}
 }
 
-/* fv_wr_set_sge_list on a struct fv_qp. */
+/* fv_wr_set_sge_list on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_sge, const struct ibv_sge *sg_list)
 {
+	fv_wr_touch(qp);
 	switch (qp->qpt) {
 	case FV_QPT_RC:
-		fv_wr_sge_list_at(qp, FV_QPT_RC, num_sge, sg_list);
-		return;
 	case FV_QPT_UC:
-		fv_wr_sge_list_at(qp, FV_QPT_UC, num_sge, sg_list);
+		fv_wr_sge_list_at(qp, FV_QPT_RC, num_sge, sg_list);
 		return;
 	case FV_QPT_UD:
 		fv_wr_sge_list_at(qp, FV_QPT_UD, num_sge, sg_list);
@@ -550,15 +548,14 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_
 	}
 }
 
-/* fv_wr_set_inline_data on a struct fv_qp. */
+/* fv_wr_set_inline_data on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *addr, size_t length)
 {
+	fv_wr_touch(qp);
 	switch (qp->qpt) {
 	case FV_QPT_RC:
-		fv_wr_inline_at(qp, FV_QPT_RC, addr, length);
-		return;
 	case FV_QPT_UC:
-		fv_wr_inline_at(qp, FV_QPT_UC, addr, length);
+		fv_wr_inline_at(qp, FV_QPT_RC, addr, length);
 		return;
 	case FV_QPT_UD:
 		fv_wr_inline_at(qp, FV_QPT_UD, addr, length);
@@ -571,15 +568,14 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *ad
 	}
 }
 
-/* fv_wr_set_inline_data_list on a struct fv_qp. */
+/* fv_wr_set_inline_data_list on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data_list(struct fv_qp *qp, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
+	fv_wr_touch(qp);
 	switch (qp->qpt) {
 	case FV_QPT_RC:
-		fv_wr_inline_list_at(qp, FV_QPT_RC, num_buf, buf_list);
-		return;
 	case FV_QPT_UC:
-		fv_wr_inline_list_at(qp, FV_QPT_UC, num_buf, buf_list);
+		fv_wr_inline_list_at(qp, FV_QPT_RC, num_buf, buf_list);
 		return;
 	case FV_QPT_UD:
 		fv_wr_inline_list_at(qp, FV_QPT_UD, num_buf, buf_list);

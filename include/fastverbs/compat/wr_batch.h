@@ -130,14 +130,32 @@ static FV_ALWAYS_INLINE void fv_wr_open(struct fv_qp *qp, enum fv_qpt qpt, const
 	b->need = FV_WR_NEED_DATA | (fv_transport_ds(qpt) ? FV_WR_NEED_DEST : 0);
 }
 
-/* A builder on a struct fv_qp: allowed is the mask of QP types (1 << enum fv_qpt) it suits. */
+/*
+ * A builder on a struct fv_qp: allowed is the mask of QP types (1 << enum fv_qpt) it suits.
+ * No branch decides what is stored: a call the QP type does not have only marks the batch
+ * failed, and its setters build into the ring like any call of a failed batch (rolled back
+ * at fv_wr_complete). So the setter after it sees one state, whatever the QP type, and the
+ * compiler keeps the ring's fields in registers across a caller's loop.
+ */
 static FV_ALWAYS_INLINE void fv_wr_open_any(struct fv_qp *qp, unsigned allowed, const struct fv_req *r)
 {
-	fv_wr_open(qp, qp->qpt, r);	/* either way: the setter's loads then see these stores */
-	if (__builtin_expect(!(allowed >> qp->qpt & 1), 0)) {
+	fv_wr_open(qp, qp->qpt, r);
+	if (__builtin_expect(!(allowed >> qp->qpt & 1), 0))
 		fv_wr_fail(qp, EINVAL);		/* the man page's table: not on this QP type */
-		qp->wr.need = 0;
-	}
+}
+
+/*
+ * Before a setter's switch on a struct fv_qp's QP type: read the fields every arm's build
+ * reads. Loads only some arms make may not be moved out of a caller's loop (they might
+ * fault where the arm would not run); made here, on every path, they may, and the arm's own
+ * loads of the same fields then reuse them.
+ */
+static FV_ALWAYS_INLINE void fv_wr_touch(const struct fv_qp *qp)
+{
+	const struct fv_sq *sq = &qp->sq;
+
+	__asm__("" : : "r"(sq->ring.buf), "r"(sq->ring.end), "r"(sq->wr_id), "r"(sq->mask8), "r"(sq->lim),
+		"r"(sq->qpn_be), "r"(sq->sig_all));
 }
 
 /*
