@@ -613,26 +613,21 @@ static void emit_wr(void)
 		}
 		printf("\tdefault:\n\t\tfv_wr_fail(qp, EINVAL);\n\t}\n}\n\n");
 	}
-	/*
-	 * The destination setters store on every QP type, as for their own, and only mark the
-	 * batch failed on another (as the builders do, fv_wr_open_any): the payload setter after
-	 * them then sees one state whatever the QP type.
-	 */
+	printf("/* fv_wr_set_ud_addr on a struct fv_qp (UD only). */\n"
+	       "static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,\n"
+	       "\t\t\t\t\t\tstruct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)\n{\n");
 	for (size_t i = 0; i < n_qpts; i++)
 		if (is(qpts[i].dest, "AV"))
-			printf("/* fv_wr_set_ud_addr on a struct fv_qp (%s only: on another QP type the batch fails). */\n"
-			       "static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,\n"
-			       "\t\t\t\t\t\tstruct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
-			       "\tfv_wr_ud_addr_at(qp, fah, ibah, remote_qpn, remote_qkey);\n"
-			       "\tif (__builtin_expect(qp->qpt != %s, 0))\n\t\tfv_wr_fail(qp, EINVAL);\n}\n\n",
-			       qpts[i].ibv + 8, qpts[i].fv);
+			printf("\tif (qp->qpt == %s) {\n\t\tfv_wr_ud_addr_at(qp, fah, ibah, remote_qpn, remote_qkey);\n"
+			       "\t\treturn;\n\t}\n", qpts[i].fv);
+	printf("\tfv_wr_fail(qp, EINVAL);\n}\n\n");
+	printf("/* fv_wr_set_xrc_srqn on a struct fv_qp (XRC only). */\n"
+	       "static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)\n{\n");
 	for (size_t i = 0; i < n_qpts; i++)
 		if (is(qpts[i].dest, "SRQN"))
-			printf("/* fv_wr_set_xrc_srqn on a struct fv_qp (%s only: on another QP type the batch fails). */\n"
-			       "static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)\n{\n"
-			       "\tfv_wr_dest(qp, %s, NULL, 0, 0, remote_srqn);\n"
-			       "\tif (__builtin_expect(qp->qpt != %s, 0))\n\t\tfv_wr_fail(qp, EINVAL);\n}\n\n",
-			       qpts[i].ibv + 8, qpts[i].fv, qpts[i].fv);
+			printf("\tif (qp->qpt == %s) {\n\t\tfv_wr_dest(qp, %s, NULL, 0, 0, remote_srqn);\n"
+			       "\t\treturn;\n\t}\n", qpts[i].fv, qpts[i].fv);
+	printf("\tfv_wr_fail(qp, EINVAL);\n}\n\n");
 
 	printf("FV_EXTERN_C_END\n\n");
 	printf("/* ---- the calls: ibv_wr_post(3) with fv_ for ibv_, on a struct fv_qp * or a typed handle\n"

@@ -588,21 +588,25 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data_list(struct fv_qp *qp, siz
 	}
 }
 
-/* fv_wr_set_ud_addr on a struct fv_qp (UD only: on another QP type the batch fails). */
+/* fv_wr_set_ud_addr on a struct fv_qp (UD only). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,
 						struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)
 {
-	fv_wr_ud_addr_at(qp, fah, ibah, remote_qpn, remote_qkey);
-	if (__builtin_expect(qp->qpt != FV_QPT_UD, 0))
-		fv_wr_fail(qp, EINVAL);
+	if (qp->qpt == FV_QPT_UD) {
+		fv_wr_ud_addr_at(qp, fah, ibah, remote_qpn, remote_qkey);
+		return;
+	}
+	fv_wr_fail(qp, EINVAL);
 }
 
-/* fv_wr_set_xrc_srqn on a struct fv_qp (XRC_SEND only: on another QP type the batch fails). */
+/* fv_wr_set_xrc_srqn on a struct fv_qp (XRC only). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)
 {
-	fv_wr_dest(qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn);
-	if (__builtin_expect(qp->qpt != FV_QPT_XRC, 0))
-		fv_wr_fail(qp, EINVAL);
+	if (qp->qpt == FV_QPT_XRC) {
+		fv_wr_dest(qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn);
+		return;
+	}
+	fv_wr_fail(qp, EINVAL);
 }
 
 FV_EXTERN_C_END
