@@ -5,7 +5,8 @@
  *
  *   fv_wr_start    remember the send ring's counters, clear the error
  *   builder        open a WQE: opcode and operands into qp->wr, wr_id and wr_flags read now;
- *                  a WQE still open (a setter missing) is an error
+ *                  a WQE still open (a setter missing) is an error. A memory-window builder
+ *                  (fv_wr_bind_mw, fv_wr_local_inv) builds its whole WQE at once instead
  *   setters        the destination (UD address, XRC SRQ) and the payload (one per WQE), in
  *                  either order; the payload setter builds the WQE in the ring (build.h) and
  *                  a destination set after it is written over the WQE's placeholder units
