@@ -2,12 +2,13 @@
  * Memory-window WQEs byte for byte against libmlx5: replay tests/vectors/libmlx5-44/mw.txt
  * (BIND_MW, LOCAL_INV, ibv_bind_mw, the wr_* API, the fence on the next WQE, a chain, a bind
  * with an SGE after it, a bind across the ring end) on rings of the producer's geometry,
- * once through fv_post_send and once through the typed builders, comparing every WQEBB,
- * the doorbell record and the BlueFlame register.
+ * once through fv_post_send, once through the typed builders and once through fv_wr_*
+ * (fv_wr_bind_mw, fv_wr_local_inv), comparing every WQEBB, the doorbell record and the
+ * BlueFlame register.
  */
 #include <stdio.h>
 #include <criterion/criterion.h>
-#include <fastverbs/compat/post_send.h>
+#include <fastverbs/compat/verbs.h>
 #include "memqp.h"
 #include "vecfile.h"
 
@@ -209,7 +210,62 @@ static void post_compat(struct memqp *m, const char *t)
 		fv_ring(h);                                                                  \
 	} while (0)
 
-static void replay(int typed)
+/*
+ * The same case through fv_wr_* on h (a struct fv_qp * or a typed handle), one batch. Binds
+ * of the type 1 window and binds with an SGE have no ibv_wr_* form (ibv_wr_bind_mw builds a
+ * type 2 bind, with no setters): those go through fv_post_send.
+ */
+#define WRAPI(m, h, title)                                                                       \
+	do {                                                                                 \
+		struct ibv_sge s0 = send_sge(), s3 = { BUF + 0x3000, 64, k.mr };             \
+		struct ibv_mw_bind_info bi;                                                  \
+		struct mwcase mc;                                                            \
+		struct fv_qp *q_ = fv_wr_qp(h);                                              \
+                                                                                             \
+		const char *t = (title);                                                     \
+		parse(t, &mc);                                                               \
+		bi = bind_info(&mc);                                                         \
+		if (strstr(t, "MW ibv_bind_mw")) {                                           \
+			post_compat(m, t);                                                   \
+			break;                                                               \
+		}                                                                            \
+		fv_wr_start(h);                                                              \
+		q_->wr_id = 0x830;                                                           \
+		q_->wr_flags = mc.send_flags;                                                \
+		if (strstr(t, "bind2") && !strstr(t, "MW chain"))                           \
+			fv_wr_bind_mw(h, &k.mw2[mc.win], ibv_inc_rkey(k.mw2[mc.win].rkey), &bi); \
+		else if (strstr(t, "MW local_inv w0"))                                       \
+			fv_wr_local_inv(h, ibv_inc_rkey(k.mw2[0].rkey));                       \
+		else if (strstr(t, "local_inv 0x") && !strstr(t, "MW chain")) {              \
+			uint32_t key = (uint32_t)strtoul(strstr(t, "local_inv 0x") + 10, NULL, 16); \
+                                                                                             \
+			if (strstr(t, "+ send")) {                                           \
+				q_->wr_flags = 0;                                            \
+				fv_wr_local_inv(h, key);                                     \
+				q_->wr_flags = mc.send_flags;                                \
+				fv_wr_send(h);                                               \
+				fv_wr_set_sge(h, k.lkey, s0.addr, s0.length);                \
+			} else {                                                             \
+				fv_wr_local_inv(h, key);                                     \
+			}                                                                    \
+		} else if (strstr(t, "MW chain")) {                                          \
+			q_->wr_flags = 0;                                                    \
+			fv_wr_bind_mw(h, &k.mw2[1], ibv_inc_rkey(ibv_inc_rkey(k.mw2[1].rkey)), &bi); \
+			fv_wr_local_inv(h, 0x12345678);                                      \
+			q_->wr_flags = IBV_SEND_SIGNALED;                                    \
+			fv_wr_send(h);                                                       \
+			fv_wr_set_sge(h, s3.lkey, s3.addr, s3.length);                       \
+		} else if (strstr(t, "API bind_mw")) {                                       \
+			fv_wr_bind_mw(h, &k.mw2[mc.win], ibv_inc_rkey(ibv_inc_rkey(k.mw2[mc.win].rkey)), &bi); \
+		} else {                                                                     \
+			fv_wr_send(h);                                                       \
+			fv_wr_set_sge(h, s0.lkey, s0.addr, s0.length);                       \
+		}                                                                            \
+		cr_assert_eq(fv_wr_complete(h), 0, "%s: fv_wr_complete failed", t);          \
+	} while (0)
+
+/* how: 0 fv_post_send, 1 the typed builders, 2 fv_wr_* */
+static void replay(int how)
 {
 	static struct vcase cases[64];
 	struct memqp rc, uc;
@@ -231,10 +287,14 @@ static void replay(int typed)
 		cr_assert(!strcmp(c->qp, "RCM") || !strcmp(c->qp, "UCM"), "QP %s", c->qp);
 		memset(m->bf, 0, 512);
 		m->qp.sq.ci = m->qp.sq.pi;	/* the device completed the earlier WQEs (a small ring) */
-		if (!typed)
+		if (!how)
 			post_compat(m, c->title);
 		else if (strstr(c->title, " sge "))	/* typed binds carry no payload */
 			post_compat(m, c->title);
+		else if (how == 2 && m == &rc)
+			WRAPI(m, &m->qp, c->title);
+		else if (how == 2)
+			WRAPI(m, (struct fv_uc *)&m->qp, c->title);
 		else if (m == &rc)
 			TYPED((struct fv_rc *)&m->qp, c->title);
 		else
@@ -254,4 +314,9 @@ Test(vectors_mw, compat_path_matches_libmlx5)
 Test(vectors_mw, typed_path_matches_libmlx5)
 {
 	replay(1);
+}
+
+Test(vectors_mw, wr_api_matches_libmlx5)
+{
+	replay(2);
 }

@@ -473,7 +473,71 @@ static void ring_full(struct fv_qp *qp, const struct fv_ah *ah)
 		good_wqe(qp, ah, 0x500u + (unsigned)i);
 }
 
+/* Memory windows: a type 2 window and an MR of plain memory (the bytes need only their keys). */
+static struct ibv_mr mw_mr = { .lkey = LKEY };
+static struct ibv_mw mw2 = { .rkey = 0x4200, .type = IBV_MW_TYPE_2 };
+
+static struct ibv_mw_bind_info mw_bind(uint64_t length)
+{
+	return (struct ibv_mw_bind_info){ .mr = &mw_mr, .addr = 0x1000, .length = length,
+					  .mw_access_flags = IBV_ACCESS_REMOTE_READ };
+}
+
+static void bind_over_2gib(struct fv_qp *qp, const struct fv_ah *ah)
+{
+	struct ibv_mw_bind_info b = mw_bind((1ull << 31) + 1);
+
+	(void)ah;
+	fv_wr_bind_mw(qp, &mw2, 0x4201, &b);
+}
+
+static void bind_then_inline_too_long(struct fv_qp *qp, const struct fv_ah *ah)
+{
+	struct ibv_mw_bind_info b = mw_bind(1ull << 31);	/* 2 GiB: still one KLM */
+
+	fv_wr_bind_mw(qp, &mw2, 0x4201, &b);		/* owes the next WQE a fence ... */
+	fv_wr_local_inv(qp, 0x4201);
+	inline_too_long(qp, ah);			/* ... which the rollback takes back */
+}
+
+static void ud_bind_mw(struct fv_qp *qp, const struct fv_ah *ah)
+{
+	struct ibv_mw_bind_info b = mw_bind(64);
+
+	(void)ah;
+	fv_wr_bind_mw(qp, &mw2, 0x4201, &b);	/* no memory windows on UD */
+}
+
+static void ud_local_inv(struct fv_qp *qp, const struct fv_ah *ah)
+{
+	(void)ah;
+	fv_wr_local_inv(qp, 0x4201);
+}
+
+static void bind_while_open(struct fv_qp *qp, const struct fv_ah *ah)
+{
+	(void)ah;
+	fv_wr_send(qp);
+	fv_wr_local_inv(qp, 0x4201);
+	fv_wr_set_sge(qp, LKEY, 0x1000, 8);
+}
+
+static void setter_after_bind(struct fv_qp *qp, const struct fv_ah *ah)
+{
+	struct ibv_mw_bind_info b = mw_bind(64);
+
+	(void)ah;
+	fv_wr_bind_mw(qp, &mw2, 0x4201, &b);	/* a whole WQE: no payload setter */
+	fv_wr_set_sge(qp, LKEY, 0x1000, 8);
+}
+
 static const struct bad_case bad_cases[] = {
+	{ "bind over 2 GiB", FV_QPT_RC, EOPNOTSUPP, bind_over_2gib },
+	{ "bind, then inline too long", FV_QPT_XRC, ENOMEM, bind_then_inline_too_long },
+	{ "bind on UD", FV_QPT_UD, EINVAL, ud_bind_mw },
+	{ "local invalidate on UD", FV_QPT_UD, EINVAL, ud_local_inv },
+	{ "local invalidate while a WQE is open", FV_QPT_UC, EINVAL, bind_while_open },
+	{ "setter after a bind", FV_QPT_RC, EINVAL, setter_after_bind },
 	{ "too many SGEs", FV_QPT_RC, ENOMEM, too_many_sges },
 	{ "inline too long", FV_QPT_RC, ENOMEM, inline_too_long },
 	{ "inline list too long", FV_QPT_UC, ENOMEM, inline_list_too_long },
@@ -641,4 +705,79 @@ Test(wr_wqe, interleaved_with_typed_and_post_send)
 	}
 	memqp_free(&a);
 	memqp_free(&b);
+}
+
+/*
+ * fv_wr_bind_mw / fv_wr_local_inv against the typed builders (vectors-mw.c checks those and
+ * fv_wr_* against libmlx5 on RC and UC): on RC, UC and XRC, from every slot of a small ring
+ * (a bind spans three blocks, so some cross the ring end), each followed by a WRITE that
+ * takes the initiator fence; fv_wr_* on a (struct fv_qp * and typed handle alternately),
+ * fv_bind_mw / fv_local_inv on b. ibv_wr_bind_mw builds a type 2 bind whatever the window's
+ * type (libmlx5 44), so a type 1 window gives the typed builder's bytes for type 2.
+ */
+Test(wr_wqe, mw_builders_against_typed)
+{
+	static const enum fv_qpt types[] = { FV_QPT_RC, FV_QPT_UC, FV_QPT_XRC };
+	struct ibv_mw mw1 = { .rkey = 0x5300, .type = IBV_MW_TYPE_1 }, mw2t = mw2;
+
+	for (size_t t = 0; t < 3; t++) {
+		struct memqp a, b;
+		struct memqp_cfg c = cfg(types[t], 16);
+		struct ibv_sge s = { .addr = 0x1000, .length = 8, .lkey = LKEY };
+
+		open_qp(&a, &c);
+		open_qp(&b, &c);
+		for (unsigned i = 0; i < 40; i++) {
+			struct ibv_mw_bind_info bi = mw_bind(i % 5 ? 0x100u * i : 0);	/* also unbind */
+			unsigned wf = (i & 1 ? IBV_SEND_SIGNALED : 0) | (i % 3 == 0 ? IBV_SEND_FENCE : 0) |
+				      (i % 4 == 1 ? IBV_SEND_SOLICITED : 0);
+			unsigned ff = (i & 1 ? FV_SIGNALED : 0) | (i % 3 == 0 ? FV_FENCE : 0) |
+				      (i % 4 == 1 ? FV_SOLICITED : 0);
+			struct ibv_mw *mw = i & 2 ? &mw1 : &mw2t;
+			uint32_t key = (mw->rkey & ~0xffu) | (i & 0xff);
+			struct fv_xrc *xa = (struct fv_xrc *)&a.qp;
+
+			uint32_t at = a.qp.sq.pi;
+
+			a.qp.sq.ci = a.qp.sq.pi;	/* the device completed everything */
+			b.qp.sq.ci = b.qp.sq.pi;
+			fv_wr_start(&a.qp);
+			a.qp.wr_id = i;
+			a.qp.wr_flags = wf;
+			if (i % 7 == 3)
+				fv_wr_local_inv(&a.qp, key);
+			else if (types[t] == FV_QPT_XRC && (i & 4))
+				fv_wr_bind_mw(xa, mw, key, &bi);
+			else
+				fv_wr_bind_mw(&a.qp, mw, key, &bi);
+			a.qp.wr_flags = IBV_SEND_SIGNALED;
+			fv_wr_rdma_write(&a.qp, RKEY, RADDR);
+			if (types[t] == FV_QPT_XRC)
+				fv_wr_set_xrc_srqn(&a.qp, SRQN);
+			fv_wr_set_sge(&a.qp, LKEY, 0x1000, 8);
+			cr_assert_eq(fv_wr_complete(&a.qp), 0, "%s %u", qpt_name[types[t]], i);
+
+			struct ibv_mw as2 = *mw;
+			struct fv_rc *rb = (struct fv_rc *)&b.qp;	/* RC and UC: the same bytes */
+			struct fv_xrc *xb = (struct fv_xrc *)&b.qp;
+			int r;
+
+			as2.type = IBV_MW_TYPE_2;
+			if (types[t] == FV_QPT_XRC)
+				r = i % 7 == 3 ? fv_local_inv(xb, i, ff, key) : fv_bind_mw(xb, i, ff, &as2, key, &bi);
+			else
+				r = i % 7 == 3 ? fv_local_inv(rb, i, ff, key) : fv_bind_mw(rb, i, ff, &as2, key, &bi);
+			cr_assert_eq(r, 0);
+			if (types[t] == FV_QPT_XRC)
+				r = fv_write(xb, i, FV_SIGNALED, &s, RADDR, RKEY, SRQN);
+			else
+				r = fv_write(rb, i, FV_SIGNALED, &s, RADDR, RKEY);
+			cr_assert_eq(r, 0);
+			fv_ring((struct fv_rc *)&b.qp);
+			same_qps(&a, &b, qpt_name[types[t]]);
+			cr_assert_eq(a.qp.sq.wr_id[at & 15].v, i, "the window WQE's wr_id");
+		}
+		memqp_free(&a);
+		memqp_free(&b);
+	}
 }

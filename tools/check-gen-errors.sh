@@ -50,6 +50,12 @@ check wr-repeated     's/^FV_OP(send_imm,  send_imm,/FV_OP(send_imm,  send,/' 'F
       "operation 'send_imm' repeats fv_wr_send"
 check wr-no-payload   's/^FV_OP(nop,       NONE,/FV_OP(nop,       nop,/' 'FV_OP(nop,       nop,' \
       "operation 'nop': an fv_wr_* builder needs a payload"
+check wr-umr-payload  's/MLX5_OPCODE_UMR,            BIND,  NONE, NONE,/MLX5_OPCODE_UMR,            BIND,  NONE, SGL,/' \
+      'BIND,  NONE, SGL,' "operation 'bind_mw': a memory-window operation takes no payload"
+check wr-linv-imm     's/MLX5_OPCODE_UMR,            LINV,  INV, /MLX5_OPCODE_UMR,            LINV,  IMM, /' \
+      'LINV,  IMM,' "operation 'local_inv': LINV needs the immediate INV (the key to invalidate)"
+check wr-bind-imm     's/MLX5_OPCODE_UMR,            BIND,  NONE,/MLX5_OPCODE_UMR,            BIND,  IMM, /' \
+      'BIND,  IMM,' "operation 'bind_mw': BIND takes no immediate"
 check wr-opcode       's/IBV_WR_RDMA_READ, /IBV_WR_RDMA_REED, /' 'IBV_WR_RDMA_REED' \
       "verbs opcode 'IBV_WR_RDMA_REED' has no slot in fv_op_table"
 check stray-text      's/^FV_QPT(rc, /x FV_QPT(rc, /' 'x FV_QPT(rc,' "expected '(' after 'x'"

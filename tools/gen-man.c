@@ -50,6 +50,8 @@ static const char *first(const struct op *o)
 
 static int remote(const struct op *o) { return has(first(o), "uint64_t raddr"); }
 static int atomic(const struct op *o) { return has(first(o), "uint64_t compare") || has(first(o), "uint64_t add"); }
+static int bind(const struct op *o) { return has(first(o), "ibv_mw_bind_info"); }
+static int is_name(const struct op *o, const char *n) { return strcmp(o->name, n) == 0; }
 static int payload(const struct op *o) { return o->nforms == 3 ? 2 : has(first(o), "ibv_sge *sge") ? 1 : 0; }	/* 2 data, 1 SGEs, 0 none */
 
 static int any_dest(const struct op *o, const char *p)
@@ -304,6 +306,22 @@ static void errors(const struct op *o)
 	if (payload(o))
 		fprintf(out, ".TP\n.B ENOMEM\nnsge is negative or above the QP's max_send_sge%s.\n",
 			payload(o) == 2 ? ", or len is above its max_inline_data" : "");
+	if (bind(o))
+		fprintf(out, ".TP\n.B EOPNOTSUPP\nbind->length is above 2 GiB (2^31 bytes): one UMR translation entry\n"
+			     "covers no more (libmlx5 refuses such a bind with the same errno).\n");
+	if (bind(o) || is_name(o, "local_inv"))
+		fprintf(out, ".PP\nNo other errno: what only the device can check is its completion's status\n"
+			     "(signaled, or on error). A %s the device refuses completes with\n"
+			     ".B IBV_WC_MW_BIND_ERR\n(CQE syndrome 0x06) and moves the QP to the error state: %s.\n"
+			     "Its successful completion's opcode is\n.BR %s .\n",
+			bind(o) ? "bind" : "local invalidation",
+			bind(o) ? "the window is not of the QP's PD, the MR is not registered with\n"
+				  "IBV_ACCESS_MW_BIND or does not cover the range, the rights ask for writes or atomics\n"
+				  "the MR lacks local write for, a type 2 window is still bound (invalidate it first),\n"
+				  "a type 1 window is bound with a type 2 bind or the other way round" :
+				  "the key is not the window's current one, the window is of type 1, or it is\n"
+				  "bound to another QP",
+			bind(o) ? "IBV_WC_BIND_MW" : "IBV_WC_LOCAL_INV");
 }
 
 static void notes(void)

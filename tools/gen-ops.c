@@ -512,7 +512,9 @@ static const char *wr_params(const struct op *o)
 {
 	const char *r = is(o->remote, "RADDR") ? ", uint32_t rkey, uint64_t remote_addr" :
 			is(o->remote, "CAS") ? ", uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap" :
-			is(o->remote, "FADD") ? ", uint32_t rkey, uint64_t remote_addr, uint64_t add" : "";
+			is(o->remote, "FADD") ? ", uint32_t rkey, uint64_t remote_addr, uint64_t add" :
+			is(o->remote, "BIND") ? ", struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info" :
+			"";
 	const char *i = is(o->imm, "IMM") ? ", __be32 imm_data" : is(o->imm, "INV") ? ", uint32_t invalidate_rkey" : "";
 	static char buf[256];
 
@@ -526,7 +528,11 @@ static const char *wr_fields(const struct op *o)
 			is(o->remote, "CAS") ? ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey,"
 					       " .swap_add = swap, .compare = compare" :
 			is(o->remote, "FADD") ? ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey,"
-						" .swap_add = add" : "";
+						" .swap_add = add" :
+			/* libmlx5's ibv_wr_bind_mw builds a type 2 bind whatever mw->type says */
+			is(o->remote, "BIND") ? ", .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = IBV_MW_TYPE_2,"
+						" .new_rkey = rkey, .bind = bind_info" :
+			is(o->remote, "LINV") ? ", .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2" : "";
 	const char *i = is(o->imm, "IMM") ? ", .imm = imm_data" :
 			is(o->imm, "INV") ? ", .imm = htobe32(invalidate_rkey)" : "";
 	static char buf[512];
@@ -682,11 +688,12 @@ static void emit_wr(void)
 
 			if (is(o->wr, "NONE") || !allowed(q->name, o->name))
 				continue;
-			printf("/* fv_wr_%s for %s handles: open a WQE, %s. */\n", o->wr, q->ibv + 8, o->desc);
+			printf("/* fv_wr_%s for %s handles: %s, %s. */\n", o->wr, q->ibv + 8,
+			       umr(o) ? "build a whole WQE" : "open a WQE", o->desc);
 			printf("static FV_ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h%s)\n{\n",
 			       q->name, o->wr, q->name, wr_params(o));
 			emit_wr_req(o);
-			printf("\tfv_wr_open(&h->qp, %s, &r);\n}\n\n", q->fv);
+			printf("\t%s(&h->qp, %s, &r);\n}\n\n", umr(o) ? "fv_wr_umr" : "fv_wr_open", q->fv);
 		}
 		for (size_t k = 0; k < N_WR_PAYLOADS; k++)
 			printf("/* fv_wr_%s for %s handles. */\n"
@@ -712,18 +719,35 @@ static void emit_wr(void)
 
 		if (is(o->wr, "NONE") || !allowed_mask_expr(o, mask, sizeof(mask)))
 			continue;
-		printf("/* fv_wr_%s on a struct fv_qp: open a WQE, %s. */\n", o->wr, o->desc);
+		printf("/* fv_wr_%s on a struct fv_qp: %s, %s. */\n", o->wr,
+		       umr(o) ? "build a whole WQE" : "open a WQE", o->desc);
 		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp%s)\n{\n", o->wr, wr_params(o));
 		emit_wr_req(o);
-		printf("\tfv_wr_open_any(qp, %s, &r);\n}\n\n", mask);
+		printf("\t%s(qp, %s, &r);\n}\n\n", umr(o) ? "fv_wr_umr_any" : "fv_wr_open_any", mask);
 	}
+	/*
+	 * The payload setters switch on the QP type, one arm per destination kind: QP types with
+	 * the same kind lay their WQEs out alike (ops.def), so the first of them builds for all.
+	 * Fewer arms: less code in a caller's loop.
+	 */
 	for (size_t k = 0; k < N_WR_PAYLOADS; k++) {
-		printf("/* fv_wr_%s on a struct fv_qp. */\n", wr_payloads[k].name);
-		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp, %s)\n{\n\tswitch (qp->qpt) {\n",
-		       wr_payloads[k].name, wr_payloads[k].params);
-		for (size_t i = 0; i < n_qpts; i++)
-			printf("\tcase %s:\n\t\t%s(qp, %s, %s);\n\t\treturn;\n", qpts[i].fv, wr_payloads[k].core,
-			       qpts[i].fv, wr_payloads[k].args);
+		printf("/* fv_wr_%s on a struct fv_qp (one arm per WQE layout: destination kind). */\n",
+		       wr_payloads[k].name);
+		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp, %s)\n{\n"
+		       "\tfv_wr_touch(qp);\n\tswitch (qp->qpt) {\n", wr_payloads[k].name, wr_payloads[k].params);
+		for (size_t i = 0; i < n_qpts; i++) {
+			size_t first = 0;
+
+			while (!is(qpts[first].dest, qpts[i].dest))
+				first++;
+			if (first != i)
+				continue;	/* its arm is the first's */
+			for (size_t j = i; j < n_qpts; j++)
+				if (is(qpts[j].dest, qpts[i].dest))
+					printf("\tcase %s:\n", qpts[j].fv);
+			printf("\t\t%s(qp, %s, %s);\n\t\treturn;\n", wr_payloads[k].core, qpts[i].fv,
+			       wr_payloads[k].args);
+		}
 		printf("\tdefault:\n\t\tfv_wr_fail(qp, EINVAL);\n\t}\n}\n\n");
 	}
 	printf("/* fv_wr_set_ud_addr on a struct fv_qp (UD only). */\n"
@@ -766,8 +790,9 @@ static void emit_wr(void)
 
 		if (is(o->wr, "NONE"))
 			continue;
-		snprintf(doc, sizeof(doc), "fv_wr_%s(h%s): open a WQE: %s (ibv_wr_%s). Then its setters.", o->wr,
-			 wr_params(o), o->desc, o->wr);
+		snprintf(doc, sizeof(doc), "fv_wr_%s(h%s): %s: %s (ibv_wr_%s).%s", o->wr, wr_params(o),
+			 umr(o) ? "build a WQE" : "open a WQE", o->desc, o->wr,
+			 umr(o) ? " No setters: the WQE is whole." : " Then its setters.");
 		printf("/* %s */\n#define fv_wr_%s(...) _Generic(FV_WR_H(__VA_ARGS__), \\\n\tstruct fv_qp *: fv_qp_wr_%s",
 		       doc, o->wr, o->wr);
 		for (size_t i = 0; i < n_qpts; i++)
@@ -884,8 +909,15 @@ static void add_op(int line, char **a)
 	check_kind(line, "remote", a[4], remote_kinds);
 	check_kind(line, "immediate", a[5], imm_kinds);
 	check_kind(line, "payload", a[6], payload_kinds);
-	if (!is(a[1], "NONE") && is(a[6], "NONE"))
+	/* A memory-window builder completes its WQE itself; any other needs a payload setter. */
+	if (!is(a[1], "NONE") && is(a[6], "NONE") && !is(a[4], "BIND") && !is(a[4], "LINV"))
 		fail(line, "operation '%s': an fv_wr_* builder needs a payload", a[0]);
+	if ((is(a[4], "BIND") || is(a[4], "LINV")) && !is(a[6], "NONE"))
+		fail(line, "operation '%s': a memory-window operation takes no payload", a[0]);
+	if (is(a[4], "BIND") && !is(a[5], "NONE"))
+		fail(line, "operation '%s': BIND takes no immediate", a[0]);
+	if (is(a[4], "LINV") && !is(a[5], "INV"))
+		fail(line, "operation '%s': LINV needs the immediate INV (the key to invalidate)", a[0]);
 	if (find_op(a[0]))
 		fail(line, "duplicate operation '%s'", a[0]);
 	for (size_t i = 0; i < n_ops; i++) {

@@ -44,12 +44,17 @@ struct twin {
 	struct fv_qp fq;
 	struct fv_cq fc;
 	uint32_t sink_posted[2];
+	uint32_t sink_next[2];	/* the next receive's buffer slot: FIFO, so 256 in a row differ */
 	uint32_t fv_rings;	/* fastverbs' doorbells on this QP */
 	/* libmlx5 dropped the initiator fence a BIND_MW / LOCAL_INV left for the next WQE when it
 	 * refused a WR after its size checks (inline too long); fastverbs keeps it for the next
 	 * WQE it builds (README, Differences): that WQE's fm_ce_se differs in 0x20 alone. */
 	int fence_owed;
 	bool stale_imm;		/* libmlx5 drives its twin by ibv_wr_*: see mask_wqe() */
+	/* Objects each twin has its own of, which its WQEs name (map_twin): memory windows by
+	 * the key they were allocated with, libmlx5's twin's first. */
+	uint32_t win_map[8][2];
+	int nwin_map;
 };
 
 struct env {
@@ -70,6 +75,7 @@ struct env {
 	struct ibv_srq *xsrq[XRC_SRQS];
 	struct ibv_cq *xcq;
 	uint32_t srqn[XRC_SRQS], xposted[XRC_SRQS];
+	bool xbusy[XRC_SRQS][XRC_RECVS];	/* receive buffers (xrc_buf) posted and not yet back */
 };
 
 static inline uint64_t rnd(struct env *e, uint64_t n)
@@ -82,22 +88,40 @@ static inline uint64_t rnd(struct env *e, uint64_t n)
 static inline void sink_fill(struct env *e, struct twin *t, int s)
 {
 	while (t->sink_posted[s] < SINK_RECVS) {
-		uint32_t i = t->sink_posted[s]++ % SINK_RECVS;
+		uint32_t i = t->sink_next[s]++ % SINK_RECVS;
 
+		t->sink_posted[s]++;
 		simt_post_recv(t->sink[s], i, e->sinkbuf + (size_t)i * RECV_SIZE, RECV_SIZE,
 			       e->sink_mr->lkey);
 	}
 }
 
-/* Keep every XRC SRQ full; wr_id says which SRQ a receive came from. Nobody reads the data. */
+/* The buffer of an XRC receive: one per (SRQ, slot), wr_id = SRQ * XRC_RECVS + slot. */
+static inline uint8_t *xrc_buf(struct env *e, uint64_t wr_id)
+{
+	return e->sinkbuf + (size_t)wr_id * RECV_SIZE;
+}
+
+/* Keep every XRC SRQ full, each receive with a buffer of its own. */
 static inline void xrc_fill(struct env *e)
 {
+	_Static_assert(XRC_SRQS * XRC_RECVS <= SINK_RECVS, "XRC receive buffers fit the sink buffer");
 	for (uint32_t k = 0; k < XRC_SRQS; k++)
-		while (e->xposted[k] < XRC_RECVS) {
+		for (uint32_t i = 0; i < XRC_RECVS && e->xposted[k] < XRC_RECVS; i++) {
+			if (e->xbusy[k][i])
+				continue;
+			e->xbusy[k][i] = true;
 			e->xposted[k]++;
-			simt_post_srq_recv(e->xsrq[k], k, e->sinkbuf + (size_t)k * RECV_SIZE, RECV_SIZE,
+			simt_post_srq_recv(e->xsrq[k], k * XRC_RECVS + i, xrc_buf(e, k * XRC_RECVS + i), RECV_SIZE,
 					   e->sink_mr->lkey);
 		}
+}
+
+/* An XRC receive came back (its completion, wr_id). */
+static inline void xrc_done(struct env *e, uint64_t wr_id)
+{
+	e->xposted[wr_id / XRC_RECVS]--;
+	e->xbusy[wr_id / XRC_RECVS][wr_id % XRC_RECVS] = false;
 }
 
 static inline void xrc_open(struct env *e)
@@ -224,7 +248,7 @@ static inline void sinks_settle(struct env *e, struct twin *t)
 		return;
 	while ((n = ibv_poll_cq(e->xcq, 64, wc)) > 0)
 		for (int i = 0; i < n; i++)
-			e->xposted[wc[i].wr_id]--;
+			xrc_done(e, wc[i].wr_id);
 	xrc_fill(e);
 }
 
@@ -507,6 +531,40 @@ static inline void mask_wqe(uint8_t *w, unsigned ds, enum ibv_qp_type type, bool
 	}
 }
 
+/*
+ * fastverbs' twin's UMR WQE (ds units) in the names of libmlx5's twin: a window of its own
+ * in the ctrl's immediate as libmlx5's twin's window of the same place in win_map (a bind
+ * names the window by the key it was allocated with, an invalidation by index and current
+ * tag), its QP number in a type 2 bind's mkey context as the other twin's. Everything else
+ * must already be equal.
+ */
+static inline void map_twin(const struct twin *t, uint8_t *w, unsigned ds)
+{
+	if (w[3] != MLX5_OPCODE_UMR)
+		return;
+	uint32_t key = (uint32_t)w[12] << 24 | (uint32_t)w[13] << 16 | (uint32_t)w[14] << 8 | w[15];
+
+	for (int i = 0; i < t->nwin_map; i++) {
+		bool inv = w[64] & MLX5_WQE_MKEY_CONTEXT_FREE;	/* ds >= 8 for both kinds */
+		uint32_t to = inv ? (t->win_map[i][LIB] & ~0xffu) | (key & 0xff) : t->win_map[i][LIB];
+
+		if (key >> 8 == t->win_map[i][FV] >> 8) {
+			w[12] = (uint8_t)(to >> 24);
+			w[13] = (uint8_t)(to >> 16);
+			w[14] = (uint8_t)(to >> 8);
+			w[15] = (uint8_t)to;
+			break;
+		}
+	}
+	uint32_t qpn = (uint32_t)w[68] << 16 | (uint32_t)w[69] << 8 | w[70];
+
+	if (ds * 16 >= 128 && qpn == t->qp[FV]->qp_num) {
+		w[68] = (uint8_t)(t->qp[LIB]->qp_num >> 16);
+		w[69] = (uint8_t)(t->qp[LIB]->qp_num >> 8);
+		w[70] = (uint8_t)t->qp[LIB]->qp_num;
+	}
+}
+
 /* The one documented difference of t->fence_owed: fastverbs' WQE a fence 0x20 that libmlx5's lacks. */
 static inline void forgive_fence(const uint8_t *lib, uint8_t *fv)
 {
@@ -534,6 +592,7 @@ static inline void compare_rings(struct twin *t, uint32_t from, uint32_t to, enu
 		}
 		ring_read(&t->dv[LIB], off, a, ds * 16);
 		ring_read(&t->dv[FV], off, b, ds * 16);
+		map_twin(t, b, ds);
 		mask_wqe(a, ds, type, t->stale_imm);
 		mask_wqe(b, ds, type, t->stale_imm);
 		if (pi == from && t->fence_owed)
@@ -653,6 +712,8 @@ static inline void compare_reg(struct env *e, struct twin *t, uint8_t reg[2][REG
 
 	uint8_t *a = reg[LIB] + hl * REG_BYTES / 2, *b = reg[FV] + hf * REG_BYTES / 2;
 
+	if ((b[7] & 0x3f) * 16 <= REG_BYTES / 2)	/* a whole WQE, not a doorbell */
+		map_twin(t, b, b[7] & 0x3f);
 	mask_half(a, type, t->stale_imm);
 	mask_half(b, type, t->stale_imm);
 	if (t->fence_owed)

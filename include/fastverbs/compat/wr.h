@@ -93,6 +93,24 @@ static FV_ALWAYS_INLINE void fv_rc_wr_atomic_fetch_add(struct fv_rc *h, uint32_t
 	fv_wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
+/* fv_wr_bind_mw for RC handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
+static FV_ALWAYS_INLINE void fv_rc_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
+	fv_wr_umr(&h->qp, FV_QPT_RC, &r);
+}
+
+/* fv_wr_local_inv for RC handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
+static FV_ALWAYS_INLINE void fv_rc_wr_local_inv(struct fv_rc *h, uint32_t invalidate_rkey)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
+	fv_wr_umr(&h->qp, FV_QPT_RC, &r);
+}
+
 /* fv_wr_set_sge for RC handles. */
 static FV_ALWAYS_INLINE void fv_rc_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
@@ -168,6 +186,24 @@ static FV_ALWAYS_INLINE void fv_uc_wr_rdma_write_imm(struct fv_uc *h, uint32_t r
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
 	fv_wr_open(&h->qp, FV_QPT_UC, &r);
+}
+
+/* fv_wr_bind_mw for UC handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
+static FV_ALWAYS_INLINE void fv_uc_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
+	fv_wr_umr(&h->qp, FV_QPT_UC, &r);
+}
+
+/* fv_wr_local_inv for UC handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
+static FV_ALWAYS_INLINE void fv_uc_wr_local_inv(struct fv_uc *h, uint32_t invalidate_rkey)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
+	fv_wr_umr(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_set_sge for UC handles. */
@@ -331,6 +367,24 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_atomic_fetch_add(struct fv_xrc *h, uint32
 	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
+/* fv_wr_bind_mw for XRC_SEND handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
+static FV_ALWAYS_INLINE void fv_xrc_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
+	fv_wr_umr(&h->qp, FV_QPT_XRC, &r);
+}
+
+/* fv_wr_local_inv for XRC_SEND handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
+static FV_ALWAYS_INLINE void fv_xrc_wr_local_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
+	fv_wr_umr(&h->qp, FV_QPT_XRC, &r);
+}
+
 /* fv_wr_set_sge for XRC_SEND handles. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
@@ -436,15 +490,32 @@ static FV_ALWAYS_INLINE void fv_qp_wr_atomic_fetch_add(struct fv_qp *qp, uint32_
 	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC), &r);
 }
 
-/* fv_wr_set_sge on a struct fv_qp. */
+/* fv_wr_bind_mw on a struct fv_qp: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
+static FV_ALWAYS_INLINE void fv_qp_wr_bind_mw(struct fv_qp *qp, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
+	fv_wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
+}
+
+/* fv_wr_local_inv on a struct fv_qp: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
+static FV_ALWAYS_INLINE void fv_qp_wr_local_inv(struct fv_qp *qp, uint32_t invalidate_rkey)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
+	fv_wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
+}
+
+/* fv_wr_set_sge on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, uint64_t addr, uint32_t length)
 {
+	fv_wr_touch(qp);
 	switch (qp->qpt) {
 	case FV_QPT_RC:
-		fv_wr_sge_at(qp, FV_QPT_RC, lkey, addr, length);
-		return;
 	case FV_QPT_UC:
-		fv_wr_sge_at(qp, FV_QPT_UC, lkey, addr, length);
+		fv_wr_sge_at(qp, FV_QPT_RC, lkey, addr, length);
 		return;
 	case FV_QPT_UD:
 		fv_wr_sge_at(qp, FV_QPT_UD, lkey, addr, length);
@@ -457,15 +528,14 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, u
 	}
 }
 
-/* fv_wr_set_sge_list on a struct fv_qp. */
+/* fv_wr_set_sge_list on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_sge, const struct ibv_sge *sg_list)
 {
+	fv_wr_touch(qp);
 	switch (qp->qpt) {
 	case FV_QPT_RC:
-		fv_wr_sge_list_at(qp, FV_QPT_RC, num_sge, sg_list);
-		return;
 	case FV_QPT_UC:
-		fv_wr_sge_list_at(qp, FV_QPT_UC, num_sge, sg_list);
+		fv_wr_sge_list_at(qp, FV_QPT_RC, num_sge, sg_list);
 		return;
 	case FV_QPT_UD:
 		fv_wr_sge_list_at(qp, FV_QPT_UD, num_sge, sg_list);
@@ -478,15 +548,14 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_
 	}
 }
 
-/* fv_wr_set_inline_data on a struct fv_qp. */
+/* fv_wr_set_inline_data on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *addr, size_t length)
 {
+	fv_wr_touch(qp);
 	switch (qp->qpt) {
 	case FV_QPT_RC:
-		fv_wr_inline_at(qp, FV_QPT_RC, addr, length);
-		return;
 	case FV_QPT_UC:
-		fv_wr_inline_at(qp, FV_QPT_UC, addr, length);
+		fv_wr_inline_at(qp, FV_QPT_RC, addr, length);
 		return;
 	case FV_QPT_UD:
 		fv_wr_inline_at(qp, FV_QPT_UD, addr, length);
@@ -499,15 +568,14 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *ad
 	}
 }
 
-/* fv_wr_set_inline_data_list on a struct fv_qp. */
+/* fv_wr_set_inline_data_list on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data_list(struct fv_qp *qp, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
+	fv_wr_touch(qp);
 	switch (qp->qpt) {
 	case FV_QPT_RC:
-		fv_wr_inline_list_at(qp, FV_QPT_RC, num_buf, buf_list);
-		return;
 	case FV_QPT_UC:
-		fv_wr_inline_list_at(qp, FV_QPT_UC, num_buf, buf_list);
+		fv_wr_inline_list_at(qp, FV_QPT_RC, num_buf, buf_list);
 		return;
 	case FV_QPT_UD:
 		fv_wr_inline_list_at(qp, FV_QPT_UD, num_buf, buf_list);
@@ -625,6 +693,20 @@ FV_EXTERN_C_END
 	struct fv_qp *: fv_qp_wr_atomic_fetch_add, \
 	struct fv_rc *: fv_rc_wr_atomic_fetch_add, \
 	struct fv_xrc *: fv_xrc_wr_atomic_fetch_add)(__VA_ARGS__)
+
+/* fv_wr_bind_mw(h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info): build a WQE: bind a memory window to a range of an MR (the next WQE is fenced) (ibv_wr_bind_mw). No setters: the WQE is whole. */
+#define fv_wr_bind_mw(...) _Generic(FV_WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv_qp_wr_bind_mw, \
+	struct fv_rc *: fv_rc_wr_bind_mw, \
+	struct fv_uc *: fv_uc_wr_bind_mw, \
+	struct fv_xrc *: fv_xrc_wr_bind_mw)(__VA_ARGS__)
+
+/* fv_wr_local_inv(h, uint32_t invalidate_rkey): build a WQE: invalidate a type 2 memory window's rkey (the next WQE is fenced) (ibv_wr_local_inv). No setters: the WQE is whole. */
+#define fv_wr_local_inv(...) _Generic(FV_WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv_qp_wr_local_inv, \
+	struct fv_rc *: fv_rc_wr_local_inv, \
+	struct fv_uc *: fv_uc_wr_local_inv, \
+	struct fv_xrc *: fv_xrc_wr_local_inv)(__VA_ARGS__)
 
 /* fv_wr_set_sge(h, uint32_t lkey, uint64_t addr, uint32_t length): the open WQE's payload: one data segment (none if length is 0; an atomic's keeps length as given, as libmlx5's) (ibv_wr_set_sge). */
 #define fv_wr_set_sge(...) _Generic(FV_WR_H(__VA_ARGS__), \
@@ -855,6 +937,46 @@ static FV_ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rk
 static FV_ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
 	fv_xrc_wr_atomic_fetch_add(h, rkey, remote_addr, add);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_bind_mw(struct fv_qp *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+{
+	fv_qp_wr_bind_mw(h, mw, rkey, bind_info);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+{
+	fv_rc_wr_bind_mw(h, mw, rkey, bind_info);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+{
+	fv_uc_wr_bind_mw(h, mw, rkey, bind_info);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+{
+	fv_xrc_wr_bind_mw(h, mw, rkey, bind_info);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_local_inv(struct fv_qp *h, uint32_t invalidate_rkey)
+{
+	fv_qp_wr_local_inv(h, invalidate_rkey);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_local_inv(struct fv_rc *h, uint32_t invalidate_rkey)
+{
+	fv_rc_wr_local_inv(h, invalidate_rkey);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_local_inv(struct fv_uc *h, uint32_t invalidate_rkey)
+{
+	fv_uc_wr_local_inv(h, invalidate_rkey);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_local_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
+{
+	fv_xrc_wr_local_inv(h, invalidate_rkey);
 }
 
 static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_qp *h, uint32_t lkey, uint64_t addr, uint32_t length)

@@ -5,7 +5,8 @@
  *
  *   fv_wr_start    remember the send ring's counters, clear the error
  *   builder        open a WQE: opcode and operands into qp->wr, wr_id and wr_flags read now;
- *                  a WQE still open (a setter missing) is an error
+ *                  a WQE still open (a setter missing) is an error. A memory-window builder
+ *                  (fv_wr_bind_mw, fv_wr_local_inv) builds its whole WQE at once instead
  *   setters        the destination (UD address, XRC SRQ) and the payload (one per WQE), in
  *                  either order; the payload setter builds the WQE in the ring (build.h) and
  *                  a destination set after it is written over the WQE's placeholder units
@@ -130,14 +131,68 @@ static FV_ALWAYS_INLINE void fv_wr_open(struct fv_qp *qp, enum fv_qpt qpt, const
 	b->need = FV_WR_NEED_DATA | (fv_transport_ds(qpt) ? FV_WR_NEED_DEST : 0);
 }
 
-/* A builder on a struct fv_qp: allowed is the mask of QP types (1 << enum fv_qpt) it suits. */
+/*
+ * A builder on a struct fv_qp: allowed is the mask of QP types (1 << enum fv_qpt) it suits.
+ * No branch decides what is stored: a call the QP type does not have only marks the batch
+ * failed, and its setters build into the ring like any call of a failed batch (rolled back
+ * at fv_wr_complete). So the setter after it sees one state, whatever the QP type, and the
+ * compiler keeps the ring's fields in registers across a caller's loop.
+ */
 static FV_ALWAYS_INLINE void fv_wr_open_any(struct fv_qp *qp, unsigned allowed, const struct fv_req *r)
 {
-	fv_wr_open(qp, qp->qpt, r);	/* either way: the setter's loads then see these stores */
+	fv_wr_open(qp, qp->qpt, r);
+	if (__builtin_expect(!(allowed >> qp->qpt & 1), 0))
+		fv_wr_fail(qp, EINVAL);		/* the man page's table: not on this QP type */
+}
+
+/*
+ * Before a setter's switch on a struct fv_qp's QP type: read the fields every arm's build
+ * reads. Loads only some arms make may not be moved out of a caller's loop (they might
+ * fault where the arm would not run); made here, on every path, they may, and the arm's own
+ * loads of the same fields then reuse them.
+ */
+static FV_ALWAYS_INLINE void fv_wr_touch(const struct fv_qp *qp)
+{
+	const struct fv_sq *sq = &qp->sq;
+
+	__asm__("" : : "r"(sq->ring.buf), "r"(sq->ring.end), "r"(sq->wr_id), "r"(sq->mask8), "r"(sq->lim),
+		"r"(sq->qpn_be), "r"(sq->sig_all));
+}
+
+/*
+ * A memory-window builder (fv_wr_bind_mw, fv_wr_local_inv) on a QP of type qpt: r is the
+ * whole request but wr_id and flags; no setters follow, so the WQE is built now, as libmlx5
+ * builds it in its builder (ENOMEM: no room; EOPNOTSUPP: a bind longer than 2 GiB), and the
+ * next WQE gets the initiator fence (build.h; fv_wr_start's counters keep the fence too).
+ */
+static FV_ALWAYS_INLINE void fv_wr_umr(struct fv_qp *qp, enum fv_qpt qpt, struct fv_req *r)
+{
+	int err;
+
+	if (qp->wr.need) {
+		fv_wr_fail(qp, EINVAL);		/* the WQE before lacks a setter */
+		qp->wr.need = 0;
+	}
+	r->wr_id = qp->wr_id;
+	r->flags = fv_send_flags(qp->wr_flags);
+	r->payload = FV_PL_NONE;
+	err = fv_build(qp, qpt, r);	/* also after an earlier error: rolled back anyway */
+	if (__builtin_expect(err, 0))
+		fv_wr_fail(qp, err);
+}
+
+/*
+ * A memory-window builder on a struct fv_qp: allowed as in fv_wr_open_any. The UMR WQE has
+ * no transport segment (no UD address, no XRC SRQ), so one QP type stands for all allowed.
+ */
+static FV_ALWAYS_INLINE void fv_wr_umr_any(struct fv_qp *qp, unsigned allowed, struct fv_req *r)
+{
 	if (__builtin_expect(!(allowed >> qp->qpt & 1), 0)) {
 		fv_wr_fail(qp, EINVAL);		/* the man page's table: not on this QP type */
 		qp->wr.need = 0;
+		return;
 	}
+	fv_wr_umr(qp, FV_QPT_RC, r);
 }
 
 /* The open WQE as a request, without its payload. */
