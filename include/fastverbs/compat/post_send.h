@@ -12,6 +12,8 @@
  *    for the next WQE (libmlx5 caches one even for the refused WR);
  *  - the refused WR leaves no trace in the ring, the doorbell record or the BF register;
  *  - free space is counted in WQEBBs, not worst-case WRs.
+ * Raw Ethernet QPs (eth.h) take SEND and TSO, with IBV_SEND_IP_CSUM when the QP has checksum
+ * offload (else EINVAL, as libmlx5); every other opcode there is EINVAL.
  */
 #ifndef FASTVERBS_COMPAT_POST_SEND_H
 #define FASTVERBS_COMPAT_POST_SEND_H
@@ -31,6 +33,15 @@ static inline unsigned fv_send_flags(unsigned ibv_flags)
 	static_assert(IBV_SEND_FENCE == 1 && IBV_SEND_SIGNALED == 2 && IBV_SEND_SOLICITED == 4,
 		       "IBV_SEND_* bits");
 	return fm[ibv_flags & 7];
+}
+
+/*
+ * FV_IP_CSUM for IBV_SEND_IP_CSUM on a raw Ethernet QP; elsewhere libmlx5 ignores the flag,
+ * and so does fastverbs.
+ */
+static inline unsigned fv_send_csum(enum fv_qpt qpt, unsigned ibv_flags)
+{
+	return qpt == FV_QPT_RAW && (ibv_flags & IBV_SEND_IP_CSUM) ? FV_IP_CSUM : 0u;
 }
 
 /* Total inline bytes of wr's SGEs, or UINT32_MAX if it cannot fit any QP. */
@@ -65,7 +76,8 @@ static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, 
 	/* Initialized, not memset: the compiler then keeps the fields in registers. */
 	struct fv_req r = FV_ZERO_INIT;
 
-	r.wr_id = wr->wr_id, r.flags = fv_send_flags(wr->send_flags), r.opcode = info->opcode;
+	r.wr_id = wr->wr_id, r.flags = fv_send_flags(wr->send_flags) | fv_send_csum(qp->qpt, wr->send_flags);
+	r.opcode = info->opcode;
 	r.segs = info->segs, r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = wr->num_sge;
 	r.from_wr = true;
 
@@ -91,6 +103,10 @@ static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, 
 	} else if (info->segs & FV_SEG_RADDR) {
 		r.raddr = wr->wr.rdma.remote_addr;
 		r.rkey = wr->wr.rdma.rkey;
+	} else if (info->segs & FV_SEG_TSO) {
+		r.hdr = wr->tso.hdr;
+		r.hdr_sz = wr->tso.hdr_sz;
+		r.mss = wr->tso.mss;
 	} else if (info->segs & FV_SEG_UMR) {
 		/* libmlx5 appends the WR's SGEs (or inline data) after the UMR segments: so do we. */
 		r.mw_type = IBV_MW_TYPE_2;
@@ -123,8 +139,8 @@ fv_post_send_fast_wr(struct fv_qp *qp, const enum fv_qpt qpt, const struct ibv_s
 {
 	unsigned flags = fv_send_flags(wr->send_flags);
 
-	if (wr->num_sge != 1 || !qp->max_send_sge)
-		return false;
+	if (qpt == FV_QPT_RAW || wr->num_sge != 1 || !qp->max_send_sge)
+		return false;	/* raw Ethernet: fv_post_send_one */
 	if (__builtin_expect(wr->send_flags & IBV_SEND_INLINE, 0))
 		return !fv_post_send_fast(qp, qpt, wr, flags, true);
 	return !fv_post_send_fast(qp, qpt, wr, flags, false);
@@ -171,6 +187,9 @@ static inline int fv_post_send(struct fv_qp *qp, struct ibv_send_wr *wr, struct 
 		break;
 	case FV_QPT_UD:
 		err = fv_post_send_list(qp, FV_QPT_UD, wr, bad_wr);
+		break;
+	case FV_QPT_RAW:
+		err = fv_post_send_list(qp, FV_QPT_RAW, wr, bad_wr);
 		break;
 	default:
 		err = fv_post_send_list(qp, FV_QPT_XRC, wr, bad_wr);
