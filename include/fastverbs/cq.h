@@ -73,7 +73,7 @@ struct fv_cq_run {
 
 /* The QP of no run. */
 #ifdef __cplusplus	/* no designated initializers before C++20: every member, in order */
-__attribute__((weak)) struct fv_qp fv_no_run = { {}, {}, ~0u, FV_QPT_RC, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, {} };
+__attribute__((weak)) struct fv_qp fv_no_run = { {}, {}, ~0u, FV_QPT_RC, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, {} };
 #else
 __attribute__((weak)) struct fv_qp fv_no_run = { .qpn = ~0u };
 #endif

@@ -41,7 +41,7 @@ static inline unsigned fv_send_flags(unsigned ibv_flags)
  */
 static inline unsigned fv_send_csum(enum fv_qpt qpt, unsigned ibv_flags)
 {
-	return qpt == FV_QPT_RAW && (ibv_flags & IBV_SEND_IP_CSUM) ? FV_IP_CSUM : 0u;
+	return qpt == FV_QPT_RAW && (ibv_flags & IBV_SEND_IP_CSUM) ? (unsigned)FV_IP_CSUM : 0u;
 }
 
 /* Total inline bytes of wr's SGEs, or UINT32_MAX if it cannot fit any QP. */
