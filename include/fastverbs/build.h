@@ -311,11 +311,18 @@ static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const st
 	uint32_t pi = qp->sq.pi;
 	int nbb;
 
+	if (qpt == FV_QPT_RAW) {	/* eth.h: its own fast path */
+		nbb = fv_build_eth_at(qp, r, pi);
+		if (nbb < 0)
+			return -nbb;
+		fv_sq_advance(&qp->sq, pi, (unsigned)nbb);
+		return 0;
+	}
 	if (r->payload == FV_PL_SGL && r->nsge == 1) {
 		s.addr = r->sgl->addr, s.length = r->sgl->length, s.lkey = r->sgl->lkey;
 		one.sgl = &s;
 	}
-	nbb = qpt == FV_QPT_RAW ? 0 : (int)fv_build_fast_at(qp, qpt, &one, pi);
+	nbb = (int)fv_build_fast_at(qp, qpt, &one, pi);
 	if (!nbb) {
 		nbb = fv_build_wqe_at(qp, qpt, &one, pi);
 		if (nbb < 0)

@@ -192,11 +192,11 @@ static inline void fv_wqe_eth_payload(const struct fv_ring *ring, const struct f
 }
 
 /*
- * Build the raw send r at the producer counter pi (the producer stays). Returns the WQE's
- * blocks, or a negative errno (fv_eth_check's, or -ENOMEM: too many SGEs, no room) with
- * nothing written.
+ * The general build of the raw send r at the producer counter pi (the producer stays).
+ * Returns the WQE's blocks, or a negative errno (fv_eth_check's, or -ENOMEM: too many SGEs,
+ * no room) with nothing written. Out of line: fv_build_eth_at inlines the common cases.
  */
-static inline int fv_build_eth_at(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
+static __attribute__((noinline, unused)) int fv_build_eth_slow(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
 	struct fv_eth_at at;
@@ -224,6 +224,95 @@ static inline int fv_build_eth_at(struct fv_qp *qp, const struct fv_req *r, uint
 	fv_wqe_ctrl(wqe, pi, 0, r->opcode, sq->qpn_be, ds, fm, 0);
 	fv_sq_record(sq, pi, r->wr_id, r->flags, nbb);
 	return (int)nbb;
+}
+
+/* The Ethernet segment's first unit: cs_flags, MSS, the inline header's size and first 2 bytes. */
+static FV_ALWAYS_INLINE struct fv_image fv_eth_unit0(uint8_t cs, uint16_t mss, uint16_t hsz, const uint8_t *h2)
+{
+	uint8_t b[16] = { 0 };
+	struct fv_image u;
+	__be16 m = htobe16(mss), z = htobe16(hsz);
+
+	b[4] = cs;
+	memcpy(b + 6, &m, 2);
+	memcpy(b + 12, &z, 2);
+	memcpy(b + 14, h2, 2);
+	memcpy(&u, b, sizeof(u));
+	return u;
+}
+
+/*
+ * The common raw sends, inline: a SEND of one SGE longer than the 18-byte inline header (one
+ * block: ctrl, the segment with the header, one data segment), and a TSO of one SGE whose
+ * header does not meet the ring end. Returns the blocks, or 0 (nothing written) for anything
+ * else, which fv_build_eth_slow builds or refuses.
+ */
+static FV_ALWAYS_INLINE unsigned fv_build_eth_fast(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
+{
+	struct fv_sq *sq = &qp->sq;
+	const struct ibv_sge *s = r->sgl;
+	uint8_t *wqe = fv_sq_wqe(sq, pi);
+	const unsigned how = r->from_wr ? 0 : FV_VEC;
+	uint8_t cs = r->flags & FV_IP_CSUM ? MLX5_ETH_WQE_L3_CSUM | MLX5_ETH_WQE_L4_CSUM : 0;
+	unsigned ds, nbb;
+	__be32 fm;
+
+	if (r->payload != FV_PL_SGL || r->nsge != 1 || (cs && !qp->raw_csum))
+		return 0;
+	if (!(r->segs & FV_SEG_TSO)) {
+		if (qp->eth_inline != FV_ETH_INLINE_L2 || s->length <= FV_ETH_INLINE_L2)
+			return 0;
+		if (!fv_sq_take(sq, r->flags, 1, &fm))
+			return 0;
+		const uint8_t *h = (const uint8_t *)(uintptr_t)s->addr;
+		struct fv_image h16;
+
+		memcpy(&h16, h + 2, sizeof(h16));
+		fv_ctrl_put(wqe, pi, fv_ctrl_image(0, r->opcode, sq->qpn_be, 4, fm, 0), how);
+		fv_unit_put(wqe + FV_DS, fv_eth_unit0(cs, 0, FV_ETH_INLINE_L2, h), how);
+		fv_unit_put(wqe + 2 * FV_DS, h16, how);
+		fv_unit_put(wqe + 3 * FV_DS, fv_data_image(s->length - FV_ETH_INLINE_L2, s->lkey,
+							   s->addr + FV_ETH_INLINE_L2), how);
+		fv_sq_record(sq, pi, r->wr_id, r->flags, 1);
+		return 1;
+	}
+	uint32_t hunits = (r->hdr_sz - 2u + FV_DS - 1) / FV_DS;
+	uint8_t *eseg = wqe + FV_DS, *p = eseg + FV_DS + (size_t)hunits * FV_DS;
+
+	if (r->hdr_sz < FV_ETH_TSO_HDR_MIN || r->hdr_sz > qp->max_tso_header || s->length > qp->max_tso ||
+	    p > sq->ring.end)
+		return 0;
+	ds = 2 + hunits + (s->length != 0);
+	nbb = fv_ds_to_bb(ds);
+	if (!fv_sq_take(sq, r->flags, nbb, &fm))
+		return 0;
+	fv_unit_put(eseg, fv_eth_unit0(cs, r->mss, r->hdr_sz, (const uint8_t *)r->hdr), how);
+	fv_unit_put(eseg + FV_DS, FV_IMAGE(0, 0), how);	/* the segment's 32 bytes, as libmlx5 clears them */
+	memcpy(eseg + FV_ETH_HDR_AT + 2, (const uint8_t *)r->hdr + 2, r->hdr_sz - 2u);
+	if (s->length) {
+		if (p == sq->ring.end)
+			p = sq->ring.buf;
+		fv_unit_put(p, fv_data_image(s->length, s->lkey, s->addr), how);
+	}
+	fv_ctrl_put(wqe, pi, fv_ctrl_image(0, r->opcode, sq->qpn_be, ds, fm, 0), how);
+	fv_sq_record(sq, pi, r->wr_id, r->flags, nbb);
+	return nbb;
+}
+
+/*
+ * Build the raw send r at pi (the producer stays): the common cases inline, the rest out of
+ * line. Returns the WQE's blocks, or a negative errno with nothing written.
+ */
+static FV_ALWAYS_INLINE int fv_build_eth_at(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
+{
+	unsigned nbb = fv_build_eth_fast(qp, r, pi);
+
+	if (nbb)
+		return (int)nbb;
+	/* a copy for the call: the caller's request then need not be kept in memory for it */
+	struct fv_req c = *r;
+
+	return fv_build_eth_slow(qp, &c, pi);
 }
 
 FV_EXTERN_C_END

@@ -131,6 +131,35 @@ static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, 
 }
 
 /*
+ * A raw Ethernet WR of one SGE, not inline: SEND or TSO through the Ethernet builder's
+ * inline cases (eth.h). Whether it built the WR; if not, nothing was written.
+ */
+static inline __attribute__((always_inline)) bool fv_post_send_eth_fast(struct fv_qp *qp, const struct ibv_send_wr *wr)
+{
+	uint32_t pi = qp->sq.pi;
+	unsigned nbb;
+
+	if (wr->num_sge != 1 || (wr->send_flags & IBV_SEND_INLINE) ||
+	    (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_TSO))
+		return false;
+
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr->wr_id, r.flags = fv_send_flags(wr->send_flags) | fv_send_csum(FV_QPT_RAW, wr->send_flags);
+	r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1, r.from_wr = true;
+	r.opcode = MLX5_OPCODE_SEND;
+	if (wr->opcode == IBV_WR_TSO) {
+		r.opcode = MLX5_OPCODE_TSO, r.segs = FV_SEG_TSO;
+		r.hdr = wr->tso.hdr, r.hdr_sz = wr->tso.hdr_sz, r.mss = wr->tso.mss;
+	}
+	nbb = fv_build_eth_fast(qp, &r, pi);
+	if (!nbb)
+		return false;
+	fv_sq_advance(&qp->sq, pi, nbb);
+	return true;
+}
+
+/*
  * Whether fv_post_send_fast built wr (one SGE, inline or not, on a QP of type qpt). Inline or
  * not is a constant in each call: the WRs that are not pay nothing for those that are.
  */
@@ -139,8 +168,10 @@ fv_post_send_fast_wr(struct fv_qp *qp, const enum fv_qpt qpt, const struct ibv_s
 {
 	unsigned flags = fv_send_flags(wr->send_flags);
 
-	if (qpt == FV_QPT_RAW || wr->num_sge != 1 || !qp->max_send_sge)
-		return false;	/* raw Ethernet: fv_post_send_one */
+	if (qpt == FV_QPT_RAW)
+		return fv_post_send_eth_fast(qp, wr);
+	if (wr->num_sge != 1 || !qp->max_send_sge)
+		return false;
 	if (__builtin_expect(wr->send_flags & IBV_SEND_INLINE, 0))
 		return !fv_post_send_fast(qp, qpt, wr, flags, true);
 	return !fv_post_send_fast(qp, qpt, wr, flags, false);
