@@ -71,7 +71,7 @@ static const bool allowed[FV_QPT_COUNT][N_OPS] = {
 	[FV_QPT_UD]  = { 1, 1, 0, 0, 0, 0, 0, 0, 1 },
 	[FV_QPT_XRC] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 },
 };
-static const char *const qpt_name[FV_QPT_COUNT] = { "RC", "UC", "UD", "XRC" };
+static const char *const qpt_name[FV_QPT_COUNT] = { "RC", "UC", "UD", "XRC", "RAW" };
 
 static bool has_raddr(enum op o) { return o == WRITE || o == WRITE_IMM || o == READ || o == CAS || o == FADD; }
 static bool is_atomic(enum op o) { return o == CAS || o == FADD; }

@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -33,4 +34,30 @@ Test(sim_examples, wr_api)
 
 	cr_assert_eq(rc, 0, "wr_api exited %d: %s", rc, line);
 	cr_assert(strstr(line, "two RDMA WRITEs (64 + 100 bytes) and immediate 0x1234 arrived"), "%s", line);
+}
+
+/*
+ * raw_eth needs an Ethernet port: it runs through fvsim-run (FVSIM_RUN, set by it for this
+ * test) with FVSIM_LINK=eth, which writes that device's tree. Its last line says what arrived.
+ */
+Test(sim_examples, raw_eth)
+{
+	const char *run = getenv("FVSIM_RUN");
+	char cmd[1024], line[512], last[512] = "";
+	FILE *p;
+	int st, frames = 0;
+
+	cr_assert(run, "FVSIM_RUN unset: run through sim/fvsim-run");
+	snprintf(cmd, sizeof(cmd), "FVSIM_LINK=eth %s %s/%s/examples/raw_eth 2>&1", run, FV_TOP, FV_BUILD);
+	p = popen(cmd, "r");
+	cr_assert(p, "popen %s", cmd);
+	while (fgets(line, sizeof(line), p)) {
+		frames += strstr(line, "checksums good (IBV_WC_IP_CSUM_OK)") != NULL;
+		snprintf(last, sizeof(last), "%s", line);
+	}
+	st = pclose(p);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "raw_eth exited %d: %s", st, last);
+	cr_expect_eq(frames, 7, "3 UDP frames and 4 TSO segments printed");
+	cr_assert(strstr(last, "raw_eth: 3 UDP frames and a TSO burst of 4000 bytes in 4 segments of at most 1000 "
+			       "arrived, checksums good"), "%s", last);
 }

@@ -519,7 +519,7 @@ Test(sim_mw, wr_api_bind_of_a_type1_window_is_refused)
 	a.send_ops_flags = IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
 	qa = ibv_create_qp_ex(d.ctx, &a);
 	cr_assert(qa, "ibv_create_qp_ex: %s", strerror(errno));
-	qb = simt_qp(&d, &(struct simt_qp_cfg){ .type = IBV_QPT_RC, .scq = cqb });
+	qb = simt_qp(&d, &(struct setup_qp_cfg){ .type = IBV_QPT_RC, .scq = cqb });
 	simt_connect(qa, d.lid, qb->qp_num, SIMT_ACCESS_ALL, 0, 0);
 	simt_connect(qb, d.lid, qa->qp_num, SIMT_ACCESS_ALL, 0, 0);
 	qx = ibv_qp_to_qp_ex(qa);

@@ -16,6 +16,7 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
+#include "raw-frame.h"
 #include "sim-util.h"
 
 #define BUF (1 << 16)
@@ -101,129 +102,11 @@ static uint8_t *slot(uint64_t i)
 	return buf + 32768 + i * SLOT;
 }
 
-/* A steering rule: the attribute, then each spec right after the one before (the layout
- * libibverbs walks by the specs' sizes). */
-static struct ibv_flow *flow(struct ibv_qp *qp, enum ibv_flow_attr_type type, uint16_t prio,
-			     const uint8_t *dmac, uint16_t ethertype, uint32_t dst_ip,
-			     enum ibv_flow_spec_type l4, uint16_t dport)
+/* raw_frame from this suite's source MAC. */
+static uint32_t frame(uint8_t *f, const uint8_t *dmac, int ipv, uint8_t proto, uint16_t dport,
+		      uint32_t payload)
 {
-	uint64_t mem[64] = { 0 };
-	struct ibv_flow_attr *attr = (struct ibv_flow_attr *)mem;
-	struct ibv_flow_spec_eth eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(eth) };
-	struct ibv_flow_spec_ipv4 ip4 = { .type = IBV_FLOW_SPEC_IPV4, .size = sizeof(ip4) };
-	struct ibv_flow_spec_tcp_udp l4s = { .type = l4, .size = sizeof(l4s) };
-	uint8_t *at = (uint8_t *)(attr + 1);
-	struct ibv_flow *f;
-
-	attr->type = type;
-	attr->size = sizeof(*attr);
-	attr->priority = prio;
-	attr->port = 1;
-	if (dmac || ethertype) {
-		if (dmac) {
-			memcpy(eth.val.dst_mac, dmac, 6);
-			memset(eth.mask.dst_mac, 0xff, 6);
-		}
-		eth.val.ether_type = htobe16(ethertype);
-		eth.mask.ether_type = ethertype ? 0xffff : 0;
-		memcpy(at, &eth, sizeof(eth));
-		at += sizeof(eth);
-		attr->num_of_specs++;
-	}
-	if (dst_ip) {
-		ip4.val.dst_ip = htobe32(dst_ip);
-		ip4.mask.dst_ip = 0xffffffff;
-		memcpy(at, &ip4, sizeof(ip4));
-		at += sizeof(ip4);
-		attr->num_of_specs++;
-	}
-	if (l4) {
-		l4s.val.dst_port = htobe16(dport);
-		l4s.mask.dst_port = 0xffff;
-		memcpy(at, &l4s, sizeof(l4s));
-		at += sizeof(l4s);
-		attr->num_of_specs++;
-	}
-	attr->size = (uint16_t)(at - (uint8_t *)attr);
-	f = ibv_create_flow(qp, attr);
-	cr_assert(f, "ibv_create_flow: %s", strerror(errno));
-	return f;
-}
-
-/* Frames: Ethernet, then IPv4 (20 bytes) or IPv6 (40), then UDP (8) or TCP (20), then
- * payload bytes p[i] = i * 3 + 1. Checksum fields are left 0. Returns the length. */
-static uint32_t frame(uint8_t *f, const uint8_t *dmac, int ipv, uint8_t proto,
-		      uint16_t dport, uint32_t payload)
-{
-	uint32_t l3 = 14, l4 = l3 + (ipv == 4 ? 20 : 40), l4h = proto == 6 ? 20 : 8;
-	uint32_t len = l4 + l4h + payload;
-
-	memset(f, 0, len);
-	memcpy(f, dmac, 6);
-	memcpy(f + 6, mac_src, 6);
-	f[12] = ipv == 4 ? 0x08 : 0x86;
-	f[13] = ipv == 4 ? 0x00 : 0xdd;
-	if (ipv == 4) {
-		f[l3] = 0x45;
-		f[l3 + 2] = (uint8_t)((len - l3) >> 8);
-		f[l3 + 3] = (uint8_t)(len - l3);
-		f[l3 + 4] = 0x12; /* id 0x1234 */
-		f[l3 + 5] = 0x34;
-		f[l3 + 8] = 64;
-		f[l3 + 9] = proto;
-		memcpy(f + l3 + 12, (uint8_t[]){ 10, 0, 0, 1, 10, 0, 0, 2 }, 8);
-	} else {
-		f[l3] = 0x60;
-		f[l3 + 4] = (uint8_t)((len - l4) >> 8);
-		f[l3 + 5] = (uint8_t)(len - l4);
-		f[l3 + 6] = proto;
-		f[l3 + 7] = 64;
-		f[l3 + 8] = 0xfd;
-		f[l3 + 23] = 1;
-		f[l3 + 24] = 0xfd;
-		f[l3 + 39] = 2;
-	}
-	f[l4] = 0x30; /* source port 0x3039 */
-	f[l4 + 1] = 0x39;
-	f[l4 + 2] = (uint8_t)(dport >> 8);
-	f[l4 + 3] = (uint8_t)dport;
-	if (proto == 6) {
-		f[l4 + 4] = 0x10; /* sequence number 0x10000000 */
-		f[l4 + 12] = 0x50; /* data offset 5 */
-		f[l4 + 13] = 0x19; /* ACK | PSH | FIN */
-		f[l4 + 15] = 0xff; /* window */
-	} else {
-		f[l4 + 4] = (uint8_t)((l4h + payload) >> 8);
-		f[l4 + 5] = (uint8_t)(l4h + payload);
-	}
-	for (uint32_t i = 0; i < payload; i++)
-		f[l4 + l4h + i] = (uint8_t)(i * 3 + 1);
-	return len;
-}
-
-static uint32_t sum16(uint32_t acc, const uint8_t *p, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		acc += i & 1 ? p[i] : (uint32_t)p[i] << 8;
-	while (acc >> 16)
-		acc = (acc & 0xffff) + (acc >> 16);
-	return acc;
-}
-
-/* Whether the IPv4 header and the TCP/UDP checksum of a frame made by frame() verify. */
-static bool ip4_ok(const uint8_t *f)
-{
-	return sum16(0, f + 14, 20) == 0xffff;
-}
-
-static bool l4_ok(const uint8_t *f, uint32_t len)
-{
-	int v6 = f[12] == 0x86;
-	uint32_t l4 = v6 ? 54 : 34, n = len - l4, acc;
-
-	acc = v6 ? sum16(0, f + 22, 32) : sum16(0, f + 26, 8);
-	acc = sum16(acc + f[v6 ? 20 : 23] + n, f + l4, n);
-	return acc == 0xffff;
+	return raw_frame(f, dmac, mac_src, ipv, proto, dport, payload);
 }
 
 static void send_frame(struct ibv_qp *qp, uint64_t wr_id, const uint8_t *f, uint32_t len,
@@ -304,8 +187,8 @@ Test(sim_raw, steering_by_mac_drops_the_rest)
 
 	rx_open(&a, 0, 4);
 	rx_open(&b, 4, 4);
-	fa = flow(a.qp, IBV_FLOW_ATTR_NORMAL, 0, mac_a, 0, 0, 0, 0);
-	fb = flow(b.qp, IBV_FLOW_ATTR_NORMAL, 0, mac_b, 0, 0, 0, 0);
+	fa = raw_flow(a.qp, IBV_FLOW_ATTR_NORMAL, 0, mac_a, 0, 0, 0, 0);
+	fb = raw_flow(b.qp, IBV_FLOW_ATTR_NORMAL, 0, mac_b, 0, 0, 0, 0);
 	len = frame(f, mac_a, 4, 17, 4791, 32);
 	send_ok(tx, f, len, 0);
 	expect_frame(&a, f, len);
@@ -364,14 +247,14 @@ Test(sim_raw, steering_by_l3_l4_priority_and_defaults)
 	rx_open(&mcast, 6, 2);
 	rx_open(&l2, 8, 2);
 	rx_open(&l3, 10, 2);
-	fl[0] = flow(udp.qp, IBV_FLOW_ATTR_NORMAL, 0, mac_a, 0x0800, 0x0a000002,
+	fl[0] = raw_flow(udp.qp, IBV_FLOW_ATTR_NORMAL, 0, mac_a, 0x0800, 0x0a000002,
 		     IBV_FLOW_SPEC_UDP, 4791);
-	fl[1] = flow(tcp6.qp, IBV_FLOW_ATTR_NORMAL, 0, NULL, 0x86dd, 0, IBV_FLOW_SPEC_TCP, 80);
-	fl[2] = flow(any.qp, IBV_FLOW_ATTR_ALL_DEFAULT, 0, NULL, 0, 0, 0, 0);
-	fl[3] = flow(mcast.qp, IBV_FLOW_ATTR_MC_DEFAULT, 0, NULL, 0, 0, 0, 0);
+	fl[1] = raw_flow(tcp6.qp, IBV_FLOW_ATTR_NORMAL, 0, NULL, 0x86dd, 0, IBV_FLOW_SPEC_TCP, 80);
+	fl[2] = raw_flow(any.qp, IBV_FLOW_ATTR_ALL_DEFAULT, 0, NULL, 0, 0, 0, 0);
+	fl[3] = raw_flow(mcast.qp, IBV_FLOW_ATTR_MC_DEFAULT, 0, NULL, 0, 0, 0, 0);
 	/* Same MAC twice: the IPv4 rule has the better (lower) priority. */
-	fl[4] = flow(l2.qp, IBV_FLOW_ATTR_NORMAL, 1, mac_b, 0, 0, 0, 0);
-	fl[5] = flow(l3.qp, IBV_FLOW_ATTR_NORMAL, 0, mac_b, 0x0800, 0, 0, 0);
+	fl[4] = raw_flow(l2.qp, IBV_FLOW_ATTR_NORMAL, 1, mac_b, 0, 0, 0, 0);
+	fl[5] = raw_flow(l3.qp, IBV_FLOW_ATTR_NORMAL, 0, mac_b, 0x0800, 0, 0, 0);
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		len = frame(f, cases[i].dmac, cases[i].ipv, cases[i].proto, cases[i].port, 20);
@@ -418,14 +301,14 @@ Test(sim_raw, checksum_offload)
 	struct ibv_qp *tx = raw_qp(txcq);
 
 	rx_open(&r, 0, 8);
-	fl = flow(r.qp, IBV_FLOW_ATTR_NORMAL, 0, mac_a, 0, 0, 0, 0);
+	fl = raw_flow(r.qp, IBV_FLOW_ATTR_NORMAL, 0, mac_a, 0, 0, 0, 0);
 	for (int proto = 6; proto <= 17; proto += 11) {
 		len = frame(f, mac_a, 4, (uint8_t)proto, 7, 333);
 		send_ok(tx, f, len, IBV_SEND_IP_CSUM);
 		flags = expect_frame(&r, NULL, len);
 		cr_expect(flags & IBV_WC_IP_CSUM_OK, "proto %d: checksums computed", proto);
-		cr_expect(ip4_ok(slot(r.slot0)), "proto %d: IPv4 header checksum", proto);
-		cr_expect(l4_ok(slot(r.slot0), len), "proto %d: L4 checksum", proto);
+		cr_expect(raw_ip4_ok(slot(r.slot0)), "proto %d: IPv4 header checksum", proto);
+		cr_expect(raw_l4_ok(slot(r.slot0), len), "proto %d: L4 checksum", proto);
 		/* Apart from the checksum fields the frame is what was sent. */
 		cr_expect_arr_eq(slot(r.slot0) + 34 + (proto == 6 ? 20 : 8),
 				 f + 34 + (proto == 6 ? 20 : 8), 333);
@@ -464,7 +347,7 @@ static void expect_segments(struct rx *r, const uint8_t *f, uint32_t hdr, uint32
 		if (ipv == 4) {
 			cr_expect_eq((uint32_t)(s[16] << 8 | s[17]), hdr - 14 + n, "IPv4 total length");
 			cr_expect_eq((uint32_t)(s[18] << 8 | s[19]), 0x1234 + i, "IP id");
-			cr_expect(ip4_ok(s));
+			cr_expect(raw_ip4_ok(s));
 			cr_expect(wc[i].wc_flags & IBV_WC_IP_CSUM_OK);
 		} else {
 			cr_expect_eq((uint32_t)(s[18] << 8 | s[19]), hdr - 54 + n, "IPv6 payload length");
@@ -472,7 +355,7 @@ static void expect_segments(struct rx *r, const uint8_t *f, uint32_t hdr, uint32
 		cr_expect_eq((uint32_t)s[l4 + 4] << 24 | s[l4 + 5] << 16 | s[l4 + 6] << 8 |
 				     s[l4 + 7], seq, "sequence number");
 		cr_expect_eq(s[l4 + 13], i + 1 < nseg ? 0x10u : 0x19u, "FIN/PSH only on the last");
-		cr_expect(l4_ok(s, hdr + n), "TCP checksum of segment %u", i);
+		cr_expect(raw_l4_ok(s, hdr + n), "TCP checksum of segment %u", i);
 		cr_expect_arr_eq(s + hdr, f + hdr + i * mss, n);
 	}
 }
@@ -490,7 +373,7 @@ Test(sim_raw, tso_post_send)
 	struct ibv_qp *tx = raw_qp(txcq);
 
 	rx_open(&r, 0, 8);
-	fl = flow(r.qp, IBV_FLOW_ATTR_NORMAL, 0, mac_a, 0, 0, 0, 0);
+	fl = raw_flow(r.qp, IBV_FLOW_ATTR_NORMAL, 0, mac_a, 0, 0, 0, 0);
 	wr.tso.hdr = f;
 	wr.tso.hdr_sz = (uint16_t)hdr;
 	wr.tso.mss = 100;
@@ -515,7 +398,7 @@ Test(sim_raw, tso_wr_api_ipv6)
 	struct ibv_wc wc;
 
 	rx_open(&r, 0, 8);
-	fl = flow(r.qp, IBV_FLOW_ATTR_NORMAL, 0, NULL, 0x86dd, 0, IBV_FLOW_SPEC_TCP, 80);
+	fl = raw_flow(r.qp, IBV_FLOW_ATTR_NORMAL, 0, NULL, 0x86dd, 0, IBV_FLOW_SPEC_TCP, 80);
 	ibv_wr_start(qx);
 	qx->wr_id = 6;
 	qx->wr_flags = IBV_SEND_SIGNALED;
@@ -574,7 +457,7 @@ Test(sim_raw, bad_input_completes_in_error_and_sends_nothing)
 	struct ibv_qp *tx;
 
 	rx_open(&r, 0, 8);
-	fl = flow(r.qp, IBV_FLOW_ATTR_NORMAL, 0, mac_a, 0, 0, 0, 0);
+	fl = raw_flow(r.qp, IBV_FLOW_ATTR_NORMAL, 0, mac_a, 0, 0, 0, 0);
 	/* A frame over the port MTU (1500 bytes of IP packet) without TSO. */
 	tx = raw_qp(txcq);
 	len = frame(f, mac_a, 4, 17, 7, 1500 - 28 + 1);

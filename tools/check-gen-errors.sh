@@ -38,6 +38,12 @@ check duplicate-op    '/^FV_OP(read,/p' 'FV_OP(read,' "duplicate operation 'read
 check duplicate-qpt   '/^FV_QPT(uc,/p' 'FV_QPT(uc,' "duplicate QP type 'uc'"
 check duplicate-pair  's/FV_ALLOW(ud, nop)/FV_ALLOW(ud, nop) FV_ALLOW(ud, send)/' 'FV_ALLOW(ud, nop) FV_ALLOW' \
       "duplicate pair (ud, send)"
+check tso-not-eth     's/FV_ALLOW(ud, nop)/FV_ALLOW(ud, nop) FV_ALLOW(ud, send_tso)/' 'FV_ALLOW(ud, send_tso)' \
+      "pair (ud, send_tso): TSO needs an Ethernet QP type"
+check eth-write       's/FV_ALLOW(raw, send)/FV_ALLOW(raw, send) FV_ALLOW(raw, write)/' 'FV_ALLOW(raw, write)' \
+      "pair (raw, write): an Ethernet QP type takes only SEND and TSO with DATA"
+check eth-imm         's/FV_ALLOW(raw, send)/FV_ALLOW(raw, send) FV_ALLOW(raw, send_imm)/' 'FV_ALLOW(raw, send_imm)' \
+      "pair (raw, send_imm): an Ethernet QP type takes only SEND and TSO with DATA"
 check unknown-qpt     's/FV_ALLOW(ud, nop)/FV_ALLOW(udp, nop)/' 'FV_ALLOW(udp' "pair names unknown QP type 'udp'"
 check unknown-op      's/FV_ALLOW(uc, write)/FV_ALLOW(uc, wirte)/' 'wirte' "pair names unknown operation 'wirte'"
 check unknown-row     's/FV_ALLOW(rc, cas)/FV_ALOW(rc, cas)/' 'FV_ALOW' "unknown row 'FV_ALOW'"

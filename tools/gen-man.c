@@ -378,9 +378,10 @@ static void example(const struct op *o)
 	fprintf(out, "    if (fv_%s(qp, 1, FV_SIGNALED%s))\n        return \\-1;    /* ENOMEM: poll the CQ, then again */\n",
 		o->name, args);
 	if (payload(o) == 2) {
-		char *rest = strstr(args, "&sge") + 4;
+		char *at = strstr(args, "&sge");	/* arguments before the payload (TSO: the header) stay */
 
-		fprintf(out, "    if (fv_%s_inline(qp, 2, 0, \"ping\", 4%s))\n        return \\-1;\n", o->name, rest);
+		fprintf(out, "    if (fv_%s_inline(qp, 2, 0%.*s\"ping\", 4%s))\n        return \\-1;\n", o->name,
+			(int)(at - args), args, at + 4);
 	}
 	fprintf(out, "    fv_ring(qp);    /* one doorbell for what was built */\n    return 0;\n}\n.fi\n");
 }

@@ -97,6 +97,17 @@ static int forms_of(const struct op *o, const struct form *out[3])
 	return 1;
 }
 
+/* TSO: the packet header, before the payload (fv_send_tso(h, wr_id, flags, hdr, hdr_sz, mss, sge)). */
+static int tso(const struct op *o)
+{
+	return is(o->remote, "TSO");
+}
+
+static const char *lead_params(const struct op *o)
+{
+	return tso(o) ? ", const void *hdr, uint16_t hdr_sz, uint16_t mss" : "";
+}
+
 static const char *remote_params(const struct op *o)
 {
 	if (is(o->remote, "RADDR")) return ", uint64_t raddr, uint32_t rkey";
@@ -116,6 +127,7 @@ static const char *remote_fields(const struct op *o)
 	if (is(o->remote, "BIND"))  return ", .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = (uint8_t)mw->type,"
 					   " .new_rkey = rkey, .bind = bind";
 	if (is(o->remote, "LINV"))  return ", .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2";
+	if (tso(o))                 return ", .segs = FV_SEG_TSO, .hdr = hdr, .hdr_sz = hdr_sz, .mss = mss";
 	return "";
 }
 
@@ -154,8 +166,8 @@ static void emit_builder(const struct qpt *q, const struct op *o, const struct f
 	printf("/* fv_%s_%s%s: %s on a %s QP, %s. 0 or ENOMEM%s; no doorbell. */\n",
 	       q->name, o->name, f->suffix, o->desc, q->ibv + 8, f->doc,
 	       is(o->remote, "BIND") ? " (EOPNOTSUPP: longer than 2 GiB)" : "");
-	printf("static FV_ALWAYS_INLINE int fv_%s_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s)\n{\n",
-	       q->name, o->name, f->suffix, q->name, f->params, remote_params(o), imm_params(o),
+	printf("static FV_ALWAYS_INLINE int fv_%s_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s%s)\n{\n",
+	       q->name, o->name, f->suffix, q->name, lead_params(o), f->params, remote_params(o), imm_params(o),
 	       dest_params(q, o));
 	char fields[1024];
 
@@ -197,6 +209,9 @@ static const char *wr_source(const struct op *o, const char *name)
 	if (is(name, "remote_qpn")) return "wr->wr.ud.remote_qpn";
 	if (is(name, "qkey"))       return "wr->wr.ud.remote_qkey";
 	if (is(name, "remote_srqn")) return "wr->qp_type.xrc.remote_srqn";
+	if (is(name, "hdr"))        return "wr->tso.hdr";
+	if (is(name, "hdr_sz"))     return "wr->tso.hdr_sz";
+	if (is(name, "mss"))        return "wr->tso.mss";
 	return NULL;
 }
 
@@ -343,6 +358,8 @@ static void emit_post_fast(void)
 	for (size_t i = 0; i < n_qpts; i++) {
 		const struct qpt *q = &qpts[i];
 
+		if (is(q->dest, "ETH"))	/* raw Ethernet: fv_post_send_one (eth.h) */
+			continue;
 		printf("\tcase %s:%s\n", q->fv, is(q->dest, "AV") ? " {" : "");
 		if (is(q->dest, "AV"))
 			printf("\t\tconst struct mlx5_wqe_av *av;\n\n");
@@ -408,9 +425,11 @@ static void emit_cxx_overloads(void)
 
 				if (!allowed(q->name, o->name))
 					continue;
-				printf("static FV_ALWAYS_INLINE int fv_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s)\n"
-				       "{\n\treturn fv_%s_%s%s(h, wr_id, flags", o->name, f->suffix, q->name, f->params,
-				       remote_params(o), imm_params(o), dest_params(q, o), q->name, o->name, f->suffix);
+				printf("static FV_ALWAYS_INLINE int fv_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s%s)\n"
+				       "{\n\treturn fv_%s_%s%s(h, wr_id, flags", o->name, f->suffix, q->name, lead_params(o),
+				       f->params, remote_params(o), imm_params(o), dest_params(q, o), q->name, o->name,
+				       f->suffix);
+				print_args(lead_params(o));
 				print_args(f->params);
 				print_args(remote_params(o));
 				print_args(imm_params(o));
@@ -471,7 +490,7 @@ static void emit_table(void)
 			}
 			printf("\t\t{ 1, %s, %s, FV_IMM_KIND_%s, FV_PAYLOAD_%s },\t/* %s */\n", o->mlx5,
 			       is(o->remote, "RADDR") ? "FV_SEG_RADDR" : is(o->remote, "NONE") ? "0" :
-			       umr(o) ? "FV_SEG_UMR" : "FV_SEG_RADDR | FV_SEG_ATOMIC",
+			       umr(o) ? "FV_SEG_UMR" : tso(o) ? "FV_SEG_TSO" : "FV_SEG_RADDR | FV_SEG_ATOMIC",
 			       o->imm, o->payload, o->ibv);
 		}
 		printf("\t},\n");
@@ -514,7 +533,7 @@ static const char *wr_params(const struct op *o)
 			is(o->remote, "CAS") ? ", uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap" :
 			is(o->remote, "FADD") ? ", uint32_t rkey, uint64_t remote_addr, uint64_t add" :
 			is(o->remote, "BIND") ? ", struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info" :
-			"";
+			tso(o) ? ", void *hdr, uint16_t hdr_sz, uint16_t mss" : "";
 	const char *i = is(o->imm, "IMM") ? ", __be32 imm_data" : is(o->imm, "INV") ? ", uint32_t invalidate_rkey" : "";
 	static char buf[256];
 
@@ -532,7 +551,8 @@ static const char *wr_fields(const struct op *o)
 			/* libmlx5's ibv_wr_bind_mw builds a type 2 bind whatever mw->type says */
 			is(o->remote, "BIND") ? ", .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = IBV_MW_TYPE_2,"
 						" .new_rkey = rkey, .bind = bind_info" :
-			is(o->remote, "LINV") ? ", .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2" : "";
+			is(o->remote, "LINV") ? ", .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2" :
+			tso(o) ? ", .segs = FV_SEG_TSO, .hdr = hdr, .hdr_sz = hdr_sz, .mss = mss" : "";
 	const char *i = is(o->imm, "IMM") ? ", .imm = imm_data" :
 			is(o->imm, "INV") ? ", .imm = htobe32(invalidate_rkey)" : "";
 	static char buf[512];
@@ -838,8 +858,8 @@ static void fail(int line, const char *fmt, ...)
 }
 
 /* The values an enumerated column may take; NULL-terminated. */
-static const char *const dest_kinds[] = { "NONE", "AV", "SRQN", NULL };
-static const char *const remote_kinds[] = { "NONE", "RADDR", "CAS", "FADD", "BIND", "LINV", NULL };
+static const char *const dest_kinds[] = { "NONE", "AV", "SRQN", "ETH", NULL };
+static const char *const remote_kinds[] = { "NONE", "RADDR", "CAS", "FADD", "BIND", "LINV", "TSO", NULL };
 static const char *const imm_kinds[] = { "NONE", "IMM", "INV", NULL };
 static const char *const payload_kinds[] = { "DATA", "SGL", "NONE", NULL };
 
@@ -955,6 +975,15 @@ static void check_allows(void)
 			fail(allow_line[i], "pair names unknown QP type '%s'", allows[i].qpt);
 		if (!find_op(allows[i].op))
 			fail(allow_line[i], "pair names unknown operation '%s'", allows[i].op);
+		/* raw Ethernet (eth.h) builds plain and TSO sends with a payload, nothing else */
+		const struct op *o = find_op(allows[i].op);
+		bool eth = is(find_qpt(allows[i].qpt)->dest, "ETH");
+
+		if (eth && (!(is(o->remote, "NONE") || tso(o)) || !is(o->imm, "NONE") || !is(o->payload, "DATA")))
+			fail(allow_line[i], "pair (%s, %s): an Ethernet QP type takes only SEND and TSO with DATA",
+			     allows[i].qpt, allows[i].op);
+		if (!eth && tso(o))
+			fail(allow_line[i], "pair (%s, %s): TSO needs an Ethernet QP type", allows[i].qpt, allows[i].op);
 	}
 }
 
@@ -1138,11 +1167,13 @@ int main(int argc, char **argv)
 		const struct qpt *q = &qpts[i];
 
 		printf("/* ---- %s ---- */\n\n", q->ibv + 8);
-		printf("/* fv_%s_init: take over a %s ibv_qp (fv_qp_init) as a typed handle; EINVAL for"
-		       " another type. */\n", q->name, q->ibv + 8);
-		printf("static inline int fv_%s_init(struct fv_%s *h, struct ibv_qp *ibqp)\n{\n"
-		       "\treturn ibqp->qp_type == %s ? fv_qp_init(&h->qp, ibqp) : EINVAL;\n}\n\n",
-		       q->name, q->name, q->ibv);
+		if (!is(q->dest, "ETH")) {	/* fv_raw_init (qp.h) also takes max_tso_header */
+			printf("/* fv_%s_init: take over a %s ibv_qp (fv_qp_init) as a typed handle; EINVAL for"
+			       " another type. */\n", q->name, q->ibv + 8);
+			printf("static inline int fv_%s_init(struct fv_%s *h, struct ibv_qp *ibqp)\n{\n"
+			       "\treturn ibqp->qp_type == %s ? fv_qp_init(&h->qp, ibqp) : EINVAL;\n}\n\n",
+			       q->name, q->name, q->ibv);
+		}
 		for (size_t j = 0; j < n_ops; j++) {
 			if (!allowed(q->name, ops[j].name))
 				continue;

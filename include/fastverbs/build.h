@@ -9,11 +9,13 @@
  *   UD         ctrl av(48)           payload
  *   XRC_SEND   ctrl xrc [raddr [atomic]] payload
  *   UMR        ctrl umr_ctrl(48) mkey(64) [klm(64)] payload    (RC, UC, XRC_SEND: wqe.h)
+ *   RAW_PACKET ctrl eth(32, or more with a TSO header) payload   (eth.h: its own builder)
  */
 #ifndef FASTVERBS_BUILD_H
 #define FASTVERBS_BUILD_H
 
 #include "qp.h"
+#include "eth.h"
 
 FV_EXTERN_C_BEGIN
 
@@ -143,6 +145,8 @@ static FV_ALWAYS_INLINE int fv_build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, c
 	unsigned hdr = fv_req_hdr_ds(qpt, r), ds, nbb, max_ds = FV_MAX_DS;
 	__be32 fm;
 
+	if (qpt == FV_QPT_RAW)
+		return fv_build_eth_at(qp, r, pi);
 	if (r->payload == FV_PL_SGL) {
 		if (r->nsge != 1 && (unsigned)r->nsge > qp->max_send_sge)	/* also nsge < 0 */
 			return -ENOMEM;
@@ -307,6 +311,13 @@ static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const st
 	uint32_t pi = qp->sq.pi;
 	int nbb;
 
+	if (qpt == FV_QPT_RAW) {	/* eth.h: its own fast path */
+		nbb = fv_build_eth_at(qp, r, pi);
+		if (nbb < 0)
+			return -nbb;
+		fv_sq_advance(&qp->sq, pi, (unsigned)nbb);
+		return 0;
+	}
 	if (r->payload == FV_PL_SGL && r->nsge == 1) {
 		s.addr = r->sgl->addr, s.length = r->sgl->length, s.lkey = r->sgl->lkey;
 		one.sgl = &s;

@@ -50,6 +50,18 @@ static const uint16_t fv_resp_op[5] = {
 static_assert(MLX5_CQE_RESP_WR_IMM == 1 && MLX5_CQE_RESP_SEND == 2 && MLX5_CQE_RESP_SEND_IMM == 3 &&
 	      MLX5_CQE_RESP_SEND_INV == 4, "fv_resp_op positions");
 
+/*
+ * IBV_WC_IP_CSUM_OK for a frame a raw Ethernet QP with checksum offload received: an IPv4
+ * packet whose IP header and TCP/UDP checksums the device found good, as libmlx5 tells it.
+ */
+static inline unsigned fv_cqe_csum_ok(const struct mlx5_cqe64 *cqe)
+{
+	unsigned ok = MLX5_CQE_L3_OK | MLX5_CQE_L4_OK;
+
+	return (cqe->hds_ip_ext & ok) == ok &&
+	       ((cqe->l4_hdr_type_etc >> 2) & 3) == MLX5_CQE_L3_HDR_TYPE_IPV4 ? (unsigned)IBV_WC_IP_CSUM_OK : 0u;
+}
+
 /* ibv_wc_status of an error CQE syndrome (the table of docs/formats.md §5.3). */
 static inline uint8_t fv_cqe_status(uint8_t syndrome)
 {
@@ -351,6 +363,8 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 		if (slow && !sg)
 			return FV_CQE_BAD;
 		e = fv_resp_op[op] | ((rqpn & 0x30000000) ? IBV_WC_GRH << 8 : 0);
+		if (qp && qp->raw_csum)
+			e |= fv_cqe_csum_ok(cqe) << 8;
 		if (op == MLX5_CQE_RESP_SEND_INV)
 			imm = be32toh(imm);	/* invalidated rkey: host order */
 		if (slow && scat)

@@ -35,7 +35,7 @@ struct fv_cq_run {
 
 /* The QP of no run. */
 #ifdef __cplusplus	/* no designated initializers before C++20: every member, in order */
-__attribute__((weak)) struct fv_qp fv_no_run = { {}, {}, ~0u, FV_QPT_RC, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, {} };
+__attribute__((weak)) struct fv_qp fv_no_run = { {}, {}, ~0u, FV_QPT_RC, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, {} };
 #else
 __attribute__((weak)) struct fv_qp fv_no_run = { .qpn = ~0u };
 #endif
@@ -78,7 +78,7 @@ struct fv_wc {
 	};
 	uint8_t status;		/* enum ibv_wc_status */
 	uint8_t opcode;		/* enum ibv_wc_opcode */
-	uint8_t wc_flags;	/* IBV_WC_GRH, IBV_WC_WITH_IMM, IBV_WC_WITH_INV */
+	uint8_t wc_flags;	/* IBV_WC_GRH, IBV_WC_WITH_IMM, IBV_WC_WITH_INV, IBV_WC_IP_CSUM_OK */
 	uint8_t vendor_err;	/* error CQEs: the vendor syndrome */
 };
 

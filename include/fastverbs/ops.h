@@ -787,6 +787,70 @@ static FV_ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, u
 	return fv_build(&h->qp, FV_QPT_XRC, &r);
 }
 
+/* ---- RAW_PACKET ---- */
+
+/* fv_raw_send: SEND on a RAW_PACKET QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
+static FV_ALWAYS_INLINE int fv_raw_send(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1;
+	return fv_build(&h->qp, FV_QPT_RAW, &r);
+}
+
+/* fv_raw_send_sgl: SEND on a RAW_PACKET QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
+static FV_ALWAYS_INLINE int fv_raw_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge;
+	return fv_build(&h->qp, FV_QPT_RAW, &r);
+}
+
+/* fv_raw_send_inline: SEND on a RAW_PACKET QP, payload copied inline. 0 or ENOMEM; no doorbell. */
+static FV_ALWAYS_INLINE int fv_raw_send_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+{
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
+	return fv_build(&h->qp, FV_QPT_RAW, &r);
+}
+
+/* fv_raw_send_tso: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
+static FV_ALWAYS_INLINE int fv_raw_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sge)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_TSO, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+	return fv_build(&h->qp, FV_QPT_RAW, &r);
+}
+
+/* fv_raw_send_tso_sgl: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
+static FV_ALWAYS_INLINE int fv_raw_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sgl, int nsge)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_TSO, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+	return fv_build(&h->qp, FV_QPT_RAW, &r);
+}
+
+/* fv_raw_send_tso_inline: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload copied inline. 0 or ENOMEM; no doorbell. */
+static FV_ALWAYS_INLINE int fv_raw_send_tso_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const void *data, uint32_t len)
+{
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_TSO, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+	return fv_build(&h->qp, FV_QPT_RAW, &r);
+}
+
 /* ---- generic fronts: fv_write(&rc, ...) picks fv_rc_write; a handle whose QP type
  * does not allow the operation does not compile (C++: the overloads at the end). ---- */
 
@@ -795,17 +859,20 @@ static FV_ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, u
 	struct fv_rc *: fv_rc_send, \
 	struct fv_uc *: fv_uc_send, \
 	struct fv_ud *: fv_ud_send, \
-	struct fv_xrc *: fv_xrc_send)((h), __VA_ARGS__)
+	struct fv_xrc *: fv_xrc_send, \
+	struct fv_raw *: fv_raw_send)((h), __VA_ARGS__)
 #define fv_send_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_sgl, \
 	struct fv_uc *: fv_uc_send_sgl, \
 	struct fv_ud *: fv_ud_send_sgl, \
-	struct fv_xrc *: fv_xrc_send_sgl)((h), __VA_ARGS__)
+	struct fv_xrc *: fv_xrc_send_sgl, \
+	struct fv_raw *: fv_raw_send_sgl)((h), __VA_ARGS__)
 #define fv_send_inline(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_inline, \
 	struct fv_uc *: fv_uc_send_inline, \
 	struct fv_ud *: fv_ud_send_inline, \
-	struct fv_xrc *: fv_xrc_send_inline)((h), __VA_ARGS__)
+	struct fv_xrc *: fv_xrc_send_inline, \
+	struct fv_raw *: fv_raw_send_inline)((h), __VA_ARGS__)
 #define fv_send_imm(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_imm, \
 	struct fv_uc *: fv_uc_send_imm, \
@@ -884,6 +951,12 @@ static FV_ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, u
 	struct fv_rc *: fv_rc_bind_mw, \
 	struct fv_uc *: fv_uc_bind_mw, \
 	struct fv_xrc *: fv_xrc_bind_mw)((h), __VA_ARGS__)
+#define fv_send_tso(h, ...) _Generic((h), \
+	struct fv_raw *: fv_raw_send_tso)((h), __VA_ARGS__)
+#define fv_send_tso_sgl(h, ...) _Generic((h), \
+	struct fv_raw *: fv_raw_send_tso_sgl)((h), __VA_ARGS__)
+#define fv_send_tso_inline(h, ...) _Generic((h), \
+	struct fv_raw *: fv_raw_send_tso_inline)((h), __VA_ARGS__)
 #define fv_local_inv(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_local_inv, \
 	struct fv_uc *: fv_uc_local_inv, \
@@ -915,6 +988,11 @@ static FV_ALWAYS_INLINE int fv_send(struct fv_xrc *h, uint64_t wr_id, unsigned f
 	return fv_xrc_send(h, wr_id, flags, sge, remote_srqn);
 }
 
+static FV_ALWAYS_INLINE int fv_send(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+{
+	return fv_raw_send(h, wr_id, flags, sge);
+}
+
 static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
 	return fv_rc_send_sgl(h, wr_id, flags, sgl, nsge);
@@ -935,6 +1013,11 @@ static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsign
 	return fv_xrc_send_sgl(h, wr_id, flags, sgl, nsge, remote_srqn);
 }
 
+static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+{
+	return fv_raw_send_sgl(h, wr_id, flags, sgl, nsge);
+}
+
 static FV_ALWAYS_INLINE int fv_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	return fv_rc_send_inline(h, wr_id, flags, data, len);
@@ -953,6 +1036,11 @@ static FV_ALWAYS_INLINE int fv_send_inline(struct fv_ud *h, uint64_t wr_id, unsi
 static FV_ALWAYS_INLINE int fv_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
 {
 	return fv_xrc_send_inline(h, wr_id, flags, data, len, remote_srqn);
+}
+
+static FV_ALWAYS_INLINE int fv_send_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+{
+	return fv_raw_send_inline(h, wr_id, flags, data, len);
 }
 
 static FV_ALWAYS_INLINE int fv_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
@@ -1243,6 +1331,21 @@ static FV_ALWAYS_INLINE int fv_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned
 static FV_ALWAYS_INLINE int fv_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
 	return fv_xrc_bind_mw(h, wr_id, flags, mw, rkey, bind);
+}
+
+static FV_ALWAYS_INLINE int fv_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sge)
+{
+	return fv_raw_send_tso(h, wr_id, flags, hdr, hdr_sz, mss, sge);
+}
+
+static FV_ALWAYS_INLINE int fv_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sgl, int nsge)
+{
+	return fv_raw_send_tso_sgl(h, wr_id, flags, hdr, hdr_sz, mss, sgl, nsge);
+}
+
+static FV_ALWAYS_INLINE int fv_send_tso_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const void *data, uint32_t len)
+{
+	return fv_raw_send_tso_inline(h, wr_id, flags, hdr, hdr_sz, mss, data, len);
 }
 
 static FV_ALWAYS_INLINE int fv_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)

@@ -14,7 +14,7 @@
 FV_EXTERN_C_BEGIN
 
 /* QP types fastverbs drives; the row index of the operation table (ops.def). */
-enum fv_qpt { FV_QPT_RC, FV_QPT_UC, FV_QPT_UD, FV_QPT_XRC, FV_QPT_COUNT };
+enum fv_qpt { FV_QPT_RC, FV_QPT_UC, FV_QPT_UD, FV_QPT_XRC, FV_QPT_RAW, FV_QPT_COUNT };
 
 /* Receive queue: one WQE per receive WR, stride bytes each. */
 struct fv_rq {
@@ -46,6 +46,8 @@ struct fv_wr_batch {
 	uint32_t rkey, remote_qpn, qkey, srqn;
 	uint64_t wr_id, raddr, swap_add, compare;
 	const struct mlx5_wqe_av *av;
+	const void *hdr;	/* TSO: the header, its size and the MSS */
+	uint16_t hdr_sz, mss;
 	uint32_t pi, rung_pi, last_pi, sig_pi, lim, fence_cache;	/* FV_WR_KEPT (compat/wr_batch.h) */
 };
 
@@ -57,6 +59,11 @@ struct fv_qp {
 	uint32_t max_inline;	/* granted max_inline_data */
 	uint32_t max_send_sge;	/* granted max_send_sge */
 	uint32_t max_recv_sge;	/* granted max_recv_sge */
+	/* Raw Ethernet (FV_QPT_RAW; eth.h): what libmlx5 keeps per QP and context for it. */
+	uint32_t eth_inline;	/* header bytes a plain send inlines: 18 (L2 mode) or 0 */
+	uint32_t max_tso_header;	/* the QP's max_tso_header (ibv_create_qp_ex) */
+	uint32_t max_tso;	/* TSO payload bytes per send (the device's tso_caps), 0: none */
+	uint32_t raw_csum;	/* checksum offload: IBV_SEND_IP_CSUM and IBV_WC_IP_CSUM_OK */
 	struct fv_srq *srq;	/* attached SRQ, if any */
 	struct ibv_qp *ibqp;	/* NULL when described by raw geometry */
 	const struct ibv_ah *ah_cache_key;	/* last ibv_ah seen by fv_post_send */
@@ -64,7 +71,7 @@ struct fv_qp {
 	void *mem;		/* the bookkeeping arrays, one allocation */
 	/* The ibv_qp_ex members of the fv_wr_* calls: set before each builder, read by it. */
 	uint64_t wr_id;
-	unsigned int wr_flags;	/* IBV_SEND_SIGNALED, _FENCE, _SOLICITED (_INLINE, _IP_CSUM: no effect) */
+	unsigned int wr_flags;	/* IBV_SEND_SIGNALED, _FENCE, _SOLICITED, _IP_CSUM (raw); _INLINE: no effect */
 	struct fv_wr_batch wr;	/* fv_wr_* state */
 };
 
@@ -73,6 +80,7 @@ struct fv_rc  { struct fv_qp qp; };
 struct fv_uc  { struct fv_qp qp; };
 struct fv_ud  { struct fv_qp qp; };
 struct fv_xrc { struct fv_qp qp; };
+struct fv_raw { struct fv_qp qp; };
 
 /* The struct fv_qp inside a typed handle. */
 #define fv_qp_of(h) (&(h)->qp)
@@ -100,6 +108,8 @@ struct fv_qp_geom {
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	int sq_sig_all;
+	/* FV_QPT_RAW only (struct fv_qp's fields of the same names): */
+	uint32_t eth_inline, max_tso_header, max_tso, raw_csum;
 };
 
 static inline int fv_is_pow2(uint32_t v)
@@ -115,14 +125,24 @@ static inline int fv_qpt_of(enum ibv_qp_type t)
 	case IBV_QPT_UC:       return FV_QPT_UC;
 	case IBV_QPT_UD:       return FV_QPT_UD;
 	case IBV_QPT_XRC_SEND: return FV_QPT_XRC;
+	case IBV_QPT_RAW_PACKET: return FV_QPT_RAW;
 	default:               return -1;
 	}
 }
 
-/* WQEBBs of the largest WQE the QP's caps allow: ctrl, transport, raddr, atomic + payload. */
+/*
+ * WQEBBs of the largest WQE the QP's caps allow: ctrl, transport, raddr, atomic + payload;
+ * raw Ethernet: ctrl, Ethernet segment with the longer of its inline headers + payload.
+ */
 static inline uint32_t fv_max_wqe_bb(const struct fv_qp_geom *g)
 {
 	uint32_t hdr = 1 + (g->qpt == FV_QPT_UD ? 3 : g->qpt == FV_QPT_XRC ? 1 : 0) + 2;
+
+	if (g->qpt == FV_QPT_RAW) {
+		uint32_t tso = g->max_tso_header > 2 ? (g->max_tso_header - 2 + FV_DS - 1) / FV_DS : 0;
+
+		hdr = 1 + 1 + (tso > 1 ? tso : 1);
+	}
 	uint32_t inl = fv_inline_ds(g->max_inline), sges = g->max_send_sge;
 	uint32_t ds = hdr + (inl > sges ? inl : sges);
 
@@ -168,6 +188,12 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	qp->max_inline = g->max_inline;
 	qp->max_send_sge = g->max_send_sge;
 	qp->max_recv_sge = g->max_recv_sge;
+	if (g->qpt == FV_QPT_RAW) {
+		qp->eth_inline = g->eth_inline;
+		qp->max_tso_header = g->max_tso_header;
+		qp->max_tso = g->max_tso;
+		qp->raw_csum = g->raw_csum;
+	}
 
 	struct fv_sq *sq = &qp->sq;
 	sq->ring.buf = (uint8_t *)g->sq_buf;
@@ -205,12 +231,33 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 }
 
 /*
- * Take over a verbs QP (RC, UC, UD or XRC_SEND) created by libmlx5: its rings, doorbell
- * record and BlueFlame register from mlx5dv_init_obj, its granted caps and sq_sig_all from
- * ibv_query_qp. Afterwards post only through fastverbs. Returns 0 or an errno value
- * (EOPNOTSUPP for other QP types).
+ * A raw Ethernet QP's caps, as libmlx5 learns them: on a port whose link layer is Ethernet,
+ * checksum offload if the device has IBV_DEVICE_RAW_IP_CSUM, and TSO up to tso_caps.max_tso
+ * if tso_caps names RAW_PACKET QPs; the L2 minimum inline header (libmlx5 keeps the device's
+ * mode private; a device in the NONE mode accepts the 18 bytes too). max_tso_header is the
+ * caller's (fv_raw_init). Returns 0 or an errno value.
  */
-static inline int fv_qp_init(struct fv_qp *qp, struct ibv_qp *ibqp)
+static inline int fv_raw_caps(struct fv_qp_geom *g, struct ibv_context *ctx, uint8_t port)
+{
+	struct ibv_device_attr_ex dx;
+	struct ibv_port_attr pa;
+
+	memset(&dx, 0, sizeof(dx));
+	memset(&pa, 0, sizeof(pa));
+	if (ibv_query_device_ex(ctx, NULL, &dx) || ibv_query_port(ctx, port, &pa))
+		return errno ? errno : EIO;
+	g->eth_inline = 18;
+	g->raw_csum = g->max_tso = 0;
+	if (pa.link_layer == IBV_LINK_LAYER_ETHERNET) {
+		g->raw_csum = !!(dx.orig_attr.device_cap_flags & IBV_DEVICE_RAW_IP_CSUM);
+		if (dx.tso_caps.supported_qpts & (1u << IBV_QPT_RAW_PACKET))
+			g->max_tso = dx.tso_caps.max_tso;
+	}
+	return 0;
+}
+
+/* fv_qp_init, with the max_tso_header of a RAW_PACKET QP. */
+static inline int fv_qp_take(struct fv_qp *qp, struct ibv_qp *ibqp, uint32_t max_tso_header)
 {
 	struct mlx5dv_qp dv;
 	struct mlx5dv_obj obj;
@@ -229,7 +276,7 @@ static inline int fv_qp_init(struct fv_qp *qp, struct ibv_qp *ibqp)
 		return err;
 	if (dv.sq.stride != FV_WQEBB)
 		return EINVAL;
-	if (ibv_query_qp(ibqp, &attr, IBV_QP_CAP, &init))
+	if (ibv_query_qp(ibqp, &attr, IBV_QP_CAP | (qpt == FV_QPT_RAW ? IBV_QP_PORT : 0), &init))
 		return errno ? errno : EIO;
 
 	struct fv_qp_geom g = FV_ZERO_INIT;
@@ -240,11 +287,44 @@ static inline int fv_qp_init(struct fv_qp *qp, struct ibv_qp *ibqp)
 	g.dbrec = dv.dbrec, g.bf_reg = dv.bf.reg, g.bf_size = dv.bf.size;
 	g.max_inline = init.cap.max_inline_data, g.max_send_sge = init.cap.max_send_sge;
 	g.max_recv_sge = init.cap.max_recv_sge, g.sq_sig_all = init.sq_sig_all;
+	if (qpt == FV_QPT_RAW) {
+		err = fv_raw_caps(&g, ibqp->context, attr.port_num);
+		if (err)
+			return err;
+		g.max_tso_header = max_tso_header;
+	}
 	err = fv_qp_init_geom(qp, &g);
 	if (err)
 		return err;
 	qp->ibqp = ibqp;
 	return 0;
+}
+
+/*
+ * Take over a verbs QP (RC, UC, UD, XRC_SEND or RAW_PACKET) created by libmlx5: its rings,
+ * doorbell record and BlueFlame register from mlx5dv_init_obj, its granted caps and
+ * sq_sig_all from ibv_query_qp. Afterwards post only through fastverbs. Returns 0 or an errno
+ * value (EOPNOTSUPP for other QP types). A RAW_PACKET QP taken over here has max_tso_header
+ * 0 (every TSO send is refused): fv_raw_init takes the QP's.
+ */
+static inline int fv_qp_init(struct fv_qp *qp, struct ibv_qp *ibqp)
+{
+	return fv_qp_take(qp, ibqp, 0);
+}
+
+/*
+ * Take over a RAW_PACKET ibv_qp (fv_qp_init) as a typed handle. max_tso_header: the value the
+ * QP was created with (struct ibv_qp_init_attr_ex; 0 if none), which libmlx5 checks TSO
+ * headers against and does not let anyone query. EINVAL for another QP type.
+ */
+static inline int fv_raw_init(struct fv_raw *h, struct ibv_qp *ibqp, uint32_t max_tso_header)
+{
+	int err;
+
+	if (ibqp->qp_type != IBV_QPT_RAW_PACKET)
+		return EINVAL;
+	err = fv_qp_take(&h->qp, ibqp, max_tso_header);
+	return err;
 }
 
 /* Release what fv_qp_init / fv_qp_init_geom set up. The ibv_qp itself stays the caller's. */

@@ -19,14 +19,14 @@ enum fv_payload {
 	FV_PL_INLINE_BUFS,	/* inline segment gathered from an ibv_data_buf list (bufs) */
 };
 
-enum { FV_SEG_RADDR = 1, FV_SEG_ATOMIC = 2, FV_SEG_UMR = 4 };
+enum { FV_SEG_RADDR = 1, FV_SEG_ATOMIC = 2, FV_SEG_UMR = 4, FV_SEG_TSO = 8 };
 
 /* Everything one WQE needs; unused fields stay zero. */
 struct fv_req {
 	uint64_t wr_id;
 	unsigned flags;			/* FV_SIGNALED | FV_SOLICITED | FV_FENCE */
 	uint8_t opcode;			/* MLX5_OPCODE_* */
-	uint8_t segs;			/* FV_SEG_RADDR | FV_SEG_ATOMIC, or FV_SEG_UMR */
+	uint8_t segs;			/* FV_SEG_RADDR | FV_SEG_ATOMIC, or FV_SEG_UMR, or FV_SEG_TSO */
 	uint8_t payload;		/* enum fv_payload */
 	__be32 imm;			/* immediate data, or BE32 rkey to invalidate */
 	uint64_t raddr;
@@ -38,6 +38,8 @@ struct fv_req {
 	const struct ibv_mw_bind_info *bind;	/* FV_SEG_UMR: the bind, NULL to invalidate */
 	uint32_t new_rkey;		/* FV_SEG_UMR: the window's key after the bind */
 	uint8_t mw_type;		/* FV_SEG_UMR: IBV_MW_TYPE_1 or _2 (invalidate: 2) */
+	const void *hdr;		/* FV_SEG_TSO: the packet header inlined in the Ethernet segment */
+	uint16_t hdr_sz, mss;		/* FV_SEG_TSO: its size, and the segments' payload size */
 	const struct ibv_sge *sgl;	/* the payload's pieces */
 	int nsge;
 	const struct ibv_data_buf *bufs;	/* FV_PL_INLINE_BUFS: the pieces (nsge of them) */

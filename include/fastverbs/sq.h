@@ -29,6 +29,8 @@ enum {
 	FV_SIGNALED  = MLX5_WQE_CTRL_CQ_UPDATE,	/* ask for a completion */
 	FV_SOLICITED = MLX5_WQE_CTRL_SOLICITED,	/* solicited event at the responder */
 	FV_FENCE     = MLX5_WQE_CTRL_FENCE,	/* wait for earlier READ/atomic responses */
+	FV_IP_CSUM   = 0x100,	/* raw Ethernet: the device fills in IPv4 and TCP/UDP checksums
+				 * (no ctrl bit: the Ethernet segment's cs_flags; ignored elsewhere) */
 };
 
 /* A slot's wr_id, written through this type only (like a WQE, see struct fv_unit). */

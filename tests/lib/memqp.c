@@ -26,6 +26,8 @@ void memqp_init(struct memqp *m, const struct memqp_cfg *c)
 		.dbrec = m->dbrec, .bf_reg = m->bf, .bf_size = c->bf_size,
 		.max_inline = c->max_inline, .max_send_sge = c->max_send_sge,
 		.max_recv_sge = c->max_recv_sge, .sq_sig_all = c->sq_sig_all,
+		.eth_inline = c->eth_inline, .max_tso_header = c->max_tso_header, .max_tso = c->max_tso,
+		.raw_csum = c->raw_csum,
 	};
 	cr_assert_eq(fv_qp_init_geom(&m->qp, &g), 0);
 	/* Counters wider than 16 bits: start the producer where the test asked. */

@@ -23,6 +23,7 @@ struct memqp_cfg {
 	uint32_t max_inline, max_send_sge, max_recv_sge;
 	int sq_sig_all;
 	uint32_t start_pi;		/* doorbell record before init: where counters start */
+	uint32_t eth_inline, max_tso_header, max_tso, raw_csum;	/* FV_QPT_RAW */
 };
 
 /* Allocate and init; aborts the test on failure. */

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <criterion/criterion.h>
 #include "memqp.h"
@@ -20,6 +21,7 @@ struct vcase {
 	uint8_t blk[8][64];
 	uint32_t dbr;
 	uint8_t bf[512];
+	int rc;			/* what the post returned */
 };
 
 static inline int parse_hex(const char *s, uint8_t *out, int max)
@@ -55,6 +57,8 @@ static inline int vec_load(const char *path, struct vcase *cases, int max)
 			char *end = strstr(line, "  qp=");
 			snprintf(c->title, sizeof(c->title), "%.*s", (int)(end - line - 4), line + 4);
 			sscanf(end, "  qp=%7s", c->qp);
+			if (strstr(end, "post rc="))
+				c->rc = atoi(strstr(end, "post rc=") + 8);
 			bf_off = -1;
 		} else if (c && sscanf(line, "SQ idx %u (slot %u)", &a, &b) == 2) {
 			c->idx[c->nblk++] = a;

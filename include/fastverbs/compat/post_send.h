@@ -12,6 +12,8 @@
  *    for the next WQE (libmlx5 caches one even for the refused WR);
  *  - the refused WR leaves no trace in the ring, the doorbell record or the BF register;
  *  - free space is counted in WQEBBs, not worst-case WRs.
+ * Raw Ethernet QPs (eth.h) take SEND and TSO, with IBV_SEND_IP_CSUM when the QP has checksum
+ * offload (else EINVAL, as libmlx5); every other opcode there is EINVAL.
  */
 #ifndef FASTVERBS_COMPAT_POST_SEND_H
 #define FASTVERBS_COMPAT_POST_SEND_H
@@ -32,6 +34,15 @@ static inline unsigned fv_send_flags(unsigned ibv_flags)
 	static_assert(IBV_SEND_FENCE == 1 && IBV_SEND_SIGNALED == 2 && IBV_SEND_SOLICITED == 4,
 		       "IBV_SEND_* bits");
 	return fm[ibv_flags & 7];
+}
+
+/*
+ * FV_IP_CSUM for IBV_SEND_IP_CSUM on a raw Ethernet QP; elsewhere libmlx5 ignores the flag,
+ * and so does fastverbs.
+ */
+static inline unsigned fv_send_csum(enum fv_qpt qpt, unsigned ibv_flags)
+{
+	return qpt == FV_QPT_RAW && (ibv_flags & IBV_SEND_IP_CSUM) ? (unsigned)FV_IP_CSUM : 0u;
 }
 
 /* Total inline bytes of wr's SGEs, or UINT32_MAX if it cannot fit any QP. */
@@ -66,7 +77,8 @@ static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, 
 	/* Initialized, not memset: the compiler then keeps the fields in registers. */
 	struct fv_req r = FV_ZERO_INIT;
 	/* the conversion the fast path uses too (post_send_ops.h) */
-	int err = fv_send_wr_req(qp, wr, fv_send_flags(wr->send_flags), wr->num_sge, &r);
+	int err = fv_send_wr_req(qp, wr, fv_send_flags(wr->send_flags) | fv_send_csum(qp->qpt, wr->send_flags),
+				 wr->num_sge, &r);
 
 	if (err)
 		return err;
@@ -81,6 +93,35 @@ static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, 
 }
 
 /*
+ * A raw Ethernet WR of one SGE, not inline: SEND or TSO through the Ethernet builder's
+ * inline cases (eth.h). Whether it built the WR; if not, nothing was written.
+ */
+static inline __attribute__((always_inline)) bool fv_post_send_eth_fast(struct fv_qp *qp, const struct ibv_send_wr *wr)
+{
+	uint32_t pi = qp->sq.pi;
+	unsigned nbb;
+
+	if (wr->num_sge != 1 || (wr->send_flags & IBV_SEND_INLINE) ||
+	    (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_TSO))
+		return false;
+
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.wr_id = wr->wr_id, r.flags = fv_send_flags(wr->send_flags) | fv_send_csum(FV_QPT_RAW, wr->send_flags);
+	r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1, r.from_wr = true;
+	r.opcode = MLX5_OPCODE_SEND;
+	if (wr->opcode == IBV_WR_TSO) {
+		r.opcode = MLX5_OPCODE_TSO, r.segs = FV_SEG_TSO;
+		r.hdr = wr->tso.hdr, r.hdr_sz = wr->tso.hdr_sz, r.mss = wr->tso.mss;
+	}
+	nbb = fv_build_eth_fast(qp, &r, pi);
+	if (!nbb)
+		return false;
+	fv_sq_advance(&qp->sq, pi, nbb);
+	return true;
+}
+
+/*
  * Whether fv_post_send_fast built wr (one SGE, inline or not, on a QP of type qpt). Inline or
  * not is a constant in each call: the WRs that are not pay nothing for those that are.
  */
@@ -89,6 +130,8 @@ fv_post_send_fast_wr(struct fv_qp *qp, const enum fv_qpt qpt, const struct ibv_s
 {
 	unsigned flags = fv_send_flags(wr->send_flags);
 
+	if (qpt == FV_QPT_RAW)
+		return fv_post_send_eth_fast(qp, wr);
 	if (wr->num_sge != 1 || !qp->max_send_sge)
 		return false;
 	if (__builtin_expect(wr->send_flags & IBV_SEND_INLINE, 0))
@@ -137,6 +180,9 @@ static inline int fv_post_send(struct fv_qp *qp, struct ibv_send_wr *wr, struct 
 		break;
 	case FV_QPT_UD:
 		err = fv_post_send_list(qp, FV_QPT_UD, wr, bad_wr);
+		break;
+	case FV_QPT_RAW:
+		err = fv_post_send_list(qp, FV_QPT_RAW, wr, bad_wr);
 		break;
 	default:
 		err = fv_post_send_list(qp, FV_QPT_XRC, wr, bad_wr);

@@ -94,11 +94,30 @@ static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 		{ 0, 0, 0, 0, 0 },
 		{ 0, 0, 0, 0, 0 },
 	},
+	{	/* FV_QPT_RAW */
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 1, MLX5_OPCODE_TSO, FV_SEG_TSO, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_TSO */
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 0, 0 },
+	},
 };
 static_assert(FV_QPT_RC == 0, "fv_op_table row");
 static_assert(FV_QPT_UC == 1, "fv_op_table row");
 static_assert(FV_QPT_UD == 2, "fv_op_table row");
 static_assert(FV_QPT_XRC == 3, "fv_op_table row");
+static_assert(FV_QPT_RAW == 4, "fv_op_table row");
 static_assert(IBV_WR_SEND == 2, "fv_op_table slot");
 static_assert(IBV_WR_SEND_WITH_IMM == 3, "fv_op_table slot");
 static_assert(IBV_WR_SEND_WITH_INV == 9, "fv_op_table slot");
@@ -108,6 +127,7 @@ static_assert(IBV_WR_RDMA_READ == 4, "fv_op_table slot");
 static_assert(IBV_WR_ATOMIC_CMP_AND_SWP == 5, "fv_op_table slot");
 static_assert(IBV_WR_ATOMIC_FETCH_AND_ADD == 6, "fv_op_table slot");
 static_assert(IBV_WR_BIND_MW == 8, "fv_op_table slot");
+static_assert(IBV_WR_TSO == 10, "fv_op_table slot");
 static_assert(IBV_WR_LOCAL_INV == 7, "fv_op_table slot");
 
 /*
@@ -227,6 +247,20 @@ static FV_ALWAYS_INLINE void fv_send_wr_bind_mw(struct fv_req *r, const struct i
 }
 
 /*
+ * fv_send_wr_send_tso: the request of an TSO WR but its destination, as
+ * fv_<qpt>_send_tso builds it: fm_ce_se flags, its first nsge SGEs.
+ */
+static FV_ALWAYS_INLINE void fv_send_wr_send_tso(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+{
+	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_TSO;
+	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV_SEG_TSO;
+	r->hdr = wr->tso.hdr;
+	r->hdr_sz = wr->tso.hdr_sz;
+	r->mss = wr->tso.mss;
+}
+
+/*
  * fv_send_wr_local_inv: the request of an LOCAL_INV WR but its destination, as
  * fv_<qpt>_local_inv builds it: fm_ce_se flags, its first nsge SGEs.
  */
@@ -252,6 +286,8 @@ static FV_ALWAYS_INLINE void fv_send_wr_dest(const enum fv_qpt qpt, const struct
 		break;
 	case FV_QPT_XRC:
 		r->srqn = wr->qp_type.xrc.remote_srqn;
+		break;
+	case FV_QPT_RAW:
 		break;
 	default:
 		break;
@@ -298,6 +334,9 @@ static FV_ALWAYS_INLINE int fv_send_wr_req(struct fv_qp *qp, const struct ibv_se
 		if (!wr->bind_mw.mw || (wr->bind_mw.bind_info.length && !wr->bind_mw.bind_info.mr))
 			return EINVAL;
 		fv_send_wr_bind_mw(r, wr, flags, nsge);
+		break;
+	case IBV_WR_TSO:
+		fv_send_wr_send_tso(r, wr, flags, nsge);
 		break;
 	case IBV_WR_LOCAL_INV:
 		fv_send_wr_local_inv(r, wr, flags, nsge);

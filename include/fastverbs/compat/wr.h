@@ -415,6 +415,56 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_set_xrc_srqn(struct fv_xrc *h, uint32_t r
 	fv_wr_dest(&h->qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn);
 }
 
+/* ---- RAW_PACKET: the fronts' targets for a struct fv_raw * (fv_raw_wr_<call> is fv_wr_<call>) ---- */
+
+/* The struct fv_qp of a typed RAW_PACKET handle. */
+static inline struct fv_qp *fv_raw_wr_qp(struct fv_raw *h)
+{
+	return &h->qp;
+}
+
+/* fv_wr_send for RAW_PACKET handles: open a WQE, SEND. */
+static FV_ALWAYS_INLINE void fv_raw_wr_send(struct fv_raw *h)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND;
+	fv_wr_open(&h->qp, FV_QPT_RAW, &r);
+}
+
+/* fv_wr_send_tso for RAW_PACKET handles: open a WQE, TCP segmentation offload: the header inline, the payload cut into MSS-byte segments. */
+static FV_ALWAYS_INLINE void fv_raw_wr_send_tso(struct fv_raw *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_TSO, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+	fv_wr_open(&h->qp, FV_QPT_RAW, &r);
+}
+
+/* fv_wr_set_sge for RAW_PACKET handles. */
+static FV_ALWAYS_INLINE void fv_raw_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	fv_wr_sge_at(&h->qp, FV_QPT_RAW, lkey, addr, length);
+}
+
+/* fv_wr_set_sge_list for RAW_PACKET handles. */
+static FV_ALWAYS_INLINE void fv_raw_wr_set_sge_list(struct fv_raw *h, size_t num_sge, const struct ibv_sge *sg_list)
+{
+	fv_wr_sge_list_at(&h->qp, FV_QPT_RAW, num_sge, sg_list);
+}
+
+/* fv_wr_set_inline_data for RAW_PACKET handles. */
+static FV_ALWAYS_INLINE void fv_raw_wr_set_inline_data(struct fv_raw *h, void *addr, size_t length)
+{
+	fv_wr_inline_at(&h->qp, FV_QPT_RAW, addr, length);
+}
+
+/* fv_wr_set_inline_data_list for RAW_PACKET handles. */
+static FV_ALWAYS_INLINE void fv_raw_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+{
+	fv_wr_inline_list_at(&h->qp, FV_QPT_RAW, num_buf, buf_list);
+}
+
 /* ---- the fronts' targets for a struct fv_qp *: the QP type checked at run time, EINVAL at
  * fv_wr_complete for a call it does not have ---- */
 
@@ -424,7 +474,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_send(struct fv_qp *qp)
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC), &r);
+	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC) | (1u << FV_QPT_RAW), &r);
 }
 
 /* fv_wr_send_imm on a struct fv_qp: open a WQE, SEND with immediate data. */
@@ -499,6 +549,15 @@ static FV_ALWAYS_INLINE void fv_qp_wr_bind_mw(struct fv_qp *qp, struct ibv_mw *m
 	fv_wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
 }
 
+/* fv_wr_send_tso on a struct fv_qp: open a WQE, TCP segmentation offload: the header inline, the payload cut into MSS-byte segments. */
+static FV_ALWAYS_INLINE void fv_qp_wr_send_tso(struct fv_qp *qp, void *hdr, uint16_t hdr_sz, uint16_t mss)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_TSO, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+	fv_wr_open_any(qp, (1u << FV_QPT_RAW), &r);
+}
+
 /* fv_wr_local_inv on a struct fv_qp: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
 static FV_ALWAYS_INLINE void fv_qp_wr_local_inv(struct fv_qp *qp, uint32_t invalidate_rkey)
 {
@@ -523,6 +582,9 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, u
 	case FV_QPT_XRC:
 		fv_wr_sge_at(qp, FV_QPT_XRC, lkey, addr, length);
 		return;
+	case FV_QPT_RAW:
+		fv_wr_sge_at(qp, FV_QPT_RAW, lkey, addr, length);
+		return;
 	default:
 		fv_wr_fail(qp, EINVAL);
 	}
@@ -542,6 +604,9 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_
 		return;
 	case FV_QPT_XRC:
 		fv_wr_sge_list_at(qp, FV_QPT_XRC, num_sge, sg_list);
+		return;
+	case FV_QPT_RAW:
+		fv_wr_sge_list_at(qp, FV_QPT_RAW, num_sge, sg_list);
 		return;
 	default:
 		fv_wr_fail(qp, EINVAL);
@@ -563,6 +628,9 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *ad
 	case FV_QPT_XRC:
 		fv_wr_inline_at(qp, FV_QPT_XRC, addr, length);
 		return;
+	case FV_QPT_RAW:
+		fv_wr_inline_at(qp, FV_QPT_RAW, addr, length);
+		return;
 	default:
 		fv_wr_fail(qp, EINVAL);
 	}
@@ -582,6 +650,9 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data_list(struct fv_qp *qp, siz
 		return;
 	case FV_QPT_XRC:
 		fv_wr_inline_list_at(qp, FV_QPT_XRC, num_buf, buf_list);
+		return;
+	case FV_QPT_RAW:
+		fv_wr_inline_list_at(qp, FV_QPT_RAW, num_buf, buf_list);
 		return;
 	default:
 		fv_wr_fail(qp, EINVAL);
@@ -620,7 +691,8 @@ FV_EXTERN_C_END
 	struct fv_rc *: fv_rc_wr_qp, \
 	struct fv_uc *: fv_uc_wr_qp, \
 	struct fv_ud *: fv_ud_wr_qp, \
-	struct fv_xrc *: fv_xrc_wr_qp)(h)
+	struct fv_xrc *: fv_xrc_wr_qp, \
+	struct fv_raw *: fv_raw_wr_qp)(h)
 #endif
 
 /* Begin a batch (ibv_wr_start): nothing is posted before fv_wr_complete. */
@@ -645,7 +717,8 @@ FV_EXTERN_C_END
 	struct fv_rc *: fv_rc_wr_send, \
 	struct fv_uc *: fv_uc_wr_send, \
 	struct fv_ud *: fv_ud_wr_send, \
-	struct fv_xrc *: fv_xrc_wr_send)(__VA_ARGS__)
+	struct fv_xrc *: fv_xrc_wr_send, \
+	struct fv_raw *: fv_raw_wr_send)(__VA_ARGS__)
 
 /* fv_wr_send_imm(h, __be32 imm_data): open a WQE: SEND with immediate data (ibv_wr_send_imm). Then its setters. */
 #define fv_wr_send_imm(...) _Generic(FV_WR_H(__VA_ARGS__), \
@@ -701,6 +774,11 @@ FV_EXTERN_C_END
 	struct fv_uc *: fv_uc_wr_bind_mw, \
 	struct fv_xrc *: fv_xrc_wr_bind_mw)(__VA_ARGS__)
 
+/* fv_wr_send_tso(h, void *hdr, uint16_t hdr_sz, uint16_t mss): open a WQE: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments (ibv_wr_send_tso). Then its setters. */
+#define fv_wr_send_tso(...) _Generic(FV_WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv_qp_wr_send_tso, \
+	struct fv_raw *: fv_raw_wr_send_tso)(__VA_ARGS__)
+
 /* fv_wr_local_inv(h, uint32_t invalidate_rkey): build a WQE: invalidate a type 2 memory window's rkey (the next WQE is fenced) (ibv_wr_local_inv). No setters: the WQE is whole. */
 #define fv_wr_local_inv(...) _Generic(FV_WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv_qp_wr_local_inv, \
@@ -714,7 +792,8 @@ FV_EXTERN_C_END
 	struct fv_rc *: fv_rc_wr_set_sge, \
 	struct fv_uc *: fv_uc_wr_set_sge, \
 	struct fv_ud *: fv_ud_wr_set_sge, \
-	struct fv_xrc *: fv_xrc_wr_set_sge)(__VA_ARGS__)
+	struct fv_xrc *: fv_xrc_wr_set_sge, \
+	struct fv_raw *: fv_raw_wr_set_sge)(__VA_ARGS__)
 
 /* fv_wr_set_sge_list(h, size_t num_sge, const struct ibv_sge *sg_list): the open WQE's payload: data segments, empty SGEs skipped; ENOMEM if num_sge > the QP's max_send_sge (ibv_wr_set_sge_list). */
 #define fv_wr_set_sge_list(...) _Generic(FV_WR_H(__VA_ARGS__), \
@@ -722,7 +801,8 @@ FV_EXTERN_C_END
 	struct fv_rc *: fv_rc_wr_set_sge_list, \
 	struct fv_uc *: fv_uc_wr_set_sge_list, \
 	struct fv_ud *: fv_ud_wr_set_sge_list, \
-	struct fv_xrc *: fv_xrc_wr_set_sge_list)(__VA_ARGS__)
+	struct fv_xrc *: fv_xrc_wr_set_sge_list, \
+	struct fv_raw *: fv_raw_wr_set_sge_list)(__VA_ARGS__)
 
 /* fv_wr_set_inline_data(h, void *addr, size_t length): the open WQE's payload: the bytes copied into the WQE now; ENOMEM if length > the QP's max_inline_data (ibv_wr_set_inline_data). */
 #define fv_wr_set_inline_data(...) _Generic(FV_WR_H(__VA_ARGS__), \
@@ -730,7 +810,8 @@ FV_EXTERN_C_END
 	struct fv_rc *: fv_rc_wr_set_inline_data, \
 	struct fv_uc *: fv_uc_wr_set_inline_data, \
 	struct fv_ud *: fv_ud_wr_set_inline_data, \
-	struct fv_xrc *: fv_xrc_wr_set_inline_data)(__VA_ARGS__)
+	struct fv_xrc *: fv_xrc_wr_set_inline_data, \
+	struct fv_raw *: fv_raw_wr_set_inline_data)(__VA_ARGS__)
 
 /* fv_wr_set_inline_data_list(h, size_t num_buf, const struct ibv_data_buf *buf_list): the open WQE's payload: the buffers copied back to back; ENOMEM if they total more than max_inline_data (ibv_wr_set_inline_data_list). */
 #define fv_wr_set_inline_data_list(...) _Generic(FV_WR_H(__VA_ARGS__), \
@@ -738,7 +819,8 @@ FV_EXTERN_C_END
 	struct fv_rc *: fv_rc_wr_set_inline_data_list, \
 	struct fv_uc *: fv_uc_wr_set_inline_data_list, \
 	struct fv_ud *: fv_ud_wr_set_inline_data_list, \
-	struct fv_xrc *: fv_xrc_wr_set_inline_data_list)(__VA_ARGS__)
+	struct fv_xrc *: fv_xrc_wr_set_inline_data_list, \
+	struct fv_raw *: fv_raw_wr_set_inline_data_list)(__VA_ARGS__)
 
 /*
  * fv_wr_set_ud_addr(h, ah, remote_qpn, remote_qkey): the open UD WQE's destination
@@ -784,6 +866,11 @@ static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_xrc *h)
 	return fv_xrc_wr_qp(h);
 }
 
+static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_raw *h)
+{
+	return fv_raw_wr_qp(h);
+}
+
 static FV_ALWAYS_INLINE void fv_wr_send(struct fv_qp *h)
 {
 	fv_qp_wr_send(h);
@@ -807,6 +894,11 @@ static FV_ALWAYS_INLINE void fv_wr_send(struct fv_ud *h)
 static FV_ALWAYS_INLINE void fv_wr_send(struct fv_xrc *h)
 {
 	fv_xrc_wr_send(h);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send(struct fv_raw *h)
+{
+	fv_raw_wr_send(h);
 }
 
 static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_qp *h, __be32 imm_data)
@@ -959,6 +1051,16 @@ static FV_ALWAYS_INLINE void fv_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, 
 	fv_xrc_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
+static FV_ALWAYS_INLINE void fv_wr_send_tso(struct fv_qp *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
+{
+	fv_qp_wr_send_tso(h, hdr, hdr_sz, mss);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_send_tso(struct fv_raw *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
+{
+	fv_raw_wr_send_tso(h, hdr, hdr_sz, mss);
+}
+
 static FV_ALWAYS_INLINE void fv_wr_local_inv(struct fv_qp *h, uint32_t invalidate_rkey)
 {
 	fv_qp_wr_local_inv(h, invalidate_rkey);
@@ -1004,6 +1106,11 @@ static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint
 	fv_xrc_wr_set_sge(h, lkey, addr, length);
 }
 
+static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	fv_raw_wr_set_sge(h, lkey, addr, length);
+}
+
 static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_qp *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv_qp_wr_set_sge_list(h, num_sge, sg_list);
@@ -1027,6 +1134,11 @@ static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_ud *h, size_t num_sge,
 static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_xrc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv_xrc_wr_set_sge_list(h, num_sge, sg_list);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_raw *h, size_t num_sge, const struct ibv_sge *sg_list)
+{
+	fv_raw_wr_set_sge_list(h, num_sge, sg_list);
 }
 
 static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_qp *h, void *addr, size_t length)
@@ -1054,6 +1166,11 @@ static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_xrc *h, void *addr,
 	fv_xrc_wr_set_inline_data(h, addr, length);
 }
 
+static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_raw *h, void *addr, size_t length)
+{
+	fv_raw_wr_set_inline_data(h, addr, length);
+}
+
 static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_qp *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv_qp_wr_set_inline_data_list(h, num_buf, buf_list);
@@ -1077,6 +1194,11 @@ static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_ud *h, size_t 
 static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv_xrc_wr_set_inline_data_list(h, num_buf, buf_list);
+}
+
+static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+{
+	fv_raw_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
 static FV_ALWAYS_INLINE void fv_wr_set_xrc_srqn(struct fv_qp *h, uint32_t remote_srqn)

@@ -124,8 +124,13 @@ static FV_ALWAYS_INLINE void fv_wr_open(struct fv_qp *qp, enum fv_qpt qpt, const
 		b->swap_add = r->swap_add;
 		b->compare = r->compare;
 	}
+	if (r->segs & FV_SEG_TSO) {
+		b->hdr = r->hdr;
+		b->hdr_sz = r->hdr_sz;
+		b->mss = r->mss;
+	}
 	b->wr_id = qp->wr_id;
-	b->flags = fv_send_flags(qp->wr_flags);
+	b->flags = fv_send_flags(qp->wr_flags) | fv_send_csum(qpt, qp->wr_flags);
 	if (qpt == FV_QPT_UD)
 		b->av = &fv_wr_no_av;
 	b->need = FV_WR_NEED_DATA | (fv_transport_ds(qpt) ? FV_WR_NEED_DEST : 0);
@@ -214,6 +219,11 @@ static FV_ALWAYS_INLINE struct fv_req fv_wr_req(const struct fv_qp *qp, enum fv_
 	if (b->segs & FV_SEG_ATOMIC) {
 		r.swap_add = b->swap_add;
 		r.compare = b->compare;
+	}
+	if (b->segs & FV_SEG_TSO) {
+		r.hdr = b->hdr;
+		r.hdr_sz = b->hdr_sz;
+		r.mss = b->mss;
 	}
 	if (qpt == FV_QPT_UD) {
 		r.av = b->av;

@@ -1,0 +1,15 @@
+/* TSO is raw Ethernet's: fv_send_tso on an RC handle must not compile.
+ * expect-error: not compatible with any
+ */
+#include <fastverbs/compat/post_send.h>
+
+int f(struct fv_rc *bad, struct fv_raw *good, struct ibv_sge *s, const void *hdr);
+int f(struct fv_rc *bad, struct fv_raw *good, struct ibv_sge *s, const void *hdr)
+{
+	(void)bad; (void)good; (void)s; (void)hdr;
+#ifdef FV_CONTROL
+	return fv_send_tso(good, 1, 0, hdr, 54, 1000, s);
+#else
+	return fv_send_tso(bad, 1, 0, hdr, 54, 1000, s);
+#endif
+}
