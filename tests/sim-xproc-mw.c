@@ -29,7 +29,7 @@ static uint8_t peer_do(struct side *s, const struct card *win, char cmd)
 	switch (cmd) {
 	case 'w':	/* write through the window, then read it back into buf + 512 */
 	case 'x':	/* write through the window once more (after the invalidation) */
-		memcpy(s->buf, cmd == 'w' ? "through the window, from afar" : "too late: the key is dead", 30);
+		snprintf((char *)s->buf, 32, "%s", cmd == 'w' ? "through the window, from afar" : "too late: the key is dead");
 		wr.opcode = IBV_WR_RDMA_WRITE;
 		wr.wr.rdma.remote_addr = win->addr;
 		wr.wr.rdma.rkey = win->rkey;
