@@ -23,14 +23,24 @@ typedef int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *);
  * picks it by CQE version, which the device fixes). */
 static poll_fn provider_poll;
 
+struct poll_args {
+	struct ibv_cq *cq;
+	int n;
+	struct ibv_wc *wc;
+};
+
+static int poll_once(void *arg)
+{
+	struct poll_args *a = arg;
+
+	return provider_poll(a->cq, a->n, a->wc);
+}
+
 static int driven_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
-	int got = provider_poll(cq, n, wc);
+	struct poll_args a = { cq, n, wc };
 
-	if (got)
-		return got;
-	sim_thread_drive();
-	return provider_poll(cq, n, wc);
+	return sim_thread_poll(poll_once, &a);
 }
 
 typedef struct ibv_context *(*open_fn)(struct ibv_device *);
