@@ -171,13 +171,22 @@ static void atfork_child(void)
 		sim_thread_ensure();
 }
 
+static bool memory_pollers;
+
+void sim_thread_for_memory_pollers(void)
+{
+	__atomic_store_n(&memory_pollers, true, __ATOMIC_RELEASE);
+	sim_thread_ensure();
+}
+
 void sim_thread_ensure(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_attr_t attr;
 	pthread_t th;
 
-	if (sim_world.cfg.step_mode || sim_world.cfg.poll_mode)
+	if (sim_world.cfg.step_mode ||
+	    (sim_world.cfg.poll_mode && !__atomic_load_n(&memory_pollers, __ATOMIC_ACQUIRE)))
 		return;
 	pthread_once(&once, register_atfork);
 	pthread_mutex_lock(&start_lock);

@@ -9,6 +9,9 @@
  * a constructor: a forked child starts its own thread with its first context, or at once
  * if it inherited open ones. */
 void sim_thread_ensure(void);
+/* A CQ is taken over to be polled in memory (mlx5dv_init_obj): such polls never reach
+ * the library, so even in FVSIM_MODE=poll a device thread must run. */
+void sim_thread_for_memory_pollers(void);
 
 /* One engine pass in the calling thread (an application polling its CQ and finding it
  * empty), unless the device is busy in another thread or in step mode. While the
