@@ -31,6 +31,28 @@ static __thread uint32_t news_seen;
 static pid_t running_in; /* pid of the process whose thread runs, 0 if none */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The kernel's sched_attr (sched_setattr(2)); glibc has no wrapper. */
+struct slice_attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+};
+
+/* A woken task preempts the running one at once only if its time slice is shorter
+ * (EEVDF, Linux 6.12 and later); otherwise it may wait until the other's slice ends, a
+ * scheduler tick, while a busy-polling application spins on the CPU it needs. The device
+ * thread runs in short bursts, so a short slice (the kernel's minimum) costs nothing.
+ * Older kernels refuse or ignore it. */
+static void short_slice(void)
+{
+	struct slice_attr a = { sizeof(a), 0 /* SCHED_OTHER */, 0, -10, 0, 100000, 0, 0 };
+
+	if (syscall(SYS_sched_setattr, 0, &a, 0))
+		sim_dbg("device thread keeps the default time slice");
+}
+
 /* Spin (yielding) while work keeps coming, then back off to short sleeps: a program
  * polling its CQ gets microsecond turnaround, an idle one costs little CPU. Programs that
  * busy-poll their CQs compete with us for the CPUs; a higher priority, where we may take
@@ -43,6 +65,7 @@ static void *device_main(void *arg)
 	(void)arg;
 	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10))
 		sim_dbg("device thread keeps the default priority");
+	short_slice();
 	for (;;) {
 		uint32_t bell = sim_mailbox_bell();
 		int done = 0;
@@ -61,10 +84,12 @@ static void *device_main(void *arg)
 		}
 		idle++;
 		/* Sleeps end early when another process of the fabric rings our doorbell. */
-		if (step || idle > 50000)
+		if (step)
 			sim_mailbox_wait(bell, 1000000);
 		else if (sim_now_ns() - __atomic_load_n(&driven_ns, __ATOMIC_RELAXED) < DRIVEN_NS)
 			sim_mailbox_wait(bell, 50000);
+		else if (idle > 50000)
+			sim_mailbox_wait(bell, 1000000);
 		else if (idle > 200)
 			sim_mailbox_wait(bell, 20000);
 		else
@@ -118,8 +143,12 @@ int sim_thread_poll(int (*poll)(void *), void *arg)
 	if (got)
 		goto found;
 	news = sim_mailbox_news();
-	if (!sim_thread_drive())
-		return poll(arg);
+	if (!sim_thread_drive()) {
+		/* The device thread is at work. */
+		if ((got = poll(arg)))
+			goto found;
+		return 0;
+	}
 	news_seen = news;
 	if ((got = poll(arg)))
 		goto found;
