@@ -3,9 +3,12 @@
 #include <errno.h>
 #include <string.h>
 
+#include <infiniband/verbs.h>
+
 #include "../common/be.h"
 #include "../common/log.h"
 #include "../common/mapped.h"
+#include "../model/model.h"
 #include "now.h"
 #include "synd.h"
 
@@ -63,12 +66,34 @@ int sim_cq_resize(struct sim_cq *cq, uint32_t cqe, uint64_t buf, uint32_t cqe_si
 	return 0;
 }
 
+/* Most paths wait for room before they start work that completes. One that cannot (an
+ * answer from another process arrives for a WQE posted while there was room) meets the
+ * hardware's rule: the CQ overruns into error, its owner gets IBV_EVENT_CQ_ERR, and
+ * nothing is written over CQEs the application has not polled. */
+static bool overruns(struct sim_cq *cq)
+{
+	if (cq->overrun)
+		return true;
+	if (sim_cq_room(cq, 1))
+		return false;
+	cq->overrun = true;
+	sim_warn("CQ 0x%x overrun: the CQ is in error", cq->cqn);
+	sim_async_event(cq->ctx, cq->user_handle, IBV_EVENT_CQ_ERR);
+	return true;
+}
+
 void sim_cq_push(struct sim_cq *cq, const struct sim_cqe *e)
 {
 	uint8_t *entry = cq->buf + (size_t)(cq->pi & (cq->cqe_cnt - 1)) * cq->cqe_size;
 	uint8_t *c = cq->cqe_size == 128 ? entry + 64 : entry;
 	uint8_t owner = (cq->pi >> cq->log_cnt) & 1;
 	bool err = e->op == CQE_REQ_ERR || e->op == CQE_RESP_ERR;
+
+	if (overruns(cq)) {
+		sim_info("CQ 0x%x: CQE op %u for QP 0x%x dropped (CQ in error)", cq->cqn, e->op,
+			 e->qpn);
+		return;
+	}
 
 	/* Bytes 0..62 first; op_own last with release order, so a poller that sees the new
 	 * owner bit also sees the rest (docs/formats.md §5.4). Scatter-to-CQE format bits are

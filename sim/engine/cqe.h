@@ -24,7 +24,9 @@ void sim_cq_push(struct sim_cq *cq, const struct sim_cqe *e);
  * 0, EINVAL (the CQEs not yet polled would not fit) or EBUSY (the old ring is full). */
 int sim_cq_resize(struct sim_cq *cq, uint32_t cqe, uint64_t buf, uint32_t cqe_size);
 
-/* Completion events: notice new arm requests, fire pending ones (events.c). */
+/* Completion events: notice new arm requests, fire pending ones (events.c). arm_init
+ * marks a new CQ's arm word in its doorbell record as "never armed". */
+void sim_cq_arm_init(struct sim_cq *cq);
 void sim_cq_poll_arm(struct sim_cq *cq);
 void sim_cq_event_after_push(struct sim_cq *cq, bool solicited_or_error);
 

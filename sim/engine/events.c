@@ -11,6 +11,9 @@
 #include "dma.h"
 
 #define ARM_SOLICITED (1u << 24)
+/* An arm word libmlx5 never writes (it sets only the sequence number, bits 28-29, the
+ * solicited bit and the consumer index). */
+#define ARM_NONE 0x80000000u
 
 static void fire(struct sim_cq *cq)
 {
@@ -48,6 +51,18 @@ static bool arm_register(const struct sim_ctx *ctx, uint64_t *reg)
 		}
 	}
 	return false;
+}
+
+/* libmlx5 clears the record before CREATE_CQ, and a CQ's first arm writes 0 to it again
+ * (sequence 0, consumer index 0), so the record could not tell that arm from nothing;
+ * the register could, but one register serves every CQ of the context, and a second
+ * thread arming its CQ may overwrite it before we look. A word that no arm writes,
+ * stored at creation, makes every arm a change of the record. */
+void sim_cq_arm_init(struct sim_cq *cq)
+{
+	__atomic_store_n(&cq->dbrec[1], htobe32(ARM_NONE), __ATOMIC_RELEASE);
+	cq->arm_seen = ARM_NONE;
+	cq->arm_valid = true;
 }
 
 void sim_cq_poll_arm(struct sim_cq *cq)

@@ -1,6 +1,7 @@
 #include "mailbox.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <linux/futex.h>
 #include <string.h>
@@ -18,42 +19,121 @@ static struct fab_slot *slot_of(int ticket)
 	return &sim_fab->proc[ticket / FAB_SLOTS].slot[ticket % FAB_SLOTS];
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void wake(uint32_t *word, int n)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, n, NULL, NULL, 0);
+}
+
+static void wake_device(struct fab_proc *p)
+{
+	__atomic_add_fetch(&p->dbell, 1, __ATOMIC_SEQ_CST);
+	wake(&p->dbell, 1);
+}
+
+/* A thread of the process that polls (spinning) serves the news in its next pass: waking
+ * the device thread as well would only take the CPU from it. bell and parked, and bell
+ * and poll_ns, are each written by one side and read by the other in opposite order
+ * (sequentially consistent), so either the ringer sees the waiter or the waiter sees the
+ * new bell value. */
 static void ring(int proc)
 {
-	uint32_t *bell = &sim_fab->proc[proc].bell;
+	struct fab_proc *p = &sim_fab->proc[proc];
+	uint64_t polled;
 
-	__atomic_add_fetch(bell, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, bell, FUTEX_WAKE, 1, NULL, NULL, 0);
+	__atomic_add_fetch(&p->bell, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&p->parked, __ATOMIC_SEQ_CST)) {
+		wake(&p->bell, INT_MAX);
+		return;
+	}
+	polled = __atomic_load_n(&p->poll_ns, __ATOMIC_SEQ_CST);
+	if (polled && now_ns() - polled < FAB_POLLING_NS)
+		return;
+	wake_device(p);
+}
+
+static struct fab_proc *mine(void)
+{
+	int p;
+
+	return sim_fab && (p = sim_fab_my_proc_if_claimed()) >= 0 ? &sim_fab->proc[p] : NULL;
+}
+
+bool sim_mailbox_present(void)
+{
+	return mine() != NULL;
+}
+
+uint32_t sim_mailbox_news(void)
+{
+	struct fab_proc *p = mine();
+
+	return p ? __atomic_load_n(&p->bell, __ATOMIC_SEQ_CST) : 0;
+}
+
+void sim_mailbox_polling(uint64_t now)
+{
+	struct fab_proc *p = mine();
+
+	if (p)
+		__atomic_store_n(&p->poll_ns, now, __ATOMIC_SEQ_CST);
+}
+
+void sim_mailbox_park(uint32_t seen, long ns)
+{
+	struct fab_proc *p = mine();
+	struct timespec ts = { ns / 1000000000, ns % 1000000000 };
+
+	if (!p)
+		return;
+	__atomic_add_fetch(&p->parked, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &p->bell, FUTEX_WAIT, seen, &ts, NULL, 0);
+	__atomic_sub_fetch(&p->parked, 1, __ATOMIC_SEQ_CST);
+}
+
+void sim_mailbox_wake_parked(void)
+{
+	struct fab_proc *p = mine();
+
+	if (p && __atomic_load_n(&p->parked, __ATOMIC_SEQ_CST)) {
+		__atomic_add_fetch(&p->bell, 1, __ATOMIC_SEQ_CST);
+		wake(&p->bell, INT_MAX);
+	}
 }
 
 uint32_t sim_mailbox_bell(void)
 {
-	int p;
+	struct fab_proc *p = mine();
 
-	if (!sim_fab || (p = sim_fab_my_proc_if_claimed()) < 0)
-		return 0;
-	return __atomic_load_n(&sim_fab->proc[p].bell, __ATOMIC_ACQUIRE);
+	return p ? __atomic_load_n(&p->dbell, __ATOMIC_SEQ_CST) : 0;
 }
 
 void sim_mailbox_wake_self(void)
 {
-	int p;
+	struct fab_proc *p = mine();
 
-	if (sim_fab && (p = sim_fab_my_proc_if_claimed()) >= 0)
-		ring(p);
+	if (p)
+		wake_device(p);
 }
 
 void sim_mailbox_wait(uint32_t seen, long ns)
 {
 	struct timespec ts = { ns / 1000000000, ns % 1000000000 };
-	int p;
+	struct fab_proc *p = mine();
 
-	if (!sim_fab || (p = sim_fab_my_proc_if_claimed()) < 0) {
+	if (!p) {
 		nanosleep(&ts, NULL);
 		return;
 	}
 	/* Shared (not private) futex: the waker is another process. */
-	syscall(SYS_futex, &sim_fab->proc[p].bell, FUTEX_WAIT, seen, &ts, NULL, 0);
+	syscall(SYS_futex, &p->dbell, FUTEX_WAIT, seen, &ts, NULL, 0);
 }
 
 int sim_mailbox_post(int dev, const struct sim_wire *m, int *ticket, pid_t *peer)

@@ -47,12 +47,23 @@ void sim_mailbox_requeue(int inbox, int i); /* not now: it waits in the inbox */
 int sim_mailbox_send_cm(int inbox, const struct sim_wire_cm *m);
 bool sim_mailbox_take_cm(int inbox, struct sim_wire_cm *m);
 
-/* The device thread sleeps on its process's doorbell word, which requesters ring after
- * posting and owners after replying: sample it before a pass, then wait (at most ns)
- * unless it moved. Without a fabric this is a plain sleep. */
+/* News for a process (a message posted to it, an answer to one of its messages) rings
+ * it: application threads parked in a poll wake, and so does its device thread unless a
+ * thread of the process polls (spinning) and will find the news itself.
+ *
+ * The device thread: samples its word (bell) before a pass, then waits (at most ns)
+ * unless it moved. Without a fabric this is a plain sleep. wake_self wakes it. */
 uint32_t sim_mailbox_bell(void);
 void sim_mailbox_wait(uint32_t seen, long ns);
-/* Rings this process's own doorbell word: its device thread stops waiting. */
 void sim_mailbox_wake_self(void);
+/* Application threads polling a CQ. news: the counter every ring bumps, sampled before a
+ * pass; polling(now) marks this process as polling (now = CLOCK_MONOTONIC ns; 0: not
+ * any more); park waits at most ns unless the counter moved from seen; wake_parked wakes
+ * the parked threads (the device thread wrote what they may be waiting for). */
+bool sim_mailbox_present(void); /* this process has an inbox on a fabric */
+uint32_t sim_mailbox_news(void);
+void sim_mailbox_polling(uint64_t now);
+void sim_mailbox_park(uint32_t seen, long ns);
+void sim_mailbox_wake_parked(void);
 
 #endif

@@ -13,7 +13,7 @@
  *   | qp[FAB_QPS]: pid, dev, inbox, qpn           |  registry   (registry.c)
  *   | listener[FAB_LISTENERS]: pid, inbox, ps,    |  rdma_cm listeners
  *   |                          address            |             (registry.c)
- *   | proc[FAB_PROCS]: pid, bell, slot[FAB_SLOTS] |  inboxes    (mailbox.c)
+ *   | proc[FAB_PROCS]: pid, bells, slot[FAB_SLOTS]|  inboxes    (mailbox.c)
  *   |   cm_head, cm_tail, cm[FAB_CM_SLOTS]        |  CM message ring
  *   +--------------------------------------------+
  * Set-up, checks and replacement of the file happen under a lock on it (segment.c). */
@@ -36,12 +36,13 @@ bool sim_fabric_attach(const char *name);
 /* Below: the layout and helpers shared by registry.c and mailbox.c only. */
 
 #define FAB_MAGIC 0x66767366u /* "fvsf" */
-#define FAB_VERSION 4u
+#define FAB_VERSION 5u
 #define FAB_QPS 4096
 #define FAB_PROCS 64
 #define FAB_SLOTS 16
 #define FAB_LISTENERS 256
 #define FAB_CM_SLOTS 32
+#define FAB_POLLING_NS 20000u
 
 enum { SLOT_FREE, SLOT_CLAIMED, SLOT_POSTED, SLOT_BUSY, SLOT_ANSWERED };
 
@@ -56,7 +57,12 @@ struct fab_slot {
 
 struct fab_proc {
 	int32_t pid;
-	uint32_t bell; /* futex word: bumped when there is news for this process */
+	/* News for this process bumps bell, which its application threads parked in a poll
+	 * wait on (parked of them), and, unless one of its threads polled a CQ within
+	 * FAB_POLLING_NS (poll_ns, 0: none polls) and will see the news itself, dbell, which
+	 * its device thread waits on. */
+	uint32_t bell, dbell, parked, pad;
+	uint64_t poll_ns; /* CLOCK_MONOTONIC */
 	struct fab_slot slot[FAB_SLOTS];
 	/* CM messages for this process: cm_head - cm_tail of them wait at
 	 * cm[cm_tail % FAB_CM_SLOTS]; both move under the segment lock. */

@@ -32,7 +32,10 @@ static int create(struct sim_cmd *c, uint64_t user_handle, uint32_t cqe, int32_t
 	in.comp_channel = channel;
 	in.comp_en = dreq.cqe_comp_en;
 	err = sim_cq_create(c->ctx, &in, out);
-	return err ? err : sim_handle_bind(c->ctx, SIM_UOBJ_CQ, *out, &(*out)->handle);
+	if (err)
+		return err;
+	sim_cq_arm_init(*out);
+	return sim_handle_bind(c->ctx, SIM_UOBJ_CQ, *out, &(*out)->handle);
 }
 
 int sim_cmd_create_cq(struct sim_cmd *c)

@@ -4,8 +4,9 @@
  * A program that busy-polls then needs no scheduler slot for the device thread: its own
  * spinning moves its sends out and answers what other processes of the fabric post to it
  * (with two processes busy-polling on two cores, the device threads would otherwise wait
- * for a scheduler tick, milliseconds, at every hop). Programs that poll CQE memory
- * themselves (fastverbs, mlx5dv) never come here and keep the device thread. */
+ * for a scheduler tick, milliseconds, at every hop). Extended CQs: drive_cq_ex.c.
+ * Programs that poll CQE memory themselves (fastverbs, mlx5dv) never come here and keep
+ * the device thread. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -13,6 +14,7 @@
 #include <infiniband/verbs.h>
 
 #include "../engine/thread.h"
+#include "drive.h"
 #include "fdtab.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -23,14 +25,24 @@ typedef int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *);
  * picks it by CQE version, which the device fixes). */
 static poll_fn provider_poll;
 
+struct poll_args {
+	struct ibv_cq *cq;
+	int n;
+	struct ibv_wc *wc;
+};
+
+static int poll_once(void *arg)
+{
+	struct poll_args *a = arg;
+
+	return provider_poll(a->cq, a->n, a->wc);
+}
+
 static int driven_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
-	int got = provider_poll(cq, n, wc);
+	struct poll_args a = { cq, n, wc };
 
-	if (got)
-		return got;
-	sim_thread_drive();
-	return provider_poll(cq, n, wc);
+	return sim_thread_poll(poll_once, &a);
 }
 
 typedef struct ibv_context *(*open_fn)(struct ibv_device *);
@@ -67,6 +79,7 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	}
 	if (!(ctx = real(device)) || !sim_fd_ctx(ctx->cmd_fd))
 		return ctx;
+	sim_drive_cq_ex_ctx(ctx);
 	p = ctx->ops.poll_cq;
 	if (p != driven_poll) {
 		poll_fn none = NULL;

@@ -122,6 +122,9 @@ struct sim_cq {
 	bool arm_valid, armed, arm_solicited;
 	uint32_t arm_ci;
 	uint64_t uar_seen; /* last value seen in the context's CQ arm register */
+	/* A completion found it full: the CQ is in error (IBV_EVENT_CQ_ERR was raised) and
+	 * takes no more CQEs, as an HCA's CQ after an overrun. */
+	bool overrun;
 };
 
 struct sim_srq {
