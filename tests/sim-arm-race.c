@@ -34,7 +34,7 @@ static void *run(void *arg)
 	struct ibv_comp_channel *ch = ibv_create_comp_channel(d.ctx);
 	struct ibv_cq *scq = NULL, *rcq = NULL;
 	struct ibv_qp *qa = NULL, *qb = NULL;
-	struct simt_qp_cfg cfg = { .type = IBV_QPT_RC };
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC };
 
 	for (int r = 0; r < ROUNDS; r++) {
 		struct ibv_sge sge = { (uintptr_t)buf[l->i], 8, mr[l->i]->lkey };
@@ -139,7 +139,7 @@ Test(sim_arm_race, new_cq_is_not_armed)
 	scq = simt_cq(&d, 8);
 	rcq = ibv_create_cq(d.ctx, 8, NULL, ch, 0);
 	cr_assert(rcq);
-	simt_qp_pair(&d, (struct simt_qp_cfg){ .type = IBV_QPT_RC }, scq, rcq, SIMT_ACCESS_ALL,
+	simt_qp_pair(&d, (struct setup_qp_cfg){ .type = IBV_QPT_RC }, scq, rcq, SIMT_ACCESS_ALL,
 		     7, 7, &qa, &qb);
 	pfd.fd = ch->fd;
 	pfd.events = POLLIN;

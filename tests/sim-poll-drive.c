@@ -41,7 +41,7 @@ TestSuite(sim_poll_drive, .init = setup, .fini = teardown, .timeout = 60);
 /* qa completes on cq; one signaled WRITE of 8 bytes from buf to buf + 4096. */
 static void write_on(struct ibv_cq *cq)
 {
-	simt_qp_pair(&d, (struct simt_qp_cfg){ .type = IBV_QPT_RC }, cq, other, SIMT_ACCESS_ALL,
+	simt_qp_pair(&d, (struct setup_qp_cfg){ .type = IBV_QPT_RC }, cq, other, SIMT_ACCESS_ALL,
 		     7, 7, &qa, &qb);
 	memcpy(buf, "polldrv", 8);
 	simt_post_send(qa, 42, IBV_WR_RDMA_WRITE, buf, 8, mr->lkey, (uintptr_t)buf + 4096,

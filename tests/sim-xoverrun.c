@@ -86,7 +86,7 @@ Test(sim_xoverrun, answer_to_a_full_cq)
 	d.pd = s.pd;
 	d.lid = s.me.lid;
 	n = s.cq->cqe + 1; /* the ring's size */
-	simt_qp_pair(&d, (struct simt_qp_cfg){ .type = IBV_QPT_RC, .max_send_wr = 128 }, s.cq,
+	simt_qp_pair(&d, (struct setup_qp_cfg){ .type = IBV_QPT_RC, .max_send_wr = 128 }, s.cq,
 		     s.cq, SIMT_ACCESS_ALL, 7, 7, &a, &b);
 	for (int i = 0; i < n; i++)
 		simt_post_send(a, 100 + i, IBV_WR_RDMA_WRITE, s.buf + 1024, 8, s.mr->lkey,
