@@ -191,6 +191,22 @@ static inline bool fv_sq_take_slow(struct fv_sq *sq, unsigned nbb, __be32 *fm_be
 }
 
 /*
+ * The ctrl's fm_ce_se word as stored (big-endian, at byte 8) for the typed flags. They are
+ * its low byte, so on a little-endian host a shift makes the word, not a byte swap: a flag
+ * decided per WR (FV_SIGNALED every n-th) then costs the test's setcc and one shift.
+ */
+static inline __be32 fv_sq_fm_be(unsigned flags)
+{
+	uint32_t fm = flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE);
+
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	return fm << 24;
+#else
+	return fm;
+#endif
+}
+
+/*
  * Take the next nbb blocks for a WQE built with flags; its fm_ce_se goes to *fm_be as the
  * ctrl segment's big-endian word at byte 8 (signature and stream id 0): built that way, a
  * WQE needs no byte swap for it. Returns false, changing nothing, if the ring has no room.
@@ -199,7 +215,7 @@ static inline bool fv_sq_take_slow(struct fv_sq *sq, unsigned nbb, __be32 *fm_be
  */
 static inline bool fv_sq_take(struct fv_sq *sq, unsigned flags, unsigned nbb, __be32 *fm_be)
 {
-	*fm_be = htobe32(flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE)) | sq->sig_all;
+	*fm_be = fv_sq_fm_be(flags) | sq->sig_all;
 	if (__builtin_expect(nbb > sq->lim - sq->pi, 0))	/* pi <= lim <= pi + ring size */
 		return fv_sq_take_slow(sq, nbb, fm_be);
 	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv_sq_take_slow catches up. */
