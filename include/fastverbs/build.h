@@ -240,7 +240,7 @@ static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt 
 	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
 	uint32_t lim = sq->lim, mask8 = sq->mask8;
 	__be32 fm = fv_sq_fm_be(r->flags) | sq->sig_all;
-	struct fv_image u[FV_FAST_UNITS];
+	struct fv_image u[FV_FAST_UNITS] = FV_ZERO_INIT;	/* n of them are used: for the compilers that cannot tell */
 	const unsigned n = (sge1 || inl1 || r->payload == FV_PL_NONE) ? fv_req_images(qpt, r, how, u) : 0;
 	const bool empty = sge1 && !r->sgl->length;
 	struct fv_image c = fv_ctrl_image(0, r->opcode, sq->qpn_be, ds, fm, r->imm);
