@@ -702,16 +702,38 @@ static uint64_t round_once(struct ctx *c, enum path p, enum op op, int bi)
 	return t1 - t0;
 }
 
-/* FVBENCH_OPS="adv_write,ud_send" runs those operations only (while working on one). */
-static int op_wanted(enum op op)
+/* Whether name is in the comma-separated list of environment variable var (unset: all are). */
+static int listed(const char *var, const char *name)
 {
-	const char *want = getenv("FVBENCH_OPS");
-	size_t n = strlen(op_name[op]);
+	const char *want = getenv(var);
+	size_t n = strlen(name);
 
 	for (const char *p = want; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','))
-		if (strcspn(p, ",") == n && !strncmp(p, op_name[op], n))
+		if (strcspn(p, ",") == n && !strncmp(p, name, n))
 			return 1;
 	return !want || !*want;
+}
+
+/*
+ * FVBENCH_OPS="adv_write,ud_send" and FVBENCH_PATHS="typed,floor" run those only (while
+ * working on one, or for a second build: bench/run.sh counts a clang build's typed and floor
+ * paths, their names given FVBENCH_SUFFIX "_clang").
+ */
+static int op_wanted(enum op op)
+{
+	return listed("FVBENCH_OPS", op_name[op]);
+}
+
+static int path_wanted(int p)
+{
+	return listed("FVBENCH_PATHS", path_name[p]);
+}
+
+static const char *suffix(void)
+{
+	const char *s = getenv("FVBENCH_SUFFIX");
+
+	return s ? s : "";
 }
 
 static void run_count(struct ctx *c)
@@ -724,13 +746,15 @@ static void run_count(struct ctx *c)
 			for (int p = 0; p < P_COUNT; p++) {
 				char label[128];
 
+				if (!path_wanted(p))
+					continue;
 				for (int r = 0; r < WARM_ROUNDS; r++)
 					round_once(c, (enum path)p, (enum op)op, bi);
 				CALLGRIND_ZERO_STATS;
 				for (int r = 0; r < COUNT_ROUNDS; r++)
 					round_once(c, (enum path)p, (enum op)op, bi);
-				snprintf(label, sizeof(label), "post %s %s %d %d", op_name[op], path_name[p],
-					 batches[bi], COUNT_ROUNDS * ROUND);
+				snprintf(label, sizeof(label), "post %s %s%s %d %d", op_name[op], path_name[p],
+					 suffix(), batches[bi], COUNT_ROUNDS * ROUND);
 				CALLGRIND_DUMP_STATS_AT(label);
 			}
 	}
@@ -747,6 +771,8 @@ static void run_time(struct ctx *c)
 				for (int p = 0; p < P_COUNT; p++) {
 					uint64_t t = 0;
 
+					if (!path_wanted(p))
+						continue;
 					round_once(c, (enum path)p, (enum op)op, bi);	/* warm up */
 					for (int r = 0; r < TIME_ROUNDS; r++)
 						t += round_once(c, (enum path)p, (enum op)op, bi);
@@ -756,8 +782,9 @@ static void run_time(struct ctx *c)
 	for (int op = 0; op < OP_COUNT; op++)
 		for (int bi = 0; bi < 2 && op_wanted((enum op)op); bi++)
 			for (int p = 0; p < P_COUNT; p++)
-				printf("time post %s %s %d %.2f\n", op_name[op], path_name[p], batches[bi],
-				       bench_median(ns[op][bi][p], REPS));
+				if (path_wanted(p))
+					printf("time post %s %s%s %d %.2f\n", op_name[op], path_name[p], suffix(),
+					       batches[bi], bench_median(ns[op][bi][p], REPS));
 }
 
 static void open_any(void *c)  { ctx_open(c); }

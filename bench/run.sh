@@ -76,6 +76,10 @@ timing() {
 
 # FVBENCH_OPS (bench/post.c) narrows the posting cases while working on them.
 for b in $progs; do count "$b"; done
+# the clang build (bench/bench.mk): its typed path and its floor, named typed_clang, floor_clang
+if [ -x "$bin/post-clang" ] && [ -z "${FVBENCH_PROGS:-}" ]; then
+    (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_clang; count post-clang)
+fi
 for b in $progs; do timing "$b"; done
 
 # The report.

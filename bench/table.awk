@@ -26,7 +26,7 @@ BEGIN {
 	short["adv_write_sge"] = "(b) RC WRITE\\nraddr, SGE +64"
 	short["adv_ud_send"] = "(c) UD SEND\\n16 peers"
 	short["adv_write_inline16"] = "(d) RC WRITE\\ninline 16 B"
-	npaths = split("ibv wr fvps typed fvwr fvwrq floor", paths, " ")
+	npaths = split("ibv wr fvps typed fvwr fvwrq floor typed_clang floor_clang", paths, " ")
 	nplot = 4	# the plot shows the first four paths
 	pname["ibv"] = "libmlx5 `ibv_post_send`"
 	pname["wr"] = "libmlx5 `ibv_wr_*`"
@@ -35,6 +35,8 @@ BEGIN {
 	pname["fvwr"] = "fastverbs `fv_wr_*` (typed handle)"
 	pname["fvwrq"] = "fastverbs `fv_wr_*` (`struct fv_qp *`)"
 	pname["floor"] = "floor (minimal builder in bench/post.c)"
+	pname["typed_clang"] = "fastverbs typed, built with clang"
+	pname["floor_clang"] = "floor, built with clang"
 	npolls = split("ibv_poll_cq start_poll fv_poll_cq fv_poll", polls, " ")
 	qname["ibv_poll_cq"] = "libmlx5 `ibv_poll_cq`"
 	qname["start_poll"] = "libmlx5 `ibv_start_poll` / `ibv_next_poll`"
@@ -142,6 +144,8 @@ END {
 	print ""
 	print "### Targets (instructions per WR / CQE)"
 	print ""
+	check("typed RC RDMA_WRITE, same WR, 1 per doorbell (docs/design.md §8)", get("ir", "post", "write", "typed", 1), 45, "≤")
+	check("typed RC RDMA_WRITE, same WR, 32 per doorbell (docs/design.md §8)", get("ir", "post", "write", "typed", 32), 25, "≤")
 	for (i = 1; i <= nadv; i++)
 		for (b = 1; b <= 32; b += 31) {
 			x = get("ir", "post", adv[i], "floor", b)
@@ -153,6 +157,12 @@ END {
 			half("`fv_post_send`", adv[i], "fvps", "ibv", b)
 			half("`fv_wr_*` (typed handle)", adv[i], "fvwr", "wr", b)
 			half("`fv_wr_*` (`struct fv_qp *`)", adv[i], "fvwrq", "wr", b)
+		}
+	for (i = 1; i <= nadv; i++)
+		for (b = 1; b <= 32; b += 31) {
+			x = get("ir", "post", adv[i], "typed", b)
+			check(sprintf("typed built with clang, %s, %d per doorbell (≤ 1.15 × gcc's %.1f)", adv[i], b, x),
+			      get("ir", "post", adv[i], "typed_clang", b), x == "" ? "" : sprintf("%.1f", 1.15 * x), "≤")
 		}
 	for (i = 3; i <= 4; i++)
 		for (b = 1; b <= 32; b += 31) {
