@@ -1,5 +1,6 @@
-# The bench plot: instructions per WR (posting, 1 and 32 WRs per doorbell) and per completion
-# (polling), bars per path, values on the bars. bench/run.sh calls it with
+# The bench plot: instructions per WR (posting, the application-shaped loops, 1 and 32 WRs per
+# doorbell, the floor as the last bar) and per completion (polling, one QP's CQ and a shared
+# one), bars per path, values on the bars. bench/run.sh calls it with
 #   gnuplot -e "dat='PREFIX'; out='FILE.png'; subtitle='...'" bench/plot.gp
 # reading PREFIX.post1, PREFIX.post32 and PREFIX.poll (written by bench/table.awk).
 
@@ -20,40 +21,39 @@ set ylabel "instructions per WR"
 set yrange [0:*]
 set offsets 0, 0, graph 0.16, 0
 
-c1 = "#9a9a9a"; c2 = "#4f81bd"; c3 = "#f0a030"; c4 = "#3a9a3a"
-# centre of bar i (1..4) in cluster x: 4 bars, gap 1.4 -> box width 1/5.4
+c1 = "#9a9a9a"; c2 = "#4f81bd"; c3 = "#f0a030"; c4 = "#3a9a3a"; c5 = "#303030"
+# centre of bar i in cluster x: 4 bars, gap 1.4 -> box width 1/5.4; 5 bars -> 1/6.4
 bx(x, i) = x + (i - 2.5) / 5.4
+bx5(x, i) = x + (i - 3) / 6.4
 lbl(v) = v == v ? sprintf("%.0f", v) : ""
 
 set multiplot layout 3,1 title "fastverbs vs libmlx5: instructions (valgrind callgrind), lower is better\n" . subtitle font ",15"
 
-set title "Posting, 1 WR per doorbell (BlueFlame copy or doorbell per WR)" font ",13"
-set arrow 1 from graph 0, first 45 to graph 1, first 45 nohead dt 2 lc rgb "#3a9a3a" lw 1.5 front
-set label 1 "typed target RC WRITE: 45" at graph 0.01, first 45 offset 0, 0.6 tc rgb "#2a7a2a" font ",10" front
+set title "Posting, 1 WR per doorbell, each WR different (per WR)" font ",13"
 plot dat.".post1" using 2:xtic(1) lc rgb c1, \
      '' using 3 lc rgb c2, \
      '' using 4 lc rgb c3, \
      '' using 5 lc rgb c4, \
-     '' using (bx($0, 1)):2:(lbl($2)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle, \
-     '' using (bx($0, 2)):3:(lbl($3)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle, \
-     '' using (bx($0, 3)):4:(lbl($4)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle, \
-     '' using (bx($0, 4)):5:(lbl($5)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle
+     '' using 6 lc rgb c5, \
+     '' using (bx5($0, 1)):2:(lbl($2)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle, \
+     '' using (bx5($0, 2)):3:(lbl($3)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle, \
+     '' using (bx5($0, 3)):4:(lbl($4)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle, \
+     '' using (bx5($0, 4)):5:(lbl($5)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle, \
+     '' using (bx5($0, 5)):6:(lbl($6)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle
 
-set title "Posting, 32 WRs per doorbell (per WR)" font ",13"
-set arrow 1 from graph 0, first 25 to graph 1, first 25 nohead dt 2 lc rgb "#3a9a3a" lw 1.5 front
-set label 1 "typed target RC WRITE: 25" at graph 0.01, first 25 offset 0, 0.6 tc rgb "#2a7a2a" font ",10" front
+set title "Posting, 32 WRs per doorbell, each WR different (per WR)" font ",13"
 plot dat.".post32" using 2:xtic(1) lc rgb c1, \
      '' using 3 lc rgb c2, \
      '' using 4 lc rgb c3, \
      '' using 5 lc rgb c4, \
-     '' using (bx($0, 1)):2:(lbl($2)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle, \
-     '' using (bx($0, 2)):3:(lbl($3)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle, \
-     '' using (bx($0, 3)):4:(lbl($4)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle, \
-     '' using (bx($0, 4)):5:(lbl($5)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle
+     '' using 6 lc rgb c5, \
+     '' using (bx5($0, 1)):2:(lbl($2)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle, \
+     '' using (bx5($0, 2)):3:(lbl($3)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle, \
+     '' using (bx5($0, 3)):4:(lbl($4)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle, \
+     '' using (bx5($0, 4)):5:(lbl($5)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle, \
+     '' using (bx5($0, 5)):6:(lbl($6)) with labels rotate by 90 left offset 0, 0.3 font ",10" notitle
 
-unset arrow 1
-unset label 1
-set title "Polling RC completions (per completion; target: fv_poll at most a third of ibv_poll_cq)" font ",13"
+set title "Polling RC completions: one QP, and 4 QPs on one CQ (per completion)" font ",13"
 set ylabel "instructions per completion"
 plot dat.".poll" using 2:xtic(1) lc rgb c1, \
      '' using 3 lc rgb c2, \

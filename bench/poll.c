@@ -7,13 +7,15 @@
  *   fv_poll_cq      fastverbs fv_poll_cq into struct ibv_wc[] (drop-in)
  *   fv_poll         fastverbs fv_poll into struct fv_wc[]
  *
- * at 1 and 16 completions per call. Each round posts N signaled RC RDMA WRITEs (8 bytes)
- * outside the measurement, lets the device write all N CQEs, then one measured call,
- * m_<path>_<per call>(), polls until all N came back. The output arrays are global, so every
- * field a poll writes is really written; the last completion is checked afterwards.
+ * at 1 and 16 completions per call, on two CQs: one QP's ("cqe"), and one that NQP QPs share
+ * ("shared"), their completions interleaved (one WR of each QP in turn). Each round posts N
+ * signaled RC RDMA WRITEs (8 bytes) outside the measurement, lets the device write all N
+ * CQEs, then one measured call, m_<path>_<per call>(), polls until all N came back. The output
+ * arrays are global, so every field a poll writes is really written; the last completion is
+ * checked afterwards.
  *
- *   poll count   under callgrind (bench/run.sh): dumps "poll <path> <per call> <CQEs>"
- *   poll time    prints "time poll <path> <per call> <ns per CQE, median of REPS>"
+ *   poll count   under callgrind (bench/run.sh): dumps "poll <cq> <path> <per call> <CQEs>"
+ *   poll time    prints "time poll <cq> <path> <per call> <ns per CQE, median of REPS>"
  */
 #include <fastverbs/fastverbs.h>
 #include "bench.h"
@@ -24,6 +26,7 @@
 #define COUNT_ROUNDS 4
 #define TIME_ROUNDS 64
 #define REPS 5
+#define NQP 4			/* QPs on the shared CQ */
 
 enum path { P_IBV, P_START, P_FVCQ, P_FV, P_COUNT };
 
@@ -37,15 +40,18 @@ struct lane {
 	struct ibv_cq *cq;
 	struct ibv_cq_ex *cqx;	/* P_START */
 	struct fv_cq fcq;	/* P_FVCQ, P_FV */
-	struct ibv_qp *qp, *peer;
-	struct fv_rc frc;
+	int nqp;		/* 1, or NQP on the shared CQ */
+	struct ibv_qp *qp[NQP], *peer[NQP];
+	struct fv_rc frc[NQP];
 	int fv;
 };
 
+static const char *const cq_name[2] = { "cqe", "shared" };
+
 struct ctx {
 	struct bench_dev d;
-	struct lane lanes[3];
-	struct lane *lane[P_COUNT];	/* fv_poll_cq and fv_poll share one QP and one CQ */
+	struct lane lanes[2][3];
+	struct lane *lane[2][P_COUNT];	/* [one QP's CQ, shared]: fv_poll_cq and fv_poll share lanes */
 	struct ibv_cq *pcq;	/* the responders' (nothing arrives there: WRITEs) */
 	struct ibv_sge sge;
 	uint64_t raddr;
@@ -121,7 +127,7 @@ static fn_t *const fns[P_COUNT][2] = {
 
 /* ---- setup ---- */
 
-static void lane_open(struct ctx *c, struct lane *l, enum path p)
+static void lane_open(struct ctx *c, struct lane *l, enum path p, int nqp)
 {
 	struct bench_dev *d = &c->d;
 
@@ -136,17 +142,22 @@ static void lane_open(struct ctx *c, struct lane *l, enum path p)
 	} else {
 		l->cq = bench_cq(d, 2 * N);
 	}
-	l->qp = bench_qp(d, IBV_QPT_RC, l->cq, l->cq, SEND_WR, 1, 0);
-	l->peer = bench_qp(d, IBV_QPT_RC, c->pcq, c->pcq, 1, 1, 0);
-	bench_rc_connect(d, l->qp, l->peer->qp_num);
-	bench_rc_connect(d, l->peer, l->qp->qp_num);
-	if (l->fv) {
-		int err = fv_rc_init(&l->frc, l->qp);
+	l->nqp = nqp;
+	for (int i = 0; i < nqp; i++) {
+		l->qp[i] = bench_qp(d, IBV_QPT_RC, l->cq, l->cq, SEND_WR, 1, 0);
+		l->peer[i] = bench_qp(d, IBV_QPT_RC, c->pcq, c->pcq, 1, 1, 0);
+		bench_rc_connect(d, l->qp[i], l->peer[i]->qp_num);
+		bench_rc_connect(d, l->peer[i], l->qp[i]->qp_num);
+		int err = l->fv ? fv_rc_init(&l->frc[i], l->qp[i]) : 0;
 
-		if (!err)
-			err = fv_cq_init(&l->fcq, l->cq);
 		if (err)
-			bench_fail("taking the QP and CQ over: %s", strerror(err));
+			bench_fail("taking the QP over: %s", strerror(err));
+	}
+	if (l->fv) {
+		int err = fv_cq_init(&l->fcq, l->cq);
+
+		if (err)
+			bench_fail("taking the CQ over: %s", strerror(err));
 	}
 }
 
@@ -159,39 +170,57 @@ static void ctx_open(struct ctx *c)
 	c->sge = (struct ibv_sge){ .addr = (uintptr_t)d->buf, .length = 8, .lkey = d->mr->lkey };
 	c->raddr = (uintptr_t)d->buf + 4096;
 	c->pcq = bench_cq(d, 16);
-	for (int p = 0; p < P_COUNT; p++) {
-		c->lane[p] = &c->lanes[p == P_FV ? P_FVCQ : p];
-		if (p != P_FV)
-			lane_open(c, c->lane[p], (enum path)p);
-	}
+	for (int s = 0; s < 2; s++)
+		for (int p = 0; p < P_COUNT; p++) {
+			c->lane[s][p] = &c->lanes[s][p == P_FV ? P_FVCQ : p];
+			if (p != P_FV)
+				lane_open(c, c->lane[s][p], (enum path)p, s ? NQP : 1);
+		}
 }
 
-/* Post N signaled RDMA WRITEs (32 per doorbell) and let the device complete them all. */
-static void fill(struct ctx *c, struct lane *l)
+/*
+ * Post N signaled RDMA WRITEs and let the device complete them all: on one QP 32 per doorbell;
+ * on the shared CQ one WR of each QP in turn, the device run after every turn, so that their
+ * completions interleave.
+ */
+static void post_writes(struct ctx *c, struct lane *l, int qi, int n)
 {
 	struct ibv_send_wr wrs[32], *bad;
 
-	for (int i = 0; i < N; i += 32) {
-		if (l->fv) {
-			for (int j = 0; j < 32; j++)
-				if (fv_write(&l->frc, c->id++, FV_SIGNALED, &c->sge, c->raddr, c->d.mr->rkey))
-					bench_fail("fv_write");
-			fv_ring(&l->frc);
-			continue;
+	if (l->fv) {
+		for (int j = 0; j < n; j++)
+			if (fv_write(&l->frc[qi], c->id++, FV_SIGNALED, &c->sge, c->raddr, c->d.mr->rkey))
+				bench_fail("fv_write");
+		fv_ring(&l->frc[qi]);
+		return;
+	}
+	for (int j = 0; j < n; j++) {
+		memset(&wrs[j], 0, sizeof(wrs[j]));
+		wrs[j].wr_id = c->id++;
+		wrs[j].next = j < n - 1 ? &wrs[j + 1] : NULL;
+		wrs[j].sg_list = &c->sge;
+		wrs[j].num_sge = 1;
+		wrs[j].opcode = IBV_WR_RDMA_WRITE;
+		wrs[j].send_flags = IBV_SEND_SIGNALED;
+		wrs[j].wr.rdma.remote_addr = c->raddr;
+		wrs[j].wr.rdma.rkey = c->d.mr->rkey;
+	}
+	if (ibv_post_send(l->qp[qi], wrs, &bad))
+		bench_fail("ibv_post_send: %s", strerror(errno));
+}
+
+static void fill(struct ctx *c, struct lane *l)
+{
+	if (l->nqp == 1) {
+		for (int i = 0; i < N; i += 32)
+			post_writes(c, l, 0, 32);
+	} else {
+		for (int i = 0; i < N; i += l->nqp) {
+			for (int q = 0; q < l->nqp; q++)
+				post_writes(c, l, q, 1);
+			if (c->d.step)
+				bench_device_run(&c->d);
 		}
-		for (int j = 0; j < 32; j++) {
-			memset(&wrs[j], 0, sizeof(wrs[j]));
-			wrs[j].wr_id = c->id++;
-			wrs[j].next = j < 31 ? &wrs[j + 1] : NULL;
-			wrs[j].sg_list = &c->sge;
-			wrs[j].num_sge = 1;
-			wrs[j].opcode = IBV_WR_RDMA_WRITE;
-			wrs[j].send_flags = IBV_SEND_SIGNALED;
-			wrs[j].wr.rdma.remote_addr = c->raddr;
-			wrs[j].wr.rdma.rkey = c->d.mr->rkey;
-		}
-		if (ibv_post_send(l->qp, wrs, &bad))
-			bench_fail("ibv_post_send: %s", strerror(errno));
 	}
 	if (c->d.step) {
 		bench_device_run(&c->d);
@@ -203,9 +232,9 @@ static void fill(struct ctx *c, struct lane *l)
 }
 
 /* One round of path p at per_call[ki]; returns the ns of the measured call. */
-static uint64_t round_once(struct ctx *c, enum path p, int ki)
+static uint64_t round_once(struct ctx *c, int sh, enum path p, int ki)
 {
-	struct lane *l = c->lane[p];
+	struct lane *l = c->lane[sh][p];
 	uint64_t t0, t1, last = c->id + N - 1, wr_id;
 	int got, status;
 
@@ -227,41 +256,46 @@ static uint64_t round_once(struct ctx *c, enum path p, int ki)
 
 static void run_count(struct ctx *c)
 {
-	for (int p = 0; p < P_COUNT; p++) {
-		fprintf(stderr, "poll: counting instructions: %s\n", path_name[p]);
-		for (int ki = 0; ki < 2; ki++) {
-			char label[128];
+	for (int sh = 0; sh < 2; sh++)
+		for (int p = 0; p < P_COUNT; p++) {
+			fprintf(stderr, "poll: counting instructions: %s %s\n", cq_name[sh], path_name[p]);
+			for (int ki = 0; ki < 2; ki++) {
+				char label[128];
 
-			for (int r = 0; r < WARM_ROUNDS; r++)
-				round_once(c, (enum path)p, ki);
-			CALLGRIND_ZERO_STATS;
-			for (int r = 0; r < COUNT_ROUNDS; r++)
-				round_once(c, (enum path)p, ki);
-			snprintf(label, sizeof(label), "poll %s %d %d", path_name[p], per_call[ki], COUNT_ROUNDS * N);
-			CALLGRIND_DUMP_STATS_AT(label);
+				for (int r = 0; r < WARM_ROUNDS; r++)
+					round_once(c, sh, (enum path)p, ki);
+				CALLGRIND_ZERO_STATS;
+				for (int r = 0; r < COUNT_ROUNDS; r++)
+					round_once(c, sh, (enum path)p, ki);
+				snprintf(label, sizeof(label), "poll %s %s %d %d", cq_name[sh], path_name[p],
+					 per_call[ki], COUNT_ROUNDS * N);
+				CALLGRIND_DUMP_STATS_AT(label);
+			}
 		}
-	}
 }
 
 static void run_time(struct ctx *c)
 {
-	static double ns[P_COUNT][2][REPS];
+	static double ns[2][P_COUNT][2][REPS];
 
 	for (int rep = 0; rep < REPS; rep++) {
 		fprintf(stderr, "poll: timing, repetition %d of %d\n", rep + 1, REPS);
-		for (int ki = 0; ki < 2; ki++)
-			for (int p = 0; p < P_COUNT; p++) {
-				uint64_t t = 0;
+		for (int sh = 0; sh < 2; sh++)
+			for (int ki = 0; ki < 2; ki++)
+				for (int p = 0; p < P_COUNT; p++) {
+					uint64_t t = 0;
 
-				round_once(c, (enum path)p, ki);	/* warm up */
-				for (int r = 0; r < TIME_ROUNDS; r++)
-					t += round_once(c, (enum path)p, ki);
-				ns[p][ki][rep] = (double)t / (TIME_ROUNDS * N);
-			}
+					round_once(c, sh, (enum path)p, ki);	/* warm up */
+					for (int r = 0; r < TIME_ROUNDS; r++)
+						t += round_once(c, sh, (enum path)p, ki);
+					ns[sh][p][ki][rep] = (double)t / (TIME_ROUNDS * N);
+				}
 	}
-	for (int ki = 0; ki < 2; ki++)
-		for (int p = 0; p < P_COUNT; p++)
-			printf("time poll %s %d %.2f\n", path_name[p], per_call[ki], bench_median(ns[p][ki], REPS));
+	for (int sh = 0; sh < 2; sh++)
+		for (int ki = 0; ki < 2; ki++)
+			for (int p = 0; p < P_COUNT; p++)
+				printf("time poll %s %s %d %.2f\n", cq_name[sh], path_name[p], per_call[ki],
+				       bench_median(ns[sh][p][ki], REPS));
 }
 
 static void open_any(void *c)  { ctx_open(c); }

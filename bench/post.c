@@ -9,13 +9,28 @@
  *   fvwr     fastverbs fv_wr_start / fv_wr_<op> / fv_wr_set_* / fv_wr_complete on the typed
  *            handles (the wr path's code with fv_ for ibv_; the UD address an fv_ah)
  *   fvwrq    the same on the handles' struct fv_qp (the QP type checked at run time)
+ *   floor    a minimal builder written here, not in the library: the WQE's units, its 16-bit
+ *            index, the doorbell record and one BlueFlame copy (or 8-byte doorbell), nothing
+ *            else (no wr_id, no room test, no signalling policy); the bound for the others
  *
  * for six operations (RC RDMA_WRITE with one 64-byte SGE, RC RDMA_WRITE inline 16 B, RC SEND
  * inline 16 B, RC RDMA_READ 64 B, RC FETCH_ADD, UD SEND with one 64-byte SGE) at 1 and 32 WRs
- * per doorbell. Every path posts the same requests on its own QPs.
+ * per doorbell, every WR the same; and four application-shaped loops, where each WR differs
+ * from the one before and the compiler cannot compute it once, outside the loop:
  *
- * One measured call, m_<path>_<op>_<batch>(), posts ROUND unsignaled WRs (constant flags 0 on
- * every path) with a doorbell every <batch>. Outside it, one signaled WR of the same kind
+ *   adv_write            RC RDMA_WRITE, 1 SGE; the remote address advances 64 B per WR (in a
+ *                        4 KiB window) and every 64th WR is signaled, decided per WR
+ *   adv_write_sge        the same, the local SGE's address advancing too
+ *   adv_ud_send          UD SEND, 1 SGE, to one of 16 destinations (address handle and QPN
+ *                        picked per WR), every 64th signaled
+ *   adv_write_inline16   RC RDMA_WRITE inline 16 B, addressed and signaled as adv_write
+ *
+ * Every path posts the same requests on its own QPs.
+ *
+ * One measured call, m_<path>_<op>_<batch>(), posts ROUND WRs (unsignaled, constant flags 0, in
+ * the identical-WR loops; two of them signaled in the others) with a doorbell every <batch>.
+ * The per-WR values come from the wr_id the call is given, a value it cannot know in advance.
+ * Outside it, one signaled WR of the same kind
  * through the same path retires the ring, the device runs until idle and its completion is
  * polled; SENDs get their receives posted (and reaped) outside as well.
  *
@@ -28,20 +43,28 @@
 #include <fastverbs/fastverbs.h>
 #include "bench.h"
 
-#define ROUND 128		/* WRs per measured call */
+#define ROUND 128		/* WRs per measured call: a multiple of 32 and of SIG_EVERY */
 #define SEND_WR 512		/* max_send_wr: a round and its retiring WR fit easily */
 #define WARM_ROUNDS 2
 #define COUNT_ROUNDS 8
 #define TIME_ROUNDS 48
 #define REPS 5
 
-enum op { OP_WRITE, OP_WRITE_INL, OP_SEND_INL, OP_READ, OP_FADD, OP_UD_SEND, OP_COUNT };
-enum path { P_IBV, P_WR, P_FVPS, P_TYPED, P_FVWR, P_FVWRQ, P_COUNT };
+enum op {
+	OP_WRITE, OP_WRITE_INL, OP_SEND_INL, OP_READ, OP_FADD, OP_UD_SEND,
+	OP_A_WRITE, OP_A_WRITE_SGE, OP_A_UD_SEND, OP_A_WRITE_INL, OP_COUNT
+};
+enum path { P_IBV, P_WR, P_FVPS, P_TYPED, P_FVWR, P_FVWRQ, P_FLOOR, P_COUNT };
 
 static const char *const op_name[OP_COUNT] = {
 	"write", "write_inline16", "send_inline16", "read", "fetch_add", "ud_send",
+	"adv_write", "adv_write_sge", "adv_ud_send", "adv_write_inline16",
 };
-static const char *const path_name[P_COUNT] = { "ibv", "wr", "fvps", "typed", "fvwr", "fvwrq" };
+static const char *const path_name[P_COUNT] = { "ibv", "wr", "fvps", "typed", "fvwr", "fvwrq", "floor" };
+
+#define NDEST 16		/* UD destinations of adv_ud_send */
+#define SIG_EVERY 64		/* the application-shaped loops signal every 64th WR */
+#define WINDOW 4096		/* ... and advance addresses 64 B per WR within it */
 static const int batches[2] = { 1, 32 };
 
 #define INL 16			/* inline payload bytes */
@@ -56,6 +79,23 @@ struct args {
 	struct ibv_ah *ah;
 	struct fv_ah fah;
 	uint32_t ud_qpn;
+	struct ibv_ah *ahs[NDEST];	/* adv_ud_send's destinations */
+	struct fv_ah fahs[NDEST];
+	uint32_t qpns[NDEST];
+};
+
+/*
+ * The floor's view of one send queue: where WQEs go and how the device is told, kept in
+ * locals while a measured call runs.
+ */
+struct floor {
+	uint8_t *buf;
+	uint32_t mask;		/* WQEBBs - 1 */
+	uint32_t pi;		/* WQEBBs built */
+	__be32 qpn_be;		/* htobe32(qpn << 8) */
+	volatile __be32 *dbrec;
+	uint8_t *bf;		/* the BlueFlame half the next doorbell writes */
+	uintptr_t bf_toggle;
 };
 
 /* One path's QPs: an RC requester connected to its own RC responder, a UD requester. */
@@ -66,7 +106,8 @@ struct lane {
 	struct ibv_qp_ex *rcx, *udx;
 	struct fv_rc frc;
 	struct fv_ud fud;
-	int fv;			/* posted and polled by fastverbs */
+	struct floor flrc, flud;	/* P_FLOOR: frc's and fud's rings, posted by the floor */
+	int fv;			/* polled by fastverbs (and, but for the floor, posted) */
 };
 
 struct ctx {
@@ -75,6 +116,7 @@ struct ctx {
 	struct lane lane[P_COUNT];
 	struct ibv_cq *rcq;	/* responders' receive completions */
 	struct ibv_qp *udt;	/* UD target (no receives: the datagrams are dropped) */
+	struct ibv_qp *udts[NDEST];	/* adv_ud_send's targets, likewise */
 	struct ibv_recv_wr rwr[ROUND + 1];
 	struct ibv_sge rsge;
 	uint64_t id;
@@ -82,23 +124,82 @@ struct ctx {
 
 #define ALWAYS static inline __attribute__((always_inline))
 
-/* ---- the four paths, one body each; op, n, batch and flags fold in every instance ---- */
+/* ---- the paths, one body each; op, n, batch and flags fold in every instance ---- */
 
-ALWAYS void fill_wr(struct ibv_send_wr *w, struct ibv_send_wr *next, const struct args *a, enum op op,
-		    uint64_t id, int sig)
+static inline int op_adv(enum op op)
 {
-	unsigned f = sig ? IBV_SEND_SIGNALED : 0;
+	return op >= OP_A_WRITE;
+}
+
+static inline int op_ud(enum op op)
+{
+	return op == OP_UD_SEND || op == OP_A_UD_SEND;
+}
+
+static inline int op_inline(enum op op)
+{
+	return op == OP_WRITE_INL || op == OP_SEND_INL || op == OP_A_WRITE_INL;
+}
+
+/* What one WR of op carries: constant in the identical-WR loops, from its wr_id in the others. */
+struct vals {
+	uint64_t raddr;
+	struct ibv_sge sge;	/* the local SGE (or the 8-byte one of FETCH_ADD) */
+	int sig;		/* IBV_SEND_SIGNALED / FV_SIGNALED wanted */
+	unsigned dest;		/* UD destination index */
+};
+
+ALWAYS struct vals vals_of(const struct args *a, enum op op, uint64_t id, int sig)
+{
+	struct vals v = { a->raddr, op == OP_FADD ? a->sge8 : a->sge, sig, 0 };
+	uint64_t k = id % SIG_EVERY;
+
+	if (op == OP_FADD)
+		v.raddr = a->raddr8;
+	if (op_adv(op)) {
+		v.raddr += k * 64;
+		v.sig = sig || k == SIG_EVERY - 1;
+		if (op == OP_A_WRITE_SGE)
+			v.sge.addr += k * 64;
+		v.dest = (unsigned)(id % NDEST);
+	}
+	return v;
+}
+
+ALWAYS void fill_wr(struct ibv_send_wr *w, struct ibv_send_wr *next, struct ibv_sge *sge,
+		    const struct args *a, enum op op, uint64_t id, int sig)
+{
+	const struct vals v = vals_of(a, op, id, sig);
+	unsigned f = v.sig ? IBV_SEND_SIGNALED : 0;
 
 	w->wr_id = id;
 	w->next = next;
 	w->num_sge = 1;
 	switch (op) {
+	case OP_A_WRITE_SGE:	/* the WR's own SGE */
+		*sge = v.sge;
+		w->opcode = IBV_WR_RDMA_WRITE;
+		w->send_flags = f;
+		w->sg_list = sge;
+		w->wr.rdma.remote_addr = v.raddr;
+		w->wr.rdma.rkey = a->rkey;
+		break;
+	case OP_A_UD_SEND:
+		w->opcode = IBV_WR_SEND;
+		w->send_flags = f;
+		w->sg_list = (struct ibv_sge *)&a->sge;
+		w->wr.ud.ah = a->ahs[v.dest];
+		w->wr.ud.remote_qpn = a->qpns[v.dest];
+		w->wr.ud.remote_qkey = BENCH_QKEY;
+		break;
 	case OP_WRITE:
 	case OP_WRITE_INL:
+	case OP_A_WRITE:
+	case OP_A_WRITE_INL:
 		w->opcode = IBV_WR_RDMA_WRITE;
-		w->send_flags = f | (op == OP_WRITE_INL ? IBV_SEND_INLINE : 0);
-		w->sg_list = op == OP_WRITE_INL ? (struct ibv_sge *)&a->inl : (struct ibv_sge *)&a->sge;
-		w->wr.rdma.remote_addr = a->raddr;
+		w->send_flags = f | (op_inline(op) ? IBV_SEND_INLINE : 0);
+		w->sg_list = op_inline(op) ? (struct ibv_sge *)&a->inl : (struct ibv_sge *)&a->sge;
+		w->wr.rdma.remote_addr = v.raddr;
 		w->wr.rdma.rkey = a->rkey;
 		break;
 	case OP_SEND_INL:
@@ -138,16 +239,17 @@ ALWAYS void body_list(struct lane *l, const struct args *a, enum op op, int n, i
 		      uint64_t id, const int fv)
 {
 	struct ibv_send_wr wrs[32], *bad;
+	struct ibv_sge sges[32];
 
 	for (int i = 0; i < n; i += batch) {
 		int err;
 
 		for (int j = 0; j < batch; j++)
-			fill_wr(&wrs[j], j + 1 < batch ? &wrs[j + 1] : NULL, a, op, id++, sig);
+			fill_wr(&wrs[j], j + 1 < batch ? &wrs[j + 1] : NULL, &sges[j], a, op, id++, sig);
 		if (fv)
-			err = fv_post_send(op == OP_UD_SEND ? &l->fud.qp : &l->frc.qp, wrs, &bad);
+			err = fv_post_send(op_ud(op) ? &l->fud.qp : &l->frc.qp, wrs, &bad);
 		else
-			err = ibv_post_send(op == OP_UD_SEND ? l->ud : l->rc, wrs, &bad);
+			err = ibv_post_send(op_ud(op) ? l->ud : l->rc, wrs, &bad);
 		if (__builtin_expect(err, 0))
 			bench_fail("%s_post_send (%s): %s", fv ? "fv" : "ibv", op_name[op], strerror(err));
 	}
@@ -168,6 +270,8 @@ ALWAYS void body_fvps(struct lane *l, const struct args *a, enum op op, int n, i
 #define QX_fv(q)  fv_wr_qp(q)
 #define AH_ibv(a) ((a)->ah)
 #define AH_fv(a)  (&(a)->fah)
+#define AHS_ibv(a, i) ((a)->ahs[i])
+#define AHS_fv(a, i)  (&(a)->fahs[i])
 
 /*
  * P_wr_start, batch x (wr_id, wr_flags, P_wr_<op>, P_wr_set_*), P_wr_complete, where P is ibv
@@ -176,25 +280,29 @@ ALWAYS void body_fvps(struct lane *l, const struct args *a, enum op op, int n, i
  */
 #define BODY_WR(P, q_rc, q_ud)                                                                     \
 	do {                                                                                       \
-		const struct ibv_sge *s = op == OP_FADD ? &a->sge8 : &a->sge;                      \
 		for (int i = 0; i < n; i += batch) {                                               \
 			int err;                                                                   \
-			if (op == OP_UD_SEND)                                                      \
+			if (op_ud(op))                                                             \
 				P##_wr_start(q_ud);                                                \
 			else                                                                       \
 				P##_wr_start(q_rc);                                                \
 			for (int j = 0; j < batch; j++) {                                          \
 				__typeof__(q_rc) q = q_rc;                                         \
-				(op == OP_UD_SEND ? QX_##P(q_ud) : QX_##P(q_rc))->wr_id = id++;  \
-				(op == OP_UD_SEND ? QX_##P(q_ud) : QX_##P(q_rc))->wr_flags =  \
-					sig ? IBV_SEND_SIGNALED : 0;                               \
+				const struct vals v = vals_of(a, op, id, sig);                     \
+				const struct ibv_sge *s = &v.sge;                                  \
+				(op_ud(op) ? QX_##P(q_ud) : QX_##P(q_rc))->wr_id = id++;           \
+				(op_ud(op) ? QX_##P(q_ud) : QX_##P(q_rc))->wr_flags =              \
+					v.sig ? IBV_SEND_SIGNALED : 0;                             \
 				switch (op) {                                                      \
 				case OP_WRITE:                                                     \
-					P##_wr_rdma_write(q, a->rkey, a->raddr);                   \
+				case OP_A_WRITE:                                                   \
+				case OP_A_WRITE_SGE:                                               \
+					P##_wr_rdma_write(q, a->rkey, v.raddr);                    \
 					P##_wr_set_sge(q, s->lkey, s->addr, s->length);            \
 					break;                                                     \
 				case OP_WRITE_INL:                                                 \
-					P##_wr_rdma_write(q, a->rkey, a->raddr);                   \
+				case OP_A_WRITE_INL:                                               \
+					P##_wr_rdma_write(q, a->rkey, v.raddr);                    \
 					P##_wr_set_inline_data(q, (void *)(uintptr_t)a->inl.addr, INL); \
 					break;                                                     \
 				case OP_SEND_INL:                                                  \
@@ -202,12 +310,18 @@ ALWAYS void body_fvps(struct lane *l, const struct args *a, enum op op, int n, i
 					P##_wr_set_inline_data(q, (void *)(uintptr_t)a->inl.addr, INL); \
 					break;                                                     \
 				case OP_READ:                                                      \
-					P##_wr_rdma_read(q, a->rkey, a->raddr);                    \
+					P##_wr_rdma_read(q, a->rkey, v.raddr);                     \
 					P##_wr_set_sge(q, s->lkey, s->addr, s->length);            \
 					break;                                                     \
 				case OP_FADD:                                                      \
-					P##_wr_atomic_fetch_add(q, a->rkey, a->raddr8, 1);         \
+					P##_wr_atomic_fetch_add(q, a->rkey, v.raddr, 1);           \
 					P##_wr_set_sge(q, s->lkey, s->addr, s->length);            \
+					break;                                                     \
+				case OP_A_UD_SEND:                                                 \
+					P##_wr_send(q_ud);                                         \
+					P##_wr_set_ud_addr(q_ud, AHS_##P(a, v.dest), a->qpns[v.dest], \
+							   BENCH_QKEY);                            \
+					P##_wr_set_sge(q_ud, s->lkey, s->addr, s->length);         \
 					break;                                                     \
 				case OP_UD_SEND:                                                   \
 				default:                                                           \
@@ -217,7 +331,7 @@ ALWAYS void body_fvps(struct lane *l, const struct args *a, enum op op, int n, i
 					break;                                                     \
 				}                                                                  \
 			}                                                                          \
-			err = op == OP_UD_SEND ? P##_wr_complete(q_ud) : P##_wr_complete(q_rc);    \
+			err = op_ud(op) ? P##_wr_complete(q_ud) : P##_wr_complete(q_rc);          \
 			if (__builtin_expect(err, 0))                                              \
 				bench_fail(#P "_wr_complete (%s): %s", op_name[op], strerror(err)); \
 		}                                                                                  \
@@ -243,33 +357,134 @@ ALWAYS void body_typed(struct lane *l, const struct args *a, enum op op, int n, 
 {
 	struct fv_rc *rc = &l->frc;
 	struct fv_ud *ud = &l->fud;
-	const struct ibv_sge *s = &a->sge, *s8 = &a->sge8;
 	const void *data = (const void *)(uintptr_t)a->inl.addr;
-	const uint64_t raddr = a->raddr, raddr8 = a->raddr8;
 	const uint32_t rkey = a->rkey, qpn = a->ud_qpn;
-	const unsigned flags = sig ? FV_SIGNALED : 0;
 
 	for (int i = 0; i < n; i += batch) {
 		for (int j = 0; j < batch; j++) {
+			const struct vals v = vals_of(a, op, id, sig);
+			const unsigned flags = v.sig ? FV_SIGNALED : 0;
 			int err;
 
 			switch (op) {
-			case OP_WRITE:     err = fv_write(rc, id++, flags, s, raddr, rkey); break;
-			case OP_WRITE_INL: err = fv_write_inline(rc, id++, flags, data, INL, raddr, rkey); break;
-			case OP_SEND_INL:  err = fv_send_inline(rc, id++, flags, data, INL); break;
-			case OP_READ:      err = fv_read(rc, id++, flags, s, raddr, rkey); break;
-			case OP_FADD:      err = fv_fadd(rc, id++, flags, s8, raddr8, rkey, 1); break;
+			case OP_WRITE:
+			case OP_A_WRITE:
+			case OP_A_WRITE_SGE: err = fv_write(rc, id++, flags, &v.sge, v.raddr, rkey); break;
+			case OP_WRITE_INL:
+			case OP_A_WRITE_INL: err = fv_write_inline(rc, id++, flags, data, INL, v.raddr, rkey); break;
+			case OP_SEND_INL:    err = fv_send_inline(rc, id++, flags, data, INL); break;
+			case OP_READ:        err = fv_read(rc, id++, flags, &v.sge, v.raddr, rkey); break;
+			case OP_FADD:        err = fv_fadd(rc, id++, flags, &v.sge, v.raddr, rkey, 1); break;
+			case OP_A_UD_SEND:
+				err = fv_send(ud, id++, flags, &v.sge, &a->fahs[v.dest], a->qpns[v.dest], BENCH_QKEY);
+				break;
 			case OP_UD_SEND:
-			default:           err = fv_send(ud, id++, flags, s, &a->fah, qpn, BENCH_QKEY); break;
+			default:             err = fv_send(ud, id++, flags, &v.sge, &a->fah, qpn, BENCH_QKEY); break;
 			}
 			if (__builtin_expect(err, 0))
 				bench_fail("typed %s: %s", op_name[op], strerror(err));
 		}
-		if (op == OP_UD_SEND)
+		if (op_ud(op))
 			fv_ring(ud);
 		else
 			fv_ring(rc);
 	}
+}
+
+/*
+ * The floor: what any builder must do for these WRs and nothing more. Its queue's fields are
+ * read once into locals and written back once, as a hand-written loop would keep them; the
+ * WQE's 16-byte units are stored as pairs of 8-byte words, the 16-bit index with the opcode,
+ * then the doorbell record, and the BlueFlame copy of a lone WQE or the 8-byte doorbell of a
+ * batch's last. Room, wr_ids and signalling policy are the caller's business here (the bench
+ * drains after every call), so the others pay for those and the floor does not.
+ */
+struct floor_unit {	/* a WQE store through a type of its own: it changes no uint64_t of ours */
+	uint64_t w[2];
+};
+
+ALWAYS void floor_put(uint8_t *p, uint64_t w0, uint64_t w1)
+{
+	struct floor_unit *u = (struct floor_unit *)p;
+
+	u->w[0] = w0;
+	u->w[1] = w1;
+}
+
+ALWAYS uint64_t be2x32(uint32_t hi, uint32_t lo)	/* two big-endian words, in memory order */
+{
+	return (uint64_t)htobe32(hi) | (uint64_t)htobe32(lo) << 32;
+}
+
+ALWAYS void body_floor(struct lane *l, const struct args *a, enum op op, int n, int batch, int sig, uint64_t id)
+{
+	struct floor *f = op_ud(op) ? &l->flud : &l->flrc;
+	uint8_t *const buf = f->buf, *bf = f->bf;
+	const uint32_t mask = f->mask, qpn_be = f->qpn_be;
+	const uintptr_t toggle = f->bf_toggle;
+	volatile __be32 *const dbrec = f->dbrec;
+	uint32_t pi = f->pi;
+	const unsigned opc = op == OP_READ ? MLX5_OPCODE_RDMA_READ : op == OP_FADD ? MLX5_OPCODE_ATOMIC_FA :
+			     op_ud(op) || op == OP_SEND_INL ? MLX5_OPCODE_SEND : MLX5_OPCODE_RDMA_WRITE;
+	/* units: ctrl, [raddr | av(3)], [atomic], data or inline (4 + 16 bytes: 2) */
+	const unsigned ds = 1 + (op_ud(op) ? 3 : op == OP_SEND_INL ? 0 : 1) + (op == OP_FADD) +
+			    (op_inline(op) ? 2 : 1);
+	const unsigned nbb = (ds + 3) / 4;
+
+	for (int i = 0; i < n; i += batch) {
+		uint8_t *w = buf;
+
+		for (int j = 0; j < batch; j++) {
+			const struct vals v = vals_of(a, op, id++, sig);
+			uint8_t *p;
+
+			w = buf + (size_t)(pi & mask) * 64;
+			floor_put(w, be2x32((pi & 0xffff) << 8 | opc, ds) | (uint64_t)qpn_be << 32,
+				  (uint64_t)(v.sig ? htobe32(MLX5_WQE_CTRL_CQ_UPDATE) : 0));
+			p = w + 16;
+			if (op_ud(op)) {
+				const struct mlx5_wqe_av *av = op == OP_A_UD_SEND ? &a->fahs[v.dest].av : &a->fah.av;
+				const uint32_t dqpn = op == OP_A_UD_SEND ? a->qpns[v.dest] : a->ud_qpn;
+				const uint64_t *src = (const uint64_t *)av;
+
+				floor_put(p, (uint64_t)htobe32(BENCH_QKEY),
+					  (uint64_t)htobe32(dqpn | MLX5_EXTENDED_UD_AV) | (src[1] & 0xffffffff00000000ull));
+				floor_put(p + 16, src[2], src[3]);
+				floor_put(p + 32, src[4], src[5]);
+				p = buf + (size_t)((pi + 1) & mask) * 64;	/* the second block */
+			} else if (op != OP_SEND_INL) {
+				floor_put(p, htobe64(v.raddr), (uint64_t)htobe32(a->rkey));
+				p += 16;
+			}
+			if (op == OP_FADD) {
+				floor_put(p, htobe64(1), 0);
+				p += 16;
+			}
+			if (op_inline(op)) {
+				const uint64_t *d = (const uint64_t *)(uintptr_t)a->inl.addr;
+
+				floor_put(p, (uint64_t)htobe32(INL | MLX5_INLINE_SEG) | d[0] << 32, d[0] >> 32 | d[1] << 32);
+				floor_put(p + 16, d[1] >> 32, 0);
+			} else {
+				floor_put(p, be2x32(v.sge.length, v.sge.lkey), htobe64(v.sge.addr));
+			}
+			pi += nbb;
+		}
+		__asm__ __volatile__("" ::: "memory");	/* the WQEs before the doorbell record */
+		*dbrec = htobe32(pi & 0xffff);
+		fv_wc_start();
+		if (batch == 1) {
+			fv_bf_copy64(bf, w);
+			if (nbb > 1)
+				fv_bf_copy64(bf + 64, buf + (size_t)((pi - 1) & mask) * 64);
+		} else {
+			fv_mmio_write64(bf, *(const uint64_t *)w);
+		}
+		fv_wc_flush();
+		bf = (uint8_t *)((uintptr_t)bf ^ toggle);
+	}
+	f->pi = pi;
+	f->bf = bf;
 }
 
 /* ---- instances: m_* measured (ROUND unsignaled WRs), r_* the signaled WR that retires them ---- */
@@ -295,7 +510,9 @@ typedef void fn_t(struct lane *, const struct args *, uint64_t);
 
 #define PATH_INSTANCES(path)                                                                       \
 	INSTANCES(path, OP_WRITE) INSTANCES(path, OP_WRITE_INL) INSTANCES(path, OP_SEND_INL)       \
-	INSTANCES(path, OP_READ) INSTANCES(path, OP_FADD) INSTANCES(path, OP_UD_SEND)
+	INSTANCES(path, OP_READ) INSTANCES(path, OP_FADD) INSTANCES(path, OP_UD_SEND)              \
+	INSTANCES(path, OP_A_WRITE) INSTANCES(path, OP_A_WRITE_SGE) INSTANCES(path, OP_A_UD_SEND)  \
+	INSTANCES(path, OP_A_WRITE_INL)
 
 PATH_INSTANCES(ibv)
 PATH_INSTANCES(wr)
@@ -303,18 +520,55 @@ PATH_INSTANCES(fvps)
 PATH_INSTANCES(typed)
 PATH_INSTANCES(fvwr)
 PATH_INSTANCES(fvwrq)
+PATH_INSTANCES(floor)
 
 #define ROW(path, op) { m_##path##_##op##_1, m_##path##_##op##_32, r_##path##_##op }
 #define PATH_ROWS(path)                                                                            \
 	{ ROW(path, OP_WRITE), ROW(path, OP_WRITE_INL), ROW(path, OP_SEND_INL), ROW(path, OP_READ), \
-	  ROW(path, OP_FADD), ROW(path, OP_UD_SEND) }
+	  ROW(path, OP_FADD), ROW(path, OP_UD_SEND), ROW(path, OP_A_WRITE), ROW(path, OP_A_WRITE_SGE), \
+	  ROW(path, OP_A_UD_SEND), ROW(path, OP_A_WRITE_INL) }
 
 /* fns[path][op]: measured at batch 1, measured at batch 32, retire */
 static fn_t *const fns[P_COUNT][OP_COUNT][3] = {
 	PATH_ROWS(ibv), PATH_ROWS(wr), PATH_ROWS(fvps), PATH_ROWS(typed), PATH_ROWS(fvwr), PATH_ROWS(fvwrq),
+	PATH_ROWS(floor),
 };
 
 /* ---- setup ---- */
+
+static void floor_open(struct floor *f, const struct fv_sq *sq)
+{
+	f->buf = sq->ring.buf;
+	f->mask = sq->mask;
+	f->pi = sq->pi;
+	f->qpn_be = sq->qpn_be;
+	f->dbrec = sq->dbrec;
+	f->bf = (uint8_t *)sq->bf_cur;
+	f->bf_toggle = sq->bf_toggle;
+}
+
+/*
+ * After the floor posted n WRs of nbb blocks from pi0 on (ids from id0): tell fastverbs, which
+ * polls the floor's CQ, where the signaled ones end and where the ring stands.
+ */
+static void floor_sync(struct lane *l, const struct args *a, enum op op, uint32_t pi0, uint64_t id0, int n, int sig)
+{
+	struct floor *f = op_ud(op) ? &l->flud : &l->flrc;
+	struct fv_sq *sq = op_ud(op) ? &l->fud.qp.sq : &l->frc.qp.sq;
+	uint32_t nbb = (f->pi - pi0) / (uint32_t)n;
+
+	for (int k = 0; k < n; k++)
+		if (vals_of(a, op, id0 + (uint64_t)k, sig).sig) {
+			uint32_t pi = pi0 + (uint32_t)k * nbb;
+
+			sq->meta[pi & sq->mask].end = pi + nbb;
+			sq->sig_pi = pi + nbb;
+		}
+	sq->pi = sq->rung_pi = f->pi;
+	sq->last_pi = f->pi - nbb;
+	sq->bf_cur = (uintptr_t)f->bf;
+	sq->lim = fv_sq_lim(sq);
+}
 
 static void lane_open(struct ctx *c, struct lane *l, enum path p)
 {
@@ -322,7 +576,7 @@ static void lane_open(struct ctx *c, struct lane *l, enum path p)
 	uint64_t rc_ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ |
 			  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 
-	l->fv = p == P_FVPS || p == P_TYPED || p == P_FVWR || p == P_FVWRQ;
+	l->fv = p == P_FVPS || p == P_TYPED || p == P_FVWR || p == P_FVWRQ || p == P_FLOOR;
 	l->scq = bench_cq(d, 256);
 	l->rc = bench_qp(d, IBV_QPT_RC, l->scq, c->rcq, SEND_WR, 1, p == P_WR ? rc_ops : 0);
 	l->ud = bench_qp(d, IBV_QPT_UD, l->scq, c->rcq, SEND_WR, 1, p == P_WR ? IBV_QP_EX_WITH_SEND : 0);
@@ -345,6 +599,10 @@ static void lane_open(struct ctx *c, struct lane *l, enum path p)
 			err = fv_cq_init(&l->fcq, l->scq);
 		if (err)
 			bench_fail("taking the QPs and CQ over: %s", strerror(err));
+	}
+	if (p == P_FLOOR) {
+		floor_open(&l->flrc, &l->frc.qp.sq);
+		floor_open(&l->flud, &l->fud.qp.sq);
 	}
 }
 
@@ -371,6 +629,14 @@ static void ctx_open(struct ctx *c)
 	c->a.ah = bench_ah(d);
 	if (fv_ah_init(&c->a.fah, c->a.ah))
 		bench_fail("fv_ah_init");
+	for (int i = 0; i < NDEST; i++) {
+		c->udts[i] = bench_qp(d, IBV_QPT_UD, c->rcq, c->rcq, 1, 1, 0);
+		bench_ud_ready(c->udts[i]);
+		c->a.qpns[i] = c->udts[i]->qp_num;
+		c->a.ahs[i] = bench_ah(d);
+		if (fv_ah_init(&c->a.fahs[i], c->a.ahs[i]))
+			bench_fail("fv_ah_init");
+	}
 	c->rsge = (struct ibv_sge){ .addr = (uintptr_t)b + 16384, .length = 64, .lkey = d->mr->lkey };
 	for (int i = 0; i <= ROUND; i++) {
 		c->rwr[i].wr_id = (uint64_t)i;
@@ -412,36 +678,83 @@ static uint64_t round_once(struct ctx *c, enum path p, enum op op, int bi)
 
 	if (op == OP_SEND_INL && ibv_post_recv(l->peer, c->rwr, &bad))
 		bench_fail("ibv_post_recv: %s", strerror(errno));
+	uint32_t pi0 = op_ud(op) ? l->flud.pi : l->flrc.pi;
+	int comps = 1 + (op_adv(op) ? ROUND / SIG_EVERY : 0);	/* ROUND is a multiple of SIG_EVERY */
+
 	t0 = bench_now_ns();
 	fns[p][op][bi](l, &c->a, c->id);
 	t1 = bench_now_ns();
+	if (p == P_FLOOR)
+		floor_sync(l, &c->a, op, pi0, c->id, ROUND, 0);
 	c->id += ROUND;
-	fns[p][op][2](l, &c->a, c->id++);
+	pi0 = op_ud(op) ? l->flud.pi : l->flrc.pi;
+	fns[p][op][2](l, &c->a, c->id);
+	if (p == P_FLOOR)
+		floor_sync(l, &c->a, op, pi0, c->id, 1, 1);
+	c->id++;
 	bench_device_run(&c->d);
 	if (l->fv)
-		fv_drain(&c->d, &l->fcq, 1, op_name[op]);
+		fv_drain(&c->d, &l->fcq, comps, op_name[op]);
 	else
-		bench_ibv_drain(&c->d, l->scq, 1, op_name[op]);
+		bench_ibv_drain(&c->d, l->scq, comps, op_name[op]);
 	if (op == OP_SEND_INL)
 		bench_ibv_drain(&c->d, c->rcq, ROUND + 1, "receives");
 	return t1 - t0;
 }
 
+/* Whether name is in the comma-separated list of environment variable var (unset: all are). */
+static int listed(const char *var, const char *name)
+{
+	const char *want = getenv(var);
+	size_t n = strlen(name);
+
+	for (const char *p = want; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','))
+		if (strcspn(p, ",") == n && !strncmp(p, name, n))
+			return 1;
+	return !want || !*want;
+}
+
+/*
+ * FVBENCH_OPS="adv_write,ud_send" and FVBENCH_PATHS="typed,floor" run those only (while
+ * working on one, or for a second build: bench/run.sh counts a clang build's typed and floor
+ * paths, their names given FVBENCH_SUFFIX "_clang").
+ */
+static int op_wanted(enum op op)
+{
+	return listed("FVBENCH_OPS", op_name[op]);
+}
+
+static int path_wanted(int p)
+{
+	return listed("FVBENCH_PATHS", path_name[p]);
+}
+
+static const char *suffix(void)
+{
+	const char *s = getenv("FVBENCH_SUFFIX");
+
+	return s ? s : "";
+}
+
 static void run_count(struct ctx *c)
 {
 	for (int op = 0; op < OP_COUNT; op++) {
+		if (!op_wanted((enum op)op))
+			continue;
 		fprintf(stderr, "post: counting instructions: %s\n", op_name[op]);
 		for (int bi = 0; bi < 2; bi++)
 			for (int p = 0; p < P_COUNT; p++) {
 				char label[128];
 
+				if (!path_wanted(p))
+					continue;
 				for (int r = 0; r < WARM_ROUNDS; r++)
 					round_once(c, (enum path)p, (enum op)op, bi);
 				CALLGRIND_ZERO_STATS;
 				for (int r = 0; r < COUNT_ROUNDS; r++)
 					round_once(c, (enum path)p, (enum op)op, bi);
-				snprintf(label, sizeof(label), "post %s %s %d %d", op_name[op], path_name[p],
-					 batches[bi], COUNT_ROUNDS * ROUND);
+				snprintf(label, sizeof(label), "post %s %s%s %d %d", op_name[op], path_name[p],
+					 suffix(), batches[bi], COUNT_ROUNDS * ROUND);
 				CALLGRIND_DUMP_STATS_AT(label);
 			}
 	}
@@ -454,10 +767,12 @@ static void run_time(struct ctx *c)
 	for (int rep = 0; rep < REPS; rep++) {
 		fprintf(stderr, "post: timing, repetition %d of %d\n", rep + 1, REPS);
 		for (int op = 0; op < OP_COUNT; op++)
-			for (int bi = 0; bi < 2; bi++)
+			for (int bi = 0; bi < 2 && op_wanted((enum op)op); bi++)
 				for (int p = 0; p < P_COUNT; p++) {
 					uint64_t t = 0;
 
+					if (!path_wanted(p))
+						continue;
 					round_once(c, (enum path)p, (enum op)op, bi);	/* warm up */
 					for (int r = 0; r < TIME_ROUNDS; r++)
 						t += round_once(c, (enum path)p, (enum op)op, bi);
@@ -465,10 +780,11 @@ static void run_time(struct ctx *c)
 				}
 	}
 	for (int op = 0; op < OP_COUNT; op++)
-		for (int bi = 0; bi < 2; bi++)
+		for (int bi = 0; bi < 2 && op_wanted((enum op)op); bi++)
 			for (int p = 0; p < P_COUNT; p++)
-				printf("time post %s %s %d %.2f\n", op_name[op], path_name[p], batches[bi],
-				       bench_median(ns[op][bi][p], REPS));
+				if (path_wanted(p))
+					printf("time post %s %s%s %d %.2f\n", op_name[op], path_name[p], suffix(),
+					       batches[bi], bench_median(ns[op][bi][p], REPS));
 }
 
 static void open_any(void *c)  { ctx_open(c); }

@@ -21,7 +21,10 @@ case $SIM_RUN in /*) ;; *) SIM_RUN=$top/$SIM_RUN ;; esac
 
 say() { echo "bench: $*" >&2; }
 
-for b in post poll ucx; do
+# The programs; each prints lines "time BENCH OP PATH N NS" and dumps callgrind cases
+# "BENCH OP PATH N UNITS" (bench/table.awk turns them into rows; bench/ucx.awk for ucx).
+progs=${FVBENCH_PROGS:-post poll ucx}
+for b in $progs; do
     [ -x "$bin/$b" ] || { say "$bin/$b missing: run 'make bench'"; exit 1; }
 done
 
@@ -48,8 +51,8 @@ count() {
     $run valgrind -q --tool=callgrind --collect-atstart=no --toggle-collect='m_*' \
         --callgrind-out-file="$tmp/$1.cg" "$bin/$1" count >/dev/null ||
         { say "$1: the callgrind run failed"; exit 1; }
-    # each dump: "desc: Trigger: Client Request: BENCH [OP] PATH N UNITS" and "summary: IR";
-    # kept as BENCH_DIR/callgrind/BENCH-[OP-]PATH-N.cg
+    # each dump: "desc: Trigger: Client Request: BENCH OP PATH N UNITS" and "summary: IR";
+    # kept as BENCH_DIR/callgrind/BENCH-OP-PATH-N.cg
     mkdir -p "$bin/callgrind"
     rm -f "$bin/callgrind/$1"-*.cg
     for f in "$tmp/$1".cg.*; do
@@ -57,7 +60,6 @@ count() {
              /^summary: / { s = $2 }
              END { n = split(d, w, " "); name = w[1]
                    for (i = 2; i < n; i++) name = name "-" w[i]
-                   if (n == 4) { w[5] = w[4]; w[4] = w[3]; w[3] = w[2]; w[2] = "cqe" }
                    printf "%s ir %s %s %s %s %.2f\n", name, w[1], w[2], w[3], w[4], s / w[5] }' "$f")
         cp "$f" "$bin/callgrind/${line%% *}.cg"
         echo "${line#* }" >> "$tmp/data"
@@ -69,16 +71,16 @@ timing() {
     say "$1: timing (clock_gettime)"
     # shellcheck disable=SC2086
     $run "$bin/$1" time > "$tmp/$1.time" || { say "$1: the timed run failed"; exit 1; }
-    awk '$2 == "poll" { print "ns poll cqe " $3, $4, $5; next } { print "ns " $2, $3, $4, $5, $6 }' \
-        "$tmp/$1.time" >> "$tmp/data"
+    awk '{ print "ns " $2, $3, $4, $5, $6 }' "$tmp/$1.time" >> "$tmp/data"
 }
 
-count post
-count poll
-count ucx
-timing post
-timing poll
-timing ucx
+# FVBENCH_OPS (bench/post.c) narrows the posting cases while working on them.
+for b in $progs; do count "$b"; done
+# the clang build (bench/bench.mk): its typed path and its floor, named typed_clang, floor_clang
+if [ -x "$bin/post-clang" ] && [ -z "${FVBENCH_PROGS:-}" ]; then
+    (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_clang; count post-clang)
+fi
+for b in $progs; do timing "$b"; done
 
 # The report.
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)

@@ -1,24 +1,32 @@
 # Turns the measurements of bench/run.sh into the Markdown report and the plot's data files.
 # Input lines: KIND BENCH OP PATH N VALUE, KIND "ir" (instructions per WR/CQE, callgrind) or
-# "ns" (nanoseconds per WR/CQE, median of the repetitions), BENCH "post" or "poll" (OP "cqe").
+# "ns" (nanoseconds per WR/CQE, median of the repetitions), BENCH "post" or "poll" (OP "cqe",
+# or "shared" for the CQ that several QPs share).
 # Variables: header (Markdown lines before the tables, "\n"-separated), dat (prefix of the
 # plot data files: dat.post1, dat.post32, dat.poll).
+#
+# Adding a row family (e.g. another library's calls): give its lines a PATH of its own, add
+# that PATH to `paths` below with its name in pname[]. A path appears in a table only for
+# the operations it has measurements of; its ratios to the floor and to libmlx5 come for free.
 
 BEGIN {
-	nops = split("write write_inline16 send_inline16 read fetch_add ud_send", ops, " ")
+	nsame = split("write write_inline16 send_inline16 read fetch_add ud_send", same, " ")
+	nadv = split("adv_write adv_write_sge adv_ud_send adv_write_inline16", adv, " ")
 	label["write"] = "RC RDMA_WRITE, 1 SGE"
 	label["write_inline16"] = "RC RDMA_WRITE, inline 16 B"
 	label["send_inline16"] = "RC SEND, inline 16 B"
 	label["read"] = "RC RDMA_READ, 1 SGE"
 	label["fetch_add"] = "RC FETCH_ADD"
 	label["ud_send"] = "UD SEND, 1 SGE"
-	short["write"] = "RC WRITE\\n1 SGE"
-	short["write_inline16"] = "RC WRITE\\ninline 16 B"
-	short["send_inline16"] = "RC SEND\\ninline 16 B"
-	short["read"] = "RC READ\\n1 SGE"
-	short["fetch_add"] = "RC\\nFETCH_ADD"
-	short["ud_send"] = "UD SEND\\n1 SGE"
-	npaths = split("ibv wr fvps typed fvwr fvwrq", paths, " ")
+	label["adv_write"] = "(a) RC RDMA_WRITE, 1 SGE, remote address +64 B"
+	label["adv_write_sge"] = "(b) as (a), local SGE address +64 B too"
+	label["adv_ud_send"] = "(c) UD SEND, 1 SGE, one of 16 destinations"
+	label["adv_write_inline16"] = "(d) RC RDMA_WRITE inline 16 B, remote address +64 B"
+	short["adv_write"] = "(a) RC WRITE\\nraddr +64"
+	short["adv_write_sge"] = "(b) RC WRITE\\nraddr, SGE +64"
+	short["adv_ud_send"] = "(c) UD SEND\\n16 peers"
+	short["adv_write_inline16"] = "(d) RC WRITE\\ninline 16 B"
+	npaths = split("ibv wr fvps typed fvwr fvwrq floor typed_clang floor_clang", paths, " ")
 	nplot = 4	# the plot shows the first four paths
 	pname["ibv"] = "libmlx5 `ibv_post_send`"
 	pname["wr"] = "libmlx5 `ibv_wr_*`"
@@ -26,6 +34,9 @@ BEGIN {
 	pname["typed"] = "fastverbs typed (`fv_<op>` + `fv_ring`)"
 	pname["fvwr"] = "fastverbs `fv_wr_*` (typed handle)"
 	pname["fvwrq"] = "fastverbs `fv_wr_*` (`struct fv_qp *`)"
+	pname["floor"] = "floor (minimal builder in bench/post.c)"
+	pname["typed_clang"] = "fastverbs typed, built with clang"
+	pname["floor_clang"] = "floor, built with clang"
 	npolls = split("ibv_poll_cq start_poll fv_poll_cq fv_poll", polls, " ")
 	qname["ibv_poll_cq"] = "libmlx5 `ibv_poll_cq`"
 	qname["start_poll"] = "libmlx5 `ibv_start_poll` / `ibv_next_poll`"
@@ -33,7 +44,7 @@ BEGIN {
 	qname["fv_poll"] = "fastverbs `fv_poll` (`struct fv_wc`)"
 }
 
-{ v[$1, $2, $3, $4, $5] = $6 }
+{ v[$1, $2, $3, $4, $5] = $6; seen[$2, $3, $4] = 1 }
 
 function get(k, b, o, p, n) {
 	if (!((k, b, o, p, n) in v)) { missing++; return "" }
@@ -42,7 +53,10 @@ function get(k, b, o, p, n) {
 
 function ir(b, o, p, n,   x) { x = get("ir", b, o, p, n); return x == "" ? "–" : sprintf("%.1f", x) }
 
-# ns with its ratio to the libmlx5 reference of the same case
+# x / y to two places, or "–"
+function ratio(x, y) { return x == "" || y == "" || y + 0 <= 0 ? "–" : sprintf("%.2f", x / y) }
+
+# ns with its ratio to the reference path of the same case
 function ns(b, o, p, n, ref,   x, r) {
 	x = get("ns", b, o, p, n)
 	r = get("ns", b, o, ref, n)
@@ -55,85 +69,143 @@ function check(what, val, lim, how) {
 	printf "- %s: %s %s %s → **%s**\n", what, sprintf("%.1f", val), how, lim, (val + 0 <= lim + 0) ? "met" : "missed"
 }
 
+# Each path's row for op in the posting table; with floor, the ratio to the floor's columns.
+function post_rows(o, floor,   j, p, first, typed, ln) {
+	first = 1
+	for (j = 1; j <= npaths; j++) {
+		p = paths[j]
+		if (!(("post", o, p) in seen))
+			continue
+		typed = p == "typed" ? "**" : ""
+		ln = sprintf("| %s | %s | %s%s%s | %s%s%s |", first ? label[o] : "", pname[p],
+			typed, ir("post", o, p, 1), typed, typed, ir("post", o, p, 32), typed)
+		if (floor)
+			ln = ln sprintf(" %s | %s |", ratio(get("ir", "post", o, p, 1), get("ir", "post", o, "floor", 1)),
+				ratio(get("ir", "post", o, p, 32), get("ir", "post", o, "floor", 32)))
+		print ln sprintf(" %s | %s |", ns("post", o, p, 1, "ibv"), ns("post", o, p, 32, "ibv"))
+		first = 0
+	}
+}
+
+function half(what, o, p, ref, b,   x) {
+	x = get("ir", "post", o, ref, b)
+	check(sprintf("%s, %s, %d per doorbell (≤ 0.5 × %.1f)", what, o, b, x), get("ir", "post", o, p, b),
+	      x == "" ? "" : sprintf("%.1f", x / 2), "≤")
+}
+
 END {
 	n = split(header, hl, "\n")
 	for (i = 1; i <= n; i++) print hl[i]
 	print ""
-	print "Posting: instructions per WR (callgrind) and ns per WR (in brackets: ratio to `ibv_post_send`"
-	print "of the same case in the same run), at 1 and 32 WRs per doorbell. The WR lists and"
-	print "`ibv_wr_*` calls are filled inside the measured function, as an application would."
+	print "### Posting, application-shaped loops"
+	print ""
+	print "Each WR differs from the one before, as in an application: the remote address advances 64 B"
+	print "per WR, every 64th WR is signaled (decided per WR), UD SENDs go to one of 16 destinations."
+	print "Instructions per WR (callgrind), their ratio to the floor (a minimal builder written in the"
+	print "bench: the units, the 16-bit WQE index, the doorbell record, one BlueFlame copy or 8-byte"
+	print "doorbell, nothing else), and ns per WR (in brackets: ratio to `ibv_post_send`), at 1 and 32"
+	print "WRs per doorbell."
+	print ""
+	print "| loop | path | instr/WR ×1 | instr/WR ×32 | ÷ floor ×1 | ÷ floor ×32 | ns/WR ×1 | ns/WR ×32 |"
+	print "|---|---|--:|--:|--:|--:|--:|--:|"
+	for (i = 1; i <= nadv; i++)
+		post_rows(adv[i], 1)
+	print ""
+	print "### Posting, the same WR again and again"
+	print ""
+	print "Every WR alike (constant addresses, unsignaled): what does not change is computed once,"
+	print "before the loop. Instructions and ns per WR (in brackets: ratio to `ibv_post_send`). The"
+	print "WR lists and `ibv_wr_*` calls are filled inside the measured function."
 	print ""
 	print "| operation | path | instr/WR ×1 | instr/WR ×32 | ns/WR ×1 | ns/WR ×32 |"
 	print "|---|---|--:|--:|--:|--:|"
-	for (i = 1; i <= nops; i++) {
-		o = ops[i]
-		for (j = 1; j <= npaths; j++) {
-			p = paths[j]
-			typed = p == "typed" ? "**" : ""
-			printf "| %s | %s | %s%s%s | %s%s%s | %s | %s |\n", j == 1 ? label[o] : "", pname[p],
-				typed, ir("post", o, p, 1), typed, typed, ir("post", o, p, 32), typed,
-				ns("post", o, p, 1, "ibv"), ns("post", o, p, 32, "ibv")
+	for (i = 1; i <= nsame; i++)
+		post_rows(same[i], 0)
+	print ""
+	print "### Polling"
+	print ""
+	print "Instructions and ns per completion (in brackets: ratio to `ibv_poll_cq`), RC RDMA_WRITE"
+	print "completions already on the CQ, 1 and 16 asked for per call: of one QP, and of four QPs"
+	print "whose completions interleave on one shared CQ."
+	print ""
+	print "| CQ | path | instr/CQE ×1 | instr/CQE ×16 | ns/CQE ×1 | ns/CQE ×16 |"
+	print "|---|---|--:|--:|--:|--:|"
+	for (k = 1; k <= 2; k++) {
+		o = k == 1 ? "cqe" : "shared"
+		for (j = 1; j <= npolls; j++) {
+			p = polls[j]
+			if (!(("poll", o, p) in seen))
+				continue
+			printf "| %s | %s | %s | %s | %s | %s |\n", j == 1 ? (k == 1 ? "one QP" : "shared by 4 QPs") : "",
+				qname[p], ir("poll", o, p, 1), ir("poll", o, p, 16),
+				ns("poll", o, p, 1, "ibv_poll_cq"), ns("poll", o, p, 16, "ibv_poll_cq")
 		}
 	}
 	print ""
-	print "Polling: instructions and ns per completion (in brackets: ratio to `ibv_poll_cq`),"
-	print "RC RDMA_WRITE completions already on the CQ, 1 and 16 asked for per call."
+	print "### Targets (instructions per WR / CQE)"
 	print ""
-	print "| path | instr/CQE ×1 | instr/CQE ×16 | ns/CQE ×1 | ns/CQE ×16 |"
-	print "|---|--:|--:|--:|--:|"
-	for (j = 1; j <= npolls; j++) {
-		p = polls[j]
-		printf "| %s | %s | %s | %s | %s |\n", qname[p], ir("poll", "cqe", p, 1), ir("poll", "cqe", p, 16),
-			ns("poll", "cqe", p, 1, "ibv_poll_cq"), ns("poll", "cqe", p, 16, "ibv_poll_cq")
-	}
-	print ""
-	print "Targets (docs/design.md §8, instructions):"
-	print ""
-	check("typed RC RDMA_WRITE, 1 WR per doorbell (BlueFlame copy included)", get("ir", "post", "write", "typed", 1), 45, "≤")
-	check("typed RC RDMA_WRITE, 32 WRs per doorbell", get("ir", "post", "write", "typed", 32), 25, "≤")
-	for (b = 1; b <= 32; b += 31) {
-		x = get("ir", "post", "write", "ibv", b)
-		check(sprintf("`fv_post_send` RC RDMA_WRITE, %d per doorbell (≤ half of `ibv_post_send`'s %.1f)", b, x),
-		      get("ir", "post", "write", "fvps", b), x == "" ? "" : sprintf("%.1f", x / 2), "≤")
-	}
-	for (k = 0; k < 2; k++)
+	check("typed RC RDMA_WRITE, same WR, 1 per doorbell (docs/design.md §8)", get("ir", "post", "write", "typed", 1), 45, "≤")
+	check("typed RC RDMA_WRITE, same WR, 32 per doorbell (docs/design.md §8)", get("ir", "post", "write", "typed", 32), 25, "≤")
+	for (i = 1; i <= nadv; i++)
 		for (b = 1; b <= 32; b += 31) {
-			x = get("ir", "post", "write", "wr", b)
-			check(sprintf("`fv_wr_*` (%s) RC RDMA_WRITE, %d per batch (≤ half of `ibv_wr_*`'s %.1f)",
-				      k ? "`struct fv_qp *`" : "typed handle", b, x),
-			      get("ir", "post", "write", k ? "fvwrq" : "fvwr", b), x == "" ? "" : sprintf("%.1f", x / 2), "≤")
+			x = get("ir", "post", adv[i], "floor", b)
+			check(sprintf("typed, %s, %d per doorbell (≤ 1.15 × floor %.1f)", adv[i], b, x),
+			      get("ir", "post", adv[i], "typed", b), x == "" ? "" : sprintf("%.1f", 1.15 * x), "≤")
 		}
-	for (b = 1; b <= 16; b += 15) {
-		x = get("ir", "poll", "cqe", "ibv_poll_cq", b)
-		check(sprintf("`fv_poll`, %d per call (≤ a third of `ibv_poll_cq`'s %.1f)", b, x),
-		      get("ir", "poll", "cqe", "fv_poll", b), x == "" ? "" : sprintf("%.1f", x / 3), "≤")
-	}
+	for (i = 1; i <= nadv; i++)
+		for (b = 1; b <= 32; b += 31) {
+			half("`fv_post_send`", adv[i], "fvps", "ibv", b)
+			half("`fv_wr_*` (typed handle)", adv[i], "fvwr", "wr", b)
+			half("`fv_wr_*` (`struct fv_qp *`)", adv[i], "fvwrq", "wr", b)
+		}
+	for (i = 1; i <= nadv; i++)
+		for (b = 1; b <= 32; b += 31) {
+			x = get("ir", "post", adv[i], "typed", b)
+			check(sprintf("typed built with clang, %s, %d per doorbell (≤ 1.15 × gcc's %.1f)", adv[i], b, x),
+			      get("ir", "post", adv[i], "typed_clang", b), x == "" ? "" : sprintf("%.1f", 1.15 * x), "≤")
+		}
+	for (i = 3; i <= 4; i++)
+		for (b = 1; b <= 32; b += 31) {
+			x = get("ir", "post", "adv_write", "typed", b)
+			check(sprintf("typed, %s, %d per doorbell (≤ typed adv_write %.1f + 12)", adv[i], b, x),
+			      get("ir", "post", adv[i], "typed", b), x == "" ? "" : sprintf("%.1f", x + 12), "≤")
+		}
+	for (k = 1; k <= 2; k++)
+		for (b = 1; b <= 16; b += 15) {
+			o = k == 1 ? "cqe" : "shared"
+			x = get("ir", "poll", o, "ibv_poll_cq", b)
+			check(sprintf("`fv_poll`, %s CQ, %d per call (≤ ⅓ × `ibv_poll_cq` %.1f)", k == 1 ? "one QP's" : "shared",
+				      b, x), get("ir", "poll", o, "fv_poll", b), x == "" ? "" : sprintf("%.1f", x / 3), "≤")
+		}
 
-	# plot data: one row per case, one column per path (instructions)
+	# plot data: one row per application-shaped loop, one column per path (instructions)
 	for (b = 1; b <= 32; b += 31) {
 		f = dat ".post" b
-		print "case \"libmlx5 ibv_post_send\" \"libmlx5 ibv_wr_*\" \"fastverbs fv_post_send\" \"fastverbs typed\"" > f
-		for (i = 1; i <= nops; i++) {
-			o = ops[i]
+		print "case \"libmlx5 ibv_post_send\" \"libmlx5 ibv_wr_*\" \"fastverbs fv_post_send\" \"fastverbs typed\" \"floor\"" > f
+		for (i = 1; i <= nadv; i++) {
+			o = adv[i]
 			printf "\"%s\"", short[o] > f
 			for (j = 1; j <= nplot; j++) {
 				x = get("ir", "post", o, paths[j], b)
 				printf " %s", x == "" ? "NaN" : x > f
 			}
-			printf "\n" > f
+			x = get("ir", "post", o, "floor", b)
+			printf " %s\n", x == "" ? "NaN" : x > f
 		}
 		close(f)
 	}
 	f = dat ".poll"
 	print "case \"libmlx5 ibv_poll_cq\" \"libmlx5 ibv_start_poll/next_poll\" \"fastverbs fv_poll_cq\" \"fastverbs fv_poll\"" > f
-	for (b = 1; b <= 16; b += 15) {
-		printf "\"%d per call\"", b > f
-		for (j = 1; j <= npolls; j++) {
-			x = get("ir", "poll", "cqe", polls[j], b)
-			printf " %s", x == "" ? "NaN" : x > f
+	for (k = 1; k <= 2; k++)
+		for (b = 1; b <= 16; b += 15) {
+			o = k == 1 ? "cqe" : "shared"
+			printf "\"%s%d per call\"", k == 1 ? "" : "shared CQ\\n", b > f
+			for (j = 1; j <= npolls; j++) {
+				x = get("ir", "poll", o, polls[j], b)
+				printf " %s", x == "" ? "NaN" : x > f
+			}
+			printf "\n" > f
 		}
-		printf "\n" > f
-	}
 	close(f)
 	if (missing)
 		print "bench: " missing " measurements missing" > "/dev/stderr"

@@ -49,14 +49,36 @@ static __attribute__((noinline, pure, unused)) const struct mlx5_wqe_av *fv_ah_a
 	return fv_ah_av_of(ah);
 }
 
-/* The AV for a UD WR's ibv_ah (fv_post_send, fv_wr_set_ud_addr), with a one-entry cache per QP. NULL: not one. */
+/*
+ * Where libmlx5 keeps an address handle's AV, as an offset from the handle: the same for every
+ * handle (they are all one struct type), learned from the first answer of mlx5dv_init_obj in
+ * this program (0 until then). A UD QP's WRs name handles of its own device, as ibv_post_send
+ * assumes too.
+ */
+static inline intptr_t *fv_ah_av_offset(void)
+{
+	static intptr_t off;
+
+	return &off;
+}
+
+/*
+ * The AV for a UD WR's ibv_ah (fv_post_send, fv_wr_set_ud_addr): the QP's one-entry cache,
+ * else the learned offset (an application sending to many peers then costs an add a WR, not
+ * a call into libmlx5), else a lookup that learns it. NULL: not an mlx5 address handle.
+ */
 static inline const struct mlx5_wqe_av *fv_qp_av(struct fv_qp *qp, struct ibv_ah *ah)
 {
 	if (ah != qp->ah_cache_key) {
-		const struct mlx5_wqe_av *av = fv_ah_av_lookup(ah);
+		intptr_t off = __atomic_load_n(fv_ah_av_offset(), __ATOMIC_RELAXED);
+		const struct mlx5_wqe_av *av;
 
+		if (__builtin_expect(off != 0, 1))
+			return (const struct mlx5_wqe_av *)(const void *)((const char *)ah + off);
+		av = fv_ah_av_lookup(ah);
 		if (!av)
 			return NULL;
+		__atomic_store_n(fv_ah_av_offset(), (intptr_t)((const char *)av - (const char *)ah), __ATOMIC_RELAXED);
 		qp->ah_cache_key = ah;
 		qp->ah_cache_av = av;
 	}

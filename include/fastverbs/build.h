@@ -218,15 +218,16 @@ static FV_ALWAYS_INLINE unsigned fv_req_images(enum fv_qpt qpt, const struct fv_
 }
 
 /*
- * The fast path of the builders: a WQE of constant size (one SGE, or no payload) that ends
- * before lim (sq.h) is one straight run of stores, its size folded into them. Its units are
- * computed before the test that decides whether it may be written: in a caller's loop the
- * compiler computes what does not change once, before the loop. An empty SGE that ends the
- * first block needs no test either: its data segment is written past ds, inside the block,
- * where the device does not look. Builds the WQE at pi and returns its blocks, or returns 0
- * (nothing written) when it is not such a one (SGE lists, inline data, an empty SGE in a
- * second block or after the ctrl alone, the slow side of lim): fv_build_wqe_at builds it.
- * The producer stays.
+ * The fast path of the builders: a WQE of constant size (one SGE, no payload, or an inline
+ * payload of a length the compiler knows that fits the first block) that ends before lim
+ * (sq.h) is one straight run of stores, its size folded into them. Its units are computed
+ * before the test that decides whether it may be written: in a caller's loop the compiler
+ * computes what does not change once, before the loop. An empty SGE that ends the first block
+ * needs no test either: its data segment is written past ds, inside the block, where the
+ * device does not look. Builds the WQE at pi and returns its blocks, or returns 0 (nothing
+ * written) when it is not such a one (SGE lists, other inline data, an inline payload longer
+ * than max_inline, an empty SGE in a second block or after the ctrl alone, the slow side of
+ * lim): fv_build_wqe_at builds it, or refuses it. The producer stays.
  */
 static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
 						  uint32_t pi)
@@ -234,23 +235,28 @@ static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt 
 	struct fv_sq *sq = &qp->sq;
 	const bool sge1 = r->payload == FV_PL_SGL && r->nsge == 1;
 	const unsigned how = r->from_wr ? 0 : FV_VEC, hdr = fv_req_hdr_ds(qpt, r);
-	const unsigned nbb = fv_ds_to_bb(hdr + sge1);
+	/* inline bytes the compiler knows the count of, in the first block (not from a WR list) */
+	const bool inl1 = r->payload == FV_PL_INLINE && r->nsge == 1 && __builtin_constant_p(r->len) &&
+			  r->len && !(r->segs & FV_SEG_UMR) && hdr + fv_inline_ds(r->len) <= 4;
+	const unsigned ds = hdr + (sge1 ? 1u : inl1 ? fv_inline_ds(r->len) : 0u);
+	const unsigned nbb = fv_ds_to_bb(ds);
 	uint8_t *wqe = fv_sq_wqe(sq, pi);
 	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
 	uint32_t lim = sq->lim, mask8 = sq->mask8;
 	__be32 fm = fv_sq_fm(sq, r->flags);
-	struct fv_image u[FV_FAST_UNITS];
-	const unsigned n = (sge1 || r->payload == FV_PL_NONE) ? fv_req_images(qpt, r, how, u) : 0;
+	struct fv_image u[FV_FAST_UNITS] = FV_ZERO_INIT;	/* n of them are used: for the compilers that cannot tell */
+	const unsigned n = (sge1 || inl1 || r->payload == FV_PL_NONE) ? fv_req_images(qpt, r, how, u) : 0;
 	const bool empty = sge1 && !r->sgl->length;
-	struct fv_image c = fv_ctrl_image(0, r->opcode, sq->qpn_be, hdr + sge1, fm, r->imm);
+	struct fv_image c = fv_ctrl_image(0, r->opcode, sq->qpn_be, ds, fm, r->imm);
 
-	if (sge1 && hdr + sge1 <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
+	if (sge1 && ds <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
 		c.a -= (uint64_t)empty * fv_2x32(0, htobe32(1));
 	/* an empty SGE in a second block, or the only unit after the ctrl; UMR: the general path */
-	if (!(sge1 || r->payload == FV_PL_NONE) || (r->segs & FV_SEG_UMR) ||
-	    __builtin_expect(((hdr + sge1 > 4 || hdr == 1) && empty) || !fv_sq_before_lim(lim, pi, nbb), 0))
+	if (!(sge1 || inl1 || r->payload == FV_PL_NONE) || (r->segs & FV_SEG_UMR) ||
+	    __builtin_expect(((ds > 4 || hdr == 1) && empty) || (inl1 && r->len > qp->max_inline) ||
+			     !fv_sq_before_lim(lim, pi, nbb), 0))
 		return 0;
-	if (hdr + sge1 == 1)	/* a NOP */
+	if (ds == 1)	/* a NOP */
 		fv_sq_no_bf(sq);
 	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv_sq_take_slow catches up. */
 	if (r->flags & FV_SIGNALED) {
@@ -258,7 +264,8 @@ static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt 
 		fv_sq_mark_end(sq, pi, nbb);
 	}
 
-	uint8_t *p = fv_ctrl_put(wqe, pi, c, how);
+	/* Flags decided per WR: the ctrl's two words stored as they are, not joined in a vector first. */
+	uint8_t *p = fv_ctrl_put(wqe, pi, c, __builtin_constant_p(r->flags) ? how : 0);
 
 #pragma GCC unroll 4	/* n is a constant: the units stay in registers */
 	for (unsigned i = 0; i < n; i++) {
@@ -267,6 +274,8 @@ static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt 
 		if ((i + 2) % 4 == 0)	/* a block ends: the ring may too */
 			fv_ring_wrap(&sq->ring, &p);
 	}
+	if (inl1)
+		fv_wqe_inline_small(p, (const void *)(uintptr_t)r->sgl->addr, r->len);
 	fv_sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
 	return nbb;
 }

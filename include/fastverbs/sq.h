@@ -139,10 +139,26 @@ static inline __attribute__((always_inline)) bool fv_sq_before_lim(uint32_t lim,
 	return nbb <= lim - pi;	/* pi <= lim <= pi + ring size */
 }
 
+/*
+ * The ctrl's fm_ce_se word as stored (big-endian, at byte 8) for the typed flags. They are
+ * its low byte, so on a little-endian host a shift makes the word, not a byte swap: a flag
+ * decided per WR (FV_SIGNALED every n-th) then costs the test's setcc and one shift.
+ */
+static inline __be32 fv_sq_fm_be(unsigned flags)
+{
+	uint32_t fm = flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE);
+
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	return fm << 24;
+#else
+	return fm;
+#endif
+}
+
 /* The ctrl's big-endian word at byte 8 for a WQE built with flags: fm_ce_se, sq_sig_all included. */
 static inline __attribute__((always_inline)) __be32 fv_sq_fm(const struct fv_sq *sq, unsigned flags)
 {
-	return htobe32(flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE)) | sq->sig_all;
+	return fv_sq_fm_be(flags) | sq->sig_all;
 }
 
 /* The WQE of nbb blocks at pi asks for a completion: keep its end for it (fv_sq_end). */
@@ -226,6 +242,7 @@ static inline bool fv_sq_take_slow(struct fv_sq *sq, unsigned nbb, __be32 *fm_be
 	*fm_be = htobe32(fm);
 	return true;
 }
+
 
 /*
  * Take the next nbb blocks for a WQE built with flags; its fm_ce_se goes to *fm_be as the

@@ -359,6 +359,55 @@ static inline uint8_t *fv_wqe_inline(const struct fv_ring *r, uint8_t *p, const 
 	return fv_ring_add(r, p, fv_inline_ds(total) * FV_DS, how);
 }
 
+/*
+ * A WQE's inline bytes stored through types of fastverbs' own (as its units are, above): the
+ * compiler then knows they change none of the caller's data or fastverbs' structs. Their
+ * members may sit anywhere (the payload starts 4 bytes into a unit); not packed structs,
+ * whose stores compilers take for stores to anything of the member's type.
+ */
+typedef uint64_t fv_any_u64 __attribute__((aligned(1)));
+typedef uint32_t fv_any_u32 __attribute__((aligned(1)));
+typedef uint16_t fv_any_u16 __attribute__((aligned(1)));
+struct fv_inl8 { fv_any_u64 v; };
+struct fv_inl4 { fv_any_u32 v; };
+struct fv_inl2 { fv_any_u16 v; };
+
+/*
+ * An inline segment of len bytes from src at p, for a len the compiler knows, all of it in the
+ * WQE's first block: the same bytes fv_wqe_inline stores (the byte count, then the payload;
+ * the padding left as it is), in 8-byte pieces read into registers.
+ */
+static inline void fv_wqe_inline_small(uint8_t *p, const void *src, uint32_t len)
+{
+	const uint8_t *s = (const uint8_t *)src;
+	uint8_t *d = p + 4;
+	uint32_t i = 0;
+
+	((struct fv_inl4 *)p)->v = htobe32(len | MLX5_INLINE_SEG);
+	for (; i + 8 <= len; i += 8) {
+		uint64_t v;
+
+		memcpy(&v, s + i, 8);
+		((struct fv_inl8 *)(d + i))->v = v;
+	}
+	if (len - i >= 4) {
+		uint32_t v;
+
+		memcpy(&v, s + i, 4);
+		((struct fv_inl4 *)(d + i))->v = v;
+		i += 4;
+	}
+	if (len - i >= 2) {
+		uint16_t v;
+
+		memcpy(&v, s + i, 2);
+		((struct fv_inl2 *)(d + i))->v = v;
+		i += 2;
+	}
+	if (len - i)	/* an odd length's last byte: a character store (no other type holds any byte) */
+		d[i] = s[i];
+}
+
 /* fv_wqe_inline from an ibv_data_buf list (ibv_wr_set_inline_data_list). */
 static inline uint8_t *fv_wqe_inline_bufs(const struct fv_ring *r, uint8_t *p, const struct ibv_data_buf *bufs,
 					  int n, uint32_t total, unsigned how)
