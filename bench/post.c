@@ -472,15 +472,15 @@ ALWAYS void body_floor(struct lane *l, const struct args *a, enum op op, int n, 
 		}
 		__asm__ __volatile__("" ::: "memory");	/* the WQEs before the doorbell record */
 		*dbrec = htobe32(pi & 0xffff);
-		fv_wc_start();
+		fv__wc_start();
 		if (batch == 1) {
-			fv_bf_copy64(bf, w);
+			fv__bf_copy64(bf, w);
 			if (nbb > 1)
-				fv_bf_copy64(bf + 64, buf + (size_t)((pi - 1) & mask) * 64);
+				fv__bf_copy64(bf + 64, buf + (size_t)((pi - 1) & mask) * 64);
 		} else {
-			fv_mmio_write64(bf, *(const uint64_t *)w);
+			fv__mmio_write64(bf, *(const uint64_t *)w);
 		}
-		fv_wc_flush();
+		fv__wc_flush();
 		bf = (uint8_t *)((uintptr_t)bf ^ toggle);
 	}
 	f->pi = pi;
@@ -567,7 +567,7 @@ static void floor_sync(struct lane *l, const struct args *a, enum op op, uint32_
 	sq->pi = sq->rung_pi = f->pi;
 	sq->last_pi = f->pi - nbb;
 	sq->bf_cur = (uintptr_t)f->bf;
-	sq->lim = fv_sq_lim(sq);
+	sq->lim = fv__sq_lim(sq);
 }
 
 static void lane_open(struct ctx *c, struct lane *l, enum path p)

@@ -109,12 +109,12 @@ Test(req, umr_reports_bind_or_local_inv)
 		uint32_t at = m.qp.sq.pi;
 		__be32 fm, qm = htobe32(k[i].qpn_mkey);
 
-		cr_assert(fv_sq_take(&m.qp.sq, FV_SIGNALED, 2, &fm));
-		fv_wqe_ctrl(fv_sq_next_wqe(&m.qp.sq), at, 0, MLX5_OPCODE_UMR, m.qp.sq.qpn_be, 8, fm, 0);
+		cr_assert(fv__sq_take(&m.qp.sq, FV_SIGNALED, 2, &fm));
+		fv__wqe_ctrl(fv__sq_next_wqe(&m.qp.sq), at, 0, MLX5_OPCODE_UMR, m.qp.sq.qpn_be, 8, fm, 0);
 		tqp_block(&m, at)[16] = k[i].flags;
 		tqp_block(&m, at + 1)[0] = k[i].free;
 		memcpy(tqp_block(&m, at + 1) + 4, &qm, 4);
-		fv_sq_commit(&m.qp.sq, 77 + i, FV_SIGNALED, 2);
+		fv__sq_commit(&m.qp.sq, 77 + i, FV_SIGNALED, 2);
 		cqe_req(&c, 0x124, MLX5_OPCODE_UMR, (uint16_t)at, 0, 0);
 		wc = cqe_poll1_ibv(&c.cq);
 		cr_assert_eq(wc.opcode, k[i].op, "case %zu: opcode %d", i, wc.opcode);
@@ -147,7 +147,7 @@ Test(req, unsignaled_run_retired_by_one_cqe)
 	cr_assert_eq(wc.wr_id, 4);
 	cr_assert_eq(wc.byte_len, 24);
 	cr_assert_eq(m.qp.sq.ci, 6, "ci past the signaled WQE and every unsignaled one before it");
-	cr_assert_eq(fv_sq_room(&m.qp.sq), 16);
+	cr_assert_eq(fv__sq_room(&m.qp.sq), 16);
 	cqe_cq_free(&c);
 	tqp_free(&m);
 }
@@ -183,7 +183,7 @@ static uint32_t post_until_forced(struct tqp *m, struct ibv_sge *s, uint32_t *fi
 		uint32_t at = cqe_post_send(&m->qp, MLX5_OPCODE_SEND, 0, 0x100 + (uint64_t)i, s, 1);
 
 		if (tqp_block(m, at)[11] & MLX5_WQE_CTRL_CQ_UPDATE) {
-			cr_assert(fv_sq_forced_wqe(&m->qp.sq, at));
+			cr_assert(fv__sq_forced_wqe(&m->qp.sq, at));
 			return at;
 		}
 	}

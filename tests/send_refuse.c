@@ -410,7 +410,7 @@ Test(send_refuse, sq_full_is_enomem)
 
 	pair_open(&p, &c);
 	fill_nops(&p, 8);
-	cr_assert_eq(fv_sq_room(&p.a.qp.sq), 0);
+	cr_assert_eq(fv__sq_room(&p.a.qp.sq), 0);
 	wr_init(&w, FV_QPT_RC, IBV_WR_SEND, &s, 1, IBV_SEND_SIGNALED, NULL);
 	expect_refusal(&p, &w, 0, ENOMEM, "send on a full ring");
 	cr_assert_eq(fv_nop((struct fv_rc *)&p.a.qp, 1, FV_SIGNALED), ENOMEM);
@@ -431,7 +431,7 @@ Test(send_refuse, full_for_two_wqebbs_still_takes_one)
 
 	pair_open(&p, &c);
 	fill_nops(&p, 7);
-	cr_assert_eq(fv_sq_room(&p.a.qp.sq), 1);
+	cr_assert_eq(fv__sq_room(&p.a.qp.sq), 1);
 	wr_init(&big, FV_QPT_RC, IBV_WR_RDMA_WRITE, s, 3, 0, NULL);	/* ds 5: 2 WQEBBs */
 	big.next = NULL;
 	expect_refusal(&p, &big, 0, ENOMEM, "2-WQEBB write, 1 WQEBB free");
@@ -442,7 +442,7 @@ Test(send_refuse, full_for_two_wqebbs_still_takes_one)
 	wr_init(&small, FV_QPT_RC, IBV_WR_RDMA_WRITE, s, 2, 0, NULL);	/* ds 4: 1 WQEBB */
 	small.next = NULL;
 	cr_assert_eq(fv_post_send(&p.a.qp, &small, &bad), 0);
-	cr_assert_eq(fv_sq_room(&p.a.qp.sq), 0);
+	cr_assert_eq(fv__sq_room(&p.a.qp.sq), 0);
 	cr_assert_eq(memqp_sq_dbr(&p.a), p.a.qp.sq.pi & 0xffff);
 	pair_close(&p);
 }
@@ -540,7 +540,7 @@ Test(send_refuse, chain_runs_into_full_ring)
 		wr_init(&w[i], FV_QPT_UD, IBV_WR_SEND, &s, 1, 0, &p.ah);
 	chain(w, 6);
 	expect_refusal(&p, w, 4, ENOMEM, "UD chain of 6 x 2 WQEBBs into 8");
-	cr_assert_eq(fv_sq_room(&p.a.qp.sq), 0);
+	cr_assert_eq(fv__sq_room(&p.a.qp.sq), 0);
 	pair_close(&p);
 }
 
@@ -562,8 +562,8 @@ Test(send_refuse, refused_wr_keeps_fence_cache_and_signal_run)
 	}
 	fv_ring((struct fv_rc *)&p.a.qp);
 	fv_ring((struct fv_rc *)&p.b.qp);
-	fv_sq_cache_fence(&p.a.qp.sq, 0x20);	/* as after a local invalidate */
-	fv_sq_cache_fence(&p.b.qp.sq, 0x20);
+	fv__sq_cache_fence(&p.a.qp.sq, 0x20);	/* as after a local invalidate */
+	fv__sq_cache_fence(&p.b.qp.sq, 0x20);
 	wr_init(&w, FV_QPT_RC, IBV_WR_SEND, many, MAX_SGE + 1, 0, NULL);
 	expect_refusal(&p, &w, 0, ENOMEM, "refused with a fence cached and a run of 4");
 	cr_assert_eq(fv_send_sgl((struct fv_rc *)&p.a.qp, 1, 0, many, MAX_SGE + 1), ENOMEM);
@@ -634,7 +634,7 @@ Test(send_refuse, typed_builders_refuse_without_trace)
 		cr_assert_eq(r1, ENOMEM, "%s: too many SGEs gave %d", qpt_name[t], r1);
 		cr_assert_eq(r2, ENOMEM, "%s: inline over max gave %d", qpt_name[t], r2);
 		cr_assert_eq(r3, ENOMEM, "%s: third refusal gave %d", qpt_name[t], r3);
-		fv_sq_ring(&p.a.qp.sq);
+		fv__sq_ring(&p.a.qp.sq);
 		assert_same(&p, qpt_name[t]);
 		pair_close(&p);
 	}

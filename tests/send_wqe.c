@@ -357,11 +357,11 @@ static void post_both(struct rig *g, const struct req *r, const char *what)
 		cr_assert_eq(fv_post_send(&g->t.qp, &wr, &bad), 0, "%s: fv_post_send refused", what);
 	} else {
 		cr_assert_eq(post_typed(&g->t, &g->ah, r), 0, "%s: typed builder refused", what);
-		fv_sq_ring(&g->t.qp.sq);
+		fv__sq_ring(&g->t.qp.sq);
 	}
 	if (r->op == NOP) {	/* no verbs opcode for it */
 		cr_assert_eq(post_typed(&g->v, &g->ah, r), 0, "%s: typed builder refused", what);
-		fv_sq_ring(&g->v.qp.sq);
+		fv__sq_ring(&g->v.qp.sq);
 	} else {
 		fill_wr(&wr, g->v.qp.qpt, &g->ah, r);
 		cr_assert_eq(fv_post_send(&g->v.qp, &wr, &bad), 0, "%s: fv_post_send refused", what);
@@ -636,9 +636,9 @@ Test(send_wqe, inline_const_len_fast_path)
 		default: INLINE_CONST(7); break;
 		}
 		g.t.qp.sq.ci = g.t.qp.sq.pi;	/* the device took everything: room for the next */
-		g.t.qp.sq.lim = fv_sq_lim(&g.t.qp.sq);
+		g.t.qp.sq.lim = fv__sq_lim(&g.t.qp.sq);
 		g.v.qp.sq.ci = g.v.qp.sq.pi;
-		g.v.qp.sq.lim = fv_sq_lim(&g.v.qp.sq);
+		g.v.qp.sq.lim = fv__sq_lim(&g.v.qp.sq);
 	}
 	{
 		unsigned k = 0;

@@ -276,7 +276,7 @@ static int post_both(struct env *e, struct wrl *l, int round, uint32_t mask, int
 		memcpy(y, (uint8_t *)e->fv.dv.sq.buf + (b & mask) * 64, 64);
 		if (!memcmp(y + 4, &qf, 3) && !memcmp(x + 4, &ql, 3))
 			memcpy(y + 4, &ql, 3);	/* a control segment: the twins' QPNs differ */
-		if (y[11] == (x[11] | FV_SIGNALED) && fv_sq_forced_wqe(&e->fv.raw.qp.sq, pi32 + ((b - before) & 0xffff)))
+		if (y[11] == (x[11] | FV_SIGNALED) && fv__sq_forced_wqe(&e->fv.raw.qp.sq, pi32 + ((b - before) & 0xffff)))
 			y[11] = x[11];	/* fastverbs asked for a completion to end a long unsignaled run */
 		if (memcmp(x, y, 64)) {
 			char lib[256];

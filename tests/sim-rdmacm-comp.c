@@ -73,7 +73,7 @@ static void open_pair(enum cqs mode_a, enum cqs mode_b)
 	simt_connect(b.qp, a.d.lid, a.qp->qp_num, SIMT_ACCESS_ALL, 7, 7);
 	cr_assert_eq(fv_rdma_init(&a.r, &a.id), 0);
 	cr_assert_eq(fv_rdma_init(&b.r, &b.id), 0);
-	cr_assert_eq(fv_rdma_rcq(&a.r) == &a.r.cq[0], mode_a == ONE_CQ);
+	cr_assert_eq(fv__rdma_rcq(&a.r) == &a.r.cq[0], mode_a == ONE_CQ);
 }
 
 static void side_close(struct side *s)
@@ -172,10 +172,10 @@ static void receive_all(uint64_t seed)
 	}
 	cr_assert_eq(pthread_join(t, &res), 0);
 	cr_assert_null(res, "sender: %s", (const char *)res);
-	cr_log_info("%d messages; events taken: receiver %u, sender %u", MSGS, fv_rdma_rcq(&b.r)->arm.sn,
+	cr_log_info("%d messages; events taken: receiver %u, sender %u", MSGS, fv__rdma_rcq(&b.r)->arm.sn,
 		    a.r.cq[0].arm.sn);
 	/* Both waited on their channel, not only polled. */
-	cr_assert_gt(fv_rdma_rcq(&b.r)->arm.sn, 0);
+	cr_assert_gt(fv__rdma_rcq(&b.r)->arm.sn, 0);
 	cr_assert_gt(a.r.cq[0].arm.sn, 0);
 }
 
@@ -222,7 +222,7 @@ static const char *pingpong(struct side *s, int starts, uint64_t seed)
 
 		if (diff_rnd(&seed, 8) == 0)
 			pause_us(diff_rnd(&seed, 200));
-		if (fv_rdma_rcq(&s->r) == &s->r.cq[0])	/* one CQ: either call returns either kind */
+		if (fv__rdma_rcq(&s->r) == &s->r.cq[0])	/* one CQ: either call returns either kind */
 			rc = diff_rnd(&seed, 2) ? fv_rdma_get_recv_comp(&s->r, &wc) : fv_rdma_get_send_comp(&s->r, &wc);
 		else	/* two: the send completion is due first (one message in flight) */
 			rc = sent < sends ? fv_rdma_get_send_comp(&s->r, &wc) : fv_rdma_get_recv_comp(&s->r, &wc);
@@ -303,8 +303,8 @@ Test(sim_rdmacm_comp, cqs_of_the_qp)
 	cr_assert_eq(fv_rdma_init(&a.r, &a.id), 0, "fv_rdma_init: %s", strerror(errno));
 	cr_assert_eq(a.r.cq[0].cq.ibcq, a.cq[0]);
 	cr_assert_eq(a.r.cq[0].channel, a.ch[0]);
-	cr_assert_eq(fv_rdma_rcq(&a.r)->cq.ibcq, a.cq[1]);
-	cr_assert_eq(fv_rdma_rcq(&a.r)->channel, a.ch[1]);
+	cr_assert_eq(fv__rdma_rcq(&a.r)->cq.ibcq, a.cq[1]);
+	cr_assert_eq(fv__rdma_rcq(&a.r)->channel, a.ch[1]);
 	receive_all(3);
 	close_pair();
 }

@@ -138,7 +138,7 @@ static void rr_call(struct rr *e, int use_srq, int round, struct rr_stats *st)
 			rc[s] = vec ? rdma_post_recvv(&e->id[LIB], ctx, sgl, nsge)
 				    : rdma_post_recv(&e->id[LIB], ctx, addr, len, e->mr);
 		else
-			rc[s] = vec ? fv_rdma_post_recvv(&e->r, ctx, sgl, nsge)
+			rc[s] = vec ? fv__rdma_post_recvv(&e->r, ctx, sgl, nsge)
 				    : fv_rdma_post_recv(&e->r, ctx, addr, len, e->mr);
 		err[s] = errno;
 	}
@@ -178,7 +178,7 @@ static void rr_fill(struct rr *e, uint32_t m, int round, struct rr_stats *st)
 	for (uint32_t i = 0; i < m; i++)
 		for (int s = LIB; s <= FV; s++)
 			simt_post_send(e->tx[s], i, IBV_WR_SEND, e->buf, 0, e->mr->lkey, 0, 0, IBV_SEND_SIGNALED);
-	cr_assert_eq(diff_poll_compare(e->rcq[LIB], &fv_rdma_rcq(&e->r)->cq, &w, &qps, &srcs, "recv", round), 0);
+	cr_assert_eq(diff_poll_compare(e->rcq[LIB], &fv__rdma_rcq(&e->r)->cq, &w, &qps, &srcs, "recv", round), 0);
 	cr_assert_eq(w.n[LIB], (int)m, "round %d: %d receive completions, want %u", round, w.n[LIB], m);
 	cr_assert_eq(simt_poll(e->txcq, wc, (int)(2 * m)), (int)(2 * m));
 	e->outstanding -= m;

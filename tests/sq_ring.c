@@ -1,11 +1,11 @@
 /*
  * Send-ring bookkeeping (docs/design.md §3.1 and §3.3): free space in WQEBBs, retiring
- * through fv_sq_retire (what the CQ poller calls with a CQE's 16-bit wqe_counter), wr_id per
+ * through fv__sq_retire (what the CQ poller calls with a CQE's 16-bit wqe_counter), wr_id per
  * slot, completions fastverbs forces on long unsignaled runs, and long runs of post + retire
  * across many ring wraps and past 2^16 and 2^32 WQEBBs.
  *
  * The device and the poller are simulated here: a FIFO of outstanding WQEs; "one CQE" retires
- * up to the oldest signaled one with fv_sq_retire, as cq.h does.
+ * up to the oldest signaled one with fv__sq_retire, as cq.h does.
  */
 #include <criterion/criterion.h>
 #include <fastverbs/compat/post_send.h>
@@ -99,7 +99,7 @@ static bool sim_one_cqe(struct sim *s)
 		s->n--;
 		if (!w.signaled)
 			continue;
-		uint32_t slot = fv_sq_retire(sq, (uint16_t)w.start);
+		uint32_t slot = fv__sq_retire(sq, (uint16_t)w.start);
 
 		cr_assert_eq(slot, w.start & sq->mask, "retire %#x: slot %u", w.start, slot);
 		cr_assert_eq(sq->ci, w.start + w.nbb, "retire %#x: ci %#x, want %#x", w.start, sq->ci,
@@ -120,18 +120,18 @@ Test(sq_ring, room_counts_wqebbs)
 
 	init_sges();
 	memqp_init(&m, &c);
-	cr_assert_eq(fv_sq_room(sq), 16);
+	cr_assert_eq(fv__sq_room(sq), 16);
 	cr_assert_eq(post_blocks(&m, 1, 1, 0), 0);
-	cr_assert_eq(fv_sq_room(sq), 15);
+	cr_assert_eq(fv__sq_room(sq), 15);
 	cr_assert_eq(post_blocks(&m, 3, 2, 0), 0);
-	cr_assert_eq(fv_sq_room(sq), 12);
+	cr_assert_eq(fv__sq_room(sq), 12);
 	cr_assert_eq(post_blocks(&m, 5, 3, FV_SIGNALED), 0);
-	cr_assert_eq(fv_sq_room(sq), 7);
-	cr_assert_eq(fv_sq_retire(sq, 0xfff8), 8);		/* the first WQE alone */
-	cr_assert_eq(fv_sq_room(sq), 8);
-	cr_assert_eq(fv_sq_retire(sq, (uint16_t)(0xfff8 + 4)), 12);	/* the 5-WQEBB one, and the 3 before */
+	cr_assert_eq(fv__sq_room(sq), 7);
+	cr_assert_eq(fv__sq_retire(sq, 0xfff8), 8);		/* the first WQE alone */
+	cr_assert_eq(fv__sq_room(sq), 8);
+	cr_assert_eq(fv__sq_retire(sq, (uint16_t)(0xfff8 + 4)), 12);	/* the 5-WQEBB one, and the 3 before */
 	cr_assert_eq(sq->ci, 0xfff8 + 9);
-	cr_assert_eq(fv_sq_room(sq), 16);
+	cr_assert_eq(fv__sq_room(sq), 16);
 	memqp_free(&m);
 }
 
@@ -152,7 +152,7 @@ Test(sq_ring, debug_retire_past_pi_aborts, .signal = SIGABRT)
 	memqp_init(&m, &c);
 	cr_assert_eq(post_blocks(&m, 1, 1, FV_SIGNALED), 0);
 	sq->meta[0].end = 3;	/* past pi (1) */
-	fv_sq_retire_asked(sq, 0);
+	fv__sq_retire_asked(sq, 0);
 	memqp_free(&m);
 }
 #endif
@@ -173,7 +173,7 @@ Test(sq_ring, unsig_max_leaves_room_for_the_largest_wqe)
 		memqp_init(&m, &c);
 		cr_assert_eq(m.qp.sq.unsig_max, want[i], "%u WQEBBs: %u", sizes[i], m.qp.sq.unsig_max);
 		cr_assert_eq(model_unsig_max(&c), want[i]);
-		cr_assert_eq(fv_sq_room(&m.qp.sq), sizes[i]);
+		cr_assert_eq(fv__sq_room(&m.qp.sq), sizes[i]);
 		memqp_free(&m);
 	}
 }
@@ -190,7 +190,7 @@ Test(sq_ring, ring_over_2_16_wqebbs_refused)
 	cr_assert_eq(fv_qp_init_geom(&qp, &g), EINVAL);
 	g.sq_wqe_cnt = 1u << 16;
 	cr_assert_eq(fv_qp_init_geom(&qp, &g), 0);
-	cr_assert_eq(fv_sq_room(&qp.sq), 1u << 16);
+	cr_assert_eq(fv__sq_room(&qp.sq), 1u << 16);
 	fv_qp_cleanup(&qp);
 }
 
@@ -216,7 +216,7 @@ Test(sq_ring, bf_size_not_whole_blocks_refused)
 
 /* ---- retire ---- */
 
-/* fv_sq_retire: returns the WQE's slot, moves ci just past it, keeps wr_id. */
+/* fv__sq_retire: returns the WQE's slot, moves ci just past it, keeps wr_id. */
 static void retire_each(uint32_t start_pi)
 {
 	static const unsigned sizes[] = { 1, 2, 5, 3, 1, 4, 2 };
@@ -233,15 +233,15 @@ static void retire_each(uint32_t start_pi)
 		cr_assert_eq(sq->pi - starts[i], sizes[i]);
 		cr_assert_eq(sq->wr_id[starts[i] & sq->mask].v, 0xabc0 + (uint64_t)i, "wr_id at slot");
 	}
-	fv_sq_ring(sq);
+	fv__sq_ring(sq);
 	cr_assert_eq(memqp_sq_dbr(&m), sq->pi & 0xffff);
 	for (int i = 0; i < 7; i++) {
-		uint32_t slot = fv_sq_retire(sq, (uint16_t)starts[i]);
+		uint32_t slot = fv__sq_retire(sq, (uint16_t)starts[i]);
 
 		cr_assert_eq(slot, starts[i] & sq->mask, "start %#x: slot %u", starts[i], slot);
 		cr_assert_eq(sq->ci, starts[i] + sizes[i], "start %#x: ci %#x", starts[i], sq->ci);
 		cr_assert_eq(sq->wr_id[slot].v, 0xabc0 + (uint64_t)i);
-		cr_assert_eq(fv_sq_room(sq), 32 - (sq->pi - sq->ci));
+		cr_assert_eq(fv__sq_room(sq), 32 - (sq->pi - sq->ci));
 	}
 	cr_assert_eq(sq->ci, sq->pi);
 	memqp_free(&m);
@@ -264,10 +264,10 @@ Test(sq_ring, retire_later_wqe_retires_earlier_ones)
 	for (int i = 0; i < 4; i++)
 		cr_assert_eq(post_blocks(&m, 2, (uint64_t)i, 0), 0);
 	cr_assert_eq(post_blocks(&m, 3, 99, FV_SIGNALED), 0);	/* at 0x30006 */
-	cr_assert_eq(fv_sq_room(sq), 5);
-	cr_assert_eq(fv_sq_retire(sq, 0x0006), 0x30006 & 15);
+	cr_assert_eq(fv__sq_room(sq), 5);
+	cr_assert_eq(fv__sq_retire(sq, 0x0006), 0x30006 & 15);
 	cr_assert_eq(sq->ci, 0x30009);
-	cr_assert_eq(fv_sq_room(sq), 16);
+	cr_assert_eq(fv__sq_room(sq), 16);
 	memqp_free(&m);
 }
 
@@ -359,7 +359,7 @@ Test(sq_ring, cached_fence_goes_to_the_next_wqe_only)
 		uint32_t pi = sq->pi;
 
 		if (k[i].cache)
-			fv_sq_cache_fence(sq, k[i].cache);
+			fv__sq_cache_fence(sq, k[i].cache);
 		cr_assert_eq(fv_nop(rc_of(&m), i, k[i].flags), 0);
 		cr_assert_eq(fm_at(&m, pi), k[i].want, "NOP %u: fm_ce_se %#x", i, fm_at(&m, pi));
 		cr_assert_eq(sq->fence_cache, 0, "NOP %u took the cached fence", i);
@@ -382,7 +382,7 @@ Test(sq_ring, sq_sig_all_never_forces)
 		cr_assert_eq(fv_nop(rc_of(&m), i, 0), 0);
 		cr_assert_eq(fm_at(&m, pi), 0x08);
 		cr_assert_eq(memqp_forced(&m, pi), 0, "NOP %u forced", i);
-		cr_assert_eq(fv_sq_retire(sq, (uint16_t)pi), pi & 7);
+		cr_assert_eq(fv__sq_retire(sq, (uint16_t)pi), pi & 7);
 	}
 	memqp_free(&m);
 }
@@ -430,11 +430,11 @@ static void churn(uint32_t n, uint32_t start_pi, unsigned max_nbb, uint32_t tota
 
 		if (err) {
 			cr_assert_eq(err, ENOMEM);
-			cr_assert_lt(fv_sq_room(sq), nbb, "ENOMEM with %u free for %u", fv_sq_room(sq), nbb);
+			cr_assert_lt(fv__sq_room(sq), nbb, "ENOMEM with %u free for %u", fv__sq_room(sq), nbb);
 			cr_assert(sim_has_signaled(&s), "ENOMEM at pi %#x with no signaled WQE outstanding: "
 				  "the ring can never drain", pi);
 			cr_assert_eq(sq->pi, pi);
-			fv_sq_ring(sq);
+			fv__sq_ring(sq);
 			sim_one_cqe(&s);
 			enomem++;
 			continue;
@@ -452,14 +452,14 @@ static void churn(uint32_t n, uint32_t start_pi, unsigned max_nbb, uint32_t tota
 		cr_assert_eq(sq->wr_id[pi & sq->mask].v, wr_id);
 		sim_push(&s, pi, nbb, wr_id, sig || forced);
 		if (++unrung >= 1 + rnd(3)) {
-			fv_sq_ring(sq);
+			fv__sq_ring(sq);
 			cr_assert_eq(m.dbrec[MLX5_SND_DBR], htobe32(sq->pi & 0xffff), "dbrec at pi %#x", sq->pi);
 			unrung = 0;
 		}
 		if (rnd(4) == 0)
 			sim_one_cqe(&s);
 		cr_assert_eq(sq->ci, s.ci);
-		cr_assert_eq(fv_sq_room(sq), n - (sq->pi - sq->ci));
+		cr_assert_eq(fv__sq_room(sq), n - (sq->pi - sq->ci));
 	}
 	cr_assert_gt(enomem, 0, "the ring never filled: the test did not test draining");
 	cr_assert_gt(forced_seen, 0);

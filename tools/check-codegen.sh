@@ -1,12 +1,12 @@
 #!/bin/sh
 # tools/check-codegen.sh: the send doorbell's barrier keeps the payload before it (x86-64).
 #
-# fv_dma_wmb_sq() tells the compiler that the device reads memory (an asm with a memory
+# fv__dma_wmb_sq() tells the compiler that the device reads memory (an asm with a memory
 # input) rather than clobbering all of it, so that the compiler keeps what it read in
 # registers across a doorbell. This checks, in the code two compilers produce, that a store
 # to the memory a request points at still comes before the barrier: each probe_* function of
 # tests/codegen/payload-order.c stores 0x5a5a5a5a and then posts; in its assembly the store
-# must come before the "# fv_dma_wmb_sq" marker and none may follow it.
+# must come before the "# fv__dma_wmb_sq" marker and none may follow it.
 #   tools/check-codegen.sh [CC...]      default: gcc and clang, at -O2 and -O3
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +26,7 @@ for cc in $compilers; do
         # per probe: line of the first payload store, of the first marker, of the last payload store
         awk '/^probe_[a-z_]*:/ { f = $1; sub(/:$/, "", f); n = 0; first = 0; mark = 0; last = 0; names[++k] = f }
              f != "" && /\$1515870810/ { if (!first) first = NR; last = NR }
-             f != "" && /fv_dma_wmb_sq/ { if (!mark) mark = NR }
+             f != "" && /fv__dma_wmb_sq/ { if (!mark) mark = NR }
              f != "" && /\.cfi_endproc/ { r[f] = first " " mark " " last; f = "" }
              END { for (i = 1; i <= k; i++) if (names[i] in r) print names[i], r[names[i]] }' "$asm" > "$tmp/lines"
         [ -s "$tmp/lines" ] || { echo "check-codegen: $cc $opt: FAIL (no probe functions found)"; failed=$((failed + 1)); continue; }

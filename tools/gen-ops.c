@@ -175,7 +175,7 @@ static void emit_builder(const struct qpt *q, const struct op *o, const struct f
 		 o->mlx5, f->fields, remote_fields(o), imm_fields(o), dest_fields(q, o));
 	printf("%s", f->decl);
 	emit_req("\t", fields);
-	printf("\treturn fv_build(&h->qp, %s, &r);\n}\n\n", q->fv);
+	printf("\treturn fv__build(&h->qp, %s, &r);\n}\n\n", q->fv);
 }
 
 static void emit_front(const struct op *o, const struct form *f)
@@ -267,12 +267,12 @@ static void emit_wr_fields(const char *indent, const struct op *o, const char *d
 	}
 }
 
-/* A UD WR without an address handle fastverbs knows (fv_qp_av); else its AV is in av. */
-#define WR_NO_AV "!wr->wr.ud.ah || !(av = fv_qp_av(qp, wr->wr.ud.ah))"
+/* A UD WR without an address handle fastverbs knows (fv__qp_av); else its AV is in av. */
+#define WR_NO_AV "!wr->wr.ud.ah || !(av = fv__qp_av(qp, wr->wr.ud.ah))"
 
 /*
  * The conversions, one per operation (its fields) and one per destination, that both the fast
- * dispatch and fv_post_send_one (compat/post_send.h) use.
+ * dispatch and fv__post_send_one (compat/post_send.h) use.
  */
 static void emit_post_req(void)
 {
@@ -281,10 +281,10 @@ static void emit_post_req(void)
 
 		if (is(o->ibv, "FV_WR_NONE"))
 			continue;
-		printf("/*\n * fv_send_wr_%s: the request of an %s WR but its destination, as\n"
+		printf("/*\n * fv__send_wr_%s: the request of an %s WR but its destination, as\n"
 		       " * fv_<qpt>_%s builds it: fm_ce_se flags, its first nsge SGEs.\n */\n",
 		       o->name, o->ibv + 7, o->name);
-		printf("static FV_ALWAYS_INLINE void fv_send_wr_%s(struct fv_req *r, const struct ibv_send_wr *wr,"
+		printf("static FV_ALWAYS_INLINE void fv__send_wr_%s(struct fv_req *r, const struct ibv_send_wr *wr,"
 		       " unsigned flags, int nsge)\n{\n", o->name);
 		printf("\tr->wr_id = wr->wr_id, r->flags = flags, r->opcode = %s;\n"
 		       "\tr->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;\n", o->mlx5);
@@ -292,8 +292,8 @@ static void emit_post_req(void)
 		emit_wr_fields("\t", o, imm_fields(o), NULL);
 		printf("}\n\n");
 	}
-	printf("/* The destination of a WR on a QP of type qpt; av: its ibv_ah's (fv_qp_av), where qpt has one. */\n"
-	       "static FV_ALWAYS_INLINE void fv_send_wr_dest(const enum fv_qpt qpt, const struct ibv_send_wr *wr,\n"
+	printf("/* The destination of a WR on a QP of type qpt; av: its ibv_ah's (fv__qp_av), where qpt has one. */\n"
+	       "static FV_ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const struct ibv_send_wr *wr,\n"
 	       "\t\t\t\t\t    const struct mlx5_wqe_av *av, struct fv_req *r)\n{\n"
 	       "\t(void)wr, (void)av, (void)r;\n\tswitch (qpt) {\n");
 	for (size_t i = 0; i < n_qpts; i++) {
@@ -312,11 +312,11 @@ static void emit_post_req(void)
 		printf("\t\tbreak;\n");
 	}
 	printf("\tdefault:\n\t\tbreak;\n\t}\n}\n\n");
-	printf("/*\n * fv_post_send_one's conversion (compat/post_send.h): wr into r (fv_send_wr_<op>, flags,\n"
+	printf("/*\n * fv__post_send_one's conversion (compat/post_send.h): wr into r (fv__send_wr_<op>, flags,\n"
 	       " * nsge SGEs) with its destination. 0, or EINVAL for a WR with nothing to convert: an opcode ops.def does\n"
 	       " * not have, a window bind without a window or with a length and no MR (libmlx5 dereferences\n"
 	       " * both), a UD WR without a known address handle.\n */\n"
-	       "static FV_ALWAYS_INLINE int fv_send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,\n"
+	       "static FV_ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,\n"
 	       "\t\t\t\t\t  int nsge, struct fv_req *r)\n{\n"
 	       "\tconst struct mlx5_wqe_av *av;\n\n\tswitch (wr->opcode) {\n");
 	for (size_t j = 0; j < n_ops; j++) {
@@ -328,13 +328,13 @@ static void emit_post_req(void)
 		if (is(o->remote, "BIND"))
 			printf("\t\tif (!wr->bind_mw.mw || (wr->bind_mw.bind_info.length && !wr->bind_mw.bind_info.mr))\n"
 			       "\t\t\treturn EINVAL;\n");
-		printf("\t\tfv_send_wr_%s(r, wr, flags, nsge);\n\t\tbreak;\n", o->name);
+		printf("\t\tfv__send_wr_%s(r, wr, flags, nsge);\n\t\tbreak;\n", o->name);
 	}
 	printf("\tdefault:\n\t\treturn EINVAL;\n\t}\n\tav = NULL;\n");
 	for (size_t i = 0; i < n_qpts; i++)
 		if (is(qpts[i].dest, "AV"))
 			printf("\tif (qp->qpt == %s && (%s))\n\t\treturn EINVAL;\n", qpts[i].fv, WR_NO_AV);
-	printf("\tfv_send_wr_dest(qp->qpt, wr, av, r);\n\treturn 0;\n}\n\n");
+	printf("\tfv__send_wr_dest(qp->qpt, wr, av, r);\n\treturn 0;\n}\n\n");
 }
 
 /*
@@ -347,18 +347,18 @@ static void emit_post_fast(void)
 	printf("/*\n"
 	       " * fv_post_send's fast dispatch (compat/post_send.h): wr, one SGE, on a QP of type qpt (a\n"
 	       " * constant where it is inlined), built as by the typed builder of its opcode, with\n"
-	       " * fm_ce_se flags, inline if inl (fv_build_wr1). Returns 0, or -1 (nothing written) for a\n"
+	       " * fm_ce_se flags, inline if inl (fv__build_wr1). Returns 0, or -1 (nothing written) for a\n"
 	       " * WR it does not build: an operation the QP type does not allow, inline data on one\n"
 	       " * that takes none, a UD WR without a known address handle, or one the fast path leaves\n"
 	       " * to the general one.\n"
 	       " */\n");
-	printf("static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qpt qpt,\n"
+	printf("static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_qpt qpt,\n"
 	       "\t\t\t\t\t      const struct ibv_send_wr *wr, unsigned flags, bool inl)\n{\n");
 	printf("\tswitch (qpt) {\n");
 	for (size_t i = 0; i < n_qpts; i++) {
 		const struct qpt *q = &qpts[i];
 
-		if (is(q->dest, "ETH"))	/* raw Ethernet: fv_post_send_one (eth.h) */
+		if (is(q->dest, "ETH"))	/* raw Ethernet: fv__post_send_one (eth.h) */
 			continue;
 		printf("\tcase %s:%s\n", q->fv, is(q->dest, "AV") ? " {" : "");
 		if (is(q->dest, "AV"))
@@ -367,7 +367,7 @@ static void emit_post_fast(void)
 		for (size_t j = 0; j < n_ops; j++) {
 			const struct op *o = &ops[j];
 
-			/* memory windows: fv_post_send_one */
+			/* memory windows: fv__post_send_one */
 			if (is(o->ibv, "FV_WR_NONE") || !allowed(q->name, o->name) || umr(o))
 				continue;
 			printf("\t\tcase %s:\n", o->ibv);
@@ -376,10 +376,10 @@ static void emit_post_fast(void)
 			if (!is(o->payload, "DATA"))
 				printf("\t\t\tif (inl)\n\t\t\t\treturn -1;\n");
 			printf("\t\t\t{\n\t\t\t\tstruct fv_req r = FV_ZERO_INIT;\n\n");
-			printf("\t\t\t\tfv_send_wr_%s(&r, wr, flags, 1);\n", o->name);
+			printf("\t\t\t\tfv__send_wr_%s(&r, wr, flags, 1);\n", o->name);
 			if (!is(q->dest, "NONE"))
-				printf("\t\t\t\tfv_send_wr_dest(%s, wr, %s, &r);\n", q->fv, is(q->dest, "AV") ? "av" : "NULL");
-			printf("\t\t\t\treturn fv_build_wr1(qp, %s, &r, %s);\n\t\t\t}\n",
+				printf("\t\t\t\tfv__send_wr_dest(%s, wr, %s, &r);\n", q->fv, is(q->dest, "AV") ? "av" : "NULL");
+			printf("\t\t\t\treturn fv__build_wr1(qp, %s, &r, %s);\n\t\t\t}\n",
 			       q->fv, is(o->payload, "DATA") ? "inl" : "false");
 		}
 		printf("\t\tdefault:\n\t\t\treturn -1;\n\t\t}\n");
@@ -563,14 +563,14 @@ static const char *wr_fields(const struct op *o)
 
 /* The payload setters: name, parameters, arguments, the core they call (wr_batch.h). */
 static const struct { const char *name, *params, *args, *core, *doc; } wr_payloads[] = {
-	{ "set_sge", "uint32_t lkey, uint64_t addr, uint32_t length", "lkey, addr, length", "fv_wr_sge_at",
+	{ "set_sge", "uint32_t lkey, uint64_t addr, uint32_t length", "lkey, addr, length", "fv__wr_sge_at",
 	  "one data segment (none if length is 0; an atomic's keeps length as given, as libmlx5's)" },
-	{ "set_sge_list", "size_t num_sge, const struct ibv_sge *sg_list", "num_sge, sg_list", "fv_wr_sge_list_at",
+	{ "set_sge_list", "size_t num_sge, const struct ibv_sge *sg_list", "num_sge, sg_list", "fv__wr_sge_list_at",
 	  "data segments, empty SGEs skipped; ENOMEM if num_sge > the QP's max_send_sge" },
-	{ "set_inline_data", "void *addr, size_t length", "addr, length", "fv_wr_inline_at",
+	{ "set_inline_data", "void *addr, size_t length", "addr, length", "fv__wr_inline_at",
 	  "the bytes copied into the WQE now; ENOMEM if length > the QP's max_inline_data" },
 	{ "set_inline_data_list", "size_t num_buf, const struct ibv_data_buf *buf_list", "num_buf, buf_list",
-	  "fv_wr_inline_list_at", "the buffers copied back to back; ENOMEM if they total more than max_inline_data" },
+	  "fv__wr_inline_list_at", "the buffers copied back to back; ENOMEM if they total more than max_inline_data" },
 };
 #define N_WR_PAYLOADS (sizeof(wr_payloads) / sizeof(wr_payloads[0]))
 
@@ -619,7 +619,7 @@ static void emit_wr_cxx(void)
 	char target[128], params[256];
 
 	printf("#ifdef __cplusplus\n/* ---- the calls as C++ overloads (outside extern \"C\") ---- */\n\n");
-	emit_wr_overload("struct fv_qp *", "qp", "fv_qp", "fv_qp_wr_qp", "");
+	emit_wr_overload("struct fv_qp *", "qp", "fv_qp", "fv__qp_wr_qp", "");
 	for (size_t i = 0; i < n_qpts; i++) {
 		char handle[64];
 
@@ -713,7 +713,7 @@ static void emit_wr(void)
 			printf("static FV_ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h%s)\n{\n",
 			       q->name, o->wr, q->name, wr_params(o));
 			emit_wr_req(o);
-			printf("\t%s(&h->qp, %s, &r);\n}\n\n", umr(o) ? "fv_wr_umr" : "fv_wr_open", q->fv);
+			printf("\t%s(&h->qp, %s, &r);\n}\n\n", umr(o) ? "fv__wr_umr" : "fv__wr_open", q->fv);
 		}
 		for (size_t k = 0; k < N_WR_PAYLOADS; k++)
 			printf("/* fv_wr_%s for %s handles. */\n"
@@ -724,11 +724,11 @@ static void emit_wr(void)
 			printf("/* fv_wr_set_ud_addr on a UD handle: fah or ibah (the other NULL), as the front passes them. */\n"
 			       "static FV_ALWAYS_INLINE void fv_%s_wr_set_ud_addr(struct fv_%s *h, const struct fv_ah *fah,\n"
 			       "\t\t\t\t\t\t struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
-			       "\tfv_wr_ud_addr_at(&h->qp, fah, ibah, remote_qpn, remote_qkey);\n}\n\n", q->name, q->name);
+			       "\tfv__wr_ud_addr_at(&h->qp, fah, ibah, remote_qpn, remote_qkey);\n}\n\n", q->name, q->name);
 		if (is(q->dest, "SRQN"))
 			printf("/* fv_wr_set_xrc_srqn on an XRC handle. */\n"
 			       "static FV_ALWAYS_INLINE void fv_%s_wr_set_xrc_srqn(struct fv_%s *h, uint32_t remote_srqn)\n{\n"
-			       "\tfv_wr_dest(&h->qp, %s, NULL, 0, 0, remote_srqn);\n}\n\n", q->name, q->name, q->fv);
+			       "\tfv__wr_dest(&h->qp, %s, NULL, 0, 0, remote_srqn);\n}\n\n", q->name, q->name, q->fv);
 	}
 
 	printf("/* ---- the fronts' targets for a struct fv_qp *: the QP type checked at run time, EINVAL at\n"
@@ -743,7 +743,7 @@ static void emit_wr(void)
 		       umr(o) ? "build a whole WQE" : "open a WQE", o->desc);
 		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp%s)\n{\n", o->wr, wr_params(o));
 		emit_wr_req(o);
-		printf("\t%s(qp, %s, &r);\n}\n\n", umr(o) ? "fv_wr_umr_any" : "fv_wr_open_any", mask);
+		printf("\t%s(qp, %s, &r);\n}\n\n", umr(o) ? "fv__wr_umr_any" : "fv__wr_open_any", mask);
 	}
 	/*
 	 * The payload setters switch on the QP type, one arm per destination kind: QP types with
@@ -754,7 +754,7 @@ static void emit_wr(void)
 		printf("/* fv_wr_%s on a struct fv_qp (one arm per WQE layout: destination kind). */\n",
 		       wr_payloads[k].name);
 		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp, %s)\n{\n"
-		       "\tfv_wr_touch(qp);\n\tswitch (qp->qpt) {\n", wr_payloads[k].name, wr_payloads[k].params);
+		       "\tfv__wr_touch(qp);\n\tswitch (qp->qpt) {\n", wr_payloads[k].name, wr_payloads[k].params);
 		for (size_t i = 0; i < n_qpts; i++) {
 			size_t first = 0;
 
@@ -768,42 +768,42 @@ static void emit_wr(void)
 			printf("\t\t%s(qp, %s, %s);\n\t\treturn;\n", wr_payloads[k].core, qpts[i].fv,
 			       wr_payloads[k].args);
 		}
-		printf("\tdefault:\n\t\tfv_wr_fail(qp, EINVAL);\n\t}\n}\n\n");
+		printf("\tdefault:\n\t\tfv__wr_fail(qp, EINVAL);\n\t}\n}\n\n");
 	}
 	printf("/* fv_wr_set_ud_addr on a struct fv_qp (UD only). */\n"
 	       "static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,\n"
 	       "\t\t\t\t\t\tstruct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)\n{\n");
 	for (size_t i = 0; i < n_qpts; i++)
 		if (is(qpts[i].dest, "AV"))
-			printf("\tif (qp->qpt == %s) {\n\t\tfv_wr_ud_addr_at(qp, fah, ibah, remote_qpn, remote_qkey);\n"
+			printf("\tif (qp->qpt == %s) {\n\t\tfv__wr_ud_addr_at(qp, fah, ibah, remote_qpn, remote_qkey);\n"
 			       "\t\treturn;\n\t}\n", qpts[i].fv);
-	printf("\tfv_wr_fail(qp, EINVAL);\n}\n\n");
+	printf("\tfv__wr_fail(qp, EINVAL);\n}\n\n");
 	printf("/* fv_wr_set_xrc_srqn on a struct fv_qp (XRC only). */\n"
 	       "static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)\n{\n");
 	for (size_t i = 0; i < n_qpts; i++)
 		if (is(qpts[i].dest, "SRQN"))
-			printf("\tif (qp->qpt == %s) {\n\t\tfv_wr_dest(qp, %s, NULL, 0, 0, remote_srqn);\n"
+			printf("\tif (qp->qpt == %s) {\n\t\tfv__wr_dest(qp, %s, NULL, 0, 0, remote_srqn);\n"
 			       "\t\treturn;\n\t}\n", qpts[i].fv, qpts[i].fv);
-	printf("\tfv_wr_fail(qp, EINVAL);\n}\n\n");
+	printf("\tfv__wr_fail(qp, EINVAL);\n}\n\n");
 
 	printf("FV_EXTERN_C_END\n\n");
 	printf("/* ---- the calls: ibv_wr_post(3) with fv_ for ibv_, on a struct fv_qp * or a typed handle\n"
 	       " * (C++: the overloads at the end) ---- */\n\n");
 	printf("#ifndef __cplusplus\n/* The struct fv_qp of a struct fv_qp * or a typed handle. */\n#define fv_wr_qp(h) _Generic((h), "
-	       "struct fv_qp *: fv_qp_wr_qp");
+	       "struct fv_qp *: fv__qp_wr_qp");
 	for (size_t i = 0; i < n_qpts; i++)
 		printf(", \\\n\tstruct fv_%s *: fv_%s_wr_qp", qpts[i].name, qpts[i].name);
 	printf(")(h)\n#endif\n\n");
 	printf("/* Begin a batch (ibv_wr_start): nothing is posted before fv_wr_complete. */\n"
-	       "#define fv_wr_start(h) fv_wr_start_qp(fv_wr_qp(h))\n\n"
+	       "#define fv_wr_start(h) fv__wr_start_qp(fv_wr_qp(h))\n\n"
 	       "/*\n * Post the batch with one doorbell (BlueFlame for a lone WQE that fits) and return 0; or,\n"
 	       " * if any call of the batch failed or a WQE lacks a setter, post nothing (ring, doorbell\n"
 	       " * record and BlueFlame register as at fv_wr_start) and return the first error: ENOMEM (ring\n"
 	       " * full, too many SGEs, inline too long) or EINVAL (a call the QP type does not have, a\n"
 	       " * missing or repeated setter, an address handle that is not mlx5's). (ibv_wr_complete)\n */\n"
-	       "#define fv_wr_complete(h) fv_wr_complete_qp(fv_wr_qp(h))\n\n"
+	       "#define fv_wr_complete(h) fv__wr_complete_qp(fv_wr_qp(h))\n\n"
 	       "/* Drop the batch: nothing of it is posted (ibv_wr_abort). */\n"
-	       "#define fv_wr_abort(h) fv_wr_abort_qp(fv_wr_qp(h))\n\n#ifndef __cplusplus\n");
+	       "#define fv_wr_abort(h) fv__wr_abort_qp(fv_wr_qp(h))\n\n#ifndef __cplusplus\n");
 	for (size_t j = 0; j < n_ops; j++) {
 		const struct op *o = &ops[j];
 		char doc[512];

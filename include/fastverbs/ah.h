@@ -16,7 +16,7 @@ struct fv_ah {
 };
 
 /* The address vector libmlx5 keeps for ah, or NULL if ah is not an mlx5 address handle. */
-static inline const struct mlx5_wqe_av *fv_ah_av_of(struct ibv_ah *ah)
+static inline const struct mlx5_wqe_av *fv__ah_av_of(struct ibv_ah *ah)
 {
 	struct mlx5dv_ah dv;
 	struct mlx5dv_obj obj;
@@ -31,7 +31,7 @@ static inline const struct mlx5_wqe_av *fv_ah_av_of(struct ibv_ah *ah)
 /* Fill fv_ah from a verbs address handle. Returns 0 or EINVAL. */
 static inline int fv_ah_init(struct fv_ah *fah, struct ibv_ah *ah)
 {
-	const struct mlx5_wqe_av *av = ah ? fv_ah_av_of(ah) : NULL;
+	const struct mlx5_wqe_av *av = ah ? fv__ah_av_of(ah) : NULL;
 
 	if (!av)
 		return EINVAL;
@@ -40,13 +40,13 @@ static inline int fv_ah_init(struct fv_ah *fah, struct ibv_ah *ah)
 }
 
 /*
- * fv_ah_av_of out of line for the posting paths, declared pure: it writes nothing its callers
+ * fv__ah_av_of out of line for the posting paths, declared pure: it writes nothing its callers
  * can see (only its own locals), so a cache miss does not make the compiler forget what it
  * keeps in registers across it (an fv_wr_* WQE's fields between its builder and its setter).
  */
-static __attribute__((noinline, pure, unused)) const struct mlx5_wqe_av *fv_ah_av_lookup(struct ibv_ah *ah)
+static __attribute__((noinline, pure, unused)) const struct mlx5_wqe_av *fv__ah_av_lookup(struct ibv_ah *ah)
 {
-	return fv_ah_av_of(ah);
+	return fv__ah_av_of(ah);
 }
 
 /*
@@ -55,7 +55,7 @@ static __attribute__((noinline, pure, unused)) const struct mlx5_wqe_av *fv_ah_a
  * this program (0 until then). A UD QP's WRs name handles of its own device, as ibv_post_send
  * assumes too.
  */
-static inline intptr_t *fv_ah_av_offset(void)
+static inline intptr_t *fv__ah_av_offset(void)
 {
 	static intptr_t off;
 
@@ -67,18 +67,18 @@ static inline intptr_t *fv_ah_av_offset(void)
  * else the learned offset (an application sending to many peers then costs an add a WR, not
  * a call into libmlx5), else a lookup that learns it. NULL: not an mlx5 address handle.
  */
-static inline const struct mlx5_wqe_av *fv_qp_av(struct fv_qp *qp, struct ibv_ah *ah)
+static inline const struct mlx5_wqe_av *fv__qp_av(struct fv_qp *qp, struct ibv_ah *ah)
 {
 	if (ah != qp->ah_cache_key) {
-		intptr_t off = __atomic_load_n(fv_ah_av_offset(), __ATOMIC_RELAXED);
+		intptr_t off = __atomic_load_n(fv__ah_av_offset(), __ATOMIC_RELAXED);
 		const struct mlx5_wqe_av *av;
 
 		if (__builtin_expect(off != 0, 1))
 			return (const struct mlx5_wqe_av *)(const void *)((const char *)ah + off);
-		av = fv_ah_av_lookup(ah);
+		av = fv__ah_av_lookup(ah);
 		if (!av)
 			return NULL;
-		__atomic_store_n(fv_ah_av_offset(), (intptr_t)((const char *)av - (const char *)ah), __ATOMIC_RELAXED);
+		__atomic_store_n(fv__ah_av_offset(), (intptr_t)((const char *)av - (const char *)ah), __ATOMIC_RELAXED);
 		qp->ah_cache_key = ah;
 		qp->ah_cache_av = av;
 	}

@@ -4,17 +4,17 @@
  *
  * The posting order (docs/design.md §3.2) needs these primitives:
  *
- *   fv_dma_wmb()        WQE stores visible to the device before the doorbell record
- *   fv_dma_wmb_sq(p)    the same barrier before a send doorbell, the compiler told that the
+ *   fv__dma_wmb()        WQE stores visible to the device before the doorbell record
+ *   fv__dma_wmb_sq(p)    the same barrier before a send doorbell, the compiler told that the
  *                       device only reads memory (p: the send ring): every store before it
  *                       stays before it, but nothing the program read is stale after it
- *   fv_dma_rmb()        after a CQE's owner check, before reading the rest of it
- *   fv_dma_rmb64(p)     the same barrier, the compiler told that only the 64 bytes at p
+ *   fv__dma_rmb()        after a CQE's owner check, before reading the rest of it
+ *   fv__dma_rmb64(p)     the same barrier, the compiler told that only the 64 bytes at p
  *                       (a CQE) are read after it: it keeps other memory in registers
- *   fv_wc_start()       doorbell record visible before the MMIO store
- *   fv_wc_flush()       push the write-combining buffer out (one doorbell = one burst)
- *   fv_mmio_write64()   one 8-byte store to the UAR / BlueFlame register
- *   fv_bf_copy64()      one 64-byte BlueFlame chunk, stores kept in order (never memcpy)
+ *   fv__wc_start()       doorbell record visible before the MMIO store
+ *   fv__wc_flush()       push the write-combining buffer out (one doorbell = one burst)
+ *   fv__mmio_write64()   one 8-byte store to the UAR / BlueFlame register
+ *   fv__bf_copy64()      one 64-byte BlueFlame chunk, stores kept in order (never memcpy)
  */
 #ifndef FASTVERBS_ARCH_H
 #define FASTVERBS_ARCH_H
@@ -26,13 +26,13 @@
  * memory through it is then a reader of any buffer, even where the compiler knows the ring
  * p points into (tests/codegen, probe_barrier_own_ring).
  */
-static inline const void *fv_untraced(const void *p)
+static inline const void *fv__untraced(const void *p)
 {
 	__asm__("" : "+r"(p));
 	return p;
 }
 
-/* 64 bytes the device writes (fv_dma_rmb64). */
+/* 64 bytes the device writes (fv__dma_rmb64). */
 struct fv_dma64 {
 	char b[64];
 };
@@ -45,14 +45,14 @@ struct fv_dma64 {
  * store before it, WQE or payload, is made before it), the rest are volatile (kept in order
  * with it and with the doorbell record's volatile store) and touch no memory the program
  * reads, so the ring's fields and the caller's requests stay in registers across a doorbell.
- * The "# fv_dma_wmb_sq" marker lets tests/codegen check the order in the compiled code.
+ * The "# fv__dma_wmb_sq" marker lets tests/codegen check the order in the compiled code.
  */
-#define fv_dma_wmb()  __asm__ __volatile__("" ::: "memory")
-#define fv_dma_wmb_sq(p) __asm__ __volatile__("# fv_dma_wmb_sq" : : "m"(*(const char *)fv_untraced(p)))
-#define fv_dma_rmb()  __asm__ __volatile__("lfence" ::: "memory")
-#define fv_dma_rmb64(p) __asm__ __volatile__("lfence" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
-#define fv_wc_flush() __asm__ __volatile__("sfence" : :)	/* extended asm: a basic one clobbers memory */
-#define fv_wc_start() fv_wc_flush()
+#define fv__dma_wmb()  __asm__ __volatile__("" ::: "memory")
+#define fv__dma_wmb_sq(p) __asm__ __volatile__("# fv__dma_wmb_sq" : : "m"(*(const char *)fv__untraced(p)))
+#define fv__dma_rmb()  __asm__ __volatile__("lfence" ::: "memory")
+#define fv__dma_rmb64(p) __asm__ __volatile__("lfence" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
+#define fv__wc_flush() __asm__ __volatile__("sfence" : :)	/* extended asm: a basic one clobbers memory */
+#define fv__wc_start() fv__wc_flush()
 
 /* 16 bytes of a WQE, read as any type may have written them (a WQE's parts are stored
  * through several, wqe.h): the compiler then reads them after every store to them. */
@@ -64,7 +64,7 @@ typedef uint64_t fv_bf_vec __attribute__((vector_size(16), may_alias));
  * registers the compiler picks. What the asm writes (a write-only register) the program
  * never reads.
  */
-static inline void fv_bf_copy64(void *dst, const void *src)
+static inline void fv__bf_copy64(void *dst, const void *src)
 {
 	const fv_bf_vec *s = (const fv_bf_vec *)src;
 
@@ -79,37 +79,37 @@ static inline void fv_bf_copy64(void *dst, const void *src)
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 
-#define fv_dma_wmb()  __asm__ __volatile__("dmb oshst" ::: "memory")
-#define fv_dma_wmb_sq(p) fv_dma_wmb()
-#define fv_dma_rmb()  __asm__ __volatile__("dmb oshld" ::: "memory")
-#define fv_dma_rmb64(p) __asm__ __volatile__("dmb oshld" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
-#define fv_wc_flush() __asm__ __volatile__("dsb st" ::: "memory")
-#define fv_wc_start() fv_wc_flush()
+#define fv__dma_wmb()  __asm__ __volatile__("dmb oshst" ::: "memory")
+#define fv__dma_wmb_sq(p) fv__dma_wmb()
+#define fv__dma_rmb()  __asm__ __volatile__("dmb oshld" ::: "memory")
+#define fv__dma_rmb64(p) __asm__ __volatile__("dmb oshld" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
+#define fv__wc_flush() __asm__ __volatile__("dsb st" ::: "memory")
+#define fv__wc_start() fv__wc_flush()
 
 /* ld4/st4 de-interleave and re-interleave: one 64-byte store instruction, in order. */
-static inline void fv_bf_copy64(void *dst, const void *src)
+static inline void fv__bf_copy64(void *dst, const void *src)
 {
 	vst4q_u64((uint64_t *)dst, vld4q_u64((const uint64_t *)src));
 }
 
 #elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
 
-#define fv_dma_wmb()  __asm__ __volatile__("sync" ::: "memory")
-#define fv_dma_wmb_sq(p) fv_dma_wmb()
-#define fv_dma_rmb()  __asm__ __volatile__("lwsync" ::: "memory")
-#define fv_dma_rmb64(p) __asm__ __volatile__("lwsync" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
-#define fv_wc_flush() __asm__ __volatile__("sync" ::: "memory")
-#define fv_wc_start() fv_wc_flush()
+#define fv__dma_wmb()  __asm__ __volatile__("sync" ::: "memory")
+#define fv__dma_wmb_sq(p) fv__dma_wmb()
+#define fv__dma_rmb()  __asm__ __volatile__("lwsync" ::: "memory")
+#define fv__dma_rmb64(p) __asm__ __volatile__("lwsync" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
+#define fv__wc_flush() __asm__ __volatile__("sync" ::: "memory")
+#define fv__wc_start() fv__wc_flush()
 #define FV_BF_COPY_BY_WORDS 1
 
 #else /* portable fallback: full fences, word-by-word copy */
 
-#define fv_dma_wmb()  __atomic_thread_fence(__ATOMIC_SEQ_CST)
-#define fv_dma_wmb_sq(p) fv_dma_wmb()
-#define fv_dma_rmb()  __atomic_thread_fence(__ATOMIC_SEQ_CST)
-#define fv_dma_rmb64(p) fv_dma_rmb()
-#define fv_wc_flush() __atomic_thread_fence(__ATOMIC_SEQ_CST)
-#define fv_wc_start() fv_wc_flush()
+#define fv__dma_wmb()  __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define fv__dma_wmb_sq(p) fv__dma_wmb()
+#define fv__dma_rmb()  __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define fv__dma_rmb64(p) fv__dma_rmb()
+#define fv__wc_flush() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define fv__wc_start() fv__wc_flush()
 #define FV_BF_COPY_BY_WORDS 1
 
 #endif
@@ -128,23 +128,23 @@ struct fv_db64 {
 };
 
 /* Orders the compiler's memory accesses only (no instruction): what comes after stays after. */
-#define fv_compiler_barrier() __asm__ __volatile__("" ::: "memory")
+#define fv__compiler_barrier() __asm__ __volatile__("" ::: "memory")
 
 /* One 4-byte store to a doorbell record (host memory the device reads). */
-static inline void fv_dbrec_write32(volatile void *rec, uint32_t val)
+static inline void fv__dbrec_write32(volatile void *rec, uint32_t val)
 {
 	((volatile struct fv_db32 *)rec)->v = val;
 }
 
 /* One 8-byte MMIO store. */
-static inline void fv_mmio_write64(void *reg, uint64_t val)
+static inline void fv__mmio_write64(void *reg, uint64_t val)
 {
 	((volatile struct fv_db64 *)reg)->v = val;
 }
 
 #ifdef FV_BF_COPY_BY_WORDS
 /* Eight 8-byte stores in ascending address order. */
-static inline void fv_bf_copy64(void *dst, const void *src)
+static inline void fv__bf_copy64(void *dst, const void *src)
 {
 	typedef uint64_t __attribute__((may_alias)) fv_any64;	/* as fv_bf_vec: written by any type */
 	volatile uint64_t *d = (volatile uint64_t *)dst;

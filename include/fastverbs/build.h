@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * One request -> one send WQE. The typed builders (ops.h) go through fv_build(), fv_post_send
- * through fv_build_wqe(); the typed builders pass compile-time QP type, opcode, segments and
+ * One request -> one send WQE. The typed builders (ops.h) go through fv__build(), fv_post_send
+ * through fv__build_wqe(); the typed builders pass compile-time QP type, opcode, segments and
  * payload form, so the tests below and every ds computation fold away.
  *
  * Segment order (docs/formats.md §3.7):
@@ -20,24 +20,24 @@
 FV_EXTERN_C_BEGIN
 
 /* Units of the transport segment (UD address vector, XRC SRQ number) a message carries. */
-static FV_ALWAYS_INLINE unsigned fv_transport_ds(enum fv_qpt qpt)
+static FV_ALWAYS_INLINE unsigned fv__transport_ds(enum fv_qpt qpt)
 {
 	return qpt == FV_QPT_UD ? 3 : qpt == FV_QPT_XRC ? 1 : 0;
 }
 
 /* 16-byte units before the payload. A NOP (no payload at all) is the control segment alone. */
-static FV_ALWAYS_INLINE unsigned fv_req_hdr_ds(enum fv_qpt qpt, const struct fv_req *r)
+static FV_ALWAYS_INLINE unsigned fv__req_hdr_ds(enum fv_qpt qpt, const struct fv_req *r)
 {
 	if (r->segs & FV_SEG_UMR)
 		return 1 + FV_UMR_CTRL_UNITS + FV_UMR_MKEY_UNITS +
 		       (r->bind && r->bind->length ? (unsigned)FV_UMR_KLM_UNITS : 0u);
 	if (r->payload == FV_PL_NONE)
 		return 1;
-	return 1 + fv_transport_ds(qpt) + !!(r->segs & FV_SEG_RADDR) + !!(r->segs & FV_SEG_ATOMIC);
+	return 1 + fv__transport_ds(qpt) + !!(r->segs & FV_SEG_RADDR) + !!(r->segs & FV_SEG_ATOMIC);
 }
 
 /* Payload units: one per non-empty SGE (empty ones are skipped, as libmlx5 does). */
-static FV_ALWAYS_INLINE unsigned fv_req_payload_ds(const struct fv_req *r)
+static FV_ALWAYS_INLINE unsigned fv__req_payload_ds(const struct fv_req *r)
 {
 	unsigned n = 0;
 
@@ -47,7 +47,7 @@ static FV_ALWAYS_INLINE unsigned fv_req_payload_ds(const struct fv_req *r)
 		return n;
 	}
 	if (r->payload == FV_PL_INLINE || r->payload == FV_PL_INLINE_BUFS)
-		return r->len ? fv_inline_ds(r->len) : 0;
+		return r->len ? fv__inline_ds(r->len) : 0;
 	return 0;
 }
 
@@ -58,7 +58,7 @@ static FV_ALWAYS_INLINE unsigned fv_req_payload_ds(const struct fv_req *r)
  * The images of the units between a request's ctrl and its payload, in their order
  * (docs/formats.md §3.7), into u; returns how many (a constant for a typed builder).
  */
-static FV_ALWAYS_INLINE unsigned fv_req_hdr_images(enum fv_qpt qpt, const struct fv_req *r,
+static FV_ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const struct fv_req *r,
 						   struct fv_image u[FV_HDR_UNITS])
 {
 	unsigned n = 0;
@@ -66,15 +66,15 @@ static FV_ALWAYS_INLINE unsigned fv_req_hdr_images(enum fv_qpt qpt, const struct
 	if (r->payload == FV_PL_NONE)
 		return 0;
 	if (qpt == FV_QPT_UD) {	/* no remote address or atomic on UD (ops.def) */
-		fv_av_images(u, r->av, r->remote_qpn, r->qkey);
+		fv__av_images(u, r->av, r->remote_qpn, r->qkey);
 		return 3;
 	}
 	if (qpt == FV_QPT_XRC)
-		u[n++] = fv_xrc_image(r->srqn);
+		u[n++] = fv__xrc_image(r->srqn);
 	if (r->segs & FV_SEG_RADDR)
-		u[n++] = fv_raddr_image(r->raddr, r->rkey);
+		u[n++] = fv__raddr_image(r->raddr, r->rkey);
 	if (r->segs & FV_SEG_ATOMIC)
-		u[n++] = fv_atomic_image(r->swap_add, r->compare);
+		u[n++] = fv__atomic_image(r->swap_add, r->compare);
 	return n;
 }
 
@@ -82,71 +82,71 @@ static FV_ALWAYS_INLINE unsigned fv_req_hdr_images(enum fv_qpt qpt, const struct
  * The data segment image of the request's SGE s; an atomic's result is 8 bytes (ibv_post_send
  * writes 8 whatever the SGE says; ibv_wr_set_sge writes the SGE's length: sge_len).
  */
-static FV_ALWAYS_INLINE struct fv_image fv_req_data_image(const struct fv_req *r, const struct ibv_sge *s,
+static FV_ALWAYS_INLINE struct fv_image fv__req_data_image(const struct fv_req *r, const struct ibv_sge *s,
 							  unsigned how)
 {
-	return r->segs & FV_SEG_ATOMIC && !r->sge_len ? fv_data_image(8, s->lkey, s->addr) : fv_sge_image(s, how);
+	return r->segs & FV_SEG_ATOMIC && !r->sge_len ? fv__data_image(8, s->lkey, s->addr) : fv__sge_image(s, how);
 }
 
 /*
  * A memory window's UMR segments (wqe.h) from p, after the ctrl; returns where the payload
  * would go. Always FV_WRAP: the WQE spans blocks.
  */
-static inline uint8_t *fv_wqe_umr(const struct fv_ring *ring, const struct fv_req *r, uint32_t qpn,
+static inline uint8_t *fv__wqe_umr(const struct fv_ring *ring, const struct fv_req *r, uint32_t qpn,
 				  uint8_t *p)
 {
 	struct fv_image u[FV_UMR_CTRL_UNITS];
 	const uint64_t len = r->bind ? r->bind->length : 0;
 
-	fv_umr_ctrl_images(u, r->mw_type, len);
+	fv__umr_ctrl_images(u, r->mw_type, len);
 	for (unsigned i = 0; i < FV_UMR_CTRL_UNITS; i++)
-		p = fv_unit_write(ring, p, u[i], FV_WRAP);
-	p = fv_wqe_mkey(ring, p, r->mw_type, r->new_rkey, qpn, r->bind, FV_WRAP);
+		p = fv__unit_write(ring, p, u[i], FV_WRAP);
+	p = fv__wqe_mkey(ring, p, r->mw_type, r->new_rkey, qpn, r->bind, FV_WRAP);
 	if (len)
-		p = fv_wqe_klm(ring, p, r->bind, FV_WRAP);
+		p = fv__wqe_klm(ring, p, r->bind, FV_WRAP);
 	return p;
 }
 
 /* The WQE's segments after its ctrl, from p on; how as in wqe.h. Empty SGEs are skipped. */
-static FV_ALWAYS_INLINE void fv_wqe_body(const struct fv_ring *ring, enum fv_qpt qpt,
+static FV_ALWAYS_INLINE void fv__wqe_body(const struct fv_ring *ring, enum fv_qpt qpt,
 					 const struct fv_req *r, uint8_t *p, unsigned how, uint32_t qpn)
 {
 	struct fv_image u[FV_HDR_UNITS];
 	unsigned n = 0;
 
 	if (r->segs & FV_SEG_UMR)	/* in place of the transport and remote segments */
-		p = fv_wqe_umr(ring, r, qpn, p);
+		p = fv__wqe_umr(ring, r, qpn, p);
 	else
-		n = fv_req_hdr_images(qpt, r, u);
+		n = fv__req_hdr_images(qpt, r, u);
 #pragma GCC unroll 3	/* n is a constant for a typed builder: the units stay in registers */
 	for (unsigned i = 0; i < n; i++)
-		p = fv_unit_write(ring, p, u[i], how);
+		p = fv__unit_write(ring, p, u[i], how);
 	if (r->payload == FV_PL_SGL) {
 		for (int i = 0; i < r->nsge; i++)
 			if (r->sgl[i].length)
-				p = fv_unit_write(ring, p, fv_req_data_image(r, &r->sgl[i], how), how);
+				p = fv__unit_write(ring, p, fv__req_data_image(r, &r->sgl[i], how), how);
 	} else if (r->payload == FV_PL_INLINE && r->len) {
-		fv_wqe_inline(ring, p, r->sgl, r->nsge, r->len, how);
+		fv__wqe_inline(ring, p, r->sgl, r->nsge, r->len, how);
 	} else if (r->payload == FV_PL_INLINE_BUFS && r->len) {
-		fv_wqe_inline_bufs(ring, p, r->bufs, r->nsge, r->len, how);
+		fv__wqe_inline_bufs(ring, p, r->bufs, r->nsge, r->len, how);
 	}
 }
 
 /*
- * Build the request's WQE at the producer counter pi; the producer stays (fv_sq_advance).
+ * Build the request's WQE at the producer counter pi; the producer stays (fv__sq_advance).
  * Checks what can vary at run time: SGE count, inline length and ring space. Returns the
  * WQE's blocks, or -ENOMEM (libmlx5's errno for all three), or -EOPNOTSUPP for a window
  * bind longer than 2 GiB (libmlx5's), with nothing written.
  */
-static FV_ALWAYS_INLINE int fv_build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
+static FV_ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
 					    uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
-	unsigned hdr = fv_req_hdr_ds(qpt, r), ds, nbb, max_ds = FV_MAX_DS;
+	unsigned hdr = fv__req_hdr_ds(qpt, r), ds, nbb, max_ds = FV_MAX_DS;
 	__be32 fm;
 
 	if (qpt == FV_QPT_RAW)
-		return fv_build_eth_at(qp, r, pi);
+		return fv__build_eth_at(qp, r, pi);
 	if (r->payload == FV_PL_SGL) {
 		if (r->nsge != 1 && (unsigned)r->nsge > qp->max_send_sge)	/* also nsge < 0 */
 			return -ENOMEM;
@@ -159,20 +159,20 @@ static FV_ALWAYS_INLINE int fv_build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, c
 	}
 	if ((r->segs & FV_SEG_UMR) && r->bind && r->bind->length > FV_UMR_KLM_MAX)
 		return -EOPNOTSUPP;	/* libmlx5's errno: one KLM covers 2 GiB */
-	ds = hdr + fv_req_payload_ds(r);
-	nbb = fv_ds_to_bb(ds);
-	if (!fv_sq_take(sq, r->flags, nbb, &fm))
+	ds = hdr + fv__req_payload_ds(r);
+	nbb = fv__ds_to_bb(ds);
+	if (!fv__sq_take(sq, r->flags, nbb, &fm))
 		return -ENOMEM;
 
-	uint8_t *wqe = fv_sq_wqe(sq, pi);
+	uint8_t *wqe = fv__sq_wqe(sq, pi);
 
 	/* A WQE that fits its first block never meets the ring end. */
-	fv_wqe_body(&sq->ring, qpt, r, wqe + FV_DS,
+	fv__wqe_body(&sq->ring, qpt, r, wqe + FV_DS,
 		    (max_ds > 4 && ds > 4 ? FV_WRAP : 0) | (r->from_wr ? 0 : FV_VEC), qp->qpn);
-	fv_wqe_ctrl(wqe, pi, 0, r->opcode, sq->qpn_be, ds, fm, r->imm);
-	fv_sq_record(sq, pi, r->wr_id, r->flags, nbb);
+	fv__wqe_ctrl(wqe, pi, 0, r->opcode, sq->qpn_be, ds, fm, r->imm);
+	fv__sq_record(sq, pi, r->wr_id, r->flags, nbb);
 	if (ds == 1)
-		fv_sq_no_bf(sq);
+		fv__sq_no_bf(sq);
 	return (int)nbb;
 }
 
@@ -180,23 +180,23 @@ static FV_ALWAYS_INLINE int fv_build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, c
  * The producer moves past the WQE built at pi. After a memory window's UMR WQE the next WQE
  * owes it an initiator fence, as in libmlx5 (cached only now: the cache sets lim to pi).
  */
-static FV_ALWAYS_INLINE void fv_build_advance(struct fv_qp *qp, const struct fv_req *r, uint32_t pi,
+static FV_ALWAYS_INLINE void fv__build_advance(struct fv_qp *qp, const struct fv_req *r, uint32_t pi,
 					      unsigned nbb)
 {
-	fv_sq_advance(&qp->sq, pi, nbb);
+	fv__sq_advance(&qp->sq, pi, nbb);
 	if (r->segs & FV_SEG_UMR)
-		fv_sq_cache_fence(&qp->sq, MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE);
+		fv__sq_cache_fence(&qp->sq, MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE);
 }
 
-/* fv_build_wqe_at at the producer, which then moves past the WQE. Returns 0 or an errno. */
-static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+/* fv__build_wqe_at at the producer, which then moves past the WQE. Returns 0 or an errno. */
+static FV_ALWAYS_INLINE int fv__build_wqe(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	uint32_t pi = qp->sq.pi;
-	int nbb = fv_build_wqe_at(qp, qpt, r, pi);
+	int nbb = fv__build_wqe_at(qp, qpt, r, pi);
 
 	if (nbb < 0)
 		return -nbb;
-	fv_build_advance(qp, r, pi, (unsigned)nbb);
+	fv__build_advance(qp, r, pi, (unsigned)nbb);
 	return 0;
 }
 
@@ -207,13 +207,13 @@ static FV_ALWAYS_INLINE int fv_build_wqe(struct fv_qp *qp, enum fv_qpt qpt, cons
  * The images of the units after the ctrl of a request whose payload is its one SGE or none,
  * into u; returns how many (a constant).
  */
-static FV_ALWAYS_INLINE unsigned fv_req_images(enum fv_qpt qpt, const struct fv_req *r, unsigned how,
+static FV_ALWAYS_INLINE unsigned fv__req_images(enum fv_qpt qpt, const struct fv_req *r, unsigned how,
 					       struct fv_image u[FV_FAST_UNITS])
 {
-	unsigned n = fv_req_hdr_images(qpt, r, u);
+	unsigned n = fv__req_hdr_images(qpt, r, u);
 
 	if (r->payload == FV_PL_SGL)
-		u[n++] = fv_req_data_image(r, r->sgl, how);
+		u[n++] = fv__req_data_image(r, r->sgl, how);
 	return n;
 }
 
@@ -227,68 +227,68 @@ static FV_ALWAYS_INLINE unsigned fv_req_images(enum fv_qpt qpt, const struct fv_
  * device does not look. Builds the WQE at pi and returns its blocks, or returns 0 (nothing
  * written) when it is not such a one (SGE lists, other inline data, an inline payload longer
  * than max_inline, an empty SGE in a second block or after the ctrl alone, the slow side of
- * lim): fv_build_wqe_at builds it, or refuses it. The producer stays.
+ * lim): fv__build_wqe_at builds it, or refuses it. The producer stays.
  */
-static FV_ALWAYS_INLINE unsigned fv_build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
+static FV_ALWAYS_INLINE unsigned fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
 						  uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
 	const bool sge1 = r->payload == FV_PL_SGL && r->nsge == 1;
-	const unsigned how = r->from_wr ? 0 : FV_VEC, hdr = fv_req_hdr_ds(qpt, r);
+	const unsigned how = r->from_wr ? 0 : FV_VEC, hdr = fv__req_hdr_ds(qpt, r);
 	/* inline bytes the compiler knows the count of, in the first block (not from a WR list) */
 	const bool inl1 = r->payload == FV_PL_INLINE && r->nsge == 1 && __builtin_constant_p(r->len) &&
-			  r->len && !(r->segs & FV_SEG_UMR) && hdr + fv_inline_ds(r->len) <= 4;
-	const unsigned ds = hdr + (sge1 ? 1u : inl1 ? fv_inline_ds(r->len) : 0u);
-	const unsigned nbb = fv_ds_to_bb(ds);
-	uint8_t *wqe = fv_sq_wqe(sq, pi);
+			  r->len && !(r->segs & FV_SEG_UMR) && hdr + fv__inline_ds(r->len) <= 4;
+	const unsigned ds = hdr + (sge1 ? 1u : inl1 ? fv__inline_ds(r->len) : 0u);
+	const unsigned nbb = fv__ds_to_bb(ds);
+	uint8_t *wqe = fv__sq_wqe(sq, pi);
 	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
 	uint32_t lim = sq->lim, mask8 = sq->mask8;
-	__be32 fm = fv_sq_fm(sq, r->flags);
+	__be32 fm = fv__sq_fm(sq, r->flags);
 	struct fv_image u[FV_FAST_UNITS] = FV_ZERO_INIT;	/* n of them are used: for the compilers that cannot tell */
-	const unsigned n = (sge1 || inl1 || r->payload == FV_PL_NONE) ? fv_req_images(qpt, r, how, u) : 0;
+	const unsigned n = (sge1 || inl1 || r->payload == FV_PL_NONE) ? fv__req_images(qpt, r, how, u) : 0;
 	const bool empty = sge1 && !r->sgl->length;
-	struct fv_image c = fv_ctrl_image(0, r->opcode, sq->qpn_be, ds, fm, r->imm);
+	struct fv_image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds, fm, r->imm);
 
 	if (sge1 && ds <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
-		c.a -= (uint64_t)empty * fv_2x32(0, htobe32(1));
+		c.a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
 	/* an empty SGE in a second block, or the only unit after the ctrl; UMR: the general path */
 	if (!(sge1 || inl1 || r->payload == FV_PL_NONE) || (r->segs & FV_SEG_UMR) ||
 	    __builtin_expect(((ds > 4 || hdr == 1) && empty) || (inl1 && r->len > qp->max_inline) ||
-			     !fv_sq_before_lim(lim, pi, nbb), 0))
+			     !fv__sq_before_lim(lim, pi, nbb), 0))
 		return 0;
 	if (ds == 1)	/* a NOP */
-		fv_sq_no_bf(sq);
-	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv_sq_take_slow catches up. */
+		fv__sq_no_bf(sq);
+	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv__sq_take_slow catches up. */
 	if (r->flags & FV_SIGNALED) {
 		sq->sig_pi = pi + nbb;
-		fv_sq_mark_end(sq, pi, nbb);
+		fv__sq_mark_end(sq, pi, nbb);
 	}
 
 	/* Flags decided per WR: the ctrl's two words stored as they are, not joined in a vector first. */
-	uint8_t *p = fv_ctrl_put(wqe, pi, c, __builtin_constant_p(r->flags) ? how : 0);
+	uint8_t *p = fv__ctrl_put(wqe, pi, c, __builtin_constant_p(r->flags) ? how : 0);
 
 #pragma GCC unroll 4	/* n is a constant: the units stay in registers */
 	for (unsigned i = 0; i < n; i++) {
-		fv_unit_put(p, u[i], how);
+		fv__unit_put(p, u[i], how);
 		p += FV_DS;
 		if ((i + 2) % 4 == 0)	/* a block ends: the ring may too */
-			fv_ring_wrap(&sq->ring, &p);
+			fv__ring_wrap(&sq->ring, &p);
 	}
 	if (inl1)
-		fv_wqe_inline_small(p, (const void *)(uintptr_t)r->sgl->addr, r->len);
-	fv_sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
+		fv__wqe_inline_small(p, (const void *)(uintptr_t)r->sgl->addr, r->len);
+	fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
 	return nbb;
 }
 
-/* fv_build_fast_at at the producer, which then moves past the WQE. 0 if built, else -1. */
-static FV_ALWAYS_INLINE int fv_build_fast(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+/* fv__build_fast_at at the producer, which then moves past the WQE. 0 if built, else -1. */
+static FV_ALWAYS_INLINE int fv__build_fast(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	uint32_t pi = qp->sq.pi;
-	unsigned nbb = fv_build_fast_at(qp, qpt, r, pi);
+	unsigned nbb = fv__build_fast_at(qp, qpt, r, pi);
 
 	if (!nbb)
 		return -1;
-	fv_sq_advance(&qp->sq, pi, nbb);
+	fv__sq_advance(&qp->sq, pi, nbb);
 	return 0;
 }
 
@@ -297,23 +297,23 @@ static FV_ALWAYS_INLINE int fv_build_fast(struct fv_qp *qp, enum fv_qpt qpt, con
  * values constant): by the fast path, or with inl (IBV_SEND_INLINE) as an inline WQE. 0 if
  * built, -1 (nothing written) if not: fv_post_send's general path decides then.
  */
-static FV_ALWAYS_INLINE int fv_build_wr1(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r, bool inl)
+static FV_ALWAYS_INLINE int fv__build_wr1(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r, bool inl)
 {
 	struct fv_req one = *r;
 
 	if (!inl)
-		return fv_build_fast(qp, qpt, r);
+		return fv__build_fast(qp, qpt, r);
 	one.payload = FV_PL_INLINE;
 	one.len = r->sgl->length;
-	return fv_build_wqe(qp, qpt, &one) ? -1 : 0;
+	return fv__build_wqe(qp, qpt, &one) ? -1 : 0;
 }
 
 /*
- * The typed builders' entry: the fast path, else fv_build_wqe_at, both from one copy of a
+ * The typed builders' entry: the fast path, else fv__build_wqe_at, both from one copy of a
  * single SGE read field by field up front (what a caller's loop posts again and again is
  * then read once, before the loop), and the producer moved in one place for both.
  */
-static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV_ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	struct fv_req one = *r;
 	struct ibv_sge s = { 0, 0, 0 };
@@ -321,23 +321,23 @@ static FV_ALWAYS_INLINE int fv_build(struct fv_qp *qp, enum fv_qpt qpt, const st
 	int nbb;
 
 	if (qpt == FV_QPT_RAW) {	/* eth.h: its own fast path */
-		nbb = fv_build_eth_at(qp, r, pi);
+		nbb = fv__build_eth_at(qp, r, pi);
 		if (nbb < 0)
 			return -nbb;
-		fv_sq_advance(&qp->sq, pi, (unsigned)nbb);
+		fv__sq_advance(&qp->sq, pi, (unsigned)nbb);
 		return 0;
 	}
 	if (r->payload == FV_PL_SGL && r->nsge == 1) {
 		s.addr = r->sgl->addr, s.length = r->sgl->length, s.lkey = r->sgl->lkey;
 		one.sgl = &s;
 	}
-	nbb = (int)fv_build_fast_at(qp, qpt, &one, pi);
+	nbb = (int)fv__build_fast_at(qp, qpt, &one, pi);
 	if (!nbb) {
-		nbb = fv_build_wqe_at(qp, qpt, &one, pi);
+		nbb = fv__build_wqe_at(qp, qpt, &one, pi);
 		if (nbb < 0)
 			return -nbb;
 	}
-	fv_build_advance(qp, r, pi, (unsigned)nbb);
+	fv__build_advance(qp, r, pi, (unsigned)nbb);
 	return 0;
 }
 

@@ -20,15 +20,15 @@
  *                             bytes before) | SE 1 | owner 0
  *
  * Entry ci is new iff opcode != INVALID and owner == bit log2(entries) of ci (§5.4); the
- * rest of it is read only after a load barrier (fv_dma_rmb(), or fv_dma_rmb64() for the
+ * rest of it is read only after a load barrier (fv__dma_rmb(), or fv__dma_rmb64() for the
  * CQE alone, with a compiler barrier at the end of the call for what the caller reads next).
  * Each poll call that consumed anything writes dbrec[FV_CQ_SET_CI] = BE32(ci & 0xffffff)
  * once.
  *
  * A CQE names its QP by number; fv_registry_qp() finds the fv_qp. Successful requester
  * completions of one QP and send opcode make a run (struct fv_cq_run), decoded from their
- * WQE index alone. Requester CQE: fv_sq_retire(); a completion fastverbs asked for itself
- * (fv_sq_forced) is consumed but not reported, unless it carries an error.
+ * WQE index alone. Requester CQE: fv__sq_retire(); a completion fastverbs asked for itself
+ * (fv__sq_forced) is consumed but not reported, unless it carries an error.
  * Responder CQE: the RQ's next WQE in order, or the SRQ WQE named by wqe_counter (which SRQ:
  * see recv.h). Scatter-to-CQE data is copied into the buffers of the consumed WQE.
  *
@@ -55,7 +55,7 @@ FV_EXTERN_C_BEGIN
  * the caller reads next (a receive buffer, say) must stay after them too.
  */
 static inline __attribute__((always_inline)) void
-fv_cq_consumed(struct fv_cq *cq, uint32_t off, uint32_t own, uint32_t k)
+fv__cq_consumed(struct fv_cq *cq, uint32_t off, uint32_t own, uint32_t k)
 {
 	if (off == cq->ring) {	/* a run stopped at the ring end */
 		off = 0;
@@ -65,20 +65,20 @@ fv_cq_consumed(struct fv_cq *cq, uint32_t off, uint32_t own, uint32_t k)
 		cq->ci += k;
 		cq->off = off;
 		cq->own = own;
-		fv_dbrec_write32(&cq->dbrec[FV_CQ_SET_CI], htobe32(cq->ci & 0xffffff));
+		fv__dbrec_write32(&cq->dbrec[FV_CQ_SET_CI], htobe32(cq->ci & 0xffffff));
 	}
-	fv_compiler_barrier();
+	fv__compiler_barrier();
 }
 
 /*
  * The one poll loop behind fv_poll (ibv = 0: out is struct fv_wc[]) and fv_poll_cq (ibv = 1:
  * out is struct ibv_wc[]); ibv is a constant in each, so the other form folds away.
- * A CQE that looks like one of the CQ's run goes to the run (fv_cq_run), any other through
- * the general path (fv_cqe_decode), which may start a new run. One completion at a time (a
+ * A CQE that looks like one of the CQ's run goes to the run (fv__cq_run), any other through
+ * the general path (fv__cqe_decode), which may start a new run. One completion at a time (a
  * ping-pong) takes a straight path.
  */
 static inline __attribute__((always_inline)) int
-fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
+fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 {
 	const size_t osz = ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc);
 	uint32_t off = cq->off, own = cq->own;
@@ -94,21 +94,21 @@ fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 		cq->run.qp = &fv_no_run;
 		cq->run.tag = tag;
 	}
-	if (n == 1 && fv_cq_run_looks(cq, off, own)) {	/* one at a time (a ping-pong): straight */
+	if (n == 1 && fv__cq_run_looks(cq, off, own)) {	/* one at a time (a ping-pong): straight */
 		struct fv_sq *sq = &cq->run.qp->sq;
-		int32_t slot = fv_cq_run_slot((const struct mlx5_cqe64 *)(cq->buf64 + off), own, cq->run.key,
+		int32_t slot = fv__cq_run_slot((const struct mlx5_cqe64 *)(cq->buf64 + off), own, cq->run.key,
 					      sq->mask, sq->meta);
 
 		if (slot >= 0) {
 			sq->ci = sq->meta[slot].end;
-			fv_cqe_put_run(out, ibv, sq->wr_id[slot].v, cq->run.t);
-			fv_cq_consumed(cq, off + cq->cqe_size, own, 1);
+			fv__cqe_put_run(out, ibv, sq->wr_id[slot].v, cq->run.t);
+			fv__cq_consumed(cq, off + cq->cqe_size, own, 1);
 			return 1;
 		}
 	}
 	while (o != end) {
-		if (n != 1 && fv_cq_run_looks(cq, off, own)) {	/* n == 1: just tried */
-			fv_cq_run(cq, &off, own, &o, end, ibv);
+		if (n != 1 && fv__cq_run_looks(cq, off, own)) {	/* n == 1: just tried */
+			fv__cq_run(cq, &off, own, &o, end, ibv);
 			if (off == cq->ring) {
 				off = 0;
 				own ^= 1;	/* the next pass */
@@ -130,17 +130,17 @@ fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 
 		if ((uint8_t)(y >> 1 | y << 7) > 0x77)
 			break;
-		fv_dma_rmb();	/* the rest of the CQE only after its owner bit */
+		fv__dma_rmb();	/* the rest of the CQE only after its owner bit */
 		qpn = be32toh(cqe->sop_drop_qpn) & 0xffffff;
 		qp = cq->run.qp->qpn == qpn ? cq->run.qp : fv_registry_qp_in(reg, qpn);
-		r = fv_cqe_decode(cq, qp, cqe, op_own, o, ibv, 0);
+		r = fv__cqe_decode(cq, qp, cqe, op_own, o, ibv, 0);
 		if (__builtin_expect(r == FV_CQE_BAD, 0)) {
 			if (o != out)
 				break;	/* return what we have; this CQE comes first next time */
 			bad = 1;
 		}
 		if (r == FV_CQE_REPORT) {
-			fv_cq_run_start(&cq->run, qp, cqe, op_own, own, o, ibv);
+			fv__cq_run_start(&cq->run, qp, cqe, op_own, own, o, ibv);
 			o += osz;
 		} else {
 			extra++;
@@ -156,7 +156,7 @@ fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 
 	uint32_t got = (uint32_t)((size_t)(o - (uint8_t *)out) / osz);
 
-	fv_cq_consumed(cq, off, own, got + extra);
+	fv__cq_consumed(cq, off, own, got + extra);
 	if (__builtin_expect(bad, 0)) {
 		errno = EINVAL;
 		return -1;
@@ -172,7 +172,7 @@ fv_cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
  */
 static inline __attribute__((always_inline)) int fv_poll(struct fv_cq *cq, struct fv_wc *wc, int n)
 {
-	return fv_cq_poll_core(cq, wc, n, 0);
+	return fv__cq_poll_core(cq, wc, n, 0);
 }
 
 FV_EXTERN_C_END

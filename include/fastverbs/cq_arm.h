@@ -10,9 +10,9 @@
  *             23:0  ci   the consumer index
  *
  *   1. dbrec[FV_CQ_ARM_DB] = BE32(arm word)                      host memory
- *   2. fv_wc_start()                                             the record before the MMIO
+ *   2. fv__wc_start()                                             the record before the MMIO
  *   3. 8 bytes at cq_uar + FV_CQ_DOORBELL = BE64(word << 32 | cqn)  the UAR's CQ doorbell
- *   4. fv_wc_flush()
+ *   4. fv__wc_flush()
  *
  * The device raises one event on the CQ's completion channel for the first (solicited)
  * completion past ci, or at once if there already is one. ibv_get_cq_event reads it; each
@@ -58,10 +58,10 @@ static inline void fv_cq_arm(const struct fv_cq *cq, const struct fv_cq_arm *a, 
 {
 	uint32_t word = (a->sn & 3) << 28 | (solicited ? FV_CQ_ARM_SOLICITED : 0) | (cq->ci & 0xffffff);
 
-	fv_dbrec_write32(&cq->dbrec[FV_CQ_ARM_DB], htobe32(word));
-	fv_wc_start();
-	fv_mmio_write64((uint8_t *)a->uar + FV_CQ_DOORBELL, htobe64((uint64_t)word << 32 | cq->cqn));
-	fv_wc_flush();
+	fv__dbrec_write32(&cq->dbrec[FV_CQ_ARM_DB], htobe32(word));
+	fv__wc_start();
+	fv__mmio_write64((uint8_t *)a->uar + FV_CQ_DOORBELL, htobe64((uint64_t)word << 32 | cq->cqn));
+	fv__wc_flush();
 }
 
 /* Count one event read from the CQ's channel (call once per event ibv_get_cq_event gives). */

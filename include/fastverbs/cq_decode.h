@@ -54,7 +54,7 @@ static_assert(MLX5_CQE_RESP_WR_IMM == 1 && MLX5_CQE_RESP_SEND == 2 && MLX5_CQE_R
  * IBV_WC_IP_CSUM_OK for a frame a raw Ethernet QP with checksum offload received: an IPv4
  * packet whose IP header and TCP/UDP checksums the device found good, as libmlx5 tells it.
  */
-static inline unsigned fv_cqe_csum_ok(const struct mlx5_cqe64 *cqe)
+static inline unsigned fv__cqe_csum_ok(const struct mlx5_cqe64 *cqe)
 {
 	unsigned ok = MLX5_CQE_L3_OK | MLX5_CQE_L4_OK;
 
@@ -63,7 +63,7 @@ static inline unsigned fv_cqe_csum_ok(const struct mlx5_cqe64 *cqe)
 }
 
 /* ibv_wc_status of an error CQE syndrome (the table of docs/formats.md §5.3). */
-static inline uint8_t fv_cqe_status(uint8_t syndrome)
+static inline uint8_t fv__cqe_status(uint8_t syndrome)
 {
 	switch (syndrome) {
 	case MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR:	return IBV_WC_LOC_LEN_ERR;
@@ -89,7 +89,7 @@ static inline uint8_t fv_cqe_status(uint8_t syndrome)
  * sets no key byte (qpn_mkey 0xffffff00). A type 1 unbind checks no QPN; a type 2 zero-length
  * bind differs only in its key byte, so one whose new key byte is 0 reads as an invalidate.
  */
-static inline bool fv_umr_is_local_inv(const struct fv_sq *sq, uint32_t slot)
+static inline bool fv__umr_is_local_inv(const struct fv_sq *sq, uint32_t slot)
 {
 	const uint8_t *ctrl = sq->ring.buf + ((size_t)(slot & sq->mask) << 6);
 	const uint8_t *mkey = sq->ring.buf + ((size_t)((slot + 1) & sq->mask) << 6);
@@ -102,15 +102,15 @@ static inline bool fv_umr_is_local_inv(const struct fv_sq *sq, uint32_t slot)
 
 /*
  * The requester entries fv_req_op cannot give alone: byte_len from the CQE (READ) into *len,
- * and UMR (bind or local invalidate: fv_umr_is_local_inv).
+ * and UMR (bind or local invalidate: fv__umr_is_local_inv).
  */
-static inline unsigned fv_req_more(const struct fv_sq *sq, uint32_t slot, unsigned e,
+static inline unsigned fv__req_more(const struct fv_sq *sq, uint32_t slot, unsigned e,
 				   const struct mlx5_cqe64 *cqe, uint32_t *len)
 {
 	if (e & FV_REQ_CNT)
 		*len = be32toh(cqe->byte_cnt);
 	if (e & FV_REQ_UMR)
-		e = fv_umr_is_local_inv(sq, slot) ? IBV_WC_LOCAL_INV : IBV_WC_BIND_MW;
+		e = fv__umr_is_local_inv(sq, slot) ? IBV_WC_LOCAL_INV : IBV_WC_BIND_MW;
 	return e;
 }
 
@@ -118,7 +118,7 @@ static inline unsigned fv_req_more(const struct fv_sq *sq, uint32_t slot, unsign
  * Copy len bytes from src into the scatter list d (at most n data segments, stopping at the
  * invalid-lkey terminator; segments continue at ring after end). Returns an ibv_wc_status.
  */
-static inline uint8_t fv_scatter(const struct mlx5_wqe_data_seg *d, uint32_t n, const void *end,
+static inline uint8_t fv__scatter(const struct mlx5_wqe_data_seg *d, uint32_t n, const void *end,
 				 const void *ring, const uint8_t *src, uint32_t len)
 {
 	for (uint32_t i = 0; len && i < n; i++, d++) {
@@ -137,7 +137,7 @@ static inline uint8_t fv_scatter(const struct mlx5_wqe_data_seg *d, uint32_t n, 
 }
 
 /* Where scatter-to-CQE data sits: format 1 in the CQE itself, format 2 in the 64 bytes before. */
-static inline const uint8_t *fv_cqe_data(const struct mlx5_cqe64 *cqe, uint8_t op_own)
+static inline const uint8_t *fv__cqe_data(const struct mlx5_cqe64 *cqe, uint8_t op_own)
 {
 	return (const uint8_t *)cqe - ((op_own & MLX5_INLINE_SCATTER_64) ? 64 : 0);
 }
@@ -148,11 +148,11 @@ static inline const uint8_t *fv_cqe_data(const struct mlx5_cqe64 *cqe, uint8_t o
  * continue at block 0.
  */
 FV_COLD uint8_t
-fv_scatter_send(const struct fv_qp *qp, uint32_t slot, const uint8_t *src, uint32_t len)
+fv__scatter_send(const struct fv_qp *qp, uint32_t slot, const uint8_t *src, uint32_t len)
 {
 	const struct fv_sq *sq = &qp->sq;
 	const uint8_t *c = sq->ring.buf + ((size_t)slot << 6);
-	unsigned skip = 1 + (qp->qpt == FV_QPT_XRC), ds = fv_ctrl_ds(c);
+	unsigned skip = 1 + (qp->qpt == FV_QPT_XRC), ds = fv__ctrl_ds(c);
 
 	switch (c[3]) {
 	case MLX5_OPCODE_RDMA_READ:	skip += 1; break;
@@ -162,20 +162,20 @@ fv_scatter_send(const struct fv_qp *qp, uint32_t slot, const uint8_t *src, uint3
 	}
 	if (ds <= skip)
 		return IBV_WC_LOC_LEN_ERR;
-	return fv_scatter((const struct mlx5_wqe_data_seg *)(c + skip * FV_DS), ds - skip,
+	return fv__scatter((const struct mlx5_wqe_data_seg *)(c + skip * FV_DS), ds - skip,
 			  sq->ring.end, sq->ring.buf, src, len);
 }
 
 /* The SRQ a responder CQE of qp (NULL: a QPN fastverbs does not own) belongs to; recv.h rule. */
 FV_COLD struct fv_srq *
-fv_cq_find_srq(const struct fv_cq *cq, struct fv_qp *qp, uint32_t srqn_uidx)
+fv__cq_find_srq(const struct fv_cq *cq, struct fv_qp *qp, uint32_t srqn_uidx)
 {
 	if (qp) {
 		if (!qp->srq && qp->ibqp && qp->ibqp->srq)
-			qp->srq = fv_srq_lookup(qp->ibqp->srq, 0, 1);
+			qp->srq = fv__srq_lookup(qp->ibqp->srq, 0, 1);
 		return qp->srq;
 	}
-	return cq->srq ? cq->srq : fv_srq_lookup(NULL, srqn_uidx & 0xffffff, 0);
+	return cq->srq ? cq->srq : fv__srq_lookup(NULL, srqn_uidx & 0xffffff, 0);
 }
 
 /*
@@ -185,7 +185,7 @@ fv_cq_find_srq(const struct fv_cq *cq, struct fv_qp *qp, uint32_t srqn_uidx)
  * from. rq_only: the caller knows qp has an RQ.
  */
 static inline __attribute__((always_inline)) const struct mlx5_wqe_data_seg *
-fv_cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+fv__cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
 		uint64_t *wr_id, uint32_t *max_gs, const int rq_only)
 {
 	if (rq_only || (qp && qp->rq.entries)) {
@@ -197,7 +197,7 @@ fv_cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe6
 		return (const struct mlx5_wqe_data_seg *)(rq->buf + ((size_t)slot << rq->stride_shift));
 	}
 
-	struct fv_srq *srq = (qp && qp->srq) ? qp->srq : fv_cq_find_srq(cq, qp, be32toh(cqe->srqn_uidx));
+	struct fv_srq *srq = (qp && qp->srq) ? qp->srq : fv__cq_find_srq(cq, qp, be32toh(cqe->srqn_uidx));
 	uint32_t idx = be16toh(cqe->wqe_counter);
 
 	if (!srq)
@@ -205,15 +205,15 @@ fv_cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe6
 	idx &= srq->mask;
 	*wr_id = srq->wrid[idx];
 	*max_gs = srq->max_gs;
-	fv_srq_free(srq, idx);	/* links idx after the tail; idx's own segments stay intact */
-	return (const struct mlx5_wqe_data_seg *)(fv_srq_wqe(srq, idx) + 1);
+	fv__srq_free(srq, idx);	/* links idx after the tail; idx's own segments stay intact */
+	return (const struct mlx5_wqe_data_seg *)(fv__srq_wqe(srq, idx) + 1);
 }
 
 /* What decoding one CQE gave. */
 enum { FV_CQE_BAD = -1, FV_CQE_HIDE = 0, FV_CQE_REPORT = 1 };
 
 /* Four bytes as the 32-bit word whose memory image they are. */
-static inline uint32_t fv_4x8(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+static inline uint32_t fv__4x8(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
 {
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 	/* b and c grouped: gcc then sees the ibv_wc opcode and flags as one 16-bit value */
@@ -244,13 +244,13 @@ union fv_ibv_wc_words {
 };
 
 /* Word i of the completion entry at o (ibv: struct ibv_wc, else struct fv_wc). */
-static inline __attribute__((always_inline)) uint64_t *fv_wc_word(void *o, const int ibv, unsigned i)
+static inline __attribute__((always_inline)) uint64_t *fv__wc_word(void *o, const int ibv, unsigned i)
 {
 	return ibv ? &((union fv_ibv_wc_words *)o)->w[i] : &((union fv_wc_words *)o)->w[i];
 }
 
 /* Its 16-byte piece i. */
-static inline __attribute__((always_inline)) fv_u64x2u *fv_wc_piece(void *o, const int ibv, unsigned i)
+static inline __attribute__((always_inline)) fv_u64x2u *fv__wc_piece(void *o, const int ibv, unsigned i)
 {
 	return ibv ? &((union fv_ibv_wc_words *)o)->v[i] : &((union fv_wc_words *)o)->v[i];
 }
@@ -261,19 +261,19 @@ static inline __attribute__((always_inline)) fv_u64x2u *fv_wc_piece(void *o, con
  * reports it. Returns FV_CQE_REPORT.
  */
 static inline __attribute__((always_inline)) int
-fv_cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own, const struct fv_wc *w)
+fv__cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own, const struct fv_wc *w)
 {
 	if (!ibv) {
 		uint64_t v[4] = {
-			w->wr_id, fv_2x32(w->byte_len, w->qp_num), fv_2x32(w->src_qp, w->invalidated_rkey),
-			fv_2x32(fv_4x8(w->status, w->opcode, w->wc_flags, w->vendor_err), 0),
+			w->wr_id, fv__2x32(w->byte_len, w->qp_num), fv__2x32(w->src_qp, w->invalidated_rkey),
+			fv__2x32(fv__4x8(w->status, w->opcode, w->wc_flags, w->vendor_err), 0),
 		};
 
 		static_assert(sizeof(struct fv_wc) == sizeof(v) && offsetof(struct fv_wc, byte_len) == 8 &&
 			       offsetof(struct fv_wc, src_qp) == 16 && offsetof(struct fv_wc, status) == 24,
 			       "struct fv_wc layout");
 		for (unsigned i = 0; i < 4; i++)
-			*fv_wc_word(o, 0, i) = v[i];
+			*fv__wc_word(o, 0, i) = v[i];
 	} else {
 		/* responder fields only for a successful responder completion */
 		bool resp = (uint32_t)(op_own >> 4) - 1 < MLX5_CQE_RESP_SEND_INV && w->status == IBV_WC_SUCCESS;
@@ -282,12 +282,12 @@ fv_cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own,
 		uint8_t sl = resp ? (be32toh(cqe->flags_rqpn) >> 24) & 0xf : 0;
 		uint8_t path = resp ? cqe->ml_path & 0x7f : 0;
 		uint64_t v[6] = {
-			w->wr_id, fv_2x32(w->status, w->opcode), fv_2x32(w->vendor_err, w->byte_len),
-			fv_2x32(w->imm_data, w->qp_num), fv_2x32(w->src_qp, w->wc_flags),
+			w->wr_id, fv__2x32(w->status, w->opcode), fv__2x32(w->vendor_err, w->byte_len),
+			fv__2x32(w->imm_data, w->qp_num), fv__2x32(w->src_qp, w->wc_flags),
 #if __BYTE_ORDER == __LITTLE_ENDIAN
-			fv_2x32(slid << 16 | pkey, fv_4x8(sl, path, 0, 0)),
+			fv__2x32(slid << 16 | pkey, fv__4x8(sl, path, 0, 0)),
 #else
-			fv_2x32(pkey << 16 | slid, fv_4x8(sl, path, 0, 0)),
+			fv__2x32(pkey << 16 | slid, fv__4x8(sl, path, 0, 0)),
 #endif
 		};
 
@@ -296,16 +296,16 @@ fv_cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own,
 			       offsetof(struct ibv_wc, wc_flags) == 36 && offsetof(struct ibv_wc, slid) == 42 &&
 			       offsetof(struct ibv_wc, dlid_path_bits) == 45, "struct ibv_wc layout");
 		for (unsigned i = 0; i < 6; i++)
-			*fv_wc_word(o, 1, i) = v[i];
+			*fv__wc_word(o, 1, i) = v[i];
 	}
 	return FV_CQE_REPORT;
 }
 
-FV_COLD int fv_cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+FV_COLD int fv__cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
 			       uint8_t op_own, void *o, int ibv);
 
 /*
- * Decode one software-owned CQE and store its completion at o (fv_cqe_put); qp is the fv_qp
+ * Decode one software-owned CQE and store its completion at o (fv__cqe_put); qp is the fv_qp
  * its QPN names (NULL: none). slow = 0 is the inlined fast path: requester CQEs and RQ
  * responder CQEs without scattered data. It hands everything else to the slow = 1 instance of
  * this same body, out of line: scatter-to-CQE, SRQs, errors, CQEs it cannot decode.
@@ -313,7 +313,7 @@ FV_COLD int fv_cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const s
  * o is written only for FV_CQE_REPORT.
  */
 static inline __attribute__((always_inline)) int
-fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
 	      uint8_t op_own, void *o, const int ibv, const int slow)
 {
 	uint32_t op = op_own >> 4, max_gs;
@@ -325,7 +325,7 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 	/* Fast: REQ (op_own 7:2 all zero) or RESP_* on an RQ, no scattered data, known QP. */
 	if (!slow && __builtin_expect(!qp || ((op_own & 0xfc) &&
 				      (scat || op > MLX5_CQE_RESP_SEND_INV || !qp->rq.entries)), 0))
-		return fv_cqe_decode_slow(cq, qp, cqe, op_own, o, ibv);
+		return fv__cqe_decode_slow(cq, qp, cqe, op_own, o, ibv);
 	if (slow && (scat == 0x0c || (!qp && (op == MLX5_CQE_REQ || op == MLX5_CQE_REQ_ERR))))
 		return FV_CQE_BAD;	/* compressed CQEs are never requested */
 
@@ -334,18 +334,18 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 	/* Each kind stores its own completion: its constants fold into the stores. */
 	if (op == MLX5_CQE_REQ) {
 		uint16_t wqe_counter = be16toh(cqe->wqe_counter);
-		uint32_t slot = qp->sq.sig_all ? fv_sq_retire(&qp->sq, wqe_counter) :
-				fv_sq_retire_asked(&qp->sq, wqe_counter), len;
+		uint32_t slot = qp->sq.sig_all ? fv__sq_retire(&qp->sq, wqe_counter) :
+				fv__sq_retire_asked(&qp->sq, wqe_counter), len;
 
 		wr_id = qp->sq.wr_id[slot].v;
 		e = fv_req_op[send_op];
 		len = e >> 24;
 		if (__builtin_expect(e & (FV_REQ_CNT | FV_REQ_UMR), 0))
-			e = fv_req_more(&qp->sq, slot, e, cqe, &len);
+			e = fv__req_more(&qp->sq, slot, e, cqe, &len);
 		if (slow && scat)
-			status = fv_scatter_send(qp, slot, fv_cqe_data(cqe, op_own), len);
-		if (__builtin_expect(fv_sq_forced(&qp->sq, slot, qp->sq.ci), 0)) {
-			fv_sq_unforce(&qp->sq, slot);
+			status = fv__scatter_send(qp, slot, fv__cqe_data(cqe, op_own), len);
+		if (__builtin_expect(fv__sq_forced(&qp->sq, slot, qp->sq.ci), 0)) {
+			fv__sq_unforce(&qp->sq, slot);
 			if (status == IBV_WC_SUCCESS)
 				return FV_CQE_HIDE;	/* asked by fastverbs, not by the caller */
 		}
@@ -353,10 +353,10 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 
 		w.wr_id = wr_id, w.byte_len = len, w.qp_num = qpn, w.status = (uint8_t)status;
 		w.opcode = (uint8_t)e, w.wc_flags = (uint8_t)(e >> 8);
-		return fv_cqe_put(o, ibv, cqe, op_own, &w);
+		return fv__cqe_put(o, ibv, cqe, op_own, &w);
 	}
 	if (op - 1 < MLX5_CQE_RESP_SEND_INV) {	/* RESP_WR_IMM, _SEND, _SEND_IMM, _SEND_INV */
-		const struct mlx5_wqe_data_seg *sg = fv_cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, !slow);
+		const struct mlx5_wqe_data_seg *sg = fv__cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, !slow);
 		uint32_t rqpn = be32toh(cqe->flags_rqpn), len = be32toh(cqe->byte_cnt);
 		uint32_t imm = cqe->imm_inval_pkey;	/* immediate: raw, as on the wire */
 
@@ -364,17 +364,17 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 			return FV_CQE_BAD;
 		e = fv_resp_op[op] | ((rqpn & 0x30000000) ? IBV_WC_GRH << 8 : 0);
 		if (qp && qp->raw_csum)
-			e |= fv_cqe_csum_ok(cqe) << 8;
+			e |= fv__cqe_csum_ok(cqe) << 8;
 		if (op == MLX5_CQE_RESP_SEND_INV)
 			imm = be32toh(imm);	/* invalidated rkey: host order */
 		if (slow && scat)
-			status = fv_scatter(sg, max_gs, NULL, NULL, fv_cqe_data(cqe, op_own), len);
+			status = fv__scatter(sg, max_gs, NULL, NULL, fv__cqe_data(cqe, op_own), len);
 		struct fv_wc w = FV_ZERO_INIT;
 
 		w.wr_id = wr_id, w.byte_len = len, w.qp_num = qpn, w.src_qp = rqpn & 0xffffff;
 		w.invalidated_rkey = imm, w.status = (uint8_t)status, w.opcode = (uint8_t)e;
 		w.wc_flags = (uint8_t)(e >> 8);
-		return fv_cqe_put(o, ibv, cqe, op_own, &w);
+		return fv__cqe_put(o, ibv, cqe, op_own, &w);
 	}
 	if (!slow)
 		__builtin_unreachable();	/* the fast path sent everything else here */
@@ -383,28 +383,28 @@ fv_cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 
 	const struct mlx5_err_cqe *x = (const struct mlx5_err_cqe *)cqe;
 
 	if (op == MLX5_CQE_REQ_ERR) {
-		uint32_t slot = fv_sq_retire(&qp->sq, be16toh(cqe->wqe_counter)), len;
+		uint32_t slot = fv__sq_retire(&qp->sq, be16toh(cqe->wqe_counter)), len;
 
 		wr_id = qp->sq.wr_id[slot].v;
-		fv_sq_unforce(&qp->sq, slot);	/* reported, forced or not */
+		fv__sq_unforce(&qp->sq, slot);	/* reported, forced or not */
 		/* libmlx5 leaves the opcode undefined on errors; give the failed WQE's. */
-		e = fv_req_more(&qp->sq, slot, fv_req_op[send_op], cqe, &len) & 0xff;
-	} else if (op == MLX5_CQE_RESP_ERR && fv_cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, 0)) {
+		e = fv__req_more(&qp->sq, slot, fv_req_op[send_op], cqe, &len) & 0xff;
+	} else if (op == MLX5_CQE_RESP_ERR && fv__cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, 0)) {
 		e = IBV_WC_RECV;
 	} else {
 		return FV_CQE_BAD;	/* resize, tag matching, signature error: not driven here */
 	}
 	struct fv_wc w = FV_ZERO_INIT;
 
-	w.wr_id = wr_id, w.qp_num = qpn, w.status = fv_cqe_status(x->syndrome), w.opcode = (uint8_t)e;
+	w.wr_id = wr_id, w.qp_num = qpn, w.status = fv__cqe_status(x->syndrome), w.opcode = (uint8_t)e;
 	w.vendor_err = x->vendor_err_synd;
-	return fv_cqe_put(o, ibv, cqe, op_own, &w);
+	return fv__cqe_put(o, ibv, cqe, op_own, &w);
 }
 
-FV_COLD int fv_cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+FV_COLD int fv__cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
 			       uint8_t op_own, void *o, int ibv)
 {
-	return fv_cqe_decode(cq, qp, cqe, op_own, o, ibv, 1);
+	return fv__cqe_decode(cq, qp, cqe, op_own, o, ibv, 1);
 }
 
 FV_EXTERN_C_END

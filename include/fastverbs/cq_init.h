@@ -20,7 +20,7 @@ FV_EXTERN_C_BEGIN
 #define FV_CQ_NO_RUN htobe32(0xffu << 24)
 
 /*
- * The run of CQEs fv_cq_poll_core decodes without its general path: successful requester
+ * The run of CQEs fv__cq_poll_core decodes without its general path: successful requester
  * completions (REQ, no scattered data) of one QP and one send opcode, which differ only in
  * their WQE. Kept in the CQ across calls.
  */
@@ -85,7 +85,7 @@ struct fv_wc {
 /* Set cq up from a raw geometry. Returns 0 or EINVAL. */
 static inline int fv_cq_init_geom(struct fv_cq *cq, const struct fv_cq_geom *g)
 {
-	if (!g->buf || !g->dbrec || !fv_is_pow2(g->cqe_cnt) || g->cqe_cnt > (1u << 24) ||
+	if (!g->buf || !g->dbrec || !fv__is_pow2(g->cqe_cnt) || g->cqe_cnt > (1u << 24) ||
 	    (g->cqe_size != 64 && g->cqe_size != 128))
 		return EINVAL;
 	memset(cq, 0, sizeof(*cq));

@@ -19,7 +19,7 @@ FV_EXTERN_C_BEGIN
  * CQE's own).
  */
 static inline __attribute__((always_inline)) void
-fv_cq_run_start(struct fv_cq_run *run, struct fv_qp *qp, const struct mlx5_cqe64 *cqe, uint8_t op_own,
+fv__cq_run_start(struct fv_cq_run *run, struct fv_qp *qp, const struct mlx5_cqe64 *cqe, uint8_t op_own,
 		uint32_t own, const void *o, const int ibv)
 {
 	const unsigned np = (ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc)) / 16;
@@ -31,10 +31,10 @@ fv_cq_run_start(struct fv_cq_run *run, struct fv_qp *qp, const struct mlx5_cqe64
 	if (op_own != own || !qp || qp->sq.sig_all ||
 	    (fv_req_op[*(const uint8_t *)&cqe->sop_drop_qpn] & (FV_REQ_CNT | FV_REQ_UMR)))
 		return;
-	run->key = cqe->sop_drop_qpn;	/* its tag is already the call's (fv_cq_poll_core) */
+	run->key = cqe->sop_drop_qpn;	/* its tag is already the call's (fv__cq_poll_core) */
 	run->qp = qp;
 	for (unsigned i = 0; i < np; i++)
-		run->t[i] = *fv_wc_piece((void *)(uintptr_t)o, ibv, i);
+		run->t[i] = *fv__wc_piece((void *)(uintptr_t)o, ibv, i);
 }
 
 /*
@@ -43,33 +43,33 @@ fv_cq_run_start(struct fv_cq_run *run, struct fv_qp *qp, const struct mlx5_cqe64
  * registers.
  */
 static inline __attribute__((always_inline)) void
-fv_cqe_put_run(void *o, const int ibv, uint64_t wr_id, const fv_u64x2 *t)
+fv__cqe_put_run(void *o, const int ibv, uint64_t wr_id, const fv_u64x2 *t)
 {
-	*fv_wc_piece(o, ibv, 0) = t[0];
-	*fv_wc_word(o, ibv, 0) = wr_id;
-	*fv_wc_piece(o, ibv, 1) = t[1];
+	*fv__wc_piece(o, ibv, 0) = t[0];
+	*fv__wc_word(o, ibv, 0) = wr_id;
+	*fv__wc_piece(o, ibv, 1) = t[1];
 	if (ibv)
-		*fv_wc_piece(o, ibv, 2) = t[2];
+		*fv__wc_piece(o, ibv, 2) = t[2];
 }
 
 /*
  * The slot of the WQE the CQE at cqe completes if it is one of the CQ's run (struct
- * fv_cq_run), else -1. A CQE of the run is one byte (op_own: REQ, format 0, the owner bit
+ * fv__cq_run), else -1. A CQE of the run is one byte (op_own: REQ, format 0, the owner bit
  * own) and one word (its sop_drop_qpn) away from the run's key, so three tests decide it;
  * not one whose WQE the general path must see (forced by fastverbs). Its completion is the
- * run's but for the wr_id of its WQE (fv_cqe_put_run). The QP's fields (mask, meta) come from
+ * run's but for the wr_id of its WQE (fv__cqe_put_run). The QP's fields (mask, meta) come from
  * the caller, who keeps them in registers in a loop (nothing here stores where they are).
  *
  * A WQE the run completes asked for a completion (sq_sig_all QPs have no runs), so its end
  * (the SQ's ci once retired) was written (sq.h).
  */
 static inline __attribute__((always_inline)) int32_t
-fv_cq_run_slot(const struct mlx5_cqe64 *cqe, uint32_t own, __be32 key, uint32_t mask,
+fv__cq_run_slot(const struct mlx5_cqe64 *cqe, uint32_t own, __be32 key, uint32_t mask,
 	       const struct fv_sq_meta *meta)
 {
 	if (cqe->op_own != own)
 		return -1;
-	fv_dma_rmb64(cqe);	/* the rest of the CQE only after its owner bit */
+	fv__dma_rmb64(cqe);	/* the rest of the CQE only after its owner bit */
 	if (cqe->sop_drop_qpn != key)
 		return -1;
 
@@ -80,9 +80,9 @@ fv_cq_run_slot(const struct mlx5_cqe64 *cqe, uint32_t own, __be32 key, uint32_t 
 
 /*
  * Whether the CQE at off looks like one of the CQ's run, read before any barrier: a hint,
- * fv_cq_run_slot decides. It saves setting a run up for a CQE that is not.
+ * fv__cq_run_slot decides. It saves setting a run up for a CQE that is not.
  */
-static inline __attribute__((always_inline)) bool fv_cq_run_looks(const struct fv_cq *cq, uint32_t off,
+static inline __attribute__((always_inline)) bool fv__cq_run_looks(const struct fv_cq *cq, uint32_t off,
 								   uint32_t own)
 {
 	const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)(cq->buf64 + off);
@@ -91,12 +91,12 @@ static inline __attribute__((always_inline)) bool fv_cq_run_looks(const struct f
 }
 
 /*
- * The CQEs of the CQ's run from off on (fv_cq_run_slot), into o up to end, and up to the ring
+ * The CQEs of the CQ's run from off on (fv__cq_run_slot), into o up to end, and up to the ring
  * end. Moves off and o past what it consumed, and the SQ's ci past their WQEs. A loop of its
  * own: the QP's fields and the run's completion stay in registers.
  */
 static inline __attribute__((always_inline)) void
-fv_cq_run(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, const uint8_t *end,
+fv__cq_run(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, const uint8_t *end,
 	  const int ibv)
 {
 	const size_t osz = ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc);
@@ -114,12 +114,12 @@ fv_cq_run(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, co
 	int32_t slot = -1;
 
 	while (o != stop) {
-		int32_t next = fv_cq_run_slot((const struct mlx5_cqe64 *)c, own, key, mask, meta);
+		int32_t next = fv__cq_run_slot((const struct mlx5_cqe64 *)c, own, key, mask, meta);
 
 		if (next < 0)
 			break;
 		slot = next;
-		fv_cqe_put_run(o, ibv, wr_id[slot].v, t);
+		fv__cqe_put_run(o, ibv, wr_id[slot].v, t);
 		o += osz;
 		c += size;
 	}

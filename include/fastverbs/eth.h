@@ -27,7 +27,7 @@ FV_EXTERN_C_BEGIN
 #define FV_ETH_HDR_AT     14u	/* where the inline header starts in the segment */
 
 /* Units of the Ethernet segment and the header inlined in it. */
-static inline unsigned fv_eth_ds(const struct fv_qp *qp, const struct fv_req *r)
+static inline unsigned fv__eth_ds(const struct fv_qp *qp, const struct fv_req *r)
 {
 	if (r->segs & FV_SEG_TSO)
 		return 1 + (r->hdr_sz - 2u + FV_DS - 1) / FV_DS;
@@ -44,7 +44,7 @@ struct fv_eth_at {
 	uint32_t offset;
 };
 
-static inline int fv_eth_hdr_at(const struct fv_qp *qp, const struct fv_req *r, struct fv_eth_at *at)
+static inline int fv__eth_hdr_at(const struct fv_qp *qp, const struct fv_req *r, struct fv_eth_at *at)
 {
 	uint32_t need = qp->eth_inline;
 
@@ -70,7 +70,7 @@ static inline int fv_eth_hdr_at(const struct fv_qp *qp, const struct fv_req *r, 
 }
 
 /* Piece i of the payload: its address and length. */
-static inline const uint8_t *fv_eth_piece(const struct fv_req *r, int i, uint32_t *len)
+static inline const uint8_t *fv__eth_piece(const struct fv_req *r, int i, uint32_t *len)
 {
 	if (r->payload == FV_PL_INLINE_BUFS) {
 		*len = (uint32_t)r->bufs[i].length;
@@ -86,7 +86,7 @@ static inline const uint8_t *fv_eth_piece(const struct fv_req *r, int i, uint32_
  * inline payload: ENOMEM; a TSO data segment past max_tso: EINVAL. Fills at and the payload's
  * units (*pl_ds).
  */
-static inline int fv_eth_check(const struct fv_qp *qp, const struct fv_req *r, struct fv_eth_at *at,
+static inline int fv__eth_check(const struct fv_qp *qp, const struct fv_req *r, struct fv_eth_at *at,
 			       unsigned *pl_ds)
 {
 	int err;
@@ -96,7 +96,7 @@ static inline int fv_eth_check(const struct fv_qp *qp, const struct fv_req *r, s
 		return EINVAL;
 	if ((r->segs & FV_SEG_TSO) && (r->hdr_sz < FV_ETH_TSO_HDR_MIN || r->hdr_sz > qp->max_tso_header))
 		return EINVAL;
-	err = fv_eth_hdr_at(qp, r, at);
+	err = fv__eth_hdr_at(qp, r, at);
 	if (err)
 		return err;
 	if (r->payload == FV_PL_INLINE || r->payload == FV_PL_INLINE_BUFS) {
@@ -105,12 +105,12 @@ static inline int fv_eth_check(const struct fv_qp *qp, const struct fv_req *r, s
 		for (int i = at->index; i < r->nsge; i++) {
 			uint32_t len;
 
-			fv_eth_piece(r, i, &len);
+			fv__eth_piece(r, i, &len);
 			rest += len - (i == at->index ? at->offset : 0);
 		}
 		if (rest > qp->max_inline)
 			return ENOMEM;
-		*pl_ds = rest ? fv_inline_ds((uint32_t)rest) : 0;
+		*pl_ds = rest ? fv__inline_ds((uint32_t)rest) : 0;
 		return 0;
 	}
 	uint64_t tso_left = qp->max_tso;
@@ -129,7 +129,7 @@ static inline int fv_eth_check(const struct fv_qp *qp, const struct fv_req *r, s
 }
 
 /* The Ethernet segment at p (16 bytes into the WQE's first block); returns where the payload goes. */
-static inline uint8_t *fv_wqe_eth(const struct fv_ring *ring, const struct fv_qp *qp, const struct fv_req *r,
+static inline uint8_t *fv__wqe_eth(const struct fv_ring *ring, const struct fv_qp *qp, const struct fv_req *r,
 				  uint8_t *p)
 {
 	uint8_t cs = r->flags & FV_IP_CSUM ? MLX5_ETH_WQE_L3_CSUM | MLX5_ETH_WQE_L4_CSUM : 0;
@@ -141,25 +141,25 @@ static inline uint8_t *fv_wqe_eth(const struct fv_ring *ring, const struct fv_qp
 	*(__be16 *)(p + 6) = htobe16(mss);
 	*(__be16 *)(p + 12) = htobe16(hsz);
 	if (r->segs & FV_SEG_TSO) {
-		fv_ring_copy(ring, p + FV_ETH_HDR_AT, r->hdr, r->hdr_sz);
-		return fv_ring_add(ring, p, (size_t)fv_eth_ds(qp, r) * FV_DS, FV_WRAP);
+		fv__ring_copy(ring, p + FV_ETH_HDR_AT, r->hdr, r->hdr_sz);
+		return fv__ring_add(ring, p, (size_t)fv__eth_ds(qp, r) * FV_DS, FV_WRAP);
 	}
 	uint8_t *dst = p + FV_ETH_HDR_AT;
 
-	for (int i = 0, need = (int)hsz; need > 0; i++) {	/* fv_eth_hdr_at found enough */
+	for (int i = 0, need = (int)hsz; need > 0; i++) {	/* fv__eth_hdr_at found enough */
 		uint32_t len;
-		const uint8_t *src = fv_eth_piece(r, i, &len);
+		const uint8_t *src = fv__eth_piece(r, i, &len);
 		uint32_t take = len < (uint32_t)need ? len : (uint32_t)need;
 
 		memcpy(dst, src, take);
 		dst += take;
 		need -= (int)take;
 	}
-	return p + (size_t)fv_eth_ds(qp, r) * FV_DS;
+	return p + (size_t)fv__eth_ds(qp, r) * FV_DS;
 }
 
 /* The payload after the inline header: data segments, or one inline segment; from at on. */
-static inline void fv_wqe_eth_payload(const struct fv_ring *ring, const struct fv_req *r,
+static inline void fv__wqe_eth_payload(const struct fv_ring *ring, const struct fv_req *r,
 				      const struct fv_eth_at *at, uint8_t *p)
 {
 	if (r->payload == FV_PL_INLINE || r->payload == FV_PL_INLINE_BUFS) {
@@ -170,9 +170,9 @@ static inline void fv_wqe_eth_payload(const struct fv_ring *ring, const struct f
 			p = dst = ring->buf, dst += 4;
 		for (int i = at->index; i < r->nsge; i++) {
 			uint32_t len, off = i == at->index ? at->offset : 0;
-			const uint8_t *src = fv_eth_piece(r, i, &len);
+			const uint8_t *src = fv__eth_piece(r, i, &len);
 
-			dst = fv_ring_copy(ring, dst, src + off, len - off);
+			dst = fv__ring_copy(ring, dst, src + off, len - off);
 			total += len - off;
 		}
 		if (total)
@@ -187,16 +187,16 @@ static inline void fv_wqe_eth_payload(const struct fv_ring *ring, const struct f
 			continue;
 		if (p == ring->end)
 			p = ring->buf;
-		p = fv_unit_write(ring, p, fv_data_image(s->length - off, s->lkey, s->addr + off), FV_WRAP);
+		p = fv__unit_write(ring, p, fv__data_image(s->length - off, s->lkey, s->addr + off), FV_WRAP);
 	}
 }
 
 /*
  * The general build of the raw send r at the producer counter pi (the producer stays).
- * Returns the WQE's blocks, or a negative errno (fv_eth_check's, or -ENOMEM: too many SGEs,
- * no room) with nothing written. Out of line: fv_build_eth_at inlines the common cases.
+ * Returns the WQE's blocks, or a negative errno (fv__eth_check's, or -ENOMEM: too many SGEs,
+ * no room) with nothing written. Out of line: fv__build_eth_at inlines the common cases.
  */
-static __attribute__((noinline, unused)) int fv_build_eth_slow(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
+static __attribute__((noinline, unused)) int fv__build_eth_slow(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
 	struct fv_eth_at at;
@@ -208,26 +208,26 @@ static __attribute__((noinline, unused)) int fv_build_eth_slow(struct fv_qp *qp,
 		return -ENOMEM;
 	if (r->nsge < 0)
 		return -EINVAL;
-	err = fv_eth_check(qp, r, &at, &pl_ds);
+	err = fv__eth_check(qp, r, &at, &pl_ds);
 	if (err)
 		return -err;
-	ds = 1 + fv_eth_ds(qp, r) + pl_ds;
+	ds = 1 + fv__eth_ds(qp, r) + pl_ds;
 	if (ds > FV_MAX_DS)
 		return -ENOMEM;
-	nbb = fv_ds_to_bb(ds);
-	if (!fv_sq_take(sq, r->flags, nbb, &fm))
+	nbb = fv__ds_to_bb(ds);
+	if (!fv__sq_take(sq, r->flags, nbb, &fm))
 		return -ENOMEM;
 
-	uint8_t *wqe = fv_sq_wqe(sq, pi);
+	uint8_t *wqe = fv__sq_wqe(sq, pi);
 
-	fv_wqe_eth_payload(&sq->ring, r, &at, fv_wqe_eth(&sq->ring, qp, r, wqe + FV_DS));
-	fv_wqe_ctrl(wqe, pi, 0, r->opcode, sq->qpn_be, ds, fm, 0);
-	fv_sq_record(sq, pi, r->wr_id, r->flags, nbb);
+	fv__wqe_eth_payload(&sq->ring, r, &at, fv__wqe_eth(&sq->ring, qp, r, wqe + FV_DS));
+	fv__wqe_ctrl(wqe, pi, 0, r->opcode, sq->qpn_be, ds, fm, 0);
+	fv__sq_record(sq, pi, r->wr_id, r->flags, nbb);
 	return (int)nbb;
 }
 
 /* The Ethernet segment's first unit: cs_flags, MSS, the inline header's size and first 2 bytes. */
-static FV_ALWAYS_INLINE struct fv_image fv_eth_unit0(uint8_t cs, uint16_t mss, uint16_t hsz, const uint8_t *h2)
+static FV_ALWAYS_INLINE struct fv_image fv__eth_unit0(uint8_t cs, uint16_t mss, uint16_t hsz, const uint8_t *h2)
 {
 	uint8_t b[16] = { 0 };
 	struct fv_image u;
@@ -245,13 +245,13 @@ static FV_ALWAYS_INLINE struct fv_image fv_eth_unit0(uint8_t cs, uint16_t mss, u
  * The common raw sends, inline: a SEND of one SGE longer than the 18-byte inline header (one
  * block: ctrl, the segment with the header, one data segment), and a TSO of one SGE whose
  * header does not meet the ring end. Returns the blocks, or 0 (nothing written) for anything
- * else, which fv_build_eth_slow builds or refuses.
+ * else, which fv__build_eth_slow builds or refuses.
  */
-static FV_ALWAYS_INLINE unsigned fv_build_eth_fast(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
+static FV_ALWAYS_INLINE unsigned fv__build_eth_fast(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
 	const struct ibv_sge *s = r->sgl;
-	uint8_t *wqe = fv_sq_wqe(sq, pi);
+	uint8_t *wqe = fv__sq_wqe(sq, pi);
 	const unsigned how = r->from_wr ? 0 : FV_VEC;
 	uint8_t cs = r->flags & FV_IP_CSUM ? MLX5_ETH_WQE_L3_CSUM | MLX5_ETH_WQE_L4_CSUM : 0;
 	unsigned ds, nbb;
@@ -262,18 +262,18 @@ static FV_ALWAYS_INLINE unsigned fv_build_eth_fast(struct fv_qp *qp, const struc
 	if (!(r->segs & FV_SEG_TSO)) {
 		if (qp->eth_inline != FV_ETH_INLINE_L2 || s->length <= FV_ETH_INLINE_L2)
 			return 0;
-		if (!fv_sq_take(sq, r->flags, 1, &fm))
+		if (!fv__sq_take(sq, r->flags, 1, &fm))
 			return 0;
 		const uint8_t *h = (const uint8_t *)(uintptr_t)s->addr;
 		struct fv_image h16;
 
 		memcpy(&h16, h + 2, sizeof(h16));
-		fv_ctrl_put(wqe, pi, fv_ctrl_image(0, r->opcode, sq->qpn_be, 4, fm, 0), how);
-		fv_unit_put(wqe + FV_DS, fv_eth_unit0(cs, 0, FV_ETH_INLINE_L2, h), how);
-		fv_unit_put(wqe + 2 * FV_DS, h16, how);
-		fv_unit_put(wqe + 3 * FV_DS, fv_data_image(s->length - FV_ETH_INLINE_L2, s->lkey,
+		fv__ctrl_put(wqe, pi, fv__ctrl_image(0, r->opcode, sq->qpn_be, 4, fm, 0), how);
+		fv__unit_put(wqe + FV_DS, fv__eth_unit0(cs, 0, FV_ETH_INLINE_L2, h), how);
+		fv__unit_put(wqe + 2 * FV_DS, h16, how);
+		fv__unit_put(wqe + 3 * FV_DS, fv__data_image(s->length - FV_ETH_INLINE_L2, s->lkey,
 							   s->addr + FV_ETH_INLINE_L2), how);
-		fv_sq_record(sq, pi, r->wr_id, r->flags, 1);
+		fv__sq_record(sq, pi, r->wr_id, r->flags, 1);
 		return 1;
 	}
 	uint32_t hunits = (r->hdr_sz - 2u + FV_DS - 1) / FV_DS;
@@ -283,19 +283,19 @@ static FV_ALWAYS_INLINE unsigned fv_build_eth_fast(struct fv_qp *qp, const struc
 	    p > sq->ring.end)
 		return 0;
 	ds = 2 + hunits + (s->length != 0);
-	nbb = fv_ds_to_bb(ds);
-	if (!fv_sq_take(sq, r->flags, nbb, &fm))
+	nbb = fv__ds_to_bb(ds);
+	if (!fv__sq_take(sq, r->flags, nbb, &fm))
 		return 0;
-	fv_unit_put(eseg, fv_eth_unit0(cs, r->mss, r->hdr_sz, (const uint8_t *)r->hdr), how);
-	fv_unit_put(eseg + FV_DS, FV_IMAGE(0, 0), how);	/* the segment's 32 bytes, as libmlx5 clears them */
+	fv__unit_put(eseg, fv__eth_unit0(cs, r->mss, r->hdr_sz, (const uint8_t *)r->hdr), how);
+	fv__unit_put(eseg + FV_DS, FV_IMAGE(0, 0), how);	/* the segment's 32 bytes, as libmlx5 clears them */
 	memcpy(eseg + FV_ETH_HDR_AT + 2, (const uint8_t *)r->hdr + 2, r->hdr_sz - 2u);
 	if (s->length) {
 		if (p == sq->ring.end)
 			p = sq->ring.buf;
-		fv_unit_put(p, fv_data_image(s->length, s->lkey, s->addr), how);
+		fv__unit_put(p, fv__data_image(s->length, s->lkey, s->addr), how);
 	}
-	fv_ctrl_put(wqe, pi, fv_ctrl_image(0, r->opcode, sq->qpn_be, ds, fm, 0), how);
-	fv_sq_record(sq, pi, r->wr_id, r->flags, nbb);
+	fv__ctrl_put(wqe, pi, fv__ctrl_image(0, r->opcode, sq->qpn_be, ds, fm, 0), how);
+	fv__sq_record(sq, pi, r->wr_id, r->flags, nbb);
 	return nbb;
 }
 
@@ -303,16 +303,16 @@ static FV_ALWAYS_INLINE unsigned fv_build_eth_fast(struct fv_qp *qp, const struc
  * Build the raw send r at pi (the producer stays): the common cases inline, the rest out of
  * line. Returns the WQE's blocks, or a negative errno with nothing written.
  */
-static FV_ALWAYS_INLINE int fv_build_eth_at(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
+static FV_ALWAYS_INLINE int fv__build_eth_at(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
 {
-	unsigned nbb = fv_build_eth_fast(qp, r, pi);
+	unsigned nbb = fv__build_eth_fast(qp, r, pi);
 
 	if (nbb)
 		return (int)nbb;
 	/* a copy for the call: the caller's request then need not be kept in memory for it */
 	struct fv_req c = *r;
 
-	return fv_build_eth_slow(qp, &c, pi);
+	return fv__build_eth_slow(qp, &c, pi);
 }
 
 FV_EXTERN_C_END

@@ -23,7 +23,7 @@ static FV_ALWAYS_INLINE int fv_rc_send(struct fv_rc *h, uint64_t wr_id, unsigned
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_sgl: SEND on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -33,7 +33,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_sgl(struct fv_rc *h, uint64_t wr_id, unsi
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_inline: SEND on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -44,7 +44,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_inline(struct fv_rc *h, uint64_t wr_id, u
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_imm: SEND with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -54,7 +54,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_imm(struct fv_rc *h, uint64_t wr_id, unsi
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_imm_sgl: SEND with immediate data on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -64,7 +64,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, 
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_imm_inline: SEND with immediate data on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -75,7 +75,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_imm_inline(struct fv_rc *h, uint64_t wr_i
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_inv: SEND that invalidates a remote rkey on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -85,7 +85,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_inv(struct fv_rc *h, uint64_t wr_id, unsi
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey);
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_inv_sgl: SEND that invalidates a remote rkey on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -95,7 +95,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, 
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey);
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_inv_inline: SEND that invalidates a remote rkey on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -106,7 +106,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_inv_inline(struct fv_rc *h, uint64_t wr_i
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey);
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write: RDMA WRITE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -116,7 +116,7 @@ static FV_ALWAYS_INLINE int fv_rc_write(struct fv_rc *h, uint64_t wr_id, unsigne
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_sgl: RDMA WRITE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -126,7 +126,7 @@ static FV_ALWAYS_INLINE int fv_rc_write_sgl(struct fv_rc *h, uint64_t wr_id, uns
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_inline: RDMA WRITE on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -137,7 +137,7 @@ static FV_ALWAYS_INLINE int fv_rc_write_inline(struct fv_rc *h, uint64_t wr_id, 
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_imm: RDMA WRITE with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -147,7 +147,7 @@ static FV_ALWAYS_INLINE int fv_rc_write_imm(struct fv_rc *h, uint64_t wr_id, uns
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_imm_sgl: RDMA WRITE with immediate data on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -157,7 +157,7 @@ static FV_ALWAYS_INLINE int fv_rc_write_imm_sgl(struct fv_rc *h, uint64_t wr_id,
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_imm_inline: RDMA WRITE with immediate data on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -168,7 +168,7 @@ static FV_ALWAYS_INLINE int fv_rc_write_imm_inline(struct fv_rc *h, uint64_t wr_
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_read: RDMA READ into the SGEs on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -178,7 +178,7 @@ static FV_ALWAYS_INLINE int fv_rc_read(struct fv_rc *h, uint64_t wr_id, unsigned
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_read_sgl: RDMA READ into the SGEs on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -188,7 +188,7 @@ static FV_ALWAYS_INLINE int fv_rc_read_sgl(struct fv_rc *h, uint64_t wr_id, unsi
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -198,7 +198,7 @@ static FV_ALWAYS_INLINE int fv_rc_cas(struct fv_rc *h, uint64_t wr_id, unsigned 
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -208,7 +208,7 @@ static FV_ALWAYS_INLINE int fv_rc_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsig
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -218,7 +218,7 @@ static FV_ALWAYS_INLINE int fv_rc_fadd(struct fv_rc *h, uint64_t wr_id, unsigned
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -228,7 +228,7 @@ static FV_ALWAYS_INLINE int fv_rc_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsi
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_nop: NOP (control segment only, e.g. to ask for a completion) on a RC QP, no payload. 0 or ENOMEM; no doorbell. */
@@ -238,7 +238,7 @@ static FV_ALWAYS_INLINE int fv_rc_nop(struct fv_rc *h, uint64_t wr_id, unsigned 
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a RC QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
@@ -248,7 +248,7 @@ static FV_ALWAYS_INLINE int fv_rc_bind_mw(struct fv_rc *h, uint64_t wr_id, unsig
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a RC QP, no payload. 0 or ENOMEM; no doorbell. */
@@ -258,7 +258,7 @@ static FV_ALWAYS_INLINE int fv_rc_local_inv(struct fv_rc *h, uint64_t wr_id, uns
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
-	return fv_build(&h->qp, FV_QPT_RC, &r);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* ---- UC ---- */
@@ -276,7 +276,7 @@ static FV_ALWAYS_INLINE int fv_uc_send(struct fv_uc *h, uint64_t wr_id, unsigned
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1;
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_sgl: SEND on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -286,7 +286,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_sgl(struct fv_uc *h, uint64_t wr_id, unsi
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge;
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_inline: SEND on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -297,7 +297,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_inline(struct fv_uc *h, uint64_t wr_id, u
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_imm: SEND with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -307,7 +307,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_imm(struct fv_uc *h, uint64_t wr_id, unsi
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm;
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_imm_sgl: SEND with immediate data on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -317,7 +317,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, 
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm;
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_imm_inline: SEND with immediate data on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -328,7 +328,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_imm_inline(struct fv_uc *h, uint64_t wr_i
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm;
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_inv: SEND that invalidates a remote rkey on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -338,7 +338,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_inv(struct fv_uc *h, uint64_t wr_id, unsi
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey);
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_inv_sgl: SEND that invalidates a remote rkey on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -348,7 +348,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, 
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey);
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_inv_inline: SEND that invalidates a remote rkey on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -359,7 +359,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_inv_inline(struct fv_uc *h, uint64_t wr_i
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey);
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write: RDMA WRITE on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -369,7 +369,7 @@ static FV_ALWAYS_INLINE int fv_uc_write(struct fv_uc *h, uint64_t wr_id, unsigne
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_sgl: RDMA WRITE on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -379,7 +379,7 @@ static FV_ALWAYS_INLINE int fv_uc_write_sgl(struct fv_uc *h, uint64_t wr_id, uns
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_inline: RDMA WRITE on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -390,7 +390,7 @@ static FV_ALWAYS_INLINE int fv_uc_write_inline(struct fv_uc *h, uint64_t wr_id, 
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_imm: RDMA WRITE with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -400,7 +400,7 @@ static FV_ALWAYS_INLINE int fv_uc_write_imm(struct fv_uc *h, uint64_t wr_id, uns
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_imm_sgl: RDMA WRITE with immediate data on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -410,7 +410,7 @@ static FV_ALWAYS_INLINE int fv_uc_write_imm_sgl(struct fv_uc *h, uint64_t wr_id,
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_imm_inline: RDMA WRITE with immediate data on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -421,7 +421,7 @@ static FV_ALWAYS_INLINE int fv_uc_write_imm_inline(struct fv_uc *h, uint64_t wr_
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_nop: NOP (control segment only, e.g. to ask for a completion) on a UC QP, no payload. 0 or ENOMEM; no doorbell. */
@@ -431,7 +431,7 @@ static FV_ALWAYS_INLINE int fv_uc_nop(struct fv_uc *h, uint64_t wr_id, unsigned 
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a UC QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
@@ -441,7 +441,7 @@ static FV_ALWAYS_INLINE int fv_uc_bind_mw(struct fv_uc *h, uint64_t wr_id, unsig
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a UC QP, no payload. 0 or ENOMEM; no doorbell. */
@@ -451,7 +451,7 @@ static FV_ALWAYS_INLINE int fv_uc_local_inv(struct fv_uc *h, uint64_t wr_id, uns
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
-	return fv_build(&h->qp, FV_QPT_UC, &r);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* ---- UD ---- */
@@ -469,7 +469,7 @@ static FV_ALWAYS_INLINE int fv_ud_send(struct fv_ud *h, uint64_t wr_id, unsigned
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
-	return fv_build(&h->qp, FV_QPT_UD, &r);
+	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_sgl: SEND on a UD QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -479,7 +479,7 @@ static FV_ALWAYS_INLINE int fv_ud_send_sgl(struct fv_ud *h, uint64_t wr_id, unsi
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
-	return fv_build(&h->qp, FV_QPT_UD, &r);
+	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_inline: SEND on a UD QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -490,7 +490,7 @@ static FV_ALWAYS_INLINE int fv_ud_send_inline(struct fv_ud *h, uint64_t wr_id, u
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
-	return fv_build(&h->qp, FV_QPT_UD, &r);
+	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_imm: SEND with immediate data on a UD QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -500,7 +500,7 @@ static FV_ALWAYS_INLINE int fv_ud_send_imm(struct fv_ud *h, uint64_t wr_id, unsi
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
-	return fv_build(&h->qp, FV_QPT_UD, &r);
+	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_imm_sgl: SEND with immediate data on a UD QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -510,7 +510,7 @@ static FV_ALWAYS_INLINE int fv_ud_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, 
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
-	return fv_build(&h->qp, FV_QPT_UD, &r);
+	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_imm_inline: SEND with immediate data on a UD QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -521,7 +521,7 @@ static FV_ALWAYS_INLINE int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_i
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
-	return fv_build(&h->qp, FV_QPT_UD, &r);
+	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_nop: NOP (control segment only, e.g. to ask for a completion) on a UD QP, no payload. 0 or ENOMEM; no doorbell. */
@@ -531,7 +531,7 @@ static FV_ALWAYS_INLINE int fv_ud_nop(struct fv_ud *h, uint64_t wr_id, unsigned 
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
-	return fv_build(&h->qp, FV_QPT_UD, &r);
+	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* ---- XRC_SEND ---- */
@@ -549,7 +549,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send(struct fv_xrc *h, uint64_t wr_id, unsign
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_sgl: SEND on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -559,7 +559,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_sgl(struct fv_xrc *h, uint64_t wr_id, un
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_inline: SEND on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -570,7 +570,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_inline(struct fv_xrc *h, uint64_t wr_id,
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_imm: SEND with immediate data on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -580,7 +580,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_imm(struct fv_xrc *h, uint64_t wr_id, un
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_imm_sgl: SEND with immediate data on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -590,7 +590,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_imm_inline: SEND with immediate data on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -601,7 +601,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_imm_inline(struct fv_xrc *h, uint64_t wr
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_inv: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -611,7 +611,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_inv(struct fv_xrc *h, uint64_t wr_id, un
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_inv_sgl: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -621,7 +621,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_inv_inline: SEND that invalidates a remote rkey on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -632,7 +632,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_inv_inline(struct fv_xrc *h, uint64_t wr
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write: RDMA WRITE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -642,7 +642,7 @@ static FV_ALWAYS_INLINE int fv_xrc_write(struct fv_xrc *h, uint64_t wr_id, unsig
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_sgl: RDMA WRITE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -652,7 +652,7 @@ static FV_ALWAYS_INLINE int fv_xrc_write_sgl(struct fv_xrc *h, uint64_t wr_id, u
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_inline: RDMA WRITE on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -663,7 +663,7 @@ static FV_ALWAYS_INLINE int fv_xrc_write_inline(struct fv_xrc *h, uint64_t wr_id
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_imm: RDMA WRITE with immediate data on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -673,7 +673,7 @@ static FV_ALWAYS_INLINE int fv_xrc_write_imm(struct fv_xrc *h, uint64_t wr_id, u
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_imm_sgl: RDMA WRITE with immediate data on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -683,7 +683,7 @@ static FV_ALWAYS_INLINE int fv_xrc_write_imm_sgl(struct fv_xrc *h, uint64_t wr_i
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_imm_inline: RDMA WRITE with immediate data on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -694,7 +694,7 @@ static FV_ALWAYS_INLINE int fv_xrc_write_imm_inline(struct fv_xrc *h, uint64_t w
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_read: RDMA READ into the SGEs on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -704,7 +704,7 @@ static FV_ALWAYS_INLINE int fv_xrc_read(struct fv_xrc *h, uint64_t wr_id, unsign
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_read_sgl: RDMA READ into the SGEs on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -714,7 +714,7 @@ static FV_ALWAYS_INLINE int fv_xrc_read_sgl(struct fv_xrc *h, uint64_t wr_id, un
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -724,7 +724,7 @@ static FV_ALWAYS_INLINE int fv_xrc_cas(struct fv_xrc *h, uint64_t wr_id, unsigne
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -734,7 +734,7 @@ static FV_ALWAYS_INLINE int fv_xrc_cas_sgl(struct fv_xrc *h, uint64_t wr_id, uns
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -744,7 +744,7 @@ static FV_ALWAYS_INLINE int fv_xrc_fadd(struct fv_xrc *h, uint64_t wr_id, unsign
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -754,7 +754,7 @@ static FV_ALWAYS_INLINE int fv_xrc_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, un
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.srqn = remote_srqn;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_nop: NOP (control segment only, e.g. to ask for a completion) on a XRC_SEND QP, no payload. 0 or ENOMEM; no doorbell. */
@@ -764,7 +764,7 @@ static FV_ALWAYS_INLINE int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigne
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a XRC_SEND QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
@@ -774,7 +774,7 @@ static FV_ALWAYS_INLINE int fv_xrc_bind_mw(struct fv_xrc *h, uint64_t wr_id, uns
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a XRC_SEND QP, no payload. 0 or ENOMEM; no doorbell. */
@@ -784,7 +784,7 @@ static FV_ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, u
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
-	return fv_build(&h->qp, FV_QPT_XRC, &r);
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* ---- RAW_PACKET ---- */
@@ -796,7 +796,7 @@ static FV_ALWAYS_INLINE int fv_raw_send(struct fv_raw *h, uint64_t wr_id, unsign
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1;
-	return fv_build(&h->qp, FV_QPT_RAW, &r);
+	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_raw_send_sgl: SEND on a RAW_PACKET QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -806,7 +806,7 @@ static FV_ALWAYS_INLINE int fv_raw_send_sgl(struct fv_raw *h, uint64_t wr_id, un
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge;
-	return fv_build(&h->qp, FV_QPT_RAW, &r);
+	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_raw_send_inline: SEND on a RAW_PACKET QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -817,7 +817,7 @@ static FV_ALWAYS_INLINE int fv_raw_send_inline(struct fv_raw *h, uint64_t wr_id,
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
-	return fv_build(&h->qp, FV_QPT_RAW, &r);
+	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_raw_send_tso: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
@@ -827,7 +827,7 @@ static FV_ALWAYS_INLINE int fv_raw_send_tso(struct fv_raw *h, uint64_t wr_id, un
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_TSO, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
-	return fv_build(&h->qp, FV_QPT_RAW, &r);
+	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_raw_send_tso_sgl: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
@@ -837,7 +837,7 @@ static FV_ALWAYS_INLINE int fv_raw_send_tso_sgl(struct fv_raw *h, uint64_t wr_id
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_TSO, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
-	return fv_build(&h->qp, FV_QPT_RAW, &r);
+	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_raw_send_tso_inline: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload copied inline. 0 or ENOMEM; no doorbell. */
@@ -848,7 +848,7 @@ static FV_ALWAYS_INLINE int fv_raw_send_tso_inline(struct fv_raw *h, uint64_t wr
 
 	r.wr_id = wr_id, r.flags = flags,
 		r.opcode = MLX5_OPCODE_TSO, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
-	return fv_build(&h->qp, FV_QPT_RAW, &r);
+	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* ---- generic fronts: fv_write(&rc, ...) picks fv_rc_write; a handle whose QP type

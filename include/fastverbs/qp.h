@@ -83,14 +83,14 @@ struct fv_xrc { struct fv_qp qp; };
 struct fv_raw { struct fv_qp qp; };
 
 /* The struct fv_qp inside a typed handle. */
-#define fv_qp_of(h) (&(h)->qp)
+#define fv__qp_of(h) (&(h)->qp)
 
 /*
  * Ring the doorbell once for everything built on handle h since the last ring. Every store
  * before it (WQEs, payloads) is made before the doorbell; unlike a call to ibv_post_send it
  * leaves the compiler's knowledge of memory alone: read what the device writes after fv_poll.
  */
-#define fv_ring(h) fv_sq_ring(&(h)->qp.sq)
+#define fv_ring(h) fv__sq_ring(&(h)->qp.sq)
 
 /* A QP described by its raw geometry: what mlx5dv_init_obj and ibv_query_qp would give. */
 struct fv_qp_geom {
@@ -112,13 +112,13 @@ struct fv_qp_geom {
 	uint32_t eth_inline, max_tso_header, max_tso, raw_csum;
 };
 
-static inline int fv_is_pow2(uint32_t v)
+static inline int fv__is_pow2(uint32_t v)
 {
 	return v && !(v & (v - 1));
 }
 
 /* The fastverbs QP type of a verbs QP type, or -1. */
-static inline int fv_qpt_of(enum ibv_qp_type t)
+static inline int fv__qpt_of(enum ibv_qp_type t)
 {
 	switch (t) {
 	case IBV_QPT_RC:       return FV_QPT_RC;
@@ -134,7 +134,7 @@ static inline int fv_qpt_of(enum ibv_qp_type t)
  * WQEBBs of the largest WQE the QP's caps allow: ctrl, transport, raddr, atomic + payload;
  * raw Ethernet: ctrl, Ethernet segment with the longer of its inline headers + payload.
  */
-static inline uint32_t fv_max_wqe_bb(const struct fv_qp_geom *g)
+static inline uint32_t fv__max_wqe_bb(const struct fv_qp_geom *g)
 {
 	uint32_t hdr = 1 + (g->qpt == FV_QPT_UD ? 3 : g->qpt == FV_QPT_XRC ? 1 : 0) + 2;
 
@@ -143,10 +143,10 @@ static inline uint32_t fv_max_wqe_bb(const struct fv_qp_geom *g)
 
 		hdr = 1 + 1 + (tso > 1 ? tso : 1);
 	}
-	uint32_t inl = fv_inline_ds(g->max_inline), sges = g->max_send_sge;
+	uint32_t inl = fv__inline_ds(g->max_inline), sges = g->max_send_sge;
 	uint32_t ds = hdr + (inl > sges ? inl : sges);
 
-	return fv_ds_to_bb(ds > FV_MAX_DS ? FV_MAX_DS : ds);
+	return fv__ds_to_bb(ds > FV_MAX_DS ? FV_MAX_DS : ds);
 }
 
 /*
@@ -154,9 +154,9 @@ static inline uint32_t fv_max_wqe_bb(const struct fv_qp_geom *g)
  * the ring, and small enough that the largest WQE always fits beside it, so a refusal for
  * lack of space always has a signaled WQE outstanding whose completion frees room.
  */
-static inline uint32_t fv_unsig_max(const struct fv_qp_geom *g)
+static inline uint32_t fv__unsig_max(const struct fv_qp_geom *g)
 {
-	uint32_t half = g->sq_wqe_cnt / 2, big = fv_max_wqe_bb(g);
+	uint32_t half = g->sq_wqe_cnt / 2, big = fv__max_wqe_bb(g);
 	uint32_t fit = g->sq_wqe_cnt > big ? g->sq_wqe_cnt - big : 0;
 
 	return fit < half ? fit : half;
@@ -172,8 +172,8 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	size_t sq_n = g->sq_wqe_cnt, rq_n = g->rq_wqe_cnt;
 	uint8_t *mem;
 
-	if (!fv_is_pow2(g->sq_wqe_cnt) || sq_n > 0x10000 || (rq_n && (!fv_is_pow2(g->rq_wqe_cnt) ||
-	    !fv_is_pow2(g->rq_stride) || g->rq_stride < FV_DS)) || (unsigned)g->qpt >= FV_QPT_COUNT ||
+	if (!fv__is_pow2(g->sq_wqe_cnt) || sq_n > 0x10000 || (rq_n && (!fv__is_pow2(g->rq_wqe_cnt) ||
+	    !fv__is_pow2(g->rq_stride) || g->rq_stride < FV_DS)) || (unsigned)g->qpt >= FV_QPT_COUNT ||
 	    !g->sq_buf || !g->dbrec || !g->bf_reg || g->bf_size % FV_WQEBB || g->qpn > 0xffffff)
 		return EINVAL;
 	/* per send slot: wr_id and meta; wr_id per receive WQE */
@@ -203,8 +203,8 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	sq->mask = g->sq_wqe_cnt - 1;
 	sq->mask8 = sq->mask * 8;
 	sq->dbrec = &g->dbrec[MLX5_SND_DBR];
-	sq->unsig_max = fv_unsig_max(g);
-	fv_sq_set_pi(sq, be32toh(*sq->dbrec) & 0xffff);
+	sq->unsig_max = fv__unsig_max(g);
+	fv__sq_set_pi(sq, be32toh(*sq->dbrec) & 0xffff);
 	sq->qpn_be = htobe32(g->qpn << 8);
 	sq->sig_all = htobe32(g->sq_sig_all ? FV_SIGNALED : 0);
 	sq->bf_nbb = g->bf_size / FV_WQEBB;
@@ -237,7 +237,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
  * mode private; a device in the NONE mode accepts the 18 bytes too). max_tso_header is the
  * caller's (fv_raw_init). Returns 0 or an errno value.
  */
-static inline int fv_raw_caps(struct fv_qp_geom *g, struct ibv_context *ctx, uint8_t port)
+static inline int fv__raw_caps(struct fv_qp_geom *g, struct ibv_context *ctx, uint8_t port)
 {
 	struct ibv_device_attr_ex dx;
 	struct ibv_port_attr pa;
@@ -257,13 +257,13 @@ static inline int fv_raw_caps(struct fv_qp_geom *g, struct ibv_context *ctx, uin
 }
 
 /* fv_qp_init, with the max_tso_header of a RAW_PACKET QP. */
-static inline int fv_qp_take(struct fv_qp *qp, struct ibv_qp *ibqp, uint32_t max_tso_header)
+static inline int fv__qp_take(struct fv_qp *qp, struct ibv_qp *ibqp, uint32_t max_tso_header)
 {
 	struct mlx5dv_qp dv;
 	struct mlx5dv_obj obj;
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
-	int qpt = fv_qpt_of(ibqp->qp_type), err;
+	int qpt = fv__qpt_of(ibqp->qp_type), err;
 
 	if (qpt < 0)
 		return EOPNOTSUPP;
@@ -288,7 +288,7 @@ static inline int fv_qp_take(struct fv_qp *qp, struct ibv_qp *ibqp, uint32_t max
 	g.max_inline = init.cap.max_inline_data, g.max_send_sge = init.cap.max_send_sge;
 	g.max_recv_sge = init.cap.max_recv_sge, g.sq_sig_all = init.sq_sig_all;
 	if (qpt == FV_QPT_RAW) {
-		err = fv_raw_caps(&g, ibqp->context, attr.port_num);
+		err = fv__raw_caps(&g, ibqp->context, attr.port_num);
 		if (err)
 			return err;
 		g.max_tso_header = max_tso_header;
@@ -309,7 +309,7 @@ static inline int fv_qp_take(struct fv_qp *qp, struct ibv_qp *ibqp, uint32_t max
  */
 static inline int fv_qp_init(struct fv_qp *qp, struct ibv_qp *ibqp)
 {
-	return fv_qp_take(qp, ibqp, 0);
+	return fv__qp_take(qp, ibqp, 0);
 }
 
 /*
@@ -323,7 +323,7 @@ static inline int fv_raw_init(struct fv_raw *h, struct ibv_qp *ibqp, uint32_t ma
 
 	if (ibqp->qp_type != IBV_QPT_RAW_PACKET)
 		return EINVAL;
-	err = fv_qp_take(&h->qp, ibqp, max_tso_header);
+	err = fv__qp_take(&h->qp, ibqp, max_tso_header);
 	return err;
 }
 

@@ -40,7 +40,7 @@
 FV_EXTERN_C_BEGIN
 
 /* Fill one receive data segment. */
-static inline void fv_rseg(struct mlx5_wqe_data_seg *d, const struct ibv_sge *s)
+static inline void fv__rseg(struct mlx5_wqe_data_seg *d, const struct ibv_sge *s)
 {
 	d->byte_count = htobe32(s->length);
 	d->lkey = htobe32(s->lkey);
@@ -51,14 +51,14 @@ static inline void fv_rseg(struct mlx5_wqe_data_seg *d, const struct ibv_sge *s)
  * Write sgl into the scatter list d of max_gs entries: zero-length entries dropped,
  * the invalid-lkey terminator after the last one if the list is not full.
  */
-static inline void fv_rsegs(struct mlx5_wqe_data_seg *d, uint32_t max_gs,
+static inline void fv__rsegs(struct mlx5_wqe_data_seg *d, uint32_t max_gs,
 			    const struct ibv_sge *sgl, int nsge)
 {
 	uint32_t j = 0;
 
 	for (int i = 0; i < nsge; i++)
 		if (sgl[i].length)
-			fv_rseg(&d[j++], &sgl[i]);
+			fv__rseg(&d[j++], &sgl[i]);
 	if (j < max_gs) {
 		d[j].byte_count = 0;
 		d[j].lkey = htobe32(MLX5_INVALID_LKEY);
@@ -82,7 +82,7 @@ static inline int fv_recv(struct fv_qp *qp, uint64_t wr_id, const struct ibv_sge
 		return rq->entries ? ENOMEM : EINVAL;
 	if (__builtin_expect((unsigned)nsge > qp->max_recv_sge || (unsigned)nsge > rq->max_gs, 0))
 		return EINVAL;
-	fv_rsegs((struct mlx5_wqe_data_seg *)(rq->buf + ((size_t)slot << rq->stride_shift)),
+	fv__rsegs((struct mlx5_wqe_data_seg *)(rq->buf + ((size_t)slot << rq->stride_shift)),
 		 rq->max_gs, sgl, nsge);
 	rq->wrid[slot] = wr_id;
 	rq->head++;
@@ -93,8 +93,8 @@ static inline int fv_recv(struct fv_qp *qp, uint64_t wr_id, const struct ibv_sge
 /* Publish the posted receive WQEs: WQE stores, then dbrec[MLX5_RCV_DBR] = head (16 bits). */
 static inline void fv_recv_ring(struct fv_qp *qp)
 {
-	fv_dma_wmb();
-	fv_dbrec_write32(qp->rq.dbrec, htobe32(qp->rq.head & 0xffff));
+	fv__dma_wmb();
+	fv__dbrec_write32(qp->rq.dbrec, htobe32(qp->rq.head & 0xffff));
 }
 
 struct fv_srq {
@@ -124,12 +124,12 @@ struct fv_srq_geom {
 };
 
 /* The registered fv_srq for ibsrq (by_ib) or with SRQ number num, or NULL. */
-static inline struct fv_srq *fv_srq_lookup(const struct ibv_srq *ibsrq, uint32_t num, int by_ib)
+static inline struct fv_srq *fv__srq_lookup(const struct ibv_srq *ibsrq, uint32_t num, int by_ib)
 {
 	struct fv_registry *r = fv_registry_get();
 
 	for (unsigned i = 0; i < FV_SRQ_MAX; i++) {
-		struct fv_srq *s = fv_registry_srq_at(r, i);
+		struct fv_srq *s = fv__registry_srq_at(r, i);
 
 		if (s && (by_ib ? s->ibsrq == ibsrq : s->srqn == num))
 			return s;
@@ -143,7 +143,7 @@ static inline struct fv_srq *fv_srq_lookup(const struct ibv_srq *ibsrq, uint32_t
  */
 static inline int fv_srq_init_geom(struct fv_srq *srq, const struct fv_srq_geom *g)
 {
-	if (!g->buf || !g->dbrec || !fv_is_pow2(g->wqe_cnt) || !fv_is_pow2(g->stride) ||
+	if (!g->buf || !g->dbrec || !fv__is_pow2(g->wqe_cnt) || !fv__is_pow2(g->stride) ||
 	    g->stride < 2 * FV_DS || g->head >= g->wqe_cnt || g->tail >= g->wqe_cnt)
 		return EINVAL;
 	memset(srq, 0, sizeof(*srq));
@@ -166,7 +166,7 @@ static inline int fv_srq_init_geom(struct fv_srq *srq, const struct fv_srq_geom 
 
 		n->next_wqe_index = htobe16((uint16_t)((i + 1) & srq->mask));
 	}
-	if (fv_registry_srq_swap(NULL, srq)) {
+	if (fv__registry_srq_swap(NULL, srq)) {
 		free(srq->wrid);
 		srq->wrid = NULL;
 		return ENOMEM;
@@ -203,7 +203,7 @@ static inline int fv_srq_init(struct fv_srq *srq, struct ibv_srq *ibsrq)
 		cnt = dv.head + 1;
 	if (cnt < dv.tail + 1)
 		cnt = dv.tail + 1;
-	while (!fv_is_pow2(cnt))
+	while (!fv__is_pow2(cnt))
 		cnt += cnt & -cnt;
 
 	struct fv_srq_geom g = FV_ZERO_INIT;
@@ -218,13 +218,13 @@ static inline int fv_srq_init(struct fv_srq *srq, struct ibv_srq *ibsrq)
 static inline void fv_srq_cleanup(struct fv_srq *srq)
 {
 	if (srq->wrid)
-		fv_registry_srq_swap(srq, NULL);
+		fv__registry_srq_swap(srq, NULL);
 	free(srq->wrid);
 	srq->wrid = NULL;
 }
 
 /* WQE index idx of srq. */
-static inline struct mlx5_wqe_srq_next_seg *fv_srq_wqe(const struct fv_srq *srq, uint32_t idx)
+static inline struct mlx5_wqe_srq_next_seg *fv__srq_wqe(const struct fv_srq *srq, uint32_t idx)
 {
 	return (struct mlx5_wqe_srq_next_seg *)(srq->buf + ((size_t)idx << srq->stride_shift));
 }
@@ -243,8 +243,8 @@ static inline int fv_srq_recv(struct fv_srq *srq, uint64_t wr_id, const struct i
 		return EINVAL;
 	if (__builtin_expect(srq->head == srq->tail, 0))
 		return ENOMEM;
-	n = fv_srq_wqe(srq, srq->head);
-	fv_rsegs((struct mlx5_wqe_data_seg *)(n + 1), srq->max_gs, sgl, nsge);
+	n = fv__srq_wqe(srq, srq->head);
+	fv__rsegs((struct mlx5_wqe_data_seg *)(n + 1), srq->max_gs, sgl, nsge);
 	srq->wrid[srq->head] = wr_id;
 	srq->head = be16toh(n->next_wqe_index) & srq->mask;
 	srq->counter++;
@@ -254,14 +254,14 @@ static inline int fv_srq_recv(struct fv_srq *srq, uint64_t wr_id, const struct i
 /* Publish the posted SRQ WQEs: WQE stores, then dbrec[0] = WQEs posted (16 bits). */
 static inline void fv_srq_ring(struct fv_srq *srq)
 {
-	fv_dma_wmb();
-	fv_dbrec_write32(srq->dbrec, htobe32(srq->counter));
+	fv__dma_wmb();
+	fv__dbrec_write32(srq->dbrec, htobe32(srq->counter));
 }
 
 /* WQE idx was consumed: link it after the tail of the free list. */
-static inline void fv_srq_free(struct fv_srq *srq, uint32_t idx)
+static inline void fv__srq_free(struct fv_srq *srq, uint32_t idx)
 {
-	fv_srq_wqe(srq, srq->tail)->next_wqe_index = htobe16((uint16_t)idx);
+	fv__srq_wqe(srq, srq->tail)->next_wqe_index = htobe16((uint16_t)idx);
 	srq->tail = idx;
 }
 

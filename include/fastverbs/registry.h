@@ -75,7 +75,7 @@ extern int fv_dl_iterate_phdr(int (*cb)(struct fv_dl_info *, size_t, void *), vo
 	__asm__("dl_iterate_phdr");
 
 /* dl_iterate_phdr callback: the tables the anchor of an object's note holds, into *data. */
-static inline int fv_registry_scan(struct fv_dl_info *info, size_t size, void *data)
+static inline int fv__registry_scan(struct fv_dl_info *info, size_t size, void *data)
 {
 	struct fv_registry **found = (struct fv_registry **)data;
 
@@ -113,13 +113,13 @@ static inline int fv_registry_scan(struct fv_dl_info *info, size_t size, void *d
  * dl_iterate_phdr callback, for the first object only: under the loader's lock, the tables
  * some object has, or new ones; this object's anchor then holds them.
  */
-static inline int fv_registry_attach_locked(struct fv_dl_info *info, size_t size, void *data)
+static inline int fv__registry_attach_locked(struct fv_dl_info *info, size_t size, void *data)
 {
 	struct fv_registry *r = __atomic_load_n(&fv_registry_anchor, __ATOMIC_ACQUIRE);
 
 	(void)info, (void)size;
 	if (!r)		/* not attached by another thread of this object meanwhile */
-		fv_dl_iterate_phdr(fv_registry_scan, &r);
+		fv_dl_iterate_phdr(fv__registry_scan, &r);
 	if (!r && (r = (struct fv_registry *)calloc(1, sizeof(*r))) != NULL &&
 	    pthread_mutex_init(&r->lock, NULL)) {
 		free(r);
@@ -131,11 +131,11 @@ static inline int fv_registry_attach_locked(struct fv_dl_info *info, size_t size
 	return 1;
 }
 
-static __attribute__((noinline, cold, unused)) struct fv_registry *fv_registry_attach(void)
+static __attribute__((noinline, cold, unused)) struct fv_registry *fv__registry_attach(void)
 {
 	struct fv_registry *r = NULL;
 
-	fv_dl_iterate_phdr(fv_registry_attach_locked, &r);
+	fv_dl_iterate_phdr(fv__registry_attach_locked, &r);
 	if (!r) {	/* out of memory: this object's own tables, shared with no other */
 		r = &fv_registry_own;
 		__atomic_store_n(&fv_registry_anchor, r, __ATOMIC_RELEASE);
@@ -144,7 +144,7 @@ static __attribute__((noinline, cold, unused)) struct fv_registry *fv_registry_a
 }
 #else
 /* Not ELF: this object's own tables (one per process when fastverbs is in one object). */
-static inline struct fv_registry *fv_registry_attach(void)
+static inline struct fv_registry *fv__registry_attach(void)
 {
 	__atomic_store_n(&fv_registry_anchor, &fv_registry_own, __ATOMIC_RELEASE);
 	return &fv_registry_own;
@@ -156,7 +156,7 @@ static inline __attribute__((always_inline)) struct fv_registry *fv_registry_get
 {
 	struct fv_registry *r = __atomic_load_n(&fv_registry_anchor, __ATOMIC_ACQUIRE);
 
-	return __builtin_expect(r != NULL, 1) ? r : fv_registry_attach();
+	return __builtin_expect(r != NULL, 1) ? r : fv__registry_attach();
 }
 
 /* The fv_qp registered in r for qpn, or NULL. */
@@ -201,7 +201,7 @@ static inline int fv_registry_set(uint32_t qpn, struct fv_qp *qp)
  * In the process's SRQ table, replace the entry old by new_ (NULL: a free entry). Returns 0
  * or ENOMEM (no such entry: with old NULL, the table is full).
  */
-static inline int fv_registry_srq_swap(struct fv_srq *old, struct fv_srq *new_)
+static inline int fv__registry_srq_swap(struct fv_srq *old, struct fv_srq *new_)
 {
 	struct fv_registry *r = fv_registry_get();
 	int err = ENOMEM;
@@ -218,7 +218,7 @@ static inline int fv_registry_srq_swap(struct fv_srq *old, struct fv_srq *new_)
 }
 
 /* Entry i (< FV_SRQ_MAX) of r's SRQ table, or NULL: read without the lock (recv.h searches it). */
-static inline struct fv_srq *fv_registry_srq_at(struct fv_registry *r, unsigned i)
+static inline struct fv_srq *fv__registry_srq_at(struct fv_registry *r, unsigned i)
 {
 	return __atomic_load_n(&r->srq[i], __ATOMIC_ACQUIRE);
 }

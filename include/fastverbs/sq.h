@@ -11,9 +11,9 @@
  * Building a WQE costs one test beyond its stores: does it end at or before lim? lim is the
  * nearer of ci + ring size (room, as of the last look at ci) and sig_pi + unsig_max (where
  * the unsignaled run would need a forced completion); a cached fence sets it to pi. Past lim,
- * fv_sq_take_slow() decides with the live ci and moves lim on. ci only grows, so a stale lim is
- * merely early. pi <= lim <= pi + ring size always: only fv_sq_set_pi, fv_sq_cache_fence and
- * fv_sq_take_slow set lim, so set the counters and the fence through them.
+ * fv__sq_take_slow() decides with the live ci and moves lim on. ci only grows, so a stale lim is
+ * merely early. pi <= lim <= pi + ring size always: only fv__sq_set_pi, fv__sq_cache_fence and
+ * fv__sq_take_slow set lim, so set the counters and the fence through them.
  */
 #ifndef FASTVERBS_SQ_H
 #define FASTVERBS_SQ_H
@@ -41,23 +41,23 @@ struct fv_wr_id {
 /*
  * Per slot (a WQE's first WQEBB), for the completion that names the WQE: its end, written
  * only when a completion is asked for (FV_SIGNALED, or forced by fastverbs), so an
- * unsignaled WQE costs no store here; a stale end is told apart by where it lies (fv_sq_end).
+ * unsignaled WQE costs no store here; a stale end is told apart by where it lies (fv__sq_end).
  */
 struct fv_sq_meta {
 	uint32_t end;		/* the counter just past the WQE: ci once it completes */
 	uint32_t forced;	/* == end: fastverbs asked for this completion itself (the caller did
-				 * not); written only when that happens, by fv_sq_take_slow */
+				 * not); written only when that happens, by fv__sq_take_slow */
 };
 
 /* A slot's meta, stored whole (as in FV_IMAGE, wqe.h: a compound literal in C only). */
 #ifdef __cplusplus
-static inline struct fv_sq_meta fv_sq_meta_of(uint32_t end, uint32_t forced)
+static inline struct fv_sq_meta fv__sq_meta_of(uint32_t end, uint32_t forced)
 {
 	struct fv_sq_meta m = { end, forced };
 
 	return m;
 }
-#define FV_SQ_META(end, forced) fv_sq_meta_of(end, forced)
+#define FV_SQ_META(end, forced) fv__sq_meta_of(end, forced)
 #else
 #define FV_SQ_META(end_, forced_) ((struct fv_sq_meta){ .end = (end_), .forced = (forced_) })
 #endif
@@ -97,13 +97,13 @@ struct fv_sq {
 };
 
 /* WQEBBs a WQE of ds units occupies. */
-static inline unsigned fv_ds_to_bb(unsigned ds)
+static inline unsigned fv__ds_to_bb(unsigned ds)
 {
 	return (ds + 3) / 4;
 }
 
 /* Free WQEBBs: ring size minus what the device may still read. */
-static inline uint32_t fv_sq_room(const struct fv_sq *sq)
+static inline uint32_t fv__sq_room(const struct fv_sq *sq)
 {
 	return sq->mask + 1 - (sq->pi - sq->ci);
 }
@@ -112,29 +112,29 @@ static inline uint32_t fv_sq_room(const struct fv_sq *sq)
  * Where the WQE that starts at counter pi goes: its first block, and its wr_id. Both come
  * from (pi * 8) & mask8, which x86 scales by 8 (and by 1) in the address itself.
  */
-static inline uint8_t *fv_sq_wqe(const struct fv_sq *sq, uint32_t pi)
+static inline uint8_t *fv__sq_wqe(const struct fv_sq *sq, uint32_t pi)
 {
 	return sq->ring.buf + (size_t)((pi * 8) & sq->mask8) * 8;
 }
 
-static inline __attribute__((always_inline)) struct fv_wr_id *fv_sq_wr_id_at(struct fv_wr_id *wr_ids, uint32_t mask8, uint32_t pi)
+static inline __attribute__((always_inline)) struct fv_wr_id *fv__sq_wr_id_at(struct fv_wr_id *wr_ids, uint32_t mask8, uint32_t pi)
 {
 	return (struct fv_wr_id *)((uint8_t *)wr_ids + ((pi * 8) & mask8));
 }
 
-static inline struct fv_wr_id *fv_sq_wr_id_of(const struct fv_sq *sq, uint32_t pi)
+static inline struct fv_wr_id *fv__sq_wr_id_of(const struct fv_sq *sq, uint32_t pi)
 {
-	return fv_sq_wr_id_at(sq->wr_id, sq->mask8, pi);
+	return fv__sq_wr_id_at(sq->wr_id, sq->mask8, pi);
 }
 
 /* Address of the next WQE's first block. */
-static inline uint8_t *fv_sq_next_wqe(const struct fv_sq *sq)
+static inline uint8_t *fv__sq_next_wqe(const struct fv_sq *sq)
 {
-	return fv_sq_wqe(sq, sq->pi);
+	return fv__sq_wqe(sq, sq->pi);
 }
 
 /* Whether a WQE of nbb blocks at pi ends at or before lim: the fast side (see top). */
-static inline __attribute__((always_inline)) bool fv_sq_before_lim(uint32_t lim, uint32_t pi, unsigned nbb)
+static inline __attribute__((always_inline)) bool fv__sq_before_lim(uint32_t lim, uint32_t pi, unsigned nbb)
 {
 	return nbb <= lim - pi;	/* pi <= lim <= pi + ring size */
 }
@@ -144,7 +144,7 @@ static inline __attribute__((always_inline)) bool fv_sq_before_lim(uint32_t lim,
  * its low byte, so on a little-endian host a shift makes the word, not a byte swap: a flag
  * decided per WR (FV_SIGNALED every n-th) then costs the test's setcc and one shift.
  */
-static inline __be32 fv_sq_fm_be(unsigned flags)
+static inline __be32 fv__sq_fm_be(unsigned flags)
 {
 	uint32_t fm = flags & (FV_SIGNALED | FV_SOLICITED | FV_FENCE);
 
@@ -156,13 +156,13 @@ static inline __be32 fv_sq_fm_be(unsigned flags)
 }
 
 /* The ctrl's big-endian word at byte 8 for a WQE built with flags: fm_ce_se, sq_sig_all included. */
-static inline __attribute__((always_inline)) __be32 fv_sq_fm(const struct fv_sq *sq, unsigned flags)
+static inline __attribute__((always_inline)) __be32 fv__sq_fm(const struct fv_sq *sq, unsigned flags)
 {
-	return fv_sq_fm_be(flags) | sq->sig_all;
+	return fv__sq_fm_be(flags) | sq->sig_all;
 }
 
-/* The WQE of nbb blocks at pi asks for a completion: keep its end for it (fv_sq_end). */
-static inline __attribute__((always_inline)) void fv_sq_mark_end(struct fv_sq *sq, uint32_t pi, unsigned nbb)
+/* The WQE of nbb blocks at pi asks for a completion: keep its end for it (fv__sq_end). */
+static inline __attribute__((always_inline)) void fv__sq_mark_end(struct fv_sq *sq, uint32_t pi, unsigned nbb)
 {
 	sq->meta[pi & sq->mask].end = pi + nbb;
 }
@@ -171,7 +171,7 @@ static inline __attribute__((always_inline)) void fv_sq_mark_end(struct fv_sq *s
  * The ring's invariants (see top), checked with -DFV_DEBUG (FV_ASSERT): the device may hold at
  * most the ring, pi <= lim <= pi + ring size, and the last WQE built lies before pi.
  */
-static inline __attribute__((always_inline)) void fv_sq_check(const struct fv_sq *sq)
+static inline __attribute__((always_inline)) void fv__sq_check(const struct fv_sq *sq)
 {
 	(void)sq;
 	FV_ASSERT(sq->pi - sq->ci <= sq->mask + 1);
@@ -180,7 +180,7 @@ static inline __attribute__((always_inline)) void fv_sq_check(const struct fv_sq
 }
 
 /* The nearer of the two limits of the fast path (see top), both at or past pi. */
-static inline uint32_t fv_sq_lim(const struct fv_sq *sq)
+static inline uint32_t fv__sq_lim(const struct fv_sq *sq)
 {
 	uint32_t room_end = sq->ci + sq->mask + 1, run_end = sq->sig_pi + sq->unsig_max;
 
@@ -191,43 +191,43 @@ static inline uint32_t fv_sq_lim(const struct fv_sq *sq)
  * An empty ring whose counters all start at pi (taking a QP over; tests start anywhere).
  * Every slot's meta is stale (end at or before ci) and marks nothing forced.
  */
-static inline void fv_sq_set_pi(struct fv_sq *sq, uint32_t pi)
+static inline void fv__sq_set_pi(struct fv_sq *sq, uint32_t pi)
 {
 	sq->pi = sq->ci = sq->rung_pi = sq->sig_pi = pi;
-	sq->last_pi = pi - 1;	/* not rung_pi: fv_sq_ring takes that for a WQE to ring */
-	sq->lim = fv_sq_lim(sq);
+	sq->last_pi = pi - 1;	/* not rung_pi: fv__sq_ring takes that for a WQE to ring */
+	sq->lim = fv__sq_lim(sq);
 	for (uint32_t i = 0; i <= sq->mask; i++)
 		sq->meta[i] = FV_SQ_META(pi, pi - 1);
 }
 
 /*
  * The WQE just built rings with an 8-byte doorbell even when lone: one of ds 1 (a NOP, a SEND
- * without data), as in libmlx5. The doorbell mark moves back one block, so fv_sq_ring takes
+ * without data), as in libmlx5. The doorbell mark moves back one block, so fv__sq_ring takes
  * it for part of a batch; the ring costs no test for it.
  */
-static inline void fv_sq_no_bf(struct fv_sq *sq)
+static inline void fv__sq_no_bf(struct fv_sq *sq)
 {
 	sq->rung_pi--;
 }
 
 /* The next WQE owes fm (an initiator fence) to the one before; FV_FENCE on it overrides. */
-static inline void fv_sq_cache_fence(struct fv_sq *sq, uint8_t fm)
+static inline void fv__sq_cache_fence(struct fv_sq *sq, uint8_t fm)
 {
 	sq->fence_cache = fm;
 	sq->lim = sq->pi;	/* so the next WQE takes the slow path, which applies it */
 }
 
 /*
- * fv_sq_take past lim: room from the live ci, the cached fence, and the unsignaled run: one
+ * fv__sq_take past lim: room from the live ci, the cached fence, and the unsignaled run: one
  * longer than unsig_max WQEBBs gets a completion fastverbs asks for itself (marked forced in
  * its meta, and hidden when polling), so ci can always advance and the ring always drains.
  * Inline, not called: a call would make the compiler forget the ring's fields.
  */
-static inline bool fv_sq_take_slow(struct fv_sq *sq, unsigned nbb, __be32 *fm_be)
+static inline bool fv__sq_take_slow(struct fv_sq *sq, unsigned nbb, __be32 *fm_be)
 {
 	uint32_t end = sq->pi + nbb, fm = be32toh(*fm_be);
 
-	if (nbb > fv_sq_room(sq))
+	if (nbb > fv__sq_room(sq))
 		return false;
 	if (!(fm & FV_FENCE))
 		fm |= sq->fence_cache;
@@ -238,7 +238,7 @@ static inline bool fv_sq_take_slow(struct fv_sq *sq, unsigned nbb, __be32 *fm_be
 	}
 	if (fm & FV_SIGNALED)
 		sq->sig_pi = end;
-	sq->lim = fv_sq_lim(sq);
+	sq->lim = fv__sq_lim(sq);
 	*fm_be = htobe32(fm);
 	return true;
 }
@@ -251,12 +251,12 @@ static inline bool fv_sq_take_slow(struct fv_sq *sq, unsigned nbb, __be32 *fm_be
  * FENCE overrides a cached initiator fence, as in libmlx5. Call right before writing the
  * WQE: it takes the cached fence and a place in the unsignaled run.
  */
-static inline bool fv_sq_take(struct fv_sq *sq, unsigned flags, unsigned nbb, __be32 *fm_be)
+static inline bool fv__sq_take(struct fv_sq *sq, unsigned flags, unsigned nbb, __be32 *fm_be)
 {
-	*fm_be = fv_sq_fm(sq, flags);
-	if (__builtin_expect(!fv_sq_before_lim(sq->lim, sq->pi, nbb), 0))
-		return fv_sq_take_slow(sq, nbb, fm_be);
-	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv_sq_take_slow catches up. */
+	*fm_be = fv__sq_fm(sq, flags);
+	if (__builtin_expect(!fv__sq_before_lim(sq->lim, sq->pi, nbb), 0))
+		return fv__sq_take_slow(sq, nbb, fm_be);
+	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv__sq_take_slow catches up. */
 	if (flags & FV_SIGNALED)
 		sq->sig_pi = sq->pi + nbb;
 	return true;
@@ -264,14 +264,14 @@ static inline bool fv_sq_take(struct fv_sq *sq, unsigned flags, unsigned nbb, __
 
 /*
  * The WQE of nbb blocks at pi, built with flags, is written: keep its wr_id, and its end when
- * a completion is asked for. The producer stays (fv_sq_advance moves it).
+ * a completion is asked for. The producer stays (fv__sq_advance moves it).
  */
-static inline void fv_sq_record(struct fv_sq *sq, uint32_t pi, uint64_t wr_id, unsigned flags,
+static inline void fv__sq_record(struct fv_sq *sq, uint32_t pi, uint64_t wr_id, unsigned flags,
 				unsigned nbb)
 {
-	fv_sq_wr_id_of(sq, pi)->v = wr_id;
+	fv__sq_wr_id_of(sq, pi)->v = wr_id;
 	if (flags & FV_SIGNALED)
-		fv_sq_mark_end(sq, pi, nbb);
+		fv__sq_mark_end(sq, pi, nbb);
 }
 
 /*
@@ -279,20 +279,20 @@ static inline void fv_sq_record(struct fv_sq *sq, uint32_t pi, uint64_t wr_id, u
  * whichever way they built the WQE: a store made on every pass of a caller's loop is one the
  * compiler can keep in a register until the loop ends.
  */
-static inline void fv_sq_advance(struct fv_sq *sq, uint32_t pi, unsigned nbb)
+static inline void fv__sq_advance(struct fv_sq *sq, uint32_t pi, unsigned nbb)
 {
 	sq->last_pi = pi;
 	sq->pi = pi + nbb;
-	fv_sq_check(sq);
+	fv__sq_check(sq);
 }
 
-/* fv_sq_record and fv_sq_advance for the WQE at the producer. */
-static inline void fv_sq_commit(struct fv_sq *sq, uint64_t wr_id, unsigned flags, unsigned nbb)
+/* fv__sq_record and fv__sq_advance for the WQE at the producer. */
+static inline void fv__sq_commit(struct fv_sq *sq, uint64_t wr_id, unsigned flags, unsigned nbb)
 {
 	uint32_t pi = sq->pi;
 
-	fv_sq_record(sq, pi, wr_id, flags, nbb);
-	fv_sq_advance(sq, pi, nbb);
+	fv__sq_record(sq, pi, wr_id, flags, nbb);
+	fv__sq_advance(sq, pi, nbb);
 }
 
 /*
@@ -303,28 +303,28 @@ static inline void fv_sq_commit(struct fv_sq *sq, uint64_t wr_id, unsigned flags
  * lone; before it, nothing is new; past it, a batch. Always inlined: right after a build,
  * the compiler still knows the last WQE's place.
  */
-static inline __attribute__((always_inline)) void fv_sq_ring(struct fv_sq *sq)
+static inline __attribute__((always_inline)) void fv__sq_ring(struct fv_sq *sq)
 {
 	uint32_t pi = sq->pi, last = sq->last_pi, nbb = pi - last;
 	int32_t since = (int32_t)(last - sq->rung_pi);	/* the two are less than 2^31 apart */
-	const uint8_t *wqe = fv_sq_wqe(sq, last);
+	const uint8_t *wqe = fv__sq_wqe(sq, last);
 	uint8_t *reg = (uint8_t *)sq->bf_cur;
 
 	if (since < 0)
 		return;		/* nothing new */
 	bool bf = since == 0 && nbb <= sq->bf_nbb;	/* a lone WQE that fits a half */
 
-	fv_dma_wmb_sq(sq->ring.buf);
-	fv_dbrec_write32(sq->dbrec, htobe32(pi & 0xffff));
-	fv_wc_start();
+	fv__dma_wmb_sq(sq->ring.buf);
+	fv__dbrec_write32(sq->dbrec, htobe32(pi & 0xffff));
+	fv__wc_start();
 	if (bf) {
-		fv_bf_copy64(reg, wqe);
+		fv__bf_copy64(reg, wqe);
 		for (uint32_t i = 1; i < nbb; i++)	/* its other blocks; it may continue at block 0 */
-			fv_bf_copy64(reg + i * FV_WQEBB, fv_sq_wqe(sq, last + i));
+			fv__bf_copy64(reg + i * FV_WQEBB, fv__sq_wqe(sq, last + i));
 	} else {
-		fv_mmio_write64(reg, fv_load64(wqe));	/* the ctrl's first 8 bytes, as any store left them */
+		fv__mmio_write64(reg, fv__load64(wqe));	/* the ctrl's first 8 bytes, as any store left them */
 	}
-	fv_wc_flush();
+	fv__wc_flush();
 	sq->bf_cur = (uintptr_t)reg ^ sq->bf_toggle;
 	sq->rung_pi = pi;
 }
@@ -334,13 +334,13 @@ static inline __attribute__((always_inline)) void fv_sq_ring(struct fv_sq *sq)
  * written for it (ci < end <= ci + ring size: a stale end, of an earlier WQE in the slot,
  * lies at or before ci), else from the ds in its ctrl. ci is at or before the WQE.
  */
-static inline uint32_t fv_sq_end(const struct fv_sq *sq, uint32_t slot, uint16_t wqe_counter)
+static inline uint32_t fv__sq_end(const struct fv_sq *sq, uint32_t slot, uint16_t wqe_counter)
 {
 	uint32_t end = sq->meta[slot].end;
 
 	if (__builtin_expect(end - sq->ci - 1 > sq->mask, 0))
 		end = sq->ci + (uint16_t)(wqe_counter - sq->ci) +
-		      fv_ds_to_bb(fv_ctrl_ds(sq->ring.buf + ((size_t)slot << 6)));
+		      fv__ds_to_bb(fv__ctrl_ds(sq->ring.buf + ((size_t)slot << 6)));
 	return end;
 }
 
@@ -349,21 +349,21 @@ static inline uint32_t fv_sq_end(const struct fv_sq *sq, uint32_t slot, uint16_t
  * up to and including that WQE is retired. Returns its slot. The ring has at most 2^16
  * WQEBBs (fv_qp_init_geom), so the 16-bit index names the slot.
  */
-static inline uint32_t fv_sq_retire(struct fv_sq *sq, uint16_t wqe_counter)
+static inline uint32_t fv__sq_retire(struct fv_sq *sq, uint16_t wqe_counter)
 {
 	uint32_t slot = wqe_counter & sq->mask;
 
-	FV_ASSERT(fv_sq_end(sq, slot, wqe_counter) - sq->ci <= sq->pi - sq->ci);	/* not past pi */
-	sq->ci = fv_sq_end(sq, slot, wqe_counter);
+	FV_ASSERT(fv__sq_end(sq, slot, wqe_counter) - sq->ci <= sq->pi - sq->ci);	/* not past pi */
+	sq->ci = fv__sq_end(sq, slot, wqe_counter);
 	return slot;
 }
 
 /*
- * fv_sq_retire for a WQE known to have asked for its completion (FV_SIGNALED, or forced by
+ * fv__sq_retire for a WQE known to have asked for its completion (FV_SIGNALED, or forced by
  * fastverbs): its end was written. A successful requester completion on a QP without
  * sq_sig_all is one (the device completes only WQEs that ask, or fail).
  */
-static inline uint32_t fv_sq_retire_asked(struct fv_sq *sq, uint16_t wqe_counter)
+static inline uint32_t fv__sq_retire_asked(struct fv_sq *sq, uint16_t wqe_counter)
 {
 	uint32_t slot = wqe_counter & sq->mask;
 
@@ -377,17 +377,17 @@ static inline uint32_t fv_sq_retire_asked(struct fv_sq *sq, uint16_t wqe_counter
  * caller asked for none (no FV_SIGNALED, no sq_sig_all), so it completes only because
  * fastverbs signaled it (or failed).
  */
-static inline bool fv_sq_forced(const struct fv_sq *sq, uint32_t slot, uint32_t end)
+static inline bool fv__sq_forced(const struct fv_sq *sq, uint32_t slot, uint32_t end)
 {
 	return sq->meta[slot].forced == end;
 }
 
 /* Whether the WQE that starts at counter start (not yet retired) was signaled by fastverbs. */
-static inline bool fv_sq_forced_wqe(const struct fv_sq *sq, uint32_t start)
+static inline bool fv__sq_forced_wqe(const struct fv_sq *sq, uint32_t start)
 {
 	uint32_t slot = start & sq->mask;
 
-	return fv_sq_forced(sq, slot, fv_sq_end(sq, slot, (uint16_t)start));
+	return fv__sq_forced(sq, slot, fv__sq_end(sq, slot, (uint16_t)start));
 }
 
 /*
@@ -395,7 +395,7 @@ static inline bool fv_sq_forced_wqe(const struct fv_sq *sq, uint32_t start)
  * the slot ends at for 2^32 WQEBBs), so that a later WQE ending at the same 32-bit counter
  * is not taken for it.
  */
-static inline void fv_sq_unforce(struct fv_sq *sq, uint32_t slot)
+static inline void fv__sq_unforce(struct fv_sq *sq, uint32_t slot)
 {
 	sq->meta[slot].forced = sq->meta[slot].end - 1;
 }

@@ -55,7 +55,7 @@ struct fv_ring {
 enum { FV_WRAP = 1, FV_VEC = 2 };
 
 /* Move p forward by n bytes (a multiple of 16), continuing at block 0 past the end (FV_WRAP). */
-static inline uint8_t *fv_ring_add(const struct fv_ring *r, uint8_t *p, size_t n, unsigned how)
+static inline uint8_t *fv__ring_add(const struct fv_ring *r, uint8_t *p, size_t n, unsigned how)
 {
 	p += n;
 	if ((how & FV_WRAP) && p >= r->end)
@@ -64,14 +64,14 @@ static inline uint8_t *fv_ring_add(const struct fv_ring *r, uint8_t *p, size_t n
 }
 
 /* *p, a block's end, moves to where the next block starts: block 0 at the ring end. */
-static inline __attribute__((always_inline)) void fv_ring_wrap(const struct fv_ring *r, uint8_t **p)
+static inline __attribute__((always_inline)) void fv__ring_wrap(const struct fv_ring *r, uint8_t **p)
 {
 	if (*p == r->end)
 		*p = r->buf;
 }
 
 /* Copy bytes into the ring at dst, splitting at the ring end; returns the byte after. */
-static inline uint8_t *fv_ring_copy(const struct fv_ring *r, uint8_t *dst, const void *src, size_t len)
+static inline uint8_t *fv__ring_copy(const struct fv_ring *r, uint8_t *dst, const void *src, size_t len)
 {
 	size_t room = (size_t)(r->end - dst);
 
@@ -86,7 +86,7 @@ static inline uint8_t *fv_ring_copy(const struct fv_ring *r, uint8_t *dst, const
 }
 
 /* The 64-bit value whose memory image is the 32-bit word a, then b (both as stored). */
-static inline uint64_t fv_2x32(uint32_t a, uint32_t b)
+static inline uint64_t fv__2x32(uint32_t a, uint32_t b)
 {
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 	return (uint64_t)b << 32 | a;
@@ -123,19 +123,19 @@ struct fv_image {
  * with; a function in C++, which has no compound literals.
  */
 #ifdef __cplusplus
-static inline struct fv_image fv_image_of(uint64_t a, uint64_t b)
+static inline struct fv_image fv__image_of(uint64_t a, uint64_t b)
 {
 	struct fv_image u = { a, b };
 
 	return u;
 }
-#define FV_IMAGE(a, b) fv_image_of(a, b)
+#define FV_IMAGE(a, b) fv__image_of(a, b)
 #else
 #define FV_IMAGE(a, b) ((struct fv_image){ (a), (b) })
 #endif
 
 /* A vector of two words. */
-static inline fv_u64x2 fv_u64x2_of(uint64_t a, uint64_t b)
+static inline fv_u64x2 fv__u64x2_of(uint64_t a, uint64_t b)
 {
 	fv_u64x2 v = { a, b };
 
@@ -143,10 +143,10 @@ static inline fv_u64x2 fv_u64x2_of(uint64_t a, uint64_t b)
 }
 
 /* Store the unit image u at p; FV_VEC: as one vector. */
-static inline void fv_unit_put(uint8_t *p, struct fv_image u, unsigned how)
+static inline void fv__unit_put(uint8_t *p, struct fv_image u, unsigned how)
 {
 	if (how & FV_VEC) {
-		((struct fv_unit *)p)->v = fv_u64x2_of(u.a, u.b);
+		((struct fv_unit *)p)->v = fv__u64x2_of(u.a, u.b);
 	} else {
 		((struct fv_unit_words *)p)->w[0] = u.a;
 		((struct fv_unit_words *)p)->w[1] = u.b;
@@ -154,10 +154,10 @@ static inline void fv_unit_put(uint8_t *p, struct fv_image u, unsigned how)
 }
 
 /* Store the unit image u at p, then move p past it (continuing at block 0 with FV_WRAP). */
-static inline uint8_t *fv_unit_write(const struct fv_ring *r, uint8_t *p, struct fv_image u, unsigned how)
+static inline uint8_t *fv__unit_write(const struct fv_ring *r, uint8_t *p, struct fv_image u, unsigned how)
 {
-	fv_unit_put(p, u, how);
-	return fv_ring_add(r, p, FV_DS, how);
+	fv__unit_put(p, u, how);
+	return fv__ring_add(r, p, FV_DS, how);
 }
 
 /*
@@ -184,22 +184,22 @@ union fv_ctrl_unit {
  *   8: signature 0, stream id 0, fm_ce_se        12: imm / invalidate key
  * qpn_be is htobe32(qpn << 8); fm_be is the word at byte 8, htobe32(fm_ce_se).
  * Its image but for the index (bytes 1-2 zero): the rest (QPN, opcode, ds, flags) is one
- * unit, computed once in a loop; fv_ctrl_put stores it, then the index over it.
+ * unit, computed once in a loop; fv__ctrl_put stores it, then the index over it.
  */
-static inline struct fv_image fv_ctrl_image(uint8_t opmod, uint8_t opcode, __be32 qpn_be, unsigned ds,
+static inline struct fv_image fv__ctrl_image(uint8_t opmod, uint8_t opcode, __be32 qpn_be, unsigned ds,
 					    __be32 fm_be, __be32 imm)
 {
-	return FV_IMAGE(fv_2x32(htobe32((uint32_t)opmod << 24 | opcode), qpn_be | htobe32(ds)),
-			fv_2x32(fm_be, imm));
+	return FV_IMAGE(fv__2x32(htobe32((uint32_t)opmod << 24 | opcode), qpn_be | htobe32(ds)),
+			fv__2x32(fm_be, imm));
 }
 
 /* Store the control segment of image c at p (a block's start), with the index of pi. */
-static inline uint8_t *fv_ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, unsigned how)
+static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, unsigned how)
 {
 	union fv_ctrl_unit *u = (union fv_ctrl_unit *)p;
 
 	if (how & FV_VEC) {
-		u->v = fv_u64x2_of(c.a, c.b);
+		u->v = fv__u64x2_of(c.a, c.b);
 	} else {
 		u->w[0] = c.a;
 		u->w[1] = c.b;
@@ -209,34 +209,34 @@ static inline uint8_t *fv_ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, u
 }
 
 /* The ds (16-byte units) of the WQE whose control segment is at ctrl, as written: byte 7. */
-static inline unsigned fv_ctrl_ds(const uint8_t *ctrl)
+static inline unsigned fv__ctrl_ds(const uint8_t *ctrl)
 {
 	return ctrl[7] & 0x3f;
 }
 
 /* Control segment written in one go. */
-static inline uint8_t *fv_wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint8_t opcode,
+static inline uint8_t *fv__wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint8_t opcode,
 				   __be32 qpn_be, unsigned ds, __be32 fm_be, __be32 imm)
 {
-	return fv_ctrl_put(p, pi, fv_ctrl_image(opmod, opcode, qpn_be, ds, fm_be, imm), 0);
+	return fv__ctrl_put(p, pi, fv__ctrl_image(opmod, opcode, qpn_be, ds, fm_be, imm), 0);
 }
 
 /* Remote address segment: BE64 address, BE32 rkey, 4 reserved bytes written as 0. */
-static inline struct fv_image fv_raddr_image(uint64_t raddr, uint32_t rkey)
+static inline struct fv_image fv__raddr_image(uint64_t raddr, uint32_t rkey)
 {
-	return FV_IMAGE(htobe64(raddr), fv_2x32(htobe32(rkey), 0));
+	return FV_IMAGE(htobe64(raddr), fv__2x32(htobe32(rkey), 0));
 }
 
 /* Atomic segment: swap (CAS) or add (FAA) value, then the compare value. */
-static inline struct fv_image fv_atomic_image(uint64_t swap_add, uint64_t compare)
+static inline struct fv_image fv__atomic_image(uint64_t swap_add, uint64_t compare)
 {
 	return FV_IMAGE(htobe64(swap_add), htobe64(compare));
 }
 
 /* Data (pointer) segment: BE32 byte count (bit 31 clear), BE32 lkey, BE64 address. */
-static inline struct fv_image fv_data_image(uint32_t len, uint32_t lkey, uint64_t addr)
+static inline struct fv_image fv__data_image(uint32_t len, uint32_t lkey, uint64_t addr)
 {
-	return FV_IMAGE(fv_2x32(htobe32(len), htobe32(lkey)), htobe64(addr));
+	return FV_IMAGE(fv__2x32(htobe32(len), htobe32(lkey)), htobe64(addr));
 }
 
 /*
@@ -247,12 +247,12 @@ static inline struct fv_image fv_data_image(uint32_t len, uint32_t lkey, uint64_
  * from memory, a compiler merges the two reads), made big-endian with one swap and put back
  * in order with a rotation.
  */
-static inline struct fv_image fv_sge_image(const struct ibv_sge *sge, unsigned how)
+static inline struct fv_image fv__sge_image(const struct ibv_sge *sge, unsigned how)
 {
 	if (how & FV_VEC)
-		return fv_data_image(sge->length, sge->lkey, sge->addr);
+		return fv__data_image(sge->length, sge->lkey, sge->addr);
 
-	uint64_t len_lkey = htobe64(fv_2x32(sge->length, sge->lkey));
+	uint64_t len_lkey = htobe64(fv__2x32(sge->length, sge->lkey));
 
 	static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct ibv_sge, length) + 4,
 		       "lkey follows length");
@@ -263,13 +263,13 @@ static inline struct fv_image fv_sge_image(const struct ibv_sge *sge, unsigned h
 }
 
 /* XRC segment: the remote XRC SRQ number, 12 reserved bytes written as 0. */
-static inline struct fv_image fv_xrc_image(uint32_t srqn)
+static inline struct fv_image fv__xrc_image(uint32_t srqn)
 {
-	return FV_IMAGE(fv_2x32(htobe32(srqn), 0), 0);
+	return FV_IMAGE(fv__2x32(htobe32(srqn), 0), 0);
 }
 
 /* 8 bytes at p as one 64-bit word (no alignment or type assumed). */
-static inline uint64_t fv_load64(const void *p)
+static inline uint64_t fv__load64(const void *p)
 {
 	uint64_t v;
 
@@ -281,65 +281,65 @@ static inline uint64_t fv_load64(const void *p)
  * Datagram segment, three units: the AH's prebuilt 48-byte extended address vector, with the
  * Q_Key (0 in the reserved word after it), the remote QPN and the extended-AV bit filled in.
  */
-static inline void fv_av_images(struct fv_image u[3], const struct mlx5_wqe_av *av, uint32_t remote_qpn,
+static inline void fv__av_images(struct fv_image u[3], const struct mlx5_wqe_av *av, uint32_t remote_qpn,
 				uint32_t qkey)
 {
 	const uint8_t *src = (const uint8_t *)av;
 	uint32_t rest;	/* bytes 12..15: stat_rate_sl, fl_mlid, rlid */
 
 	memcpy(&rest, src + 12, sizeof(rest));
-	u[0] = FV_IMAGE(fv_2x32(htobe32(qkey), 0), fv_2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest));
+	u[0] = FV_IMAGE(fv__2x32(htobe32(qkey), 0), fv__2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest));
 	for (int i = 1; i < 3; i++)
-		u[i] = FV_IMAGE(fv_load64(src + i * FV_DS), fv_load64(src + i * FV_DS + 8));
+		u[i] = FV_IMAGE(fv__load64(src + i * FV_DS), fv__load64(src + i * FV_DS + 8));
 }
 
 /* The segment writers: each unit may be the last before the ring end. */
-static inline uint8_t *fv_wqe_raddr(const struct fv_ring *r, uint8_t *p, uint64_t raddr,
+static inline uint8_t *fv__wqe_raddr(const struct fv_ring *r, uint8_t *p, uint64_t raddr,
 				    uint32_t rkey, unsigned how)
 {
-	return fv_unit_write(r, p, fv_raddr_image(raddr, rkey), how);
+	return fv__unit_write(r, p, fv__raddr_image(raddr, rkey), how);
 }
 
-static inline uint8_t *fv_wqe_atomic(const struct fv_ring *r, uint8_t *p, uint64_t swap_add,
+static inline uint8_t *fv__wqe_atomic(const struct fv_ring *r, uint8_t *p, uint64_t swap_add,
 				     uint64_t compare, unsigned how)
 {
-	return fv_unit_write(r, p, fv_atomic_image(swap_add, compare), how);
+	return fv__unit_write(r, p, fv__atomic_image(swap_add, compare), how);
 }
 
-static inline uint8_t *fv_wqe_data(const struct fv_ring *r, uint8_t *p, uint32_t len,
+static inline uint8_t *fv__wqe_data(const struct fv_ring *r, uint8_t *p, uint32_t len,
 				   uint32_t lkey, uint64_t addr, unsigned how)
 {
-	return fv_unit_write(r, p, fv_data_image(len, lkey, addr), how);
+	return fv__unit_write(r, p, fv__data_image(len, lkey, addr), how);
 }
 
-static inline uint8_t *fv_wqe_xrc(const struct fv_ring *r, uint8_t *p, uint32_t srqn, unsigned how)
+static inline uint8_t *fv__wqe_xrc(const struct fv_ring *r, uint8_t *p, uint32_t srqn, unsigned how)
 {
-	return fv_unit_write(r, p, fv_xrc_image(srqn), how);
+	return fv__unit_write(r, p, fv__xrc_image(srqn), how);
 }
 
-static inline uint8_t *fv_wqe_av(const struct fv_ring *r, uint8_t *p, const struct mlx5_wqe_av *av,
+static inline uint8_t *fv__wqe_av(const struct fv_ring *r, uint8_t *p, const struct mlx5_wqe_av *av,
 				 uint32_t remote_qpn, uint32_t qkey, unsigned how)
 {
 	struct fv_image u[3];
 
-	fv_av_images(u, av, remote_qpn, qkey);
+	fv__av_images(u, av, remote_qpn, qkey);
 	for (int i = 0; i < 3; i++)
-		p = fv_unit_write(r, p, u[i], how);
+		p = fv__unit_write(r, p, u[i], how);
 	return p;
 }
 
 /* Octowords an inline segment of len payload bytes takes (4-byte header + payload). */
-static inline unsigned fv_inline_ds(uint32_t len)
+static inline unsigned fv__inline_ds(uint32_t len)
 {
 	return (4 + len + FV_DS - 1) / FV_DS;
 }
 
 /* One piece of an inline payload at dst, which may run past the ring end; returns where the next goes. */
-static inline uint8_t *fv_inline_piece(const struct fv_ring *r, uint8_t *dst, const void *src, size_t len,
+static inline uint8_t *fv__inline_piece(const struct fv_ring *r, uint8_t *dst, const void *src, size_t len,
 				       unsigned how)
 {
 	if (how & FV_WRAP)
-		return fv_ring_copy(r, dst, src, len);
+		return fv__ring_copy(r, dst, src, len);
 	memcpy(dst, src, len);
 	return dst + len;
 }
@@ -348,15 +348,15 @@ static inline uint8_t *fv_inline_piece(const struct fv_ring *r, uint8_t *dst, co
  * Inline segment: BE32 (total | MLX5_INLINE_SEG), then the SGEs' bytes back to back; the
  * payload may continue at block 0. Pad bytes after it are left as they are, as libmlx5 does.
  */
-static inline uint8_t *fv_wqe_inline(const struct fv_ring *r, uint8_t *p, const struct ibv_sge *sgl,
+static inline uint8_t *fv__wqe_inline(const struct fv_ring *r, uint8_t *p, const struct ibv_sge *sgl,
 				     int nsge, uint32_t total, unsigned how)
 {
 	uint8_t *dst = p + 4;
 
 	*(__be32 *)p = htobe32(total | MLX5_INLINE_SEG);
 	for (int i = 0; i < nsge; i++)
-		dst = fv_inline_piece(r, dst, (const void *)(uintptr_t)sgl[i].addr, sgl[i].length, how);
-	return fv_ring_add(r, p, fv_inline_ds(total) * FV_DS, how);
+		dst = fv__inline_piece(r, dst, (const void *)(uintptr_t)sgl[i].addr, sgl[i].length, how);
+	return fv__ring_add(r, p, fv__inline_ds(total) * FV_DS, how);
 }
 
 /*
@@ -374,10 +374,10 @@ struct fv_inl2 { fv_any_u16 v; };
 
 /*
  * An inline segment of len bytes from src at p, for a len the compiler knows, all of it in the
- * WQE's first block: the same bytes fv_wqe_inline stores (the byte count, then the payload;
+ * WQE's first block: the same bytes fv__wqe_inline stores (the byte count, then the payload;
  * the padding left as it is), in 8-byte pieces read into registers.
  */
-static inline void fv_wqe_inline_small(uint8_t *p, const void *src, uint32_t len)
+static inline void fv__wqe_inline_small(uint8_t *p, const void *src, uint32_t len)
 {
 	const uint8_t *s = (const uint8_t *)src;
 	uint8_t *d = p + 4;
@@ -408,16 +408,16 @@ static inline void fv_wqe_inline_small(uint8_t *p, const void *src, uint32_t len
 		d[i] = s[i];
 }
 
-/* fv_wqe_inline from an ibv_data_buf list (ibv_wr_set_inline_data_list). */
-static inline uint8_t *fv_wqe_inline_bufs(const struct fv_ring *r, uint8_t *p, const struct ibv_data_buf *bufs,
+/* fv__wqe_inline from an ibv_data_buf list (ibv_wr_set_inline_data_list). */
+static inline uint8_t *fv__wqe_inline_bufs(const struct fv_ring *r, uint8_t *p, const struct ibv_data_buf *bufs,
 					  int n, uint32_t total, unsigned how)
 {
 	uint8_t *dst = p + 4;
 
 	*(__be32 *)p = htobe32(total | MLX5_INLINE_SEG);
 	for (int i = 0; i < n; i++)
-		dst = fv_inline_piece(r, dst, bufs[i].addr, bufs[i].length, how);
-	return fv_ring_add(r, p, fv_inline_ds(total) * FV_DS, how);
+		dst = fv__inline_piece(r, dst, bufs[i].addr, bufs[i].length, how);
+	return fv__ring_add(r, p, fv__inline_ds(total) * FV_DS, how);
 }
 
 /*
@@ -444,7 +444,7 @@ enum {
 #define FV_UMR_KLM_MAX (1u << 31)	/* one KLM covers at most 2 GiB (past an enum's int range) */
 
 /* The UMR control segment of a bind (len > 0) or invalidate (len 0) of a window of type. */
-static inline void fv_umr_ctrl_images(struct fv_image u[FV_UMR_CTRL_UNITS], uint8_t type, uint64_t len)
+static inline void fv__umr_ctrl_images(struct fv_image u[FV_UMR_CTRL_UNITS], uint8_t type, uint64_t len)
 {
 	uint64_t mask = MLX5_WQE_UMR_CTRL_MKEY_MASK_FREE | MLX5_WQE_UMR_CTRL_MKEY_MASK_MKEY;
 	uint8_t flags = MLX5_WQE_UMR_CTRL_FLAG_TRNSLATION_OFFSET | MLX5_WQE_UMR_CTRL_FLAG_INLINE;
@@ -464,12 +464,12 @@ static inline void fv_umr_ctrl_images(struct fv_image u[FV_UMR_CTRL_UNITS], uint
 	} else if (type == IBV_MW_TYPE_2) {
 		flags |= MLX5_WQE_UMR_CTRL_FLAG_CHECK_QPN;
 	}
-	u[0] = FV_IMAGE(fv_2x32(flags, (uint32_t)htobe16(klm_octo)), htobe64(mask));
+	u[0] = FV_IMAGE(fv__2x32(flags, (uint32_t)htobe16(klm_octo)), htobe64(mask));
 	u[1] = u[2] = FV_IMAGE(0, 0);
 }
 
 /* The mkey context's access byte for a window's IBV_ACCESS_* rights. */
-static inline uint8_t fv_mkey_access(unsigned ibv_access)
+static inline uint8_t fv__mkey_access(unsigned ibv_access)
 {
 	return (uint8_t)((ibv_access & IBV_ACCESS_LOCAL_WRITE ? MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_LOCAL_WRITE : 0) |
 			 (ibv_access & IBV_ACCESS_REMOTE_WRITE ? MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_REMOTE_WRITE : 0) |
@@ -482,7 +482,7 @@ static inline uint8_t fv_mkey_access(unsigned ibv_access)
  * binding) or 0xffffff (type 1, or an invalidate) above it; a bind's rights and range, or
  * the free bit. Only the fields above are stored.
  */
-static inline uint8_t *fv_wqe_mkey(const struct fv_ring *r, uint8_t *p, uint8_t type, uint32_t new_rkey,
+static inline uint8_t *fv__wqe_mkey(const struct fv_ring *r, uint8_t *p, uint8_t type, uint32_t new_rkey,
 				   uint32_t qpn, const struct ibv_mw_bind_info *b, unsigned how)
 {
 	struct mlx5_wqe_mkey_context_seg *m = (struct mlx5_wqe_mkey_context_seg *)p;
@@ -490,23 +490,23 @@ static inline uint8_t *fv_wqe_mkey(const struct fv_ring *r, uint8_t *p, uint8_t 
 
 	m->qpn_mkey = htobe32((new_rkey & 0xff) | (type == IBV_MW_TYPE_1 || !len ? 0xffffff00u : qpn << 8));
 	if (len) {
-		m->access_flags = fv_mkey_access(b->mw_access_flags);
+		m->access_flags = fv__mkey_access(b->mw_access_flags);
 		m->free = 0;
 		m->start_addr = b->mw_access_flags & IBV_ACCESS_ZERO_BASED ? 0 : htobe64(b->addr);
 		m->len = htobe64(len);
 	} else {
 		m->free = MLX5_WQE_MKEY_CONTEXT_FREE;
 	}
-	return fv_ring_add(r, p, FV_UMR_MKEY_UNITS * FV_DS, how);
+	return fv__ring_add(r, p, FV_UMR_MKEY_UNITS * FV_DS, how);
 }
 
 /* The translation block of a bind: the KLM naming the MR's range, then zeros. */
-static inline uint8_t *fv_wqe_klm(const struct fv_ring *r, uint8_t *p, const struct ibv_mw_bind_info *b,
+static inline uint8_t *fv__wqe_klm(const struct fv_ring *r, uint8_t *p, const struct ibv_mw_bind_info *b,
 				  unsigned how)
 {
-	p = fv_unit_write(r, p, fv_data_image((uint32_t)b->length, b->mr->lkey, b->addr), how);
+	p = fv__unit_write(r, p, fv__data_image((uint32_t)b->length, b->mr->lkey, b->addr), how);
 	for (unsigned i = 1; i < FV_UMR_KLM_UNITS; i++)
-		p = fv_unit_write(r, p, FV_IMAGE(0, 0), how);
+		p = fv__unit_write(r, p, FV_IMAGE(0, 0), how);
 	return p;
 }
 

@@ -1,6 +1,6 @@
 /*
  * Compiled, not run (tools/check-codegen.sh): the payload a request points at must be stored
- * before the send doorbell's barrier (the "# fv_dma_wmb_sq" marker), wherever it lives. Each
+ * before the send doorbell's barrier (the "# fv__dma_wmb_sq" marker), wherever it lives. Each
  * probe_* function stores FV_PAYLOAD (0x5a5a5a5a) into its payload, then posts an RDMA WRITE
  * of it and rings, in straight-line code (in a loop, the order of the text is not the order
  * of execution). Each then stores 0 over the payload, as if reusing the buffer: a compiler
@@ -76,7 +76,7 @@ void probe_known_ring(uint32_t lkey)
 void probe_barrier_global(struct fv_rc *rc)
 {
 	payload_buf[0] = FV_PAYLOAD;
-	fv_dma_wmb_sq(rc->qp.sq.ring.buf);
+	fv__dma_wmb_sq(rc->qp.sq.ring.buf);
 	payload_buf[0] = 0;
 }
 
@@ -86,7 +86,7 @@ void probe_barrier_stack(struct fv_rc *rc)
 
 	keep(buf);
 	buf[0] = FV_PAYLOAD;
-	fv_dma_wmb_sq(rc->qp.sq.ring.buf);
+	fv__dma_wmb_sq(rc->qp.sq.ring.buf);
 	buf[0] = 0;
 }
 
@@ -97,7 +97,7 @@ void probe_barrier_known_ring(void)
 	if (known_init(&rc))
 		return;
 	payload_buf[0] = FV_PAYLOAD;
-	fv_dma_wmb_sq(rc.qp.sq.ring.buf);
+	fv__dma_wmb_sq(rc.qp.sq.ring.buf);
 	payload_buf[0] = 0;
 	fv_qp_cleanup(&rc.qp);
 }
@@ -108,7 +108,7 @@ void probe_barrier_own_ring(void)
 	struct fv_ring ring = { .buf = known_sq, .end = known_sq + sizeof(known_sq) };
 
 	payload_buf[0] = FV_PAYLOAD;
-	fv_dma_wmb_sq(ring.buf);
+	fv__dma_wmb_sq(ring.buf);
 	payload_buf[0] = 0;
 }
 
@@ -119,6 +119,6 @@ void probe_barrier_own_ring_stack(void)
 
 	keep(buf);
 	buf[0] = FV_PAYLOAD;
-	fv_dma_wmb_sq(ring.buf);
+	fv__dma_wmb_sq(ring.buf);
 	buf[0] = 0;
 }

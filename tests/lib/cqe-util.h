@@ -54,7 +54,7 @@ static inline void tqp_init(struct tqp *t, const struct tqp_cfg *c)
 		.sq_sig_all = c->sq_sig_all,
 	};
 	cr_assert_eq(fv_qp_init_geom(&t->qp, &g), 0);
-	fv_sq_set_pi(&t->qp.sq, c->start_pi);
+	fv__sq_set_pi(&t->qp.sq, c->start_pi);
 }
 
 static inline void tqp_free(struct tqp *t)
@@ -222,23 +222,23 @@ static inline uint32_t cqe_post_send(struct fv_qp *qp, uint8_t opcode, unsigned 
 		    opcode == MLX5_OPCODE_ATOMIC_FA;
 	int atomic = opcode == MLX5_OPCODE_ATOMIC_CS || opcode == MLX5_OPCODE_ATOMIC_FA;
 	unsigned ds = 1 + (qp->qpt == FV_QPT_XRC) + raddr + atomic + (unsigned)nsge;
-	unsigned nbb = fv_ds_to_bb(ds);
+	unsigned nbb = fv__ds_to_bb(ds);
 	__be32 fm;
 
-	cr_assert(fv_sq_take(sq, flags, nbb, &fm), "room for %u WQEBBs", nbb);
-	uint8_t *p = fv_sq_next_wqe(sq);
+	cr_assert(fv__sq_take(sq, flags, nbb, &fm), "room for %u WQEBBs", nbb);
+	uint8_t *p = fv__sq_next_wqe(sq);
 	uint32_t at = sq->pi;
 
-	p = fv_wqe_ctrl(p, sq->pi, 0, opcode, sq->qpn_be, ds, fm, 0);
+	p = fv__wqe_ctrl(p, sq->pi, 0, opcode, sq->qpn_be, ds, fm, 0);
 	if (qp->qpt == FV_QPT_XRC)
-		p = fv_wqe_xrc(&sq->ring, p, 0x55, true);
+		p = fv__wqe_xrc(&sq->ring, p, 0x55, true);
 	if (raddr)
-		p = fv_wqe_raddr(&sq->ring, p, 0x20001000, 0xabcd1234, true);
+		p = fv__wqe_raddr(&sq->ring, p, 0x20001000, 0xabcd1234, true);
 	if (atomic)
-		p = fv_wqe_atomic(&sq->ring, p, 1, 2, true);
+		p = fv__wqe_atomic(&sq->ring, p, 1, 2, true);
 	for (int i = 0; i < nsge; i++)
-		p = fv_wqe_data(&sq->ring, p, atomic ? 8 : sgl[i].length, sgl[i].lkey, sgl[i].addr, true);
-	fv_sq_commit(sq, wr_id, flags, nbb);
+		p = fv__wqe_data(&sq->ring, p, atomic ? 8 : sgl[i].length, sgl[i].lkey, sgl[i].addr, true);
+	fv__sq_commit(sq, wr_id, flags, nbb);
 	return at;
 }
 

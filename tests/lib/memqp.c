@@ -31,7 +31,7 @@ void memqp_init(struct memqp *m, const struct memqp_cfg *c)
 	};
 	cr_assert_eq(fv_qp_init_geom(&m->qp, &g), 0);
 	/* Counters wider than 16 bits: start the producer where the test asked. */
-	fv_sq_set_pi(&m->qp.sq, c->start_pi);
+	fv__sq_set_pi(&m->qp.sq, c->start_pi);
 }
 
 void memqp_free(struct memqp *m)
@@ -56,7 +56,7 @@ uint8_t *memqp_block(const struct memqp *m, uint32_t idx)
 bool memqp_forced(const struct memqp *m, uint32_t idx)
 {
 	return (memqp_block(m, idx)[11] & MLX5_WQE_CTRL_CQ_UPDATE) &&
-	       fv_sq_forced_wqe(&m->qp.sq, idx);
+	       fv__sq_forced_wqe(&m->qp.sq, idx);
 }
 
 const char *hexstr(const void *p, size_t n)

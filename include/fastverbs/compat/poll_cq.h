@@ -18,7 +18,7 @@ FV_EXTERN_C_BEGIN
  */
 static inline __attribute__((always_inline)) int fv_poll_cq(struct fv_cq *cq, int n, struct ibv_wc *wc)
 {
-	return fv_cq_poll_core(cq, wc, n, 1);
+	return fv__cq_poll_core(cq, wc, n, 1);
 }
 
 FV_EXTERN_C_END

@@ -24,7 +24,7 @@
 FV_EXTERN_C_BEGIN
 
 /* fm_ce_se bits for the IBV_SEND_* flags that have one (bits 0..2): a lookup. */
-static inline unsigned fv_send_flags(unsigned ibv_flags)
+static inline unsigned fv__send_flags(unsigned ibv_flags)
 {
 	static const uint8_t fm[8] = {
 		0, FV_FENCE, FV_SIGNALED, FV_FENCE | FV_SIGNALED, FV_SOLICITED, FV_FENCE | FV_SOLICITED,
@@ -40,13 +40,13 @@ static inline unsigned fv_send_flags(unsigned ibv_flags)
  * FV_IP_CSUM for IBV_SEND_IP_CSUM on a raw Ethernet QP; elsewhere libmlx5 ignores the flag,
  * and so does fastverbs.
  */
-static inline unsigned fv_send_csum(enum fv_qpt qpt, unsigned ibv_flags)
+static inline unsigned fv__send_csum(enum fv_qpt qpt, unsigned ibv_flags)
 {
 	return qpt == FV_QPT_RAW && (ibv_flags & IBV_SEND_IP_CSUM) ? (unsigned)FV_IP_CSUM : 0u;
 }
 
 /* Total inline bytes of wr's SGEs, or UINT32_MAX if it cannot fit any QP. */
-static inline uint32_t fv_sgl_bytes(const struct ibv_sge *sgl, int n)
+static inline uint32_t fv__sgl_bytes(const struct ibv_sge *sgl, int n)
 {
 	uint64_t total = 0;
 
@@ -57,10 +57,10 @@ static inline uint32_t fv_sgl_bytes(const struct ibv_sge *sgl, int n)
 
 /*
  * Check one WR against the table and the QP's caps and build it. 0 or an errno. The general
- * path, table-driven (one copy, not inlined): fv_post_send_list sends here what the fast
+ * path, table-driven (one copy, not inlined): fv__post_send_list sends here what the fast
  * path does not build.
  */
-static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, const struct ibv_send_wr *wr)
+static __attribute__((noinline, unused)) int fv__post_send_one(struct fv_qp *qp, const struct ibv_send_wr *wr)
 {
 	const struct fv_op_info *info;
 
@@ -77,7 +77,7 @@ static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, 
 	/* Initialized, not memset: the compiler then keeps the fields in registers. */
 	struct fv_req r = FV_ZERO_INIT;
 	/* the conversion the fast path uses too (post_send_ops.h) */
-	int err = fv_send_wr_req(qp, wr, fv_send_flags(wr->send_flags) | fv_send_csum(qp->qpt, wr->send_flags),
+	int err = fv__send_wr_req(qp, wr, fv__send_flags(wr->send_flags) | fv__send_csum(qp->qpt, wr->send_flags),
 				 wr->num_sge, &r);
 
 	if (err)
@@ -87,16 +87,16 @@ static __attribute__((noinline, unused)) int fv_post_send_one(struct fv_qp *qp, 
 		if (info->payload == FV_PAYLOAD_SGL)
 			return EINVAL;
 		r.payload = FV_PL_INLINE;
-		r.len = fv_sgl_bytes(wr->sg_list, wr->num_sge);
+		r.len = fv__sgl_bytes(wr->sg_list, wr->num_sge);
 	}
-	return fv_build_wqe(qp, qp->qpt, &r);	/* nothing is a constant here: one copy of the body */
+	return fv__build_wqe(qp, qp->qpt, &r);	/* nothing is a constant here: one copy of the body */
 }
 
 /*
  * A raw Ethernet WR of one SGE, not inline: SEND or TSO through the Ethernet builder's
  * inline cases (eth.h). Whether it built the WR; if not, nothing was written.
  */
-static inline __attribute__((always_inline)) bool fv_post_send_eth_fast(struct fv_qp *qp, const struct ibv_send_wr *wr)
+static inline __attribute__((always_inline)) bool fv__post_send_eth_fast(struct fv_qp *qp, const struct ibv_send_wr *wr)
 {
 	uint32_t pi = qp->sq.pi;
 	unsigned nbb;
@@ -107,54 +107,54 @@ static inline __attribute__((always_inline)) bool fv_post_send_eth_fast(struct f
 
 	struct fv_req r = FV_ZERO_INIT;
 
-	r.wr_id = wr->wr_id, r.flags = fv_send_flags(wr->send_flags) | fv_send_csum(FV_QPT_RAW, wr->send_flags);
+	r.wr_id = wr->wr_id, r.flags = fv__send_flags(wr->send_flags) | fv__send_csum(FV_QPT_RAW, wr->send_flags);
 	r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1, r.from_wr = true;
 	r.opcode = MLX5_OPCODE_SEND;
 	if (wr->opcode == IBV_WR_TSO) {
 		r.opcode = MLX5_OPCODE_TSO, r.segs = FV_SEG_TSO;
 		r.hdr = wr->tso.hdr, r.hdr_sz = wr->tso.hdr_sz, r.mss = wr->tso.mss;
 	}
-	nbb = fv_build_eth_fast(qp, &r, pi);
+	nbb = fv__build_eth_fast(qp, &r, pi);
 	if (!nbb)
 		return false;
-	fv_sq_advance(&qp->sq, pi, nbb);
+	fv__sq_advance(&qp->sq, pi, nbb);
 	return true;
 }
 
 /*
- * Whether fv_post_send_fast built wr (one SGE, inline or not, on a QP of type qpt). Inline or
+ * Whether fv__post_send_fast built wr (one SGE, inline or not, on a QP of type qpt). Inline or
  * not is a constant in each call: the WRs that are not pay nothing for those that are.
  */
 static inline __attribute__((always_inline)) bool
-fv_post_send_fast_wr(struct fv_qp *qp, const enum fv_qpt qpt, const struct ibv_send_wr *wr)
+fv__post_send_fast_wr(struct fv_qp *qp, const enum fv_qpt qpt, const struct ibv_send_wr *wr)
 {
-	unsigned flags = fv_send_flags(wr->send_flags);
+	unsigned flags = fv__send_flags(wr->send_flags);
 
 	if (qpt == FV_QPT_RAW)
-		return fv_post_send_eth_fast(qp, wr);
+		return fv__post_send_eth_fast(qp, wr);
 	if (wr->num_sge != 1 || !qp->max_send_sge)
 		return false;
 	if (__builtin_expect(wr->send_flags & IBV_SEND_INLINE, 0))
-		return !fv_post_send_fast(qp, qpt, wr, flags, true);
-	return !fv_post_send_fast(qp, qpt, wr, flags, false);
+		return !fv__post_send_fast(qp, qpt, wr, flags, true);
+	return !fv__post_send_fast(qp, qpt, wr, flags, false);
 }
 
 /*
  * fv_post_send for a QP of type qpt, a constant: a WR of one SGE, inline or not (most WRs),
- * goes straight into the builder of its (QP type, opcode), as with the typed builders; whatever that does not build, fv_post_send_one does, outside the loop of the
+ * goes straight into the builder of its (QP type, opcode), as with the typed builders; whatever that does not build, fv__post_send_one does, outside the loop of the
  * fast path (a call in it would make the compiler read the ring's fields again for every WR).
  */
 static inline __attribute__((always_inline)) int
-fv_post_send_list(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+fv__post_send_list(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	for (;;) {
 		int err;
 
-		while (wr && fv_post_send_fast_wr(qp, qpt, wr))
+		while (wr && fv__post_send_fast_wr(qp, qpt, wr))
 			wr = wr->next;
 		if (!wr)
 			return 0;
-		err = fv_post_send_one(qp, wr);
+		err = fv__post_send_one(qp, wr);
 		if (err) {
 			*bad_wr = wr;
 			return err;
@@ -173,22 +173,22 @@ static inline int fv_post_send(struct fv_qp *qp, struct ibv_send_wr *wr, struct 
 
 	switch (qp->qpt) {
 	case FV_QPT_RC:
-		err = fv_post_send_list(qp, FV_QPT_RC, wr, bad_wr);
+		err = fv__post_send_list(qp, FV_QPT_RC, wr, bad_wr);
 		break;
 	case FV_QPT_UC:
-		err = fv_post_send_list(qp, FV_QPT_UC, wr, bad_wr);
+		err = fv__post_send_list(qp, FV_QPT_UC, wr, bad_wr);
 		break;
 	case FV_QPT_UD:
-		err = fv_post_send_list(qp, FV_QPT_UD, wr, bad_wr);
+		err = fv__post_send_list(qp, FV_QPT_UD, wr, bad_wr);
 		break;
 	case FV_QPT_RAW:
-		err = fv_post_send_list(qp, FV_QPT_RAW, wr, bad_wr);
+		err = fv__post_send_list(qp, FV_QPT_RAW, wr, bad_wr);
 		break;
 	default:
-		err = fv_post_send_list(qp, FV_QPT_XRC, wr, bad_wr);
+		err = fv__post_send_list(qp, FV_QPT_XRC, wr, bad_wr);
 		break;
 	}
-	fv_sq_ring(&qp->sq);
+	fv__sq_ring(&qp->sq);
 	return err;
 }
 

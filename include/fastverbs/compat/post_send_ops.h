@@ -131,20 +131,20 @@ static_assert(IBV_WR_TSO == 10, "fv_op_table slot");
 static_assert(IBV_WR_LOCAL_INV == 7, "fv_op_table slot");
 
 /*
- * fv_send_wr_send: the request of an SEND WR but its destination, as
+ * fv__send_wr_send: the request of an SEND WR but its destination, as
  * fv_<qpt>_send builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv_send_wr_send(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV_ALWAYS_INLINE void fv__send_wr_send(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_SEND;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
 }
 
 /*
- * fv_send_wr_send_imm: the request of an SEND_WITH_IMM WR but its destination, as
+ * fv__send_wr_send_imm: the request of an SEND_WITH_IMM WR but its destination, as
  * fv_<qpt>_send_imm builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv_send_wr_send_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV_ALWAYS_INLINE void fv__send_wr_send_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_SEND_IMM;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -152,10 +152,10 @@ static FV_ALWAYS_INLINE void fv_send_wr_send_imm(struct fv_req *r, const struct 
 }
 
 /*
- * fv_send_wr_send_inv: the request of an SEND_WITH_INV WR but its destination, as
+ * fv__send_wr_send_inv: the request of an SEND_WITH_INV WR but its destination, as
  * fv_<qpt>_send_inv builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv_send_wr_send_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV_ALWAYS_INLINE void fv__send_wr_send_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_SEND_INVAL;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -163,10 +163,10 @@ static FV_ALWAYS_INLINE void fv_send_wr_send_inv(struct fv_req *r, const struct 
 }
 
 /*
- * fv_send_wr_write: the request of an RDMA_WRITE WR but its destination, as
+ * fv__send_wr_write: the request of an RDMA_WRITE WR but its destination, as
  * fv_<qpt>_write builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv_send_wr_write(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV_ALWAYS_INLINE void fv__send_wr_write(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_RDMA_WRITE;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -176,10 +176,10 @@ static FV_ALWAYS_INLINE void fv_send_wr_write(struct fv_req *r, const struct ibv
 }
 
 /*
- * fv_send_wr_write_imm: the request of an RDMA_WRITE_WITH_IMM WR but its destination, as
+ * fv__send_wr_write_imm: the request of an RDMA_WRITE_WITH_IMM WR but its destination, as
  * fv_<qpt>_write_imm builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv_send_wr_write_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV_ALWAYS_INLINE void fv__send_wr_write_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -190,10 +190,10 @@ static FV_ALWAYS_INLINE void fv_send_wr_write_imm(struct fv_req *r, const struct
 }
 
 /*
- * fv_send_wr_read: the request of an RDMA_READ WR but its destination, as
+ * fv__send_wr_read: the request of an RDMA_READ WR but its destination, as
  * fv_<qpt>_read builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv_send_wr_read(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV_ALWAYS_INLINE void fv__send_wr_read(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_RDMA_READ;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -203,10 +203,10 @@ static FV_ALWAYS_INLINE void fv_send_wr_read(struct fv_req *r, const struct ibv_
 }
 
 /*
- * fv_send_wr_cas: the request of an ATOMIC_CMP_AND_SWP WR but its destination, as
+ * fv__send_wr_cas: the request of an ATOMIC_CMP_AND_SWP WR but its destination, as
  * fv_<qpt>_cas builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv_send_wr_cas(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV_ALWAYS_INLINE void fv__send_wr_cas(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_ATOMIC_CS;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -218,10 +218,10 @@ static FV_ALWAYS_INLINE void fv_send_wr_cas(struct fv_req *r, const struct ibv_s
 }
 
 /*
- * fv_send_wr_fadd: the request of an ATOMIC_FETCH_AND_ADD WR but its destination, as
+ * fv__send_wr_fadd: the request of an ATOMIC_FETCH_AND_ADD WR but its destination, as
  * fv_<qpt>_fadd builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv_send_wr_fadd(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV_ALWAYS_INLINE void fv__send_wr_fadd(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_ATOMIC_FA;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -232,10 +232,10 @@ static FV_ALWAYS_INLINE void fv_send_wr_fadd(struct fv_req *r, const struct ibv_
 }
 
 /*
- * fv_send_wr_bind_mw: the request of an BIND_MW WR but its destination, as
+ * fv__send_wr_bind_mw: the request of an BIND_MW WR but its destination, as
  * fv_<qpt>_bind_mw builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv_send_wr_bind_mw(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV_ALWAYS_INLINE void fv__send_wr_bind_mw(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_UMR;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -247,10 +247,10 @@ static FV_ALWAYS_INLINE void fv_send_wr_bind_mw(struct fv_req *r, const struct i
 }
 
 /*
- * fv_send_wr_send_tso: the request of an TSO WR but its destination, as
+ * fv__send_wr_send_tso: the request of an TSO WR but its destination, as
  * fv_<qpt>_send_tso builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv_send_wr_send_tso(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV_ALWAYS_INLINE void fv__send_wr_send_tso(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_TSO;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -261,10 +261,10 @@ static FV_ALWAYS_INLINE void fv_send_wr_send_tso(struct fv_req *r, const struct 
 }
 
 /*
- * fv_send_wr_local_inv: the request of an LOCAL_INV WR but its destination, as
+ * fv__send_wr_local_inv: the request of an LOCAL_INV WR but its destination, as
  * fv_<qpt>_local_inv builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv_send_wr_local_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV_ALWAYS_INLINE void fv__send_wr_local_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_UMR;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -273,8 +273,8 @@ static FV_ALWAYS_INLINE void fv_send_wr_local_inv(struct fv_req *r, const struct
 	r->imm = htobe32(wr->invalidate_rkey);
 }
 
-/* The destination of a WR on a QP of type qpt; av: its ibv_ah's (fv_qp_av), where qpt has one. */
-static FV_ALWAYS_INLINE void fv_send_wr_dest(const enum fv_qpt qpt, const struct ibv_send_wr *wr,
+/* The destination of a WR on a QP of type qpt; av: its ibv_ah's (fv__qp_av), where qpt has one. */
+static FV_ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const struct ibv_send_wr *wr,
 					    const struct mlx5_wqe_av *av, struct fv_req *r)
 {
 	(void)wr, (void)av, (void)r;
@@ -295,71 +295,71 @@ static FV_ALWAYS_INLINE void fv_send_wr_dest(const enum fv_qpt qpt, const struct
 }
 
 /*
- * fv_post_send_one's conversion (compat/post_send.h): wr into r (fv_send_wr_<op>, flags,
+ * fv__post_send_one's conversion (compat/post_send.h): wr into r (fv__send_wr_<op>, flags,
  * nsge SGEs) with its destination. 0, or EINVAL for a WR with nothing to convert: an opcode ops.def does
  * not have, a window bind without a window or with a length and no MR (libmlx5 dereferences
  * both), a UD WR without a known address handle.
  */
-static FV_ALWAYS_INLINE int fv_send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,
+static FV_ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,
 					  int nsge, struct fv_req *r)
 {
 	const struct mlx5_wqe_av *av;
 
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
-		fv_send_wr_send(r, wr, flags, nsge);
+		fv__send_wr_send(r, wr, flags, nsge);
 		break;
 	case IBV_WR_SEND_WITH_IMM:
-		fv_send_wr_send_imm(r, wr, flags, nsge);
+		fv__send_wr_send_imm(r, wr, flags, nsge);
 		break;
 	case IBV_WR_SEND_WITH_INV:
-		fv_send_wr_send_inv(r, wr, flags, nsge);
+		fv__send_wr_send_inv(r, wr, flags, nsge);
 		break;
 	case IBV_WR_RDMA_WRITE:
-		fv_send_wr_write(r, wr, flags, nsge);
+		fv__send_wr_write(r, wr, flags, nsge);
 		break;
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		fv_send_wr_write_imm(r, wr, flags, nsge);
+		fv__send_wr_write_imm(r, wr, flags, nsge);
 		break;
 	case IBV_WR_RDMA_READ:
-		fv_send_wr_read(r, wr, flags, nsge);
+		fv__send_wr_read(r, wr, flags, nsge);
 		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		fv_send_wr_cas(r, wr, flags, nsge);
+		fv__send_wr_cas(r, wr, flags, nsge);
 		break;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		fv_send_wr_fadd(r, wr, flags, nsge);
+		fv__send_wr_fadd(r, wr, flags, nsge);
 		break;
 	case IBV_WR_BIND_MW:
 		if (!wr->bind_mw.mw || (wr->bind_mw.bind_info.length && !wr->bind_mw.bind_info.mr))
 			return EINVAL;
-		fv_send_wr_bind_mw(r, wr, flags, nsge);
+		fv__send_wr_bind_mw(r, wr, flags, nsge);
 		break;
 	case IBV_WR_TSO:
-		fv_send_wr_send_tso(r, wr, flags, nsge);
+		fv__send_wr_send_tso(r, wr, flags, nsge);
 		break;
 	case IBV_WR_LOCAL_INV:
-		fv_send_wr_local_inv(r, wr, flags, nsge);
+		fv__send_wr_local_inv(r, wr, flags, nsge);
 		break;
 	default:
 		return EINVAL;
 	}
 	av = NULL;
-	if (qp->qpt == FV_QPT_UD && (!wr->wr.ud.ah || !(av = fv_qp_av(qp, wr->wr.ud.ah))))
+	if (qp->qpt == FV_QPT_UD && (!wr->wr.ud.ah || !(av = fv__qp_av(qp, wr->wr.ud.ah))))
 		return EINVAL;
-	fv_send_wr_dest(qp->qpt, wr, av, r);
+	fv__send_wr_dest(qp->qpt, wr, av, r);
 	return 0;
 }
 
 /*
  * fv_post_send's fast dispatch (compat/post_send.h): wr, one SGE, on a QP of type qpt (a
  * constant where it is inlined), built as by the typed builder of its opcode, with
- * fm_ce_se flags, inline if inl (fv_build_wr1). Returns 0, or -1 (nothing written) for a
+ * fm_ce_se flags, inline if inl (fv__build_wr1). Returns 0, or -1 (nothing written) for a
  * WR it does not build: an operation the QP type does not allow, inline data on one
  * that takes none, a UD WR without a known address handle, or one the fast path leaves
  * to the general one.
  */
-static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qpt qpt,
+static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_qpt qpt,
 					      const struct ibv_send_wr *wr, unsigned flags, bool inl)
 {
 	switch (qpt) {
@@ -369,36 +369,36 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_send(&r, wr, flags, 1);
-				return fv_build_wr1(qp, FV_QPT_RC, &r, inl);
+				fv__send_wr_send(&r, wr, flags, 1);
+				return fv__build_wr1(qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_send_imm(&r, wr, flags, 1);
-				return fv_build_wr1(qp, FV_QPT_RC, &r, inl);
+				fv__send_wr_send_imm(&r, wr, flags, 1);
+				return fv__build_wr1(qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_INV:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_send_inv(&r, wr, flags, 1);
-				return fv_build_wr1(qp, FV_QPT_RC, &r, inl);
+				fv__send_wr_send_inv(&r, wr, flags, 1);
+				return fv__build_wr1(qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_write(&r, wr, flags, 1);
-				return fv_build_wr1(qp, FV_QPT_RC, &r, inl);
+				fv__send_wr_write(&r, wr, flags, 1);
+				return fv__build_wr1(qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_write_imm(&r, wr, flags, 1);
-				return fv_build_wr1(qp, FV_QPT_RC, &r, inl);
+				fv__send_wr_write_imm(&r, wr, flags, 1);
+				return fv__build_wr1(qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_RDMA_READ:
 			if (inl)
@@ -406,8 +406,8 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_read(&r, wr, flags, 1);
-				return fv_build_wr1(qp, FV_QPT_RC, &r, false);
+				fv__send_wr_read(&r, wr, flags, 1);
+				return fv__build_wr1(qp, FV_QPT_RC, &r, false);
 			}
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
@@ -415,8 +415,8 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_cas(&r, wr, flags, 1);
-				return fv_build_wr1(qp, FV_QPT_RC, &r, false);
+				fv__send_wr_cas(&r, wr, flags, 1);
+				return fv__build_wr1(qp, FV_QPT_RC, &r, false);
 			}
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
@@ -424,8 +424,8 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_fadd(&r, wr, flags, 1);
-				return fv_build_wr1(qp, FV_QPT_RC, &r, false);
+				fv__send_wr_fadd(&r, wr, flags, 1);
+				return fv__build_wr1(qp, FV_QPT_RC, &r, false);
 			}
 		default:
 			return -1;
@@ -436,36 +436,36 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_send(&r, wr, flags, 1);
-				return fv_build_wr1(qp, FV_QPT_UC, &r, inl);
+				fv__send_wr_send(&r, wr, flags, 1);
+				return fv__build_wr1(qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_send_imm(&r, wr, flags, 1);
-				return fv_build_wr1(qp, FV_QPT_UC, &r, inl);
+				fv__send_wr_send_imm(&r, wr, flags, 1);
+				return fv__build_wr1(qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_INV:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_send_inv(&r, wr, flags, 1);
-				return fv_build_wr1(qp, FV_QPT_UC, &r, inl);
+				fv__send_wr_send_inv(&r, wr, flags, 1);
+				return fv__build_wr1(qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_write(&r, wr, flags, 1);
-				return fv_build_wr1(qp, FV_QPT_UC, &r, inl);
+				fv__send_wr_write(&r, wr, flags, 1);
+				return fv__build_wr1(qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_write_imm(&r, wr, flags, 1);
-				return fv_build_wr1(qp, FV_QPT_UC, &r, inl);
+				fv__send_wr_write_imm(&r, wr, flags, 1);
+				return fv__build_wr1(qp, FV_QPT_UC, &r, inl);
 			}
 		default:
 			return -1;
@@ -475,24 +475,24 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
-			if (!wr->wr.ud.ah || !(av = fv_qp_av(qp, wr->wr.ud.ah)))
+			if (!wr->wr.ud.ah || !(av = fv__qp_av(qp, wr->wr.ud.ah)))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_send(&r, wr, flags, 1);
-				fv_send_wr_dest(FV_QPT_UD, wr, av, &r);
-				return fv_build_wr1(qp, FV_QPT_UD, &r, inl);
+				fv__send_wr_send(&r, wr, flags, 1);
+				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
+				return fv__build_wr1(qp, FV_QPT_UD, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
-			if (!wr->wr.ud.ah || !(av = fv_qp_av(qp, wr->wr.ud.ah)))
+			if (!wr->wr.ud.ah || !(av = fv__qp_av(qp, wr->wr.ud.ah)))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_send_imm(&r, wr, flags, 1);
-				fv_send_wr_dest(FV_QPT_UD, wr, av, &r);
-				return fv_build_wr1(qp, FV_QPT_UD, &r, inl);
+				fv__send_wr_send_imm(&r, wr, flags, 1);
+				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
+				return fv__build_wr1(qp, FV_QPT_UD, &r, inl);
 			}
 		default:
 			return -1;
@@ -504,41 +504,41 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_send(&r, wr, flags, 1);
-				fv_send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv_build_wr1(qp, FV_QPT_XRC, &r, inl);
+				fv__send_wr_send(&r, wr, flags, 1);
+				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
+				return fv__build_wr1(qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_send_imm(&r, wr, flags, 1);
-				fv_send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv_build_wr1(qp, FV_QPT_XRC, &r, inl);
+				fv__send_wr_send_imm(&r, wr, flags, 1);
+				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
+				return fv__build_wr1(qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_INV:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_send_inv(&r, wr, flags, 1);
-				fv_send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv_build_wr1(qp, FV_QPT_XRC, &r, inl);
+				fv__send_wr_send_inv(&r, wr, flags, 1);
+				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
+				return fv__build_wr1(qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_write(&r, wr, flags, 1);
-				fv_send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv_build_wr1(qp, FV_QPT_XRC, &r, inl);
+				fv__send_wr_write(&r, wr, flags, 1);
+				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
+				return fv__build_wr1(qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_write_imm(&r, wr, flags, 1);
-				fv_send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv_build_wr1(qp, FV_QPT_XRC, &r, inl);
+				fv__send_wr_write_imm(&r, wr, flags, 1);
+				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
+				return fv__build_wr1(qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_RDMA_READ:
 			if (inl)
@@ -546,9 +546,9 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_read(&r, wr, flags, 1);
-				fv_send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv_build_wr1(qp, FV_QPT_XRC, &r, false);
+				fv__send_wr_read(&r, wr, flags, 1);
+				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
+				return fv__build_wr1(qp, FV_QPT_XRC, &r, false);
 			}
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
@@ -556,9 +556,9 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_cas(&r, wr, flags, 1);
-				fv_send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv_build_wr1(qp, FV_QPT_XRC, &r, false);
+				fv__send_wr_cas(&r, wr, flags, 1);
+				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
+				return fv__build_wr1(qp, FV_QPT_XRC, &r, false);
 			}
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
@@ -566,9 +566,9 @@ static FV_ALWAYS_INLINE int fv_post_send_fast(struct fv_qp *qp, const enum fv_qp
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
-				fv_send_wr_fadd(&r, wr, flags, 1);
-				fv_send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv_build_wr1(qp, FV_QPT_XRC, &r, false);
+				fv__send_wr_fadd(&r, wr, flags, 1);
+				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
+				return fv__build_wr1(qp, FV_QPT_XRC, &r, false);
 			}
 		default:
 			return -1;

@@ -61,13 +61,13 @@ struct fv_rdma {
 };
 
 /* The receive CQ of r. */
-static inline struct fv_rdma_cq *fv_rdma_rcq(struct fv_rdma *r)
+static inline struct fv_rdma_cq *fv__rdma_rcq(struct fv_rdma *r)
 {
 	return &r->cq[r->cq[1].cq.ibcq != NULL];
 }
 
 /* errno = err and -1, or 0: the rdma_* return convention (librdmacm's rdma_seterrno). */
-static inline int fv_rdma_seterrno(int err)
+static inline int fv__rdma_seterrno(int err)
 {
 	if (err) {
 		errno = err;
@@ -77,7 +77,7 @@ static inline int fv_rdma_seterrno(int err)
 }
 
 /* Take over ibcq as c; its channel is the id's (if given) or the one it was created with. */
-static inline int fv_rdma_cq_init(struct fv_rdma_cq *c, struct ibv_cq *ibcq, struct ibv_comp_channel *channel)
+static inline int fv__rdma_cq_init(struct fv_rdma_cq *c, struct ibv_cq *ibcq, struct ibv_comp_channel *channel)
 {
 	int err = fv_cq_init(&c->cq, ibcq);
 
@@ -101,18 +101,18 @@ static inline int fv_rdma_init(struct fv_rdma *r, struct rdma_cm_id *id)
 
 	memset(r, 0, sizeof(*r));
 	if (!id || !id->qp)
-		return fv_rdma_seterrno(EINVAL);
+		return fv__rdma_seterrno(EINVAL);
 	scq = id->send_cq ? id->send_cq : id->qp->send_cq;
 	rcq = id->recv_cq ? id->recv_cq : id->qp->recv_cq;
 	if (!scq || !rcq)
-		return fv_rdma_seterrno(EINVAL);
+		return fv__rdma_seterrno(EINVAL);
 	err = fv_qp_init(&r->qp, id->qp);
 	if (err)
-		return fv_rdma_seterrno(err);
+		return fv__rdma_seterrno(err);
 	r->id = id;
-	err = fv_rdma_cq_init(&r->cq[0], scq, scq == id->send_cq ? id->send_cq_channel : NULL);
+	err = fv__rdma_cq_init(&r->cq[0], scq, scq == id->send_cq ? id->send_cq_channel : NULL);
 	if (!err && rcq != scq)
-		err = fv_rdma_cq_init(&r->cq[1], rcq, rcq == id->recv_cq ? id->recv_cq_channel : NULL);
+		err = fv__rdma_cq_init(&r->cq[1], rcq, rcq == id->recv_cq ? id->recv_cq_channel : NULL);
 	if (!err && id->srq) {
 		err = fv_srq_init(&r->srq, id->srq);
 		r->has_srq = !err;
@@ -120,7 +120,7 @@ static inline int fv_rdma_init(struct fv_rdma *r, struct rdma_cm_id *id)
 	if (err) {
 		fv_qp_cleanup(&r->qp);
 		memset(r, 0, sizeof(*r));
-		return fv_rdma_seterrno(err);
+		return fv__rdma_seterrno(err);
 	}
 	return 0;
 }
@@ -137,21 +137,21 @@ static inline void fv_rdma_cleanup(struct fv_rdma *r)
 }
 
 /*
- * Post one send WR built by the caller (fv_rdma_wr zeroes it first: no stale fields). Before
+ * Post one send WR built by the caller (fv__rdma_wr zeroes it first: no stale fields). Before
  * the QP has reached RTS (an id not yet connected) libmlx5 refuses every send WR with ENOMEM,
  * its SGE limit being -1 until then: so do these, from the state libibverbs keeps in the QP.
  */
-static inline int fv_rdma_post_wr(struct fv_rdma *r, struct ibv_send_wr *wr)
+static inline int fv__rdma_post_wr(struct fv_rdma *r, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad;
 
 	if (__builtin_expect(r->qp.ibqp->state < IBV_QPS_RTS, 0))
-		return fv_rdma_seterrno(ENOMEM);
-	return fv_rdma_seterrno(fv_post_send(&r->qp, wr, &bad));
+		return fv__rdma_seterrno(ENOMEM);
+	return fv__rdma_seterrno(fv_post_send(&r->qp, wr, &bad));
 }
 
 /* A send WR: context as wr_id, the list sgl, opcode and flags (IBV_SEND_*). */
-static inline void fv_rdma_wr(struct ibv_send_wr *wr, void *context, struct ibv_sge *sgl, int nsge,
+static inline void fv__rdma_wr(struct ibv_send_wr *wr, void *context, struct ibv_sge *sgl, int nsge,
 			      enum ibv_wr_opcode opcode, int flags)
 {
 	memset(wr, 0, sizeof(*wr));
@@ -166,7 +166,7 @@ static inline void fv_rdma_wr(struct ibv_send_wr *wr, void *context, struct ibv_
  * rdma_post_recvv: one receive of the list sgl, on the id's SRQ if it has one, else its RQ.
  * A QP in RESET takes no receive WR (libmlx5: EINVAL; its SGE limit is -1 there).
  */
-static inline int fv_rdma_post_recvv(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge)
+static inline int fv__rdma_post_recvv(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge)
 {
 	struct ibv_recv_wr wr, *bad;
 
@@ -175,49 +175,49 @@ static inline int fv_rdma_post_recvv(struct fv_rdma *r, void *context, struct ib
 	wr.sg_list = sgl;
 	wr.num_sge = nsge;
 	if (r->has_srq)
-		return fv_rdma_seterrno(fv_post_srq_recv(&r->srq, &wr, &bad));
+		return fv__rdma_seterrno(fv_post_srq_recv(&r->srq, &wr, &bad));
 	if (__builtin_expect(r->qp.ibqp->state == IBV_QPS_RESET, 0))
-		return fv_rdma_seterrno(EINVAL);
-	return fv_rdma_seterrno(fv_post_recv(&r->qp, &wr, &bad));
+		return fv__rdma_seterrno(EINVAL);
+	return fv__rdma_seterrno(fv_post_recv(&r->qp, &wr, &bad));
 }
 
 /* rdma_post_sendv: a SEND of the list sgl; flags are IBV_SEND_* (INLINE, SIGNALED, ...). */
-static inline int fv_rdma_post_sendv(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags)
+static inline int fv__rdma_post_sendv(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags)
 {
 	struct ibv_send_wr wr;
 
-	fv_rdma_wr(&wr, context, sgl, nsge, IBV_WR_SEND, flags);
-	return fv_rdma_post_wr(r, &wr);
+	fv__rdma_wr(&wr, context, sgl, nsge, IBV_WR_SEND, flags);
+	return fv__rdma_post_wr(r, &wr);
 }
 
 /* An RDMA READ or WRITE of the list sgl, rkey's memory at remote_addr on the other side. */
-static inline int fv_rdma_post_rdma(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags,
+static inline int fv__rdma_post_rdma(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags,
 				    enum ibv_wr_opcode opcode, uint64_t remote_addr, uint32_t rkey)
 {
 	struct ibv_send_wr wr;
 
-	fv_rdma_wr(&wr, context, sgl, nsge, opcode, flags);
+	fv__rdma_wr(&wr, context, sgl, nsge, opcode, flags);
 	wr.wr.rdma.remote_addr = remote_addr;
 	wr.wr.rdma.rkey = rkey;
-	return fv_rdma_post_wr(r, &wr);
+	return fv__rdma_post_wr(r, &wr);
 }
 
 /* rdma_post_readv: an RDMA READ of rkey's memory at remote_addr into the list sgl. */
-static inline int fv_rdma_post_readv(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags,
+static inline int fv__rdma_post_readv(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags,
 				     uint64_t remote_addr, uint32_t rkey)
 {
-	return fv_rdma_post_rdma(r, context, sgl, nsge, flags, IBV_WR_RDMA_READ, remote_addr, rkey);
+	return fv__rdma_post_rdma(r, context, sgl, nsge, flags, IBV_WR_RDMA_READ, remote_addr, rkey);
 }
 
 /* rdma_post_writev: an RDMA WRITE of the list sgl to rkey's memory at remote_addr. */
-static inline int fv_rdma_post_writev(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags,
+static inline int fv__rdma_post_writev(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags,
 				      uint64_t remote_addr, uint32_t rkey)
 {
-	return fv_rdma_post_rdma(r, context, sgl, nsge, flags, IBV_WR_RDMA_WRITE, remote_addr, rkey);
+	return fv__rdma_post_rdma(r, context, sgl, nsge, flags, IBV_WR_RDMA_WRITE, remote_addr, rkey);
 }
 
 /* One SGE: addr, length, and mr's lkey (0 without mr: inline data needs none). */
-static inline struct ibv_sge fv_rdma_sge(void *addr, size_t length, const struct ibv_mr *mr)
+static inline struct ibv_sge fv__rdma_sge(void *addr, size_t length, const struct ibv_mr *mr)
 {
 	struct ibv_sge sge;
 
@@ -238,18 +238,18 @@ static inline int fv_rdma_post_recv(struct fv_rdma *r, void *context, void *addr
 
 	if (!mr || (uint8_t *)addr < (uint8_t *)mr->addr ||
 	    length > mr->length - (size_t)((uint8_t *)addr - (uint8_t *)mr->addr))
-		return fv_rdma_seterrno(EINVAL);
-	sge = fv_rdma_sge(addr, length, mr);
-	return fv_rdma_post_recvv(r, context, &sge, 1);
+		return fv__rdma_seterrno(EINVAL);
+	sge = fv__rdma_sge(addr, length, mr);
+	return fv__rdma_post_recvv(r, context, &sge, 1);
 }
 
 /* rdma_post_send: a SEND of one buffer; mr may be NULL with IBV_SEND_INLINE. */
 static inline int fv_rdma_post_send(struct fv_rdma *r, void *context, void *addr, size_t length,
 				    struct ibv_mr *mr, int flags)
 {
-	struct ibv_sge sge = fv_rdma_sge(addr, length, mr);
+	struct ibv_sge sge = fv__rdma_sge(addr, length, mr);
 
-	return fv_rdma_post_sendv(r, context, &sge, 1, flags);
+	return fv__rdma_post_sendv(r, context, &sge, 1, flags);
 }
 
 /* rdma_post_read: an RDMA READ into one buffer of mr (EINVAL without mr). */
@@ -259,18 +259,18 @@ static inline int fv_rdma_post_read(struct fv_rdma *r, void *context, void *addr
 	struct ibv_sge sge;
 
 	if (!mr)
-		return fv_rdma_seterrno(EINVAL);
-	sge = fv_rdma_sge(addr, length, mr);
-	return fv_rdma_post_readv(r, context, &sge, 1, flags, remote_addr, rkey);
+		return fv__rdma_seterrno(EINVAL);
+	sge = fv__rdma_sge(addr, length, mr);
+	return fv__rdma_post_readv(r, context, &sge, 1, flags, remote_addr, rkey);
 }
 
 /* rdma_post_write: an RDMA WRITE of one buffer; mr may be NULL with IBV_SEND_INLINE. */
 static inline int fv_rdma_post_write(struct fv_rdma *r, void *context, void *addr, size_t length,
 				     struct ibv_mr *mr, int flags, uint64_t remote_addr, uint32_t rkey)
 {
-	struct ibv_sge sge = fv_rdma_sge(addr, length, mr);
+	struct ibv_sge sge = fv__rdma_sge(addr, length, mr);
 
-	return fv_rdma_post_writev(r, context, &sge, 1, flags, remote_addr, rkey);
+	return fv__rdma_post_writev(r, context, &sge, 1, flags, remote_addr, rkey);
 }
 
 /*
@@ -280,21 +280,21 @@ static inline int fv_rdma_post_write(struct fv_rdma *r, void *context, void *add
 static inline int fv_rdma_post_ud_send(struct fv_rdma *r, void *context, void *addr, size_t length,
 				       struct ibv_mr *mr, int flags, struct ibv_ah *ah, uint32_t remote_qpn)
 {
-	struct ibv_sge sge = fv_rdma_sge(addr, length, mr);
+	struct ibv_sge sge = fv__rdma_sge(addr, length, mr);
 	struct ibv_send_wr wr;
 
-	fv_rdma_wr(&wr, context, &sge, 1, IBV_WR_SEND, flags);
+	fv__rdma_wr(&wr, context, &sge, 1, IBV_WR_SEND, flags);
 	wr.wr.ud.ah = ah;
 	wr.wr.ud.remote_qpn = remote_qpn;
 	wr.wr.ud.remote_qkey = RDMA_UDP_QKEY;
-	return fv_rdma_post_wr(r, &wr);
+	return fv__rdma_post_wr(r, &wr);
 }
 
 /*
  * An event read from a channel: counted for the id's CQ it names, then acknowledged (an event
  * of a CQ that is not the id's too: librdmacm asserts there is none).
  */
-static inline void fv_rdma_take_event(struct fv_rdma *r, struct ibv_cq *ibcq)
+static inline void fv__rdma_take_event(struct fv_rdma *r, struct ibv_cq *ibcq)
 {
 	for (int i = 0; i < 2; i++)
 		if (r->cq[i].cq.ibcq == ibcq)
@@ -303,7 +303,7 @@ static inline void fv_rdma_take_event(struct fv_rdma *r, struct ibv_cq *ibcq)
 }
 
 /* The loop of rdma_get_send_comp / rdma_get_recv_comp on c (see the top of this file). */
-static inline int fv_rdma_get_comp(struct fv_rdma *r, struct fv_rdma_cq *c, struct ibv_wc *wc)
+static inline int fv__rdma_get_comp(struct fv_rdma *r, struct fv_rdma_cq *c, struct ibv_wc *wc)
 {
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
@@ -314,27 +314,27 @@ static inline int fv_rdma_get_comp(struct fv_rdma *r, struct fv_rdma_cq *c, stru
 		if (ret)
 			return ret;	/* 1, or -1 with errno EINVAL (a CQE fastverbs cannot decode) */
 		if (!c->channel)
-			return fv_rdma_seterrno(EINVAL);
+			return fv__rdma_seterrno(EINVAL);
 		fv_cq_arm(&c->cq, &c->arm, 0);
 		ret = fv_poll_cq(&c->cq, 1, wc);
 		if (ret)
 			return ret;
 		if (ibv_get_cq_event(c->channel, &ev_cq, &ev_ctx))
 			return -1;
-		fv_rdma_take_event(r, ev_cq);
+		fv__rdma_take_event(r, ev_cq);
 	}
 }
 
 /* rdma_get_send_comp: wait for and return one completion of the send CQ. 1 or -1 (errno). */
 static inline int fv_rdma_get_send_comp(struct fv_rdma *r, struct ibv_wc *wc)
 {
-	return fv_rdma_get_comp(r, &r->cq[0], wc);
+	return fv__rdma_get_comp(r, &r->cq[0], wc);
 }
 
 /* rdma_get_recv_comp: wait for and return one completion of the receive CQ. 1 or -1 (errno). */
 static inline int fv_rdma_get_recv_comp(struct fv_rdma *r, struct ibv_wc *wc)
 {
-	return fv_rdma_get_comp(r, fv_rdma_rcq(r), wc);
+	return fv__rdma_get_comp(r, fv__rdma_rcq(r), wc);
 }
 
 #endif /* FASTVERBS_COMPAT_RDMACM_H */

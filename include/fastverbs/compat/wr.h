@@ -27,7 +27,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_send(struct fv_rc *h)
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
-	fv_wr_open(&h->qp, FV_QPT_RC, &r);
+	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_send_imm for RC handles: open a WQE, SEND with immediate data. */
@@ -36,7 +36,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_send_imm(struct fv_rc *h, __be32 imm_data)
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
-	fv_wr_open(&h->qp, FV_QPT_RC, &r);
+	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_send_inv for RC handles: open a WQE, SEND that invalidates a remote rkey. */
@@ -45,7 +45,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_send_inv(struct fv_rc *h, uint32_t invalid
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
-	fv_wr_open(&h->qp, FV_QPT_RC, &r);
+	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_rdma_write for RC handles: open a WQE, RDMA WRITE. */
@@ -54,7 +54,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_rdma_write(struct fv_rc *h, uint32_t rkey,
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
-	fv_wr_open(&h->qp, FV_QPT_RC, &r);
+	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_rdma_write_imm for RC handles: open a WQE, RDMA WRITE with immediate data. */
@@ -63,7 +63,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_rdma_write_imm(struct fv_rc *h, uint32_t r
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
-	fv_wr_open(&h->qp, FV_QPT_RC, &r);
+	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_rdma_read for RC handles: open a WQE, RDMA READ into the SGEs. */
@@ -72,7 +72,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_rdma_read(struct fv_rc *h, uint32_t rkey, 
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
-	fv_wr_open(&h->qp, FV_QPT_RC, &r);
+	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_atomic_cmp_swp for RC handles: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
@@ -81,7 +81,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t r
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
-	fv_wr_open(&h->qp, FV_QPT_RC, &r);
+	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_atomic_fetch_add for RC handles: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
@@ -90,7 +90,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_atomic_fetch_add(struct fv_rc *h, uint32_t
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
-	fv_wr_open(&h->qp, FV_QPT_RC, &r);
+	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_bind_mw for RC handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
@@ -99,7 +99,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
-	fv_wr_umr(&h->qp, FV_QPT_RC, &r);
+	fv__wr_umr(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_local_inv for RC handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
@@ -108,31 +108,31 @@ static FV_ALWAYS_INLINE void fv_rc_wr_local_inv(struct fv_rc *h, uint32_t invali
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
-	fv_wr_umr(&h->qp, FV_QPT_RC, &r);
+	fv__wr_umr(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_set_sge for RC handles. */
 static FV_ALWAYS_INLINE void fv_rc_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	fv_wr_sge_at(&h->qp, FV_QPT_RC, lkey, addr, length);
+	fv__wr_sge_at(&h->qp, FV_QPT_RC, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for RC handles. */
 static FV_ALWAYS_INLINE void fv_rc_wr_set_sge_list(struct fv_rc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
-	fv_wr_sge_list_at(&h->qp, FV_QPT_RC, num_sge, sg_list);
+	fv__wr_sge_list_at(&h->qp, FV_QPT_RC, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for RC handles. */
 static FV_ALWAYS_INLINE void fv_rc_wr_set_inline_data(struct fv_rc *h, void *addr, size_t length)
 {
-	fv_wr_inline_at(&h->qp, FV_QPT_RC, addr, length);
+	fv__wr_inline_at(&h->qp, FV_QPT_RC, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for RC handles. */
 static FV_ALWAYS_INLINE void fv_rc_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
-	fv_wr_inline_list_at(&h->qp, FV_QPT_RC, num_buf, buf_list);
+	fv__wr_inline_list_at(&h->qp, FV_QPT_RC, num_buf, buf_list);
 }
 
 /* ---- UC: the fronts' targets for a struct fv_uc * (fv_uc_wr_<call> is fv_wr_<call>) ---- */
@@ -149,7 +149,7 @@ static FV_ALWAYS_INLINE void fv_uc_wr_send(struct fv_uc *h)
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
-	fv_wr_open(&h->qp, FV_QPT_UC, &r);
+	fv__wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_send_imm for UC handles: open a WQE, SEND with immediate data. */
@@ -158,7 +158,7 @@ static FV_ALWAYS_INLINE void fv_uc_wr_send_imm(struct fv_uc *h, __be32 imm_data)
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
-	fv_wr_open(&h->qp, FV_QPT_UC, &r);
+	fv__wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_send_inv for UC handles: open a WQE, SEND that invalidates a remote rkey. */
@@ -167,7 +167,7 @@ static FV_ALWAYS_INLINE void fv_uc_wr_send_inv(struct fv_uc *h, uint32_t invalid
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
-	fv_wr_open(&h->qp, FV_QPT_UC, &r);
+	fv__wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_rdma_write for UC handles: open a WQE, RDMA WRITE. */
@@ -176,7 +176,7 @@ static FV_ALWAYS_INLINE void fv_uc_wr_rdma_write(struct fv_uc *h, uint32_t rkey,
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
-	fv_wr_open(&h->qp, FV_QPT_UC, &r);
+	fv__wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_rdma_write_imm for UC handles: open a WQE, RDMA WRITE with immediate data. */
@@ -185,7 +185,7 @@ static FV_ALWAYS_INLINE void fv_uc_wr_rdma_write_imm(struct fv_uc *h, uint32_t r
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
-	fv_wr_open(&h->qp, FV_QPT_UC, &r);
+	fv__wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_bind_mw for UC handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
@@ -194,7 +194,7 @@ static FV_ALWAYS_INLINE void fv_uc_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
-	fv_wr_umr(&h->qp, FV_QPT_UC, &r);
+	fv__wr_umr(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_local_inv for UC handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
@@ -203,31 +203,31 @@ static FV_ALWAYS_INLINE void fv_uc_wr_local_inv(struct fv_uc *h, uint32_t invali
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
-	fv_wr_umr(&h->qp, FV_QPT_UC, &r);
+	fv__wr_umr(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_set_sge for UC handles. */
 static FV_ALWAYS_INLINE void fv_uc_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	fv_wr_sge_at(&h->qp, FV_QPT_UC, lkey, addr, length);
+	fv__wr_sge_at(&h->qp, FV_QPT_UC, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for UC handles. */
 static FV_ALWAYS_INLINE void fv_uc_wr_set_sge_list(struct fv_uc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
-	fv_wr_sge_list_at(&h->qp, FV_QPT_UC, num_sge, sg_list);
+	fv__wr_sge_list_at(&h->qp, FV_QPT_UC, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for UC handles. */
 static FV_ALWAYS_INLINE void fv_uc_wr_set_inline_data(struct fv_uc *h, void *addr, size_t length)
 {
-	fv_wr_inline_at(&h->qp, FV_QPT_UC, addr, length);
+	fv__wr_inline_at(&h->qp, FV_QPT_UC, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for UC handles. */
 static FV_ALWAYS_INLINE void fv_uc_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
-	fv_wr_inline_list_at(&h->qp, FV_QPT_UC, num_buf, buf_list);
+	fv__wr_inline_list_at(&h->qp, FV_QPT_UC, num_buf, buf_list);
 }
 
 /* ---- UD: the fronts' targets for a struct fv_ud * (fv_ud_wr_<call> is fv_wr_<call>) ---- */
@@ -244,7 +244,7 @@ static FV_ALWAYS_INLINE void fv_ud_wr_send(struct fv_ud *h)
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
-	fv_wr_open(&h->qp, FV_QPT_UD, &r);
+	fv__wr_open(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_wr_send_imm for UD handles: open a WQE, SEND with immediate data. */
@@ -253,38 +253,38 @@ static FV_ALWAYS_INLINE void fv_ud_wr_send_imm(struct fv_ud *h, __be32 imm_data)
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
-	fv_wr_open(&h->qp, FV_QPT_UD, &r);
+	fv__wr_open(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_wr_set_sge for UD handles. */
 static FV_ALWAYS_INLINE void fv_ud_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	fv_wr_sge_at(&h->qp, FV_QPT_UD, lkey, addr, length);
+	fv__wr_sge_at(&h->qp, FV_QPT_UD, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for UD handles. */
 static FV_ALWAYS_INLINE void fv_ud_wr_set_sge_list(struct fv_ud *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
-	fv_wr_sge_list_at(&h->qp, FV_QPT_UD, num_sge, sg_list);
+	fv__wr_sge_list_at(&h->qp, FV_QPT_UD, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for UD handles. */
 static FV_ALWAYS_INLINE void fv_ud_wr_set_inline_data(struct fv_ud *h, void *addr, size_t length)
 {
-	fv_wr_inline_at(&h->qp, FV_QPT_UD, addr, length);
+	fv__wr_inline_at(&h->qp, FV_QPT_UD, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for UD handles. */
 static FV_ALWAYS_INLINE void fv_ud_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
-	fv_wr_inline_list_at(&h->qp, FV_QPT_UD, num_buf, buf_list);
+	fv__wr_inline_list_at(&h->qp, FV_QPT_UD, num_buf, buf_list);
 }
 
 /* fv_wr_set_ud_addr on a UD handle: fah or ibah (the other NULL), as the front passes them. */
 static FV_ALWAYS_INLINE void fv_ud_wr_set_ud_addr(struct fv_ud *h, const struct fv_ah *fah,
 						 struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)
 {
-	fv_wr_ud_addr_at(&h->qp, fah, ibah, remote_qpn, remote_qkey);
+	fv__wr_ud_addr_at(&h->qp, fah, ibah, remote_qpn, remote_qkey);
 }
 
 /* ---- XRC_SEND: the fronts' targets for a struct fv_xrc * (fv_xrc_wr_<call> is fv_wr_<call>) ---- */
@@ -301,7 +301,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_send(struct fv_xrc *h)
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
-	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
+	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_send_imm for XRC_SEND handles: open a WQE, SEND with immediate data. */
@@ -310,7 +310,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_send_imm(struct fv_xrc *h, __be32 imm_dat
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
-	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
+	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_send_inv for XRC_SEND handles: open a WQE, SEND that invalidates a remote rkey. */
@@ -319,7 +319,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_send_inv(struct fv_xrc *h, uint32_t inval
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
-	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
+	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_rdma_write for XRC_SEND handles: open a WQE, RDMA WRITE. */
@@ -328,7 +328,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_write(struct fv_xrc *h, uint32_t rke
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
-	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
+	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_rdma_write_imm for XRC_SEND handles: open a WQE, RDMA WRITE with immediate data. */
@@ -337,7 +337,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_write_imm(struct fv_xrc *h, uint32_t
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
-	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
+	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_rdma_read for XRC_SEND handles: open a WQE, RDMA READ into the SGEs. */
@@ -346,7 +346,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_read(struct fv_xrc *h, uint32_t rkey
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
-	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
+	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_atomic_cmp_swp for XRC_SEND handles: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
@@ -355,7 +355,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
-	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
+	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_atomic_fetch_add for XRC_SEND handles: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
@@ -364,7 +364,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_atomic_fetch_add(struct fv_xrc *h, uint32
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
-	fv_wr_open(&h->qp, FV_QPT_XRC, &r);
+	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_bind_mw for XRC_SEND handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
@@ -373,7 +373,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
-	fv_wr_umr(&h->qp, FV_QPT_XRC, &r);
+	fv__wr_umr(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_local_inv for XRC_SEND handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
@@ -382,37 +382,37 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_local_inv(struct fv_xrc *h, uint32_t inva
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
-	fv_wr_umr(&h->qp, FV_QPT_XRC, &r);
+	fv__wr_umr(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_set_sge for XRC_SEND handles. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	fv_wr_sge_at(&h->qp, FV_QPT_XRC, lkey, addr, length);
+	fv__wr_sge_at(&h->qp, FV_QPT_XRC, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for XRC_SEND handles. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_set_sge_list(struct fv_xrc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
-	fv_wr_sge_list_at(&h->qp, FV_QPT_XRC, num_sge, sg_list);
+	fv__wr_sge_list_at(&h->qp, FV_QPT_XRC, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for XRC_SEND handles. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_set_inline_data(struct fv_xrc *h, void *addr, size_t length)
 {
-	fv_wr_inline_at(&h->qp, FV_QPT_XRC, addr, length);
+	fv__wr_inline_at(&h->qp, FV_QPT_XRC, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for XRC_SEND handles. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
-	fv_wr_inline_list_at(&h->qp, FV_QPT_XRC, num_buf, buf_list);
+	fv__wr_inline_list_at(&h->qp, FV_QPT_XRC, num_buf, buf_list);
 }
 
 /* fv_wr_set_xrc_srqn on an XRC handle. */
 static FV_ALWAYS_INLINE void fv_xrc_wr_set_xrc_srqn(struct fv_xrc *h, uint32_t remote_srqn)
 {
-	fv_wr_dest(&h->qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn);
+	fv__wr_dest(&h->qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn);
 }
 
 /* ---- RAW_PACKET: the fronts' targets for a struct fv_raw * (fv_raw_wr_<call> is fv_wr_<call>) ---- */
@@ -429,7 +429,7 @@ static FV_ALWAYS_INLINE void fv_raw_wr_send(struct fv_raw *h)
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
-	fv_wr_open(&h->qp, FV_QPT_RAW, &r);
+	fv__wr_open(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_wr_send_tso for RAW_PACKET handles: open a WQE, TCP segmentation offload: the header inline, the payload cut into MSS-byte segments. */
@@ -438,31 +438,31 @@ static FV_ALWAYS_INLINE void fv_raw_wr_send_tso(struct fv_raw *h, void *hdr, uin
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_TSO, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
-	fv_wr_open(&h->qp, FV_QPT_RAW, &r);
+	fv__wr_open(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_wr_set_sge for RAW_PACKET handles. */
 static FV_ALWAYS_INLINE void fv_raw_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	fv_wr_sge_at(&h->qp, FV_QPT_RAW, lkey, addr, length);
+	fv__wr_sge_at(&h->qp, FV_QPT_RAW, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for RAW_PACKET handles. */
 static FV_ALWAYS_INLINE void fv_raw_wr_set_sge_list(struct fv_raw *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
-	fv_wr_sge_list_at(&h->qp, FV_QPT_RAW, num_sge, sg_list);
+	fv__wr_sge_list_at(&h->qp, FV_QPT_RAW, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for RAW_PACKET handles. */
 static FV_ALWAYS_INLINE void fv_raw_wr_set_inline_data(struct fv_raw *h, void *addr, size_t length)
 {
-	fv_wr_inline_at(&h->qp, FV_QPT_RAW, addr, length);
+	fv__wr_inline_at(&h->qp, FV_QPT_RAW, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for RAW_PACKET handles. */
 static FV_ALWAYS_INLINE void fv_raw_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
-	fv_wr_inline_list_at(&h->qp, FV_QPT_RAW, num_buf, buf_list);
+	fv__wr_inline_list_at(&h->qp, FV_QPT_RAW, num_buf, buf_list);
 }
 
 /* ---- the fronts' targets for a struct fv_qp *: the QP type checked at run time, EINVAL at
@@ -474,7 +474,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_send(struct fv_qp *qp)
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC) | (1u << FV_QPT_RAW), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC) | (1u << FV_QPT_RAW), &r);
 }
 
 /* fv_wr_send_imm on a struct fv_qp: open a WQE, SEND with immediate data. */
@@ -483,7 +483,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_send_imm(struct fv_qp *qp, __be32 imm_data
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_send_inv on a struct fv_qp: open a WQE, SEND that invalidates a remote rkey. */
@@ -492,7 +492,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_send_inv(struct fv_qp *qp, uint32_t invali
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_rdma_write on a struct fv_qp: open a WQE, RDMA WRITE. */
@@ -501,7 +501,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_rdma_write(struct fv_qp *qp, uint32_t rkey
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_rdma_write_imm on a struct fv_qp: open a WQE, RDMA WRITE with immediate data. */
@@ -510,7 +510,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_rdma_write_imm(struct fv_qp *qp, uint32_t 
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_rdma_read on a struct fv_qp: open a WQE, RDMA READ into the SGEs. */
@@ -519,7 +519,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_rdma_read(struct fv_qp *qp, uint32_t rkey,
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_atomic_cmp_swp on a struct fv_qp: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
@@ -528,7 +528,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_atomic_cmp_swp(struct fv_qp *qp, uint32_t 
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_atomic_fetch_add on a struct fv_qp: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
@@ -537,7 +537,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_atomic_fetch_add(struct fv_qp *qp, uint32_
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
-	fv_wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_bind_mw on a struct fv_qp: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
@@ -546,7 +546,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_bind_mw(struct fv_qp *qp, struct ibv_mw *m
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
-	fv_wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_send_tso on a struct fv_qp: open a WQE, TCP segmentation offload: the header inline, the payload cut into MSS-byte segments. */
@@ -555,7 +555,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_send_tso(struct fv_qp *qp, void *hdr, uint
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_TSO, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
-	fv_wr_open_any(qp, (1u << FV_QPT_RAW), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RAW), &r);
 }
 
 /* fv_wr_local_inv on a struct fv_qp: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
@@ -564,98 +564,98 @@ static FV_ALWAYS_INLINE void fv_qp_wr_local_inv(struct fv_qp *qp, uint32_t inval
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
-	fv_wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
 }
 
 /* fv_wr_set_sge on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	fv_wr_touch(qp);
+	fv__wr_touch(qp);
 	switch (qp->qpt) {
 	case FV_QPT_RC:
 	case FV_QPT_UC:
-		fv_wr_sge_at(qp, FV_QPT_RC, lkey, addr, length);
+		fv__wr_sge_at(qp, FV_QPT_RC, lkey, addr, length);
 		return;
 	case FV_QPT_UD:
-		fv_wr_sge_at(qp, FV_QPT_UD, lkey, addr, length);
+		fv__wr_sge_at(qp, FV_QPT_UD, lkey, addr, length);
 		return;
 	case FV_QPT_XRC:
-		fv_wr_sge_at(qp, FV_QPT_XRC, lkey, addr, length);
+		fv__wr_sge_at(qp, FV_QPT_XRC, lkey, addr, length);
 		return;
 	case FV_QPT_RAW:
-		fv_wr_sge_at(qp, FV_QPT_RAW, lkey, addr, length);
+		fv__wr_sge_at(qp, FV_QPT_RAW, lkey, addr, length);
 		return;
 	default:
-		fv_wr_fail(qp, EINVAL);
+		fv__wr_fail(qp, EINVAL);
 	}
 }
 
 /* fv_wr_set_sge_list on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_sge, const struct ibv_sge *sg_list)
 {
-	fv_wr_touch(qp);
+	fv__wr_touch(qp);
 	switch (qp->qpt) {
 	case FV_QPT_RC:
 	case FV_QPT_UC:
-		fv_wr_sge_list_at(qp, FV_QPT_RC, num_sge, sg_list);
+		fv__wr_sge_list_at(qp, FV_QPT_RC, num_sge, sg_list);
 		return;
 	case FV_QPT_UD:
-		fv_wr_sge_list_at(qp, FV_QPT_UD, num_sge, sg_list);
+		fv__wr_sge_list_at(qp, FV_QPT_UD, num_sge, sg_list);
 		return;
 	case FV_QPT_XRC:
-		fv_wr_sge_list_at(qp, FV_QPT_XRC, num_sge, sg_list);
+		fv__wr_sge_list_at(qp, FV_QPT_XRC, num_sge, sg_list);
 		return;
 	case FV_QPT_RAW:
-		fv_wr_sge_list_at(qp, FV_QPT_RAW, num_sge, sg_list);
+		fv__wr_sge_list_at(qp, FV_QPT_RAW, num_sge, sg_list);
 		return;
 	default:
-		fv_wr_fail(qp, EINVAL);
+		fv__wr_fail(qp, EINVAL);
 	}
 }
 
 /* fv_wr_set_inline_data on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *addr, size_t length)
 {
-	fv_wr_touch(qp);
+	fv__wr_touch(qp);
 	switch (qp->qpt) {
 	case FV_QPT_RC:
 	case FV_QPT_UC:
-		fv_wr_inline_at(qp, FV_QPT_RC, addr, length);
+		fv__wr_inline_at(qp, FV_QPT_RC, addr, length);
 		return;
 	case FV_QPT_UD:
-		fv_wr_inline_at(qp, FV_QPT_UD, addr, length);
+		fv__wr_inline_at(qp, FV_QPT_UD, addr, length);
 		return;
 	case FV_QPT_XRC:
-		fv_wr_inline_at(qp, FV_QPT_XRC, addr, length);
+		fv__wr_inline_at(qp, FV_QPT_XRC, addr, length);
 		return;
 	case FV_QPT_RAW:
-		fv_wr_inline_at(qp, FV_QPT_RAW, addr, length);
+		fv__wr_inline_at(qp, FV_QPT_RAW, addr, length);
 		return;
 	default:
-		fv_wr_fail(qp, EINVAL);
+		fv__wr_fail(qp, EINVAL);
 	}
 }
 
 /* fv_wr_set_inline_data_list on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data_list(struct fv_qp *qp, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
-	fv_wr_touch(qp);
+	fv__wr_touch(qp);
 	switch (qp->qpt) {
 	case FV_QPT_RC:
 	case FV_QPT_UC:
-		fv_wr_inline_list_at(qp, FV_QPT_RC, num_buf, buf_list);
+		fv__wr_inline_list_at(qp, FV_QPT_RC, num_buf, buf_list);
 		return;
 	case FV_QPT_UD:
-		fv_wr_inline_list_at(qp, FV_QPT_UD, num_buf, buf_list);
+		fv__wr_inline_list_at(qp, FV_QPT_UD, num_buf, buf_list);
 		return;
 	case FV_QPT_XRC:
-		fv_wr_inline_list_at(qp, FV_QPT_XRC, num_buf, buf_list);
+		fv__wr_inline_list_at(qp, FV_QPT_XRC, num_buf, buf_list);
 		return;
 	case FV_QPT_RAW:
-		fv_wr_inline_list_at(qp, FV_QPT_RAW, num_buf, buf_list);
+		fv__wr_inline_list_at(qp, FV_QPT_RAW, num_buf, buf_list);
 		return;
 	default:
-		fv_wr_fail(qp, EINVAL);
+		fv__wr_fail(qp, EINVAL);
 	}
 }
 
@@ -664,20 +664,20 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct
 						struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	if (qp->qpt == FV_QPT_UD) {
-		fv_wr_ud_addr_at(qp, fah, ibah, remote_qpn, remote_qkey);
+		fv__wr_ud_addr_at(qp, fah, ibah, remote_qpn, remote_qkey);
 		return;
 	}
-	fv_wr_fail(qp, EINVAL);
+	fv__wr_fail(qp, EINVAL);
 }
 
 /* fv_wr_set_xrc_srqn on a struct fv_qp (XRC only). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)
 {
 	if (qp->qpt == FV_QPT_XRC) {
-		fv_wr_dest(qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn);
+		fv__wr_dest(qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn);
 		return;
 	}
-	fv_wr_fail(qp, EINVAL);
+	fv__wr_fail(qp, EINVAL);
 }
 
 FV_EXTERN_C_END
@@ -687,7 +687,7 @@ FV_EXTERN_C_END
 
 #ifndef __cplusplus
 /* The struct fv_qp of a struct fv_qp * or a typed handle. */
-#define fv_wr_qp(h) _Generic((h), struct fv_qp *: fv_qp_wr_qp, \
+#define fv_wr_qp(h) _Generic((h), struct fv_qp *: fv__qp_wr_qp, \
 	struct fv_rc *: fv_rc_wr_qp, \
 	struct fv_uc *: fv_uc_wr_qp, \
 	struct fv_ud *: fv_ud_wr_qp, \
@@ -696,7 +696,7 @@ FV_EXTERN_C_END
 #endif
 
 /* Begin a batch (ibv_wr_start): nothing is posted before fv_wr_complete. */
-#define fv_wr_start(h) fv_wr_start_qp(fv_wr_qp(h))
+#define fv_wr_start(h) fv__wr_start_qp(fv_wr_qp(h))
 
 /*
  * Post the batch with one doorbell (BlueFlame for a lone WQE that fits) and return 0; or,
@@ -705,10 +705,10 @@ FV_EXTERN_C_END
  * full, too many SGEs, inline too long) or EINVAL (a call the QP type does not have, a
  * missing or repeated setter, an address handle that is not mlx5's). (ibv_wr_complete)
  */
-#define fv_wr_complete(h) fv_wr_complete_qp(fv_wr_qp(h))
+#define fv_wr_complete(h) fv__wr_complete_qp(fv_wr_qp(h))
 
 /* Drop the batch: nothing of it is posted (ibv_wr_abort). */
-#define fv_wr_abort(h) fv_wr_abort_qp(fv_wr_qp(h))
+#define fv_wr_abort(h) fv__wr_abort_qp(fv_wr_qp(h))
 
 #ifndef __cplusplus
 /* fv_wr_send(h): open a WQE: SEND (ibv_wr_send). Then its setters. */
@@ -843,7 +843,7 @@ FV_EXTERN_C_END
 
 static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_qp *h)
 {
-	return fv_qp_wr_qp(h);
+	return fv__qp_wr_qp(h);
 }
 
 static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_rc *h)

@@ -36,7 +36,7 @@ enum { FV_WR_NEED_DATA = 1, FV_WR_NEED_DEST = 2 };
 static const struct mlx5_wqe_av fv_wr_no_av = FV_ZERO_INIT;
 
 /* Remember the batch's first error. */
-static inline void fv_wr_fail(struct fv_qp *qp, int err)
+static inline void fv__wr_fail(struct fv_qp *qp, int err)
 {
 	if (!qp->wr.err)
 		qp->wr.err = err;
@@ -48,7 +48,7 @@ static inline void fv_wr_fail(struct fv_qp *qp, int err)
 #define FV_WR_RESTORE(f) sq->f = b->f;
 
 /* fv_wr_start on a struct fv_qp. */
-static inline void fv_wr_start_qp(struct fv_qp *qp)
+static inline void fv__wr_start_qp(struct fv_qp *qp)
 {
 	const struct fv_sq *sq = &qp->sq;
 	struct fv_wr_batch *b = &qp->wr;
@@ -60,10 +60,10 @@ static inline void fv_wr_start_qp(struct fv_qp *qp)
 
 /*
  * Forget the batch: the counters of fv_wr_start again, and the meta of every block the batch
- * took made stale (end at ci, nothing forced), as fv_sq_set_pi leaves a free slot. Nothing
+ * took made stale (end at ci, nothing forced), as fv__sq_set_pi leaves a free slot. Nothing
  * was rung, so the device never saw any of it.
  */
-static inline void fv_wr_rollback(struct fv_qp *qp)
+static inline void fv__wr_rollback(struct fv_qp *qp)
 {
 	struct fv_sq *sq = &qp->sq;
 	struct fv_wr_batch *b = &qp->wr;
@@ -79,26 +79,26 @@ static inline void fv_wr_rollback(struct fv_qp *qp)
 }
 
 /* fv_wr_complete on a struct fv_qp: 0 and one doorbell, or the first error and nothing rung. */
-static FV_ALWAYS_INLINE int fv_wr_complete_qp(struct fv_qp *qp)
+static FV_ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp)
 {
 	int err;
 
 	if (qp->wr.need)
-		fv_wr_fail(qp, EINVAL);		/* the last WQE lacks a setter */
+		fv__wr_fail(qp, EINVAL);		/* the last WQE lacks a setter */
 	err = qp->wr.err;
 	if (__builtin_expect(err, 0)) {
-		fv_wr_rollback(qp);
+		fv__wr_rollback(qp);
 		qp->wr.err = 0;
 		return err;
 	}
-	fv_sq_ring(&qp->sq);
+	fv__sq_ring(&qp->sq);
 	return 0;
 }
 
 /* fv_wr_abort on a struct fv_qp: the batch is dropped, nothing rung. */
-static inline void fv_wr_abort_qp(struct fv_qp *qp)
+static inline void fv__wr_abort_qp(struct fv_qp *qp)
 {
-	fv_wr_rollback(qp);
+	fv__wr_rollback(qp);
 	qp->wr.err = 0;
 }
 
@@ -107,12 +107,12 @@ static inline void fv_wr_abort_qp(struct fv_qp *qp)
  * now, as libmlx5 reads them in its builders. The WQE needs its payload, and on UD and XRC
  * its destination too.
  */
-static FV_ALWAYS_INLINE void fv_wr_open(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV_ALWAYS_INLINE void fv__wr_open(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	struct fv_wr_batch *b = &qp->wr;
 
 	if (b->need)
-		fv_wr_fail(qp, EINVAL);		/* the WQE before lacks a setter */
+		fv__wr_fail(qp, EINVAL);		/* the WQE before lacks a setter */
 	b->opcode = r->opcode;
 	b->segs = r->segs;
 	b->imm = r->imm;
@@ -130,10 +130,10 @@ static FV_ALWAYS_INLINE void fv_wr_open(struct fv_qp *qp, enum fv_qpt qpt, const
 		b->mss = r->mss;
 	}
 	b->wr_id = qp->wr_id;
-	b->flags = fv_send_flags(qp->wr_flags) | fv_send_csum(qpt, qp->wr_flags);
+	b->flags = fv__send_flags(qp->wr_flags) | fv__send_csum(qpt, qp->wr_flags);
 	if (qpt == FV_QPT_UD)
 		b->av = &fv_wr_no_av;
-	b->need = FV_WR_NEED_DATA | (fv_transport_ds(qpt) ? FV_WR_NEED_DEST : 0);
+	b->need = FV_WR_NEED_DATA | (fv__transport_ds(qpt) ? FV_WR_NEED_DEST : 0);
 }
 
 /*
@@ -143,11 +143,11 @@ static FV_ALWAYS_INLINE void fv_wr_open(struct fv_qp *qp, enum fv_qpt qpt, const
  * at fv_wr_complete). So the setter after it sees one state, whatever the QP type, and the
  * compiler keeps the ring's fields in registers across a caller's loop.
  */
-static FV_ALWAYS_INLINE void fv_wr_open_any(struct fv_qp *qp, unsigned allowed, const struct fv_req *r)
+static FV_ALWAYS_INLINE void fv__wr_open_any(struct fv_qp *qp, unsigned allowed, const struct fv_req *r)
 {
-	fv_wr_open(qp, qp->qpt, r);
+	fv__wr_open(qp, qp->qpt, r);
 	if (__builtin_expect(!(allowed >> qp->qpt & 1), 0))
-		fv_wr_fail(qp, EINVAL);		/* the man page's table: not on this QP type */
+		fv__wr_fail(qp, EINVAL);		/* the man page's table: not on this QP type */
 }
 
 /*
@@ -156,7 +156,7 @@ static FV_ALWAYS_INLINE void fv_wr_open_any(struct fv_qp *qp, unsigned allowed, 
  * fault where the arm would not run); made here, on every path, they may, and the arm's own
  * loads of the same fields then reuse them.
  */
-static FV_ALWAYS_INLINE void fv_wr_touch(const struct fv_qp *qp)
+static FV_ALWAYS_INLINE void fv__wr_touch(const struct fv_qp *qp)
 {
 	const struct fv_sq *sq = &qp->sq;
 
@@ -170,38 +170,38 @@ static FV_ALWAYS_INLINE void fv_wr_touch(const struct fv_qp *qp)
  * builds it in its builder (ENOMEM: no room; EOPNOTSUPP: a bind longer than 2 GiB), and the
  * next WQE gets the initiator fence (build.h; fv_wr_start's counters keep the fence too).
  */
-static FV_ALWAYS_INLINE void fv_wr_umr(struct fv_qp *qp, enum fv_qpt qpt, struct fv_req *r)
+static FV_ALWAYS_INLINE void fv__wr_umr(struct fv_qp *qp, enum fv_qpt qpt, struct fv_req *r)
 {
 	int err;
 
 	if (qp->wr.need) {
-		fv_wr_fail(qp, EINVAL);		/* the WQE before lacks a setter */
+		fv__wr_fail(qp, EINVAL);		/* the WQE before lacks a setter */
 		qp->wr.need = 0;
 	}
 	r->wr_id = qp->wr_id;
-	r->flags = fv_send_flags(qp->wr_flags);
+	r->flags = fv__send_flags(qp->wr_flags);
 	r->payload = FV_PL_NONE;
-	err = fv_build(qp, qpt, r);	/* also after an earlier error: rolled back anyway */
+	err = fv__build(qp, qpt, r);	/* also after an earlier error: rolled back anyway */
 	if (__builtin_expect(err, 0))
-		fv_wr_fail(qp, err);
+		fv__wr_fail(qp, err);
 }
 
 /*
- * A memory-window builder on a struct fv_qp: allowed as in fv_wr_open_any. The UMR WQE has
+ * A memory-window builder on a struct fv_qp: allowed as in fv__wr_open_any. The UMR WQE has
  * no transport segment (no UD address, no XRC SRQ), so one QP type stands for all allowed.
  */
-static FV_ALWAYS_INLINE void fv_wr_umr_any(struct fv_qp *qp, unsigned allowed, struct fv_req *r)
+static FV_ALWAYS_INLINE void fv__wr_umr_any(struct fv_qp *qp, unsigned allowed, struct fv_req *r)
 {
 	if (__builtin_expect(!(allowed >> qp->qpt & 1), 0)) {
-		fv_wr_fail(qp, EINVAL);		/* the man page's table: not on this QP type */
+		fv__wr_fail(qp, EINVAL);		/* the man page's table: not on this QP type */
 		qp->wr.need = 0;
 		return;
 	}
-	fv_wr_umr(qp, FV_QPT_RC, r);
+	fv__wr_umr(qp, FV_QPT_RC, r);
 }
 
 /* The open WQE as a request, without its payload. */
-static FV_ALWAYS_INLINE struct fv_req fv_wr_req(const struct fv_qp *qp, enum fv_qpt qpt)
+static FV_ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum fv_qpt qpt)
 {
 	const struct fv_wr_batch *b = &qp->wr;
 	struct fv_req r = FV_ZERO_INIT;
@@ -239,59 +239,59 @@ static FV_ALWAYS_INLINE struct fv_req fv_wr_req(const struct fv_qp *qp, enum fv_
  * The payload setter: r is the open WQE with its payload; err a mistake the setter found
  * (ENOMEM: too many SGEs, inline too long). Builds the WQE (ENOMEM: no room in the ring).
  */
-static FV_ALWAYS_INLINE void fv_wr_payload(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r, int err)
+static FV_ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r, int err)
 {
 	if (!(qp->wr.need & FV_WR_NEED_DATA)) {
-		fv_wr_fail(qp, EINVAL);		/* no builder before it, or a second payload */
+		fv__wr_fail(qp, EINVAL);		/* no builder before it, or a second payload */
 		return;
 	}
 	qp->wr.need &= ~(unsigned)FV_WR_NEED_DATA;
 	if (!err)	/* also after an earlier error: the batch is rolled back anyway */
-		err = fv_build(qp, qpt, r);
+		err = fv__build(qp, qpt, r);
 	if (__builtin_expect(err, 0))
-		fv_wr_fail(qp, err);
+		fv__wr_fail(qp, err);
 }
 
 /* The payload setters (fv_wr_set_sge, _sge_list, _inline_data, _inline_data_list) on a QP of type qpt. */
-static FV_ALWAYS_INLINE void fv_wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, uint32_t lkey, uint64_t addr,
+static FV_ALWAYS_INLINE void fv__wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, uint32_t lkey, uint64_t addr,
 					  uint32_t length)
 {
 	struct ibv_sge s = { addr, length, lkey };
-	struct fv_req r = fv_wr_req(qp, qpt);
+	struct fv_req r = fv__wr_req(qp, qpt);
 
 	r.payload = FV_PL_SGL;
 	r.sgl = &s;
 	r.nsge = 1;
-	fv_wr_payload(qp, qpt, &r, 0);
+	fv__wr_payload(qp, qpt, &r, 0);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_sge_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_sge,
+static FV_ALWAYS_INLINE void fv__wr_sge_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_sge,
 					       const struct ibv_sge *sg_list)
 {
-	struct fv_req r = fv_wr_req(qp, qpt);
+	struct fv_req r = fv__wr_req(qp, qpt);
 
 	r.payload = FV_PL_SGL;
 	r.sgl = sg_list;
 	r.nsge = (int)num_sge;
-	fv_wr_payload(qp, qpt, &r, num_sge > qp->max_send_sge ? ENOMEM : 0);
+	fv__wr_payload(qp, qpt, &r, num_sge > qp->max_send_sge ? ENOMEM : 0);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt, const void *addr, size_t length)
+static FV_ALWAYS_INLINE void fv__wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt, const void *addr, size_t length)
 {
 	struct ibv_sge s = { (uintptr_t)addr, (uint32_t)length, 0 };
-	struct fv_req r = fv_wr_req(qp, qpt);
+	struct fv_req r = fv__wr_req(qp, qpt);
 
 	r.payload = FV_PL_INLINE;
 	r.sgl = &s;
 	r.nsge = 1;
 	r.len = (uint32_t)length;
-	fv_wr_payload(qp, qpt, &r, length > qp->max_inline ? ENOMEM : 0);
+	fv__wr_payload(qp, qpt, &r, length > qp->max_inline ? ENOMEM : 0);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_inline_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_buf,
+static FV_ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_buf,
 						  const struct ibv_data_buf *buf_list)
 {
-	struct fv_req r = fv_wr_req(qp, qpt);
+	struct fv_req r = fv__wr_req(qp, qpt);
 	size_t total = 0;
 	int err = num_buf > INT_MAX ? ENOMEM : 0;
 
@@ -305,7 +305,7 @@ static FV_ALWAYS_INLINE void fv_wr_inline_list_at(struct fv_qp *qp, enum fv_qpt 
 	r.bufs = buf_list;
 	r.nsge = (int)num_buf;
 	r.len = (uint32_t)total;
-	fv_wr_payload(qp, qpt, &r, err);
+	fv__wr_payload(qp, qpt, &r, err);
 }
 
 /*
@@ -313,13 +313,13 @@ static FV_ALWAYS_INLINE void fv_wr_inline_list_at(struct fv_qp *qp, enum fv_qpt 
  * it goes into the open WQE; after it, over the WQE's destination units (the first block,
  * right after the ctrl: never past the ring end).
  */
-static FV_ALWAYS_INLINE void fv_wr_dest(struct fv_qp *qp, enum fv_qpt qpt, const struct mlx5_wqe_av *av,
+static FV_ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, const struct mlx5_wqe_av *av,
 					uint32_t remote_qpn, uint32_t qkey, uint32_t srqn)
 {
 	struct fv_wr_batch *o = &qp->wr;
 
 	if (!(qp->wr.need & FV_WR_NEED_DEST) || (qpt == FV_QPT_UD && !av)) {
-		fv_wr_fail(qp, EINVAL);		/* no builder, a second destination, no mlx5 AH */
+		fv__wr_fail(qp, EINVAL);		/* no builder, a second destination, no mlx5 AH */
 		return;
 	}
 	qp->wr.need &= ~(unsigned)FV_WR_NEED_DEST;
@@ -330,31 +330,31 @@ static FV_ALWAYS_INLINE void fv_wr_dest(struct fv_qp *qp, enum fv_qpt qpt, const
 	if ((qp->wr.need & FV_WR_NEED_DATA) || qp->wr.err)
 		return;
 
-	uint8_t *p = fv_sq_wqe(&qp->sq, qp->sq.last_pi) + FV_DS;
+	uint8_t *p = fv__sq_wqe(&qp->sq, qp->sq.last_pi) + FV_DS;
 	struct fv_image u[3];
 	unsigned n = 1;
 
 	if (qpt == FV_QPT_UD) {
-		fv_av_images(u, av, remote_qpn, qkey);
+		fv__av_images(u, av, remote_qpn, qkey);
 		n = 3;
 	} else {
-		u[0] = fv_xrc_image(srqn);
+		u[0] = fv__xrc_image(srqn);
 	}
 	for (unsigned i = 0; i < n; i++)
-		fv_unit_put(p + i * FV_DS, u[i], FV_VEC);
+		fv__unit_put(p + i * FV_DS, u[i], FV_VEC);
 }
 
 /* fv_wr_set_ud_addr's address: an fv_ah (fah), or a verbs AH (ibah) looked up as fv_post_send does. */
-static FV_ALWAYS_INLINE void fv_wr_ud_addr_at(struct fv_qp *qp, const struct fv_ah *fah, struct ibv_ah *ibah,
+static FV_ALWAYS_INLINE void fv__wr_ud_addr_at(struct fv_qp *qp, const struct fv_ah *fah, struct ibv_ah *ibah,
 					      uint32_t remote_qpn, uint32_t remote_qkey)
 {
-	const struct mlx5_wqe_av *av = fah ? &fah->av : ibah ? fv_qp_av(qp, ibah) : NULL;
+	const struct mlx5_wqe_av *av = fah ? &fah->av : ibah ? fv__qp_av(qp, ibah) : NULL;
 
-	fv_wr_dest(qp, FV_QPT_UD, av, remote_qpn, remote_qkey, 0);
+	fv__wr_dest(qp, FV_QPT_UD, av, remote_qpn, remote_qkey, 0);
 }
 
 /* The struct fv_qp of a struct fv_qp * (fv_wr_qp). */
-static inline struct fv_qp *fv_qp_wr_qp(struct fv_qp *qp)
+static inline struct fv_qp *fv__qp_wr_qp(struct fv_qp *qp)
 {
 	return qp;
 }
