@@ -454,15 +454,9 @@ Test(sim_mw, uc_bind_and_write)
 	cr_expect_eq(ibv_dealloc_mw(mw), 0);
 }
 
-/* The ibv_wr_* API: ibv_wr_bind_mw and ibv_wr_local_inv build the same UMR WQEs. */
-Test(sim_mw, wr_api_bind_and_local_inv)
+/* A's RC QP with the ibv_wr_* window operations and B's plain one, connected; A's qp_ex. */
+static struct ibv_qp_ex *wr_mw_pair(void)
 {
-	struct ibv_qp_ex *qx;
-	struct ibv_mw *mw = ibv_alloc_mw(d.pd, IBV_MW_TYPE_2);
-	struct ibv_mw_bind_info bi;
-	uint32_t rkey;
-
-	cr_assert(mw);
 	qa = simt_qp(&d, &(struct setup_qp_cfg){ .type = IBV_QPT_RC, .scq = cqa, .max_send_wr = 16,
 						  .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1,
 						  .send_ops = IBV_QP_EX_WITH_BIND_MW |
@@ -470,15 +464,35 @@ Test(sim_mw, wr_api_bind_and_local_inv)
 	qb = simt_qp(&d, &(struct setup_qp_cfg){ .type = IBV_QPT_RC, .scq = cqb });
 	simt_connect(qa, d.lid, qb->qp_num, SIMT_ACCESS_ALL, 0, 0);
 	simt_connect(qb, d.lid, qa->qp_num, SIMT_ACCESS_ALL, 0, 0);
-	qx = ibv_qp_to_qp_ex(qa);
+	return ibv_qp_to_qp_ex(qa);
+}
+
+/* One signaled ibv_wr_bind_mw of the window (remote write) under the next rkey, as wr_id;
+ * returns that rkey after asserting libmlx5 posted it. */
+static uint32_t wr_bind(struct ibv_qp_ex *qx, struct ibv_mw *mw, uint64_t wr_id)
+{
+	struct ibv_mw_bind_info bi;
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
 
 	bind_info(&bi, WIN_OFF, WIN_LEN, IBV_ACCESS_REMOTE_WRITE);
-	rkey = ibv_inc_rkey(mw->rkey);
 	ibv_wr_start(qx);
-	qx->wr_id = 1;
+	qx->wr_id = wr_id;
 	qx->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_bind_mw(qx, mw, rkey, &bi);
-	cr_assert_eq(ibv_wr_complete(qx), 0);
+	cr_assert_eq(ibv_wr_complete(qx), 0, "libmlx5 takes the bind");
+	return rkey;
+}
+
+/* The ibv_wr_* API: ibv_wr_bind_mw and ibv_wr_local_inv build the same UMR WQEs. */
+Test(sim_mw, wr_api_bind_and_local_inv)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(d.pd, IBV_MW_TYPE_2);
+	struct ibv_qp_ex *qx;
+	uint32_t rkey;
+
+	cr_assert(mw);
+	qx = wr_mw_pair();
+	rkey = wr_bind(qx, mw, 1);
 	expect_wc(cqa, 1, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
 	b_write(2, (uintptr_t)buf + WIN_OFF, rkey, 24, 8);
 	expect_wc(cqb, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
@@ -502,35 +516,10 @@ Test(sim_mw, wr_api_bind_and_local_inv)
  */
 Test(sim_mw, wr_api_bind_of_a_type1_window_is_refused)
 {
-	struct ibv_qp_init_attr_ex a;
-	struct ibv_qp_ex *qx;
 	struct ibv_mw *mw = ibv_alloc_mw(d.pd, IBV_MW_TYPE_1);
-	struct ibv_mw_bind_info bi;
-	uint32_t rkey;
 
 	cr_assert(mw);
-	memset(&a, 0, sizeof(a));
-	a.qp_type = IBV_QPT_RC;
-	a.send_cq = a.recv_cq = cqa;
-	a.cap.max_send_wr = a.cap.max_recv_wr = 16;
-	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
-	a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	a.pd = d.pd;
-	a.send_ops_flags = IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
-	qa = ibv_create_qp_ex(d.ctx, &a);
-	cr_assert(qa, "ibv_create_qp_ex: %s", strerror(errno));
-	qb = simt_qp(&d, &(struct setup_qp_cfg){ .type = IBV_QPT_RC, .scq = cqb });
-	simt_connect(qa, d.lid, qb->qp_num, SIMT_ACCESS_ALL, 0, 0);
-	simt_connect(qb, d.lid, qa->qp_num, SIMT_ACCESS_ALL, 0, 0);
-	qx = ibv_qp_to_qp_ex(qa);
-
-	bind_info(&bi, WIN_OFF, WIN_LEN, IBV_ACCESS_REMOTE_WRITE);
-	rkey = ibv_inc_rkey(mw->rkey);
-	ibv_wr_start(qx);
-	qx->wr_id = 1;
-	qx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_bind_mw(qx, mw, rkey, &bi);
-	cr_assert_eq(ibv_wr_complete(qx), 0, "libmlx5 takes it");
+	wr_bind(wr_mw_pair(), mw, 1);
 	expect_wc(cqa, 1, IBV_WC_MW_BIND_ERR, 0);	/* and A's QP is in the error state */
 	cr_expect_eq(ibv_dealloc_mw(mw), 0);
 }

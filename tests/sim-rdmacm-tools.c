@@ -7,7 +7,6 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -17,24 +16,16 @@
 
 #define LIMIT_S 60
 
-static char fabric[64], srv_out[96], cli_out[96];
+static struct simt_fabric fab;
 
 static void join_fabric(void)
 {
-	snprintf(fabric, sizeof(fabric), "rdmacm-%d", (int)getpid());
-	setenv("FVSIM_FABRIC", fabric, 1);
-	snprintf(srv_out, sizeof(srv_out), "/tmp/fvsim-rdmacm-%d.srv", (int)getpid());
-	snprintf(cli_out, sizeof(cli_out), "/tmp/fvsim-rdmacm-%d.cli", (int)getpid());
+	simt_fabric_join(&fab, "rdmacm");
 }
 
 static void leave_fabric(void)
 {
-	char path[128];
-
-	snprintf(path, sizeof(path), "/fvsim-%u-%s", (unsigned)getuid(), fabric);
-	shm_unlink(path);
-	unlink(srv_out);
-	unlink(cli_out);
+	simt_fabric_leave(&fab);
 }
 
 TestSuite(sim_rdmacm_tools, .init = join_fabric, .fini = leave_fabric, .timeout = 150);
@@ -65,11 +56,11 @@ static void wait_listener(enum rdma_port_space ps, int port)
 /* Server, then (once it listens) client; both must exit 0 within the limit. */
 static void pair(char *const srv[], char *const cli[], enum rdma_port_space ps, int port)
 {
-	pid_t s = simt_spawn(srv, srv_out);
+	pid_t s = simt_spawn(srv, fab.srv_out);
 	int rc_cli, rc_srv;
 
 	wait_listener(ps, port);
-	rc_cli = simt_finish_within(simt_spawn(cli, cli_out), LIMIT_S);
+	rc_cli = simt_finish_within(simt_spawn(cli, fab.cli_out), LIMIT_S);
 	rc_srv = simt_finish_within(s, LIMIT_S);
 	cr_expect_eq(rc_cli, 0, "client exit %d", rc_cli);
 	cr_expect_eq(rc_srv, 0, "server exit %d", rc_srv);
@@ -83,12 +74,12 @@ static void pair(char *const srv[], char *const cli[], enum rdma_port_space ps, 
 static void pair_perftest(char *const srv[], char *const cli[], int port)
 {
 	for (int round = 0; round < 10; round++) {
-		pid_t s = simt_spawn(srv, srv_out);
+		pid_t s = simt_spawn(srv, fab.srv_out);
 		int rc_cli, rc_srv;
 
 		wait_listener(RDMA_PS_TCP, port);
-		rc_cli = simt_finish_within(simt_spawn(cli, cli_out), LIMIT_S);
-		if (rc_cli && simt_count_lines(cli_out, "RDMA_CM_EVENT_REJECTED; error: 8")) {
+		rc_cli = simt_finish_within(simt_spawn(cli, fab.cli_out), LIMIT_S);
+		if (rc_cli && simt_count_lines(fab.cli_out, "RDMA_CM_EVENT_REJECTED; error: 8")) {
 			kill(s, SIGKILL);
 			simt_finish(s);
 			continue;
@@ -116,18 +107,18 @@ Test(sim_rdmacm_tools, rping)
 	char *cli[] = { "rping", "-c", "-a", "127.0.0.1", "-p", p, "-C", "10", "-v", NULL };
 
 	pair(srv, cli, RDMA_PS_TCP, 7700);
-	cr_expect_eq(simt_count_lines(cli_out, "ping data: rdma-ping-"), 10);
-	cr_expect_eq(simt_count_lines(srv_out, "server ping data: rdma-ping-"), 10);
-	cr_expect_eq(simt_count_lines(cli_out, "rdma-ping-9: JKLMNOPQRSTUVWXYZ"), 1);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "ping data: rdma-ping-"), 10);
+	cr_expect_eq(simt_count_lines(fab.srv_out, "server ping data: rdma-ping-"), 10);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "rdma-ping-9: JKLMNOPQRSTUVWXYZ"), 1);
 }
 
 /* udaddy and ucmatose (librdmacm's cmatose) report the same way. */
 static void cmatest(char *const srv[], char *const cli[], enum rdma_port_space ps, int port)
 {
 	pair(srv, cli, ps, port);
-	cr_expect_eq(simt_count_lines(srv_out, "return status 0"), 1);
-	cr_expect_eq(simt_count_lines(cli_out, "return status 0"), 1);
-	cr_expect_eq(simt_count_lines(cli_out, "data transfers complete"), 1);
+	cr_expect_eq(simt_count_lines(fab.srv_out, "return status 0"), 1);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "return status 0"), 1);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "data transfers complete"), 1);
 }
 
 Test(sim_rdmacm_tools, udaddy)
@@ -152,8 +143,8 @@ Test(sim_rdmacm_tools, rdma_server_client)
 	char *cli[] = { "rdma_client", "-s", "127.0.0.1", "-p", "7702", NULL };
 
 	pair(srv, cli, RDMA_PS_TCP, 7702);
-	cr_expect_eq(simt_count_lines(srv_out, "rdma_server: end 0"), 1);
-	cr_expect_eq(simt_count_lines(cli_out, "rdma_client: end 0"), 1);
+	cr_expect_eq(simt_count_lines(fab.srv_out, "rdma_server: end 0"), 1);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "rdma_client: end 0"), 1);
 }
 
 /* A perftest program with -R, n iterations; result names the client's result line. */
@@ -163,13 +154,13 @@ static void perftest(char *tool, char *port, const char *result)
 	char *cli[] = { tool, "-R", "-p", port, "-n", "200", "127.0.0.1", NULL };
 
 	pair_perftest(srv, cli, atoi(port));
-	cr_expect_eq(simt_count_lines(cli_out, result), 1, "no result line");
+	cr_expect_eq(simt_count_lines(fab.cli_out, result), 1, "no result line");
 }
 
 Test(sim_rdmacm_tools, ib_write_bw)
 {
 	perftest("ib_write_bw", "7703", " 65536      200 ");
-	cr_expect_eq(simt_count_lines(srv_out, " 65536      200 "), 1, "no result line");
+	cr_expect_eq(simt_count_lines(fab.srv_out, " 65536      200 "), 1, "no result line");
 }
 
 Test(sim_rdmacm_tools, ib_send_lat)
@@ -181,11 +172,11 @@ Test(sim_rdmacm_tools, ib_send_lat)
 Test(sim_rdmacm_tools, rping_nobody_listening)
 {
 	char *cli[] = { "rping", "-c", "-a", "127.0.0.1", "-p", "7705", "-C", "1", NULL };
-	int rc = simt_finish_within(simt_spawn(cli, cli_out), 20);
+	int rc = simt_finish_within(simt_spawn(cli, fab.cli_out), 20);
 
 	cr_expect_neq(rc, 0);
 	cr_expect_neq(rc, 128 + SIGKILL, "killed: it hung");
-	cr_expect_eq(simt_count_lines(cli_out, "RDMA_CM_EVENT_REJECTED, error 8"), 1);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "RDMA_CM_EVENT_REJECTED, error 8"), 1);
 }
 
 /* The client side for peer_dies, in a forked process without Criterion asserts: waits
@@ -286,5 +277,5 @@ Test(sim_rdmacm_tools, rdma_cm_pingpong_example)
 	char *cli[] = { prog, "-c", "127.0.0.1", "-p", p, "-n", "200", NULL };
 
 	pair(srv, cli, RDMA_PS_TCP, 7790);
-	cr_expect_eq(simt_count_lines(cli_out, "200 round trips of"), 1, "no report from the client");
+	cr_expect_eq(simt_count_lines(fab.cli_out, "200 round trips of"), 1, "no report from the client");
 }

@@ -10,7 +10,6 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -20,7 +19,7 @@
 
 #define LIMIT_S 90
 
-static char fabric[64], srv_out[96], cli_out[96];
+static struct simt_fabric fab;
 
 /* UCX settings a caller's environment could carry would change what is tested: the
  * device must work with UCX's defaults (memory hooks included). */
@@ -48,20 +47,12 @@ static void clear_ucx_env(void)
 static void join_fabric(void)
 {
 	clear_ucx_env();
-	snprintf(fabric, sizeof(fabric), "ucx-%d", (int)getpid());
-	setenv("FVSIM_FABRIC", fabric, 1);
-	snprintf(srv_out, sizeof(srv_out), "/tmp/fvsim-ucx-%d.srv", (int)getpid());
-	snprintf(cli_out, sizeof(cli_out), "/tmp/fvsim-ucx-%d.cli", (int)getpid());
+	simt_fabric_join(&fab, "ucx");
 }
 
 static void leave_fabric(void)
 {
-	char path[128];
-
-	snprintf(path, sizeof(path), "/fvsim-%u-%s", (unsigned)getuid(), fabric);
-	shm_unlink(path);
-	unlink(srv_out);
-	unlink(cli_out);
+	simt_fabric_leave(&fab);
 }
 
 TestSuite(sim_ucx_tools, .init = join_fabric, .fini = leave_fabric, .timeout = 240);
@@ -123,29 +114,29 @@ static void perftest(const char *const test[])
 	for (int i = 0; test[i] && n < 31; i++)
 		cli[n++] = (char *)test[i];
 	cli[n] = NULL;
-	s = simt_spawn(srv, srv_out);
+	s = simt_spawn(srv, fab.srv_out);
 	for (int i = 0; i < LIMIT_S * 20 && !listening(atoi(port)); i++)
 		usleep(50 * 1000);
 	cr_assert(listening(atoi(port)), "ucx_perftest never listened on port %s", port);
-	rc_cli = simt_finish_within(simt_spawn(cli, cli_out), LIMIT_S);
+	rc_cli = simt_finish_within(simt_spawn(cli, fab.cli_out), LIMIT_S);
 	rc_srv = simt_finish_within(s, LIMIT_S);
 	cr_expect_eq(rc_cli, 0, "client exit %d", rc_cli);
 	cr_expect_eq(rc_srv, 0, "server exit %d", rc_srv);
-	cr_expect_eq(simt_count_lines(cli_out, "Final:"), 1, "no final line from the client");
+	cr_expect_eq(simt_count_lines(fab.cli_out, "Final:"), 1, "no final line from the client");
 }
 
 Test(sim_ucx_tools, ucx_info_lists_mlx5_transports)
 {
 	char *args[] = { "ucx_info", "-d", NULL };
 
-	cr_assert_eq(simt_finish_within(simt_spawn(args, cli_out), LIMIT_S), 0);
-	cr_expect_eq(simt_count_lines(cli_out, "Memory domain: mlx5_0"), 1);
-	cr_expect_eq(simt_count_lines(cli_out, "Transport: rc_mlx5"), 1);
-	cr_expect_eq(simt_count_lines(cli_out, "Transport: ud_mlx5"), 1);
-	cr_expect_eq(simt_count_lines(cli_out, "Transport: rc_verbs"), 1);
-	cr_expect_eq(simt_count_lines(cli_out, "Transport: ud_verbs"), 1);
-	cr_expect_eq(simt_count_lines(cli_out, "Device: mlx5_0:1"), 4);
-	cr_expect_eq(simt_count_lines(cli_out, "failed to open memory domain"), 0);
+	cr_assert_eq(simt_finish_within(simt_spawn(args, fab.cli_out), LIMIT_S), 0);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "Memory domain: mlx5_0"), 1);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "Transport: rc_mlx5"), 1);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "Transport: ud_mlx5"), 1);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "Transport: rc_verbs"), 1);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "Transport: ud_verbs"), 1);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "Device: mlx5_0:1"), 4);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "failed to open memory domain"), 0);
 }
 
 /* UCT over rc_mlx5 (-x names the transport: no rc_mlx5, no run). */
@@ -192,6 +183,6 @@ Test(sim_ucx_tools, ucp_tag_latency_over_rc_mlx5)
 	setenv("UCX_TLS", "rc_mlx5,ud_mlx5", 1);
 	setenv("UCX_LOG_LEVEL", "info", 1);
 	perftest((const char *const[]){ "-t", "tag_lat", "-n", "100", "-w", "5", NULL });
-	cr_expect_geq(simt_count_lines(cli_out, "tag(rc_mlx5/mlx5_0:1)"), 1, "UCP chose no rc_mlx5 lane");
-	cr_expect_geq(simt_count_lines(srv_out, "tag(rc_mlx5/mlx5_0:1)"), 1, "UCP chose no rc_mlx5 lane");
+	cr_expect_geq(simt_count_lines(fab.cli_out, "tag(rc_mlx5/mlx5_0:1)"), 1, "UCP chose no rc_mlx5 lane");
+	cr_expect_geq(simt_count_lines(fab.srv_out, "tag(rc_mlx5/mlx5_0:1)"), 1, "UCP chose no rc_mlx5 lane");
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,6 +78,39 @@ static inline int simt_count_lines(const char *path, const char *needle)
 		n += strstr(line, needle) != NULL;
 	fclose(f);
 	return n;
+}
+
+/* Removes the shared segment of the fabric named name (what sim/fabric/segment.c opens for
+ * FVSIM_FABRIC=name), so test fabrics do not outlive their tests. */
+static inline void simt_fabric_unlink(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/fvsim-%u-%s", (unsigned)getuid(), name);
+	shm_unlink(path);
+}
+
+/* A fabric of this test process's own, "<prefix>-<pid>", joined through FVSIM_FABRIC, and the
+ * output files of the server and client programs a test starts on it. */
+struct simt_fabric {
+	char name[64], srv_out[96], cli_out[96];
+};
+
+static inline void simt_fabric_join(struct simt_fabric *f, const char *prefix)
+{
+	int pid = (int)getpid();
+
+	snprintf(f->name, sizeof(f->name), "%s-%d", prefix, pid);
+	setenv("FVSIM_FABRIC", f->name, 1);
+	snprintf(f->srv_out, sizeof(f->srv_out), "/tmp/fvsim-%s-%d.srv", prefix, pid);
+	snprintf(f->cli_out, sizeof(f->cli_out), "/tmp/fvsim-%s-%d.cli", prefix, pid);
+}
+
+static inline void simt_fabric_leave(const struct simt_fabric *f)
+{
+	simt_fabric_unlink(f->name);
+	unlink(f->srv_out);
+	unlink(f->cli_out);
 }
 
 #endif

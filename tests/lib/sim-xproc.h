@@ -30,10 +30,7 @@ static inline void join_fabric(void)
 
 static inline void leave_fabric(void)
 {
-	char path[128];
-
-	snprintf(path, sizeof(path), "/fvsim-%u-%s", (unsigned)getuid(), fabric);
-	shm_unlink(path);
+	simt_fabric_unlink(fabric);
 }
 
 /* What the peer tells the test over a pipe, and the test tells the peer. */
