@@ -53,6 +53,7 @@ struct sim_ctx {
 struct sim_channel {
 	struct sim_list link;
 	int rd, wr;
+	bool async; /* a further async-event fd (ASYNC_EVENT_ALLOC), not a completion channel */
 };
 
 struct sim_pd {
