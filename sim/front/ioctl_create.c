@@ -71,6 +71,25 @@ static int get_flags(const struct sim_bundle *b, uint16_t id, uint64_t allowed, 
 	return 0;
 }
 
+/* The further async fd (ASYNC_EVENT_ALLOC) an EVENT_FD attribute names; NULL for the
+ * context's first one, or none. */
+static struct sim_channel *event_chan(const struct sim_bundle *b, uint16_t id)
+{
+	struct sim_list *pos, *tmp;
+	int fd;
+
+	if (!sim_ioctl_has(b, id))
+		return NULL;
+	fd = (int)sim_ioctl_handle(b, id);
+	sim_list_for_each_safe(pos, tmp, &b->ctx->channels) {
+		struct sim_channel *ch = sim_container_of(pos, struct sim_channel, link);
+
+		if (ch->async && ch->rd == fd)
+			return ch;
+	}
+	return NULL;
+}
+
 /* A handle just created for the caller, or the object undone if it cannot be told. */
 static int give_handle(struct sim_bundle *b, uint16_t id, uint32_t handle, int uobj, int err)
 {
@@ -110,6 +129,8 @@ static int cq_create(struct sim_bundle *b)
 	if (err)
 		return err;
 	resp = (const void *)c.resp;
+	((struct sim_cq *)sim_handle_get(b->ctx, resp->base.cq_handle, SIM_UOBJ_CQ))->event_chan =
+		event_chan(b, UVERBS_ATTR_CREATE_CQ_EVENT_FD);
 	err = sim_ioctl_copy_to(b, UVERBS_ATTR_CREATE_CQ_RESP_CQE, &resp->base.cqe,
 				sizeof(resp->base.cqe));
 	if (!err)
@@ -204,6 +225,8 @@ static int qp_create(struct sim_bundle *b)
 	if (err)
 		return err;
 	resp = (const void *)c.resp;
+	((struct sim_qp *)sim_handle_get(b->ctx, resp->base.qp_handle, SIM_UOBJ_QP))->event_chan =
+		event_chan(b, UVERBS_ATTR_CREATE_QP_EVENT_FD);
 	cap.max_send_wr = resp->base.max_send_wr;
 	cap.max_recv_wr = resp->base.max_recv_wr;
 	cap.max_send_sge = resp->base.max_send_sge;
@@ -254,6 +277,8 @@ static int srq_create(struct sim_bundle *b)
 	if (err)
 		return err;
 	resp = (const void *)c.resp;
+	((struct sim_srq *)sim_handle_get(b->ctx, resp->srq_handle, SIM_UOBJ_SRQ))->event_chan =
+		event_chan(b, UVERBS_ATTR_CREATE_SRQ_EVENT_FD);
 	if (!(err = sim_ioctl_copy_to(b, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, &resp->max_wr,
 				      sizeof(resp->max_wr))) &&
 	    !(err = sim_ioctl_copy_to(b, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, &resp->max_sge,

@@ -291,6 +291,8 @@ static void forget_fd(int fd)
 		return;
 	sim_lock();
 	sim_fd_clear(fd);
+	if (kind == SIM_FD_ASYNC)
+		sim_async_fd_closed(ctx, fd);
 	if (kind == SIM_FD_CMD && !sim_fd_any(ctx, SIM_FD_CMD)) {
 		sim_fd_clear_ctx(ctx);
 		sim_uctx_close(ctx);

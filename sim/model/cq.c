@@ -59,6 +59,7 @@ int sim_cq_create(struct sim_ctx *ctx, const struct sim_cq_init *in, struct sim_
 		cq->log_cnt++;
 	cq->cqe_size = in->cqe_size;
 	cq->chan = chan;
+	cq->ignore_overrun = in->ignore_overrun;
 	if (sim_idmap_put(&dev->cqs, cq->cqn, cq)) {
 		free(cq);
 		return ENOMEM;
