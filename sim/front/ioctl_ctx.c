@@ -2,8 +2,9 @@
  * QUERY_CONTEXT, whose mlx5 attribute carries the ucontext answer GET_CONTEXT gave (minus
  * the static BlueFlame registers, which belong to the first opener: the importer takes
  * dynamic UARs, ioctl_uar.c), and ASYNC_EVENT_ALLOC, which opens a further async-event fd
- * on the context. As in the kernel, the events of objects go to the context's first async
- * fd; the device raises no device-wide event, so a further one stays quiet. */
+ * on the context. As in the kernel, an object's events go to the async fd its creation
+ * named (EVENT_FD, ioctl_create.c), else to the context's first one; the device raises no
+ * device-wide event, so a further fd hears only of the objects created with it. */
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
