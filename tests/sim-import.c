@@ -356,3 +356,102 @@ Test(sim_import, query_context)
 	cr_expect_neq(ioctl(d.ctx->cmd_fd, RDMA_VERBS_IOCTL, &q.hdr), 0);
 	cr_expect_eq(errno, EINVAL, "shorter than the kernel's struct");
 }
+
+/* Random attributes for the methods the device answers (well-formed headers, attribute
+ * ids near the real ones, lengths, flags and data from pointers to scratch memory, small
+ * numbers that may be handles, and garbage): each call returns 0 or an errno, nothing
+ * crashes, and the context works afterwards. Seeded by FVSIM_FUZZ_SEED (default 1). */
+static uint64_t rng;
+
+static uint64_t next(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 0x2545f4914f6cdd1dull;
+}
+
+static uint32_t below(uint32_t n)
+{
+	return (uint32_t)(next() % n);
+}
+
+Test(sim_import, ioctl_methods_fuzzed)
+{
+	static const uint16_t methods[][2] = {
+		{ UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT },
+		{ UVERBS_OBJECT_ASYNC_EVENT, UVERBS_METHOD_ASYNC_EVENT_ALLOC },
+		{ UVERBS_OBJECT_PD, MLX5_IB_METHOD_PD_QUERY },
+		{ UVERBS_OBJECT_MR, UVERBS_METHOD_QUERY_MR },
+		{ MLX5_IB_OBJECT_UAR, MLX5_IB_METHOD_UAR_OBJ_ALLOC },
+		{ MLX5_IB_OBJECT_UAR, MLX5_IB_METHOD_UAR_OBJ_DESTROY },
+		{ UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE },
+		{ UVERBS_OBJECT_QP, UVERBS_METHOD_QP_CREATE },
+		{ UVERBS_OBJECT_SRQ, UVERBS_METHOD_SRQ_CREATE },
+	};
+	static uint8_t scratch[8192];
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr[16];
+	} q;
+	const char *s = getenv("FVSIM_FUZZ_SEED");
+	int ok = 0;
+
+	rng = s ? strtoull(s, NULL, 0) : 1;
+	rng = rng ? rng : 1;
+	for (int r = 0; r < 4000; r++) {
+		unsigned m = below(sizeof(methods) / sizeof(methods[0]));
+		unsigned n = below(16);
+		int rc;
+
+		for (size_t i = 0; i < sizeof(scratch); i += 8) {
+			uint64_t v = below(4) ? next() : below(8);
+
+			memcpy(scratch + i, &v, sizeof(v));
+		}
+		memset(&q, 0, sizeof(q));
+		q.hdr.length = (uint16_t)(sizeof(q.hdr) + n * sizeof(q.attr[0]));
+		q.hdr.object_id = methods[m][0];
+		q.hdr.method_id = methods[m][1];
+		q.hdr.num_attrs = (uint16_t)n;
+		q.hdr.driver_id = RDMA_DRIVER_MLX5;
+		for (unsigned i = 0; i < n; i++) {
+			struct ib_uverbs_attr *a = &q.attr[i];
+
+			a->attr_id = (uint16_t)(below(4) ? i : below(3) ? below(20) : 0x1000 + below(4));
+			a->len = (uint16_t)(below(3) ? 0 : below(2) ? 4u << below(2) : below(300));
+			a->flags = (uint16_t)below(4);
+			a->attr_data.reserved = (uint16_t)(below(16) ? 0 : next());
+			switch (below(4)) {
+			case 0: a->data = (uintptr_t)(scratch + 8 * below(sizeof(scratch) / 16)); break;
+			case 1: a->data = below(8); break;
+			case 2: a->data = next(); break;
+			default: a->data = (uint64_t)(int64_t)-(int)below(3); break;
+			}
+		}
+		errno = 0;
+		rc = ioctl(d.ctx->cmd_fd, RDMA_VERBS_IOCTL, &q.hdr);
+		cr_assert(rc == 0 || (rc == -1 && errno > 0 && errno < 200), "round %d: %d errno %d",
+			  r, rc, errno);
+		if (rc)
+			continue;
+		ok++;
+		/* A new async fd is the caller's to close. */
+		if (methods[m][0] == UVERBS_OBJECT_ASYNC_EVENT)
+			for (unsigned i = 0; i < n; i++)
+				if (q.attr[i].attr_id == UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE)
+					close((int)q.attr[i].data);
+	}
+	cr_log_info("%d of 4000 calls succeeded", ok);
+	/* The context still serves, and the imported objects are still the originals. */
+	{
+		struct ibv_cq *cq = ibv_create_cq(in.ctx, 8, NULL, NULL, 0);
+		struct ibv_mr *m2 = ibv_import_mr(in.pd, mr->handle);
+
+		cr_assert(cq, "create_cq after the fuzz: %s", strerror(errno));
+		cr_expect_eq(ibv_destroy_cq(cq), 0);
+		cr_assert(m2);
+		cr_expect_eq(m2->lkey, mr->lkey);
+		ibv_unimport_mr(m2);
+	}
+}
