@@ -78,7 +78,7 @@ Test(sim_import, imported_objects_are_the_originals)
 /* A QP of the imported context, on the imported PD, writes from memory named by the
  * imported MR into the original context's QP and takes its SEND; completions arrive on a
  * CQ of the imported context, through its completion channel. */
-Test(sim_import, data_through_imported_objects)
+static void data_through_imported_objects(void)
 {
 	struct ibv_comp_channel *ch = ibv_create_comp_channel(in.ctx);
 	struct ibv_cq *icq, *cq = simt_cq(&d, 16), *ev_cq;
@@ -133,6 +133,25 @@ Test(sim_import, data_through_imported_objects)
 	cr_expect_eq(ibv_destroy_cq(icq), 0);
 	cr_expect_eq(ibv_destroy_cq(cq), 0);
 	cr_expect_eq(ibv_destroy_comp_channel(ch), 0);
+}
+
+Test(sim_import, data_through_imported_objects)
+{
+	data_through_imported_objects();
+}
+
+/* FVSIM_MODE=poll: no device thread; the imported context's polls run the device too. */
+static void setup_poll(void)
+{
+	setenv("FVSIM_MODE", "poll", 1);
+	setup();
+}
+
+TestSuite(sim_import_poll, .init = setup_poll, .fini = teardown, .timeout = 60);
+
+Test(sim_import_poll, data_driven_by_the_importers_polls)
+{
+	data_through_imported_objects();
 }
 
 static bool readable(int fd)
