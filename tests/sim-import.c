@@ -9,6 +9,7 @@
 #pragma clang diagnostic ignored "-Wgnu-variable-sized-type-not-at-end"
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -224,6 +225,16 @@ Test(sim_import, bad_handles)
 		cr_expect_null(ibv_import_mr(in.pd, h));
 		cr_expect_eq(errno, ENOENT);
 		free(m2); /* its registration is gone: only libibverbs' memory is left */
+	}
+	/* A command fd whose context was never created: QUERY_CONTEXT finds no ucontext. */
+	{
+		int raw = open("/dev/infiniband/uverbs0", O_RDWR | O_CLOEXEC);
+
+		cr_assert(raw >= 0);
+		errno = 0;
+		cr_expect_null(ibv_import_device(raw));
+		cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+		close(raw);
 	}
 	/* Not a command fd: libibverbs refuses before asking the device. */
 	errno = 0;
