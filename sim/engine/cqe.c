@@ -17,6 +17,8 @@ bool sim_cq_room(const struct sim_cq *cq, uint32_t n)
 	uint32_t ci = ld_dbrec(&cq->dbrec[0]) & 0xffffff;
 	uint32_t used = (cq->pi - ci) & 0xffffff;
 
+	if (cq->ignore_overrun)
+		return true;
 	/* A consumer index ahead of what we produced is garbage: treat the CQ as full
 	 * rather than overwrite CQEs the user may still be reading. */
 	return used <= cq->cqe_cnt && cq->cqe_cnt - used >= n;
@@ -69,7 +71,8 @@ int sim_cq_resize(struct sim_cq *cq, uint32_t cqe, uint64_t buf, uint32_t cqe_si
 /* Most paths wait for room before they start work that completes. One that cannot (an
  * answer from another process arrives for a WQE posted while there was room) meets the
  * hardware's rule: the CQ overruns into error, its owner gets IBV_EVENT_CQ_ERR, and
- * nothing is written over CQEs the application has not polled. */
+ * nothing is written over CQEs the application has not polled. A CQ created with
+ * IGNORE_OVERRUN always has room (sim_cq_room), so it never gets here. */
 static bool overruns(struct sim_cq *cq)
 {
 	if (cq->overrun)
@@ -78,7 +81,7 @@ static bool overruns(struct sim_cq *cq)
 		return false;
 	cq->overrun = true;
 	sim_warn("CQ 0x%x overrun: the CQ is in error", cq->cqn);
-	sim_async_event(cq->ctx, cq->user_handle, IBV_EVENT_CQ_ERR);
+	sim_async_event(cq->ctx, cq->event_chan, cq->user_handle, IBV_EVENT_CQ_ERR);
 	return true;
 }
 

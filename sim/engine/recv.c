@@ -68,6 +68,7 @@ void sim_srq_pop(struct sim_srq *srq, const struct sim_rwqe *w)
 	avail = (uint16_t)((ld_dbrec(&srq->dbrec[0]) & 0xffff) - srq->consumed);
 	if (srq->limit && avail < srq->limit) {
 		srq->limit = 0;
-		sim_async_event(srq->ctx, srq->user_handle, IBV_EVENT_SRQ_LIMIT_REACHED);
+		sim_async_event(srq->ctx, srq->event_chan, srq->user_handle,
+				IBV_EVENT_SRQ_LIMIT_REACHED);
 	}
 }

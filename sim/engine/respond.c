@@ -49,7 +49,7 @@ static enum sim_resp nak(struct sim_msg *m, struct rx *rx, uint8_t synd, uint32_
 {
 	if (rx->qp->state != IBV_QPS_ERR) {
 		rx->qp->state = IBV_QPS_ERR;
-		sim_async_event(rx->qp->ctx, rx->qp->user_handle, event);
+		sim_async_event(rx->qp->ctx, rx->qp->event_chan, rx->qp->user_handle, event);
 	}
 	m->nak = synd;
 	return SIM_R_NAK;

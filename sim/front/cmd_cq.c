@@ -13,7 +13,7 @@
 #include "uverbs.h"
 
 static int create(struct sim_cmd *c, uint64_t user_handle, uint32_t cqe, int32_t channel,
-		  uint32_t comp_vector, struct sim_cq **out)
+		  uint32_t comp_vector, uint32_t flags, struct sim_cq **out)
 {
 	struct mlx5_ib_create_cq dreq;
 	struct sim_cq_init in = { 0 };
@@ -31,6 +31,7 @@ static int create(struct sim_cmd *c, uint64_t user_handle, uint32_t cqe, int32_t
 	in.cqe_size = dreq.cqe_size;
 	in.comp_channel = channel;
 	in.comp_en = dreq.cqe_comp_en;
+	in.ignore_overrun = flags & IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN;
 	err = sim_cq_create(c->ctx, &in, out);
 	if (err)
 		return err;
@@ -47,7 +48,7 @@ int sim_cmd_create_cq(struct sim_cmd *c)
 	int err;
 
 	CMD_REQ(c, req);
-	err = create(c, req.user_handle, req.cqe, req.comp_channel, req.comp_vector, &cq);
+	err = create(c, req.user_handle, req.cqe, req.comp_channel, req.comp_vector, 0, &cq);
 	if (err)
 		return err;
 	resp.cq_handle = cq->handle;
@@ -70,7 +71,7 @@ int sim_cmd_create_cq_ex(struct sim_cmd *c)
 	/* Completion timestamps need a device clock the model does not have. */
 	if (req.comp_mask || (req.flags & ~IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN))
 		return EOPNOTSUPP;
-	err = create(c, req.user_handle, req.cqe, req.comp_channel, req.comp_vector, &cq);
+	err = create(c, req.user_handle, req.cqe, req.comp_channel, req.comp_vector, req.flags, &cq);
 	if (err)
 		return err;
 	resp.base.cq_handle = cq->handle;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -15,6 +16,42 @@
 #include "../model/world.h"
 #include "fdtab.h"
 #include "uverbs.h"
+
+/* The mlx5 ucontext answer shared by GET_CONTEXT and the ioctl QUERY_CONTEXT (an imported
+ * context reads it there). tot_bfregs stays 0: only GET_CONTEXT allocates static
+ * BlueFlame registers; the kernel's query reports none either. */
+void sim_ucontext_fill(const struct sim_ctx *ctx, struct mlx5_ib_alloc_ucontext_resp *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->qp_tab_size = 1u << 18;
+	r->bf_reg_size = 512; /* two 256-byte BlueFlame halves per register */
+	r->cache_line_size = 64;
+	r->max_sq_desc_sz = 1008; /* 63 16-byte units: the DS field's limit */
+	r->max_rq_desc_sz = 512;
+	r->max_send_wqebb = 32768;
+	r->max_recv_wr = 32768;
+	r->max_srq_recv_wr = 32767;
+	r->num_ports = (uint16_t)ctx->dev->nports;
+	r->response_length = sizeof(*r);
+	r->cqe_version = ctx->cqe_version;
+	r->log_uar_size = 12;
+	r->num_uars_per_page = 1;
+	/* CQEs carry timestamps; libmlx5 maps the page that converts them (clock.c). */
+	r->clock_info_versions = 1u << MLX5_IB_CLOCK_INFO_V1;
+	/* CREATE_AH answers the destination MAC of RoCE address handles (libmlx5 asks the
+	 * kernel for it instead of resolving it through netlink); QUERY_DEVICE_EX has the
+	 * mlx5 part with the TSO caps. */
+	r->cmds_supp_uhw = MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE | MLX5_USER_CMDS_SUPP_UHW_CREATE_AH;
+}
+
+/* The write end is non-blocking so undelivered events never stall the device. */
+int sim_async_pipe(int fds[2])
+{
+	if (pipe2(fds, O_CLOEXEC))
+		return -1;
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	return 0;
+}
 
 int sim_cmd_get_context(struct sim_cmd *c)
 {
@@ -37,38 +74,17 @@ int sim_cmd_get_context(struct sim_cmd *c)
 	/* CQE version 1 (user index in CQEs) when libmlx5 can take it, as the kernel does. */
 	ctx->cqe_version = c->drv_len > offsetof(struct mlx5_ib_alloc_ucontext_req_v2,
 						  max_cqe_version) && dreq.max_cqe_version ? 1 : 0;
-	/* A real async fd: libmlx5 takes an ioctl-only path when it is missing. The write end
-	 * is non-blocking so undelivered events never stall the device. */
-	if (pipe2(fds, O_CLOEXEC))
+	/* A real async fd: libmlx5 takes an ioctl-only path when it is missing. */
+	if (sim_async_pipe(fds))
 		return errno;
-	fcntl(fds[1], F_SETFL, O_NONBLOCK);
 	ctx->async_rd = fds[0];
 	ctx->async_wr = fds[1];
 	sim_fd_set(fds[0], ctx, SIM_FD_ASYNC);
 	resp.async_fd = (uint32_t)fds[0];
 	resp.num_comp_vectors = SIM_COMP_VECTORS;
 
-	dresp.qp_tab_size = 1u << 18;
-	dresp.bf_reg_size = 512; /* two 256-byte BlueFlame halves per register */
+	sim_ucontext_fill(ctx, &dresp);
 	dresp.tot_bfregs = 16; /* non-zero keeps libmlx5 on the static UAR path */
-	dresp.cache_line_size = 64;
-	dresp.max_sq_desc_sz = 1008; /* 63 16-byte units: the DS field's limit */
-	dresp.max_rq_desc_sz = 512;
-	dresp.max_send_wqebb = 32768;
-	dresp.max_recv_wr = 32768;
-	dresp.max_srq_recv_wr = 32767;
-	dresp.num_ports = (uint16_t)ctx->dev->nports;
-	dresp.response_length = sizeof(dresp);
-	dresp.cqe_version = ctx->cqe_version;
-	dresp.log_uar_size = 12;
-	dresp.num_uars_per_page = 1;
-	/* CQEs carry timestamps; libmlx5 maps the page that converts them (clock.c). */
-	dresp.clock_info_versions = 1u << MLX5_IB_CLOCK_INFO_V1;
-	/* CREATE_AH answers the destination MAC of RoCE address handles (libmlx5 asks the
-	 * kernel for it instead of resolving it through netlink); QUERY_DEVICE_EX has the
-	 * mlx5 part with the TSO caps. */
-	dresp.cmds_supp_uhw = MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE |
-			      MLX5_USER_CMDS_SUPP_UHW_CREATE_AH;
 	CMD_RESP(c, resp);
 	CMD_DRV_RESP(c, dresp);
 	ctx->live = true;

@@ -46,13 +46,14 @@ static int driven_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 }
 
 typedef struct ibv_context *(*open_fn)(struct ibv_device *);
+typedef struct ibv_context *(*import_fn)(int);
 
-/* libibverbs' own ibv_open_device. A program linked with it finds it next in line; one
+/* libibverbs' own entry name@version. A program linked with it finds it next in line; one
  * that loaded libibverbs privately (Python's pyverbs extension: RTLD_LOCAL) only through
  * that library's handle. */
-static open_fn libibverbs_open(void)
+static void *libibverbs_sym(const char *name, const char *version)
 {
-	open_fn f = (open_fn)dlsym(RTLD_NEXT, "ibv_open_device");
+	void *f = dlsym(RTLD_NEXT, name);
 	void *lib;
 
 	if (f)
@@ -60,24 +61,17 @@ static open_fn libibverbs_open(void)
 	lib = dlopen("libibverbs.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	if (!lib)
 		return NULL;
-	f = (open_fn)dlvsym(lib, "ibv_open_device", "IBVERBS_1.1");
+	f = dlvsym(lib, name, version);
 	dlclose(lib);
 	return f;
 }
 
-EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+/* A context just opened or imported: if it is our device's, its polls drive the device. */
+static struct ibv_context *drive_ctx(struct ibv_context *ctx)
 {
-	static open_fn real;
-	struct ibv_context *ctx;
 	poll_fn p;
 
-	if (!__atomic_load_n(&real, __ATOMIC_ACQUIRE))
-		__atomic_store_n(&real, libibverbs_open(), __ATOMIC_RELEASE);
-	if (!real) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!(ctx = real(device)) || !sim_fd_ctx(ctx->cmd_fd))
+	if (!ctx || !sim_fd_ctx(ctx->cmd_fd))
 		return ctx;
 	sim_drive_cq_ex_ctx(ctx);
 	p = ctx->ops.poll_cq;
@@ -90,4 +84,34 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 			ctx->ops.poll_cq = driven_poll;
 	}
 	return ctx;
+}
+
+EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	static open_fn real;
+
+	if (!__atomic_load_n(&real, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&real, (open_fn)libibverbs_sym("ibv_open_device", "IBVERBS_1.1"),
+				 __ATOMIC_RELEASE);
+	if (!real) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	return drive_ctx(real(device));
+}
+
+/* A context imported from a dup()'d command fd (ibv_import_device) is driven the same. */
+EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
+{
+	static import_fn real;
+
+	if (!__atomic_load_n(&real, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&real,
+				 (import_fn)libibverbs_sym("ibv_import_device", "IBVERBS_1.10"),
+				 __ATOMIC_RELEASE);
+	if (!real) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	return drive_ctx(real(cmd_fd));
 }

@@ -67,6 +67,13 @@ void *sim_handle_get(struct sim_ctx *ctx, uint32_t handle, int type)
 	return u->h[handle].obj;
 }
 
+int sim_handle_type(struct sim_ctx *ctx, uint32_t handle)
+{
+	struct uctx *u = of(ctx);
+
+	return handle == 0 || handle >= u->nh ? SIM_UOBJ_FREE : u->h[handle].type;
+}
+
 void sim_handle_del(struct sim_ctx *ctx, uint32_t handle)
 {
 	struct uctx *u = of(ctx);
@@ -101,6 +108,7 @@ static int destroy(int type, void *o, bool force)
 	case SIM_UOBJ_PD: return sim_pd_free(o);
 	case SIM_UOBJ_XRCD: return sim_xrcd_close(o, force);
 	case SIM_UOBJ_FLOW: return sim_flow_destroy(o);
+	case SIM_UOBJ_UAR: free(o); return 0;
 	default: return EINVAL;
 	}
 }
@@ -143,7 +151,7 @@ struct sim_ctx *sim_uctx_open(int dev_index, int cmd_fd)
 void sim_uctx_close(struct sim_ctx *ctx)
 {
 	static const int order[] = { SIM_UOBJ_FLOW, SIM_UOBJ_QP, SIM_UOBJ_SRQ, SIM_UOBJ_CQ, SIM_UOBJ_MW,
-				     SIM_UOBJ_MR, SIM_UOBJ_AH, SIM_UOBJ_PD, SIM_UOBJ_XRCD };
+				     SIM_UOBJ_MR, SIM_UOBJ_AH, SIM_UOBJ_PD, SIM_UOBJ_XRCD, SIM_UOBJ_UAR };
 	struct uctx *u = of(ctx);
 
 	/* Dependants go first, type by type. */

@@ -19,6 +19,7 @@ enum sim_uobj_type {
 	SIM_UOBJ_XRCD,
 	SIM_UOBJ_FLOW,
 	SIM_UOBJ_MW,
+	SIM_UOBJ_UAR, /* a dynamically allocated UAR page (ioctl_uar.c) */
 };
 
 /* A context on device dev_index for the command fd; NULL if there is no such device or
@@ -28,6 +29,7 @@ void sim_uctx_close(struct sim_ctx *ctx);
 
 uint32_t sim_handle_new(struct sim_ctx *ctx, int type, void *obj); /* UINT32_MAX on ENOMEM */
 void *sim_handle_get(struct sim_ctx *ctx, uint32_t handle, int type);
+int sim_handle_type(struct sim_ctx *ctx, uint32_t handle); /* SIM_UOBJ_FREE if unused */
 void sim_handle_del(struct sim_ctx *ctx, uint32_t handle);
 uint32_t sim_handle_end(struct sim_ctx *ctx); /* every handle in use is below this */
 

@@ -268,7 +268,7 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
 	REAL(void *, mmap, void *, size_t, int, int, int, off_t);
 	struct sim_ctx *ctx = sim_fd_ctx(fd);
 
-	return ctx ? sim_uar_map(fd, addr, len, prot, flags, off) : real_mmap(addr, len, prot, flags, fd, off);
+	return ctx ? sim_uar_map(ctx, fd, addr, len, prot, flags, off) : real_mmap(addr, len, prot, flags, fd, off);
 }
 
 EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
@@ -276,7 +276,7 @@ EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 	REAL(void *, mmap64, void *, size_t, int, int, int, off_t);
 	struct sim_ctx *ctx = sim_fd_ctx(fd);
 
-	return ctx ? sim_uar_map(fd, addr, len, prot, flags, off) : real_mmap64(addr, len, prot, flags, fd, off);
+	return ctx ? sim_uar_map(ctx, fd, addr, len, prot, flags, off) : real_mmap64(addr, len, prot, flags, fd, off);
 }
 
 /* The fd no longer refers to the device; the last command fd of a context takes the
@@ -291,6 +291,8 @@ static void forget_fd(int fd)
 		return;
 	sim_lock();
 	sim_fd_clear(fd);
+	if (kind == SIM_FD_ASYNC)
+		sim_async_fd_closed(ctx, fd);
 	if (kind == SIM_FD_CMD && !sim_fd_any(ctx, SIM_FD_CMD)) {
 		sim_fd_clear_ctx(ctx);
 		sim_uctx_close(ctx);

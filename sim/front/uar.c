@@ -19,10 +19,13 @@
 
 #include "../common/sys.h"
 #include "../model/obj.h"
+#include "../model/world.h"
 #include "clock.h"
+#include "ioctl.h"
 
-/* Commands 0..7, UAR indexes 0..255: 2048 pages, sparse until written. */
-#define UAR_CMDS 8
+/* Commands 0..9 (9: dynamic UARs), UAR indexes 0..255: 2560 pages, sparse until
+ * written. */
+#define UAR_CMDS (SIM_UAR_DYN_CMD + 1)
 #define UAR_INDEXES 256
 
 static const unsigned view_cmd[SIM_UAR_VIEWS] = { MLX5_IB_MMAP_REGULAR_PAGE,
@@ -81,7 +84,23 @@ void sim_uar_views_drop(struct sim_ctx *ctx)
 	}
 }
 
-void *sim_uar_map(int fd, void *addr, size_t len, int prot, int flags, off_t off)
+off_t sim_uar_dyn_offset(unsigned index)
+{
+	return (off_t)(SIM_UAR_DYN_CMD << 8 | index) * (off_t)page_size();
+}
+
+static bool dyn_allocated(struct sim_ctx *ctx, unsigned index)
+{
+	bool yes;
+
+	sim_lock();
+	yes = sim_uar_dyn_allocated(ctx, index);
+	sim_unlock();
+	return yes;
+}
+
+void *sim_uar_map(struct sim_ctx *ctx, int fd, void *addr, size_t len, int prot, int flags,
+		  off_t off)
 {
 	size_t page = page_size();
 	unsigned long pgoff = (unsigned long)off / page;
@@ -102,6 +121,12 @@ void *sim_uar_map(int fd, void *addr, size_t len, int prot, int flags, off_t off
 		}
 		if (index != MLX5_IB_CLOCK_INFO_V1) {
 			errno = EOPNOTSUPP;
+			return MAP_FAILED;
+		}
+	} else if (cmd == SIM_UAR_DYN_CMD) {
+		/* An entry UAR_OBJ_ALLOC gave out and nobody destroyed yet. */
+		if (len != page || index >= UAR_INDEXES || !dyn_allocated(ctx, index)) {
+			errno = EINVAL;
 			return MAP_FAILED;
 		}
 	} else if ((cmd != MLX5_IB_MMAP_REGULAR_PAGE && cmd != MLX5_IB_MMAP_WC_PAGE &&

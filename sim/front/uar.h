@@ -15,7 +15,17 @@ int sim_uar_fd_open(int flags);
  * errno. sim_uar_views_drop() undoes it. Called with the device lock held. */
 int sim_uar_views_map(struct sim_ctx *ctx);
 void sim_uar_views_drop(struct sim_ctx *ctx);
-/* mmap() on a command fd, checked as the kernel checks it. */
-void *sim_uar_map(int fd, void *addr, size_t len, int prot, int flags, off_t off);
+/* mmap() on a command fd of ctx, checked as the kernel checks it. */
+void *sim_uar_map(struct sim_ctx *ctx, int fd, void *addr, size_t len, int prot, int flags,
+		  off_t off);
+
+/* Dynamically allocated UAR pages (ioctl_uar.c): at most this many per context, at mmap
+ * command 9 (the first the kernel gives such entries), index 0 up; their hardware UAR
+ * numbers start past the static pages. */
+#define SIM_UAR_DYN_MAX 256
+#define SIM_UAR_DYN_CMD 9
+#define SIM_UAR_DYN_FIRST_PAGE 16
+/* The mmap() offset of dynamic UAR index. */
+off_t sim_uar_dyn_offset(unsigned index);
 
 #endif

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 struct sim_ctx;
+struct mlx5_ib_alloc_ucontext_resp;
 
 /* Completion vectors per context (GET_CONTEXT); CREATE_CQ refuses higher ones. */
 #define SIM_COMP_VECTORS 1
@@ -65,6 +66,12 @@ static inline void cmd_drv_resp(struct sim_cmd *c, const void *p, size_t n)
 	memcpy(c->drv_resp, p, n);
 	c->drv_resp_len = n;
 }
+
+/* The mlx5 ucontext answer of GET_CONTEXT and QUERY_CONTEXT, without BlueFlame registers
+ * (cmd_ctx.c). */
+void sim_ucontext_fill(const struct sim_ctx *ctx, struct mlx5_ib_alloc_ucontext_resp *r);
+/* An async-event pipe: close-on-exec, its write end non-blocking. 0, or -1 with errno. */
+int sim_async_pipe(int fds[2]);
 
 /* Handlers, one file per object family; each returns 0 or an errno. */
 int sim_cmd_get_context(struct sim_cmd *c);

@@ -40,7 +40,7 @@ int sim_cq_create(struct sim_ctx *ctx, const struct sim_cq_init *in, struct sim_
 		sim_list_for_each_safe(pos, tmp, &ctx->channels) {
 			struct sim_channel *c = sim_container_of(pos, struct sim_channel, link);
 
-			if (c->rd == in->comp_channel)
+			if (c->rd == in->comp_channel && !c->async)
 				chan = c;
 		}
 		if (!chan)
@@ -59,6 +59,7 @@ int sim_cq_create(struct sim_ctx *ctx, const struct sim_cq_init *in, struct sim_
 		cq->log_cnt++;
 	cq->cqe_size = in->cqe_size;
 	cq->chan = chan;
+	cq->ignore_overrun = in->ignore_overrun;
 	if (sim_idmap_put(&dev->cqs, cq->cqn, cq)) {
 		free(cq);
 		return ENOMEM;

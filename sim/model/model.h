@@ -43,6 +43,7 @@ struct sim_cq_init {
 	uint32_t cqe_size;
 	int comp_channel; /* fd or -1 */
 	uint8_t comp_en; /* CQE compression requested: not modelled */
+	bool ignore_overrun; /* IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN */
 };
 int sim_cq_create(struct sim_ctx *ctx, const struct sim_cq_init *in, struct sim_cq **out);
 int sim_cq_destroy(struct sim_cq *cq);
@@ -96,6 +97,10 @@ void sim_ctx_fini(struct sim_ctx *ctx);
 /* Async event to the context's async fd (struct ib_uverbs_async_event_desc); false if it
  * could not be delivered. Callers count delivered events per object: destroying the object
  * reports that count and libibverbs waits until the user acked as many. */
-bool sim_async_event(struct sim_ctx *ctx, uint64_t element, uint32_t type);
+bool sim_async_event(struct sim_ctx *ctx, struct sim_channel *chan, uint64_t element,
+		     uint32_t type);
+/* The user closed async-event fd rd of ctx: its events are dropped from now on (a write
+ * to a pipe nobody reads would raise SIGPIPE). */
+void sim_async_fd_closed(struct sim_ctx *ctx, int rd);
 
 #endif

@@ -53,6 +53,7 @@ struct sim_ctx {
 struct sim_channel {
 	struct sim_list link;
 	int rd, wr;
+	bool async; /* a further async-event fd (ASYNC_EVENT_ALLOC), not a completion channel */
 };
 
 struct sim_pd {
@@ -115,6 +116,7 @@ struct sim_cq {
 	uint32_t cqe_cnt, log_cnt, cqe_size;
 	uint32_t pi; /* CQEs written */
 	struct sim_channel *chan;
+	struct sim_channel *event_chan; /* async events; NULL: the context's first async fd */
 	uint32_t comp_events, async_events; /* read by the user so far */
 	int users;
 	/* Completion events: armed by a new arm word; fired once per arm. */
@@ -125,6 +127,9 @@ struct sim_cq {
 	/* A completion found it full: the CQ is in error (IBV_EVENT_CQ_ERR was raised) and
 	 * takes no more CQEs, as an HCA's CQ after an overrun. */
 	bool overrun;
+	/* Created with IGNORE_OVERRUN: never full, never in error; a new CQE overwrites the
+	 * oldest unpolled one, as the HCA does with overrun checking off. */
+	bool ignore_overrun;
 };
 
 struct sim_srq {
@@ -144,6 +149,7 @@ struct sim_srq {
 	uint32_t uidx;
 	int users;
 	uint32_t events_reported;
+	struct sim_channel *event_chan; /* async events; NULL: the context's first async fd */
 };
 
 struct sim_path {
@@ -168,6 +174,7 @@ struct sim_qp {
 	struct sim_cq *scq, *rcq;
 	struct sim_srq *srq;
 	struct sim_xrcd *xrcd;
+	struct sim_channel *event_chan; /* async events; NULL: the context's first async fd */
 	uint32_t uidx;
 	bool sq_sig_all, rq_sig;
 	uint8_t *sq_buf, *rq_buf;
