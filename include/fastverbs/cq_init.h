@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * struct fv_cq and taking a CQ over (fv_cq_init, fv_cq_init_geom), struct fv_wc. The poll
- * loop is cq.h's; cq_decode.h decodes one CQE, cq_run.h keeps the run of alike completions.
+ * loop is cq.h's; cq_decode.h decodes one CQE, cq_run.h the run cache (per
+ * QP, the completion its requester CQEs share).
  */
 #ifndef FASTVERBS_CQ_INIT_H
 #define FASTVERBS_CQ_INIT_H
@@ -16,31 +17,59 @@ FV_EXTERN_C_BEGIN
 /* Rare paths: kept out of line so the poll loop stays small. */
 #define FV_COLD static __attribute__((noinline, cold, unused))
 
-/* A key no CQE carries (send opcode 0xff): no run. */
-#define FV_CQ_NO_RUN htobe32(0xffu << 24)
-
 /*
- * The run of CQEs fv__cq_poll_core decodes without its general path: successful requester
- * completions (REQ, no scattered data) of one QP and one send opcode, which differ only in
- * their WQE. Kept in the CQ across calls.
+ * The run cache of a CQ: per QP (a way, found by the low bits of the QPN), the completion
+ * its successful requester CQEs of one send opcode share, so that those CQEs are decoded from
+ * their WQE index alone, however the completions of the QPs on the CQ interleave. Two QPs
+ * whose numbers agree in the low bits take turns in one way (the general path decodes what
+ * the way does not hold). Kept in the CQ across calls; cq_run.h fills and reads it.
  */
-struct fv_cq_run {
-	__be32 key;		/* their sop_drop_qpn (send opcode and QPN); FV_CQ_NO_RUN: none */
-	__be32 last;		/* that of the last completion the general path reported */
-	uint32_t tag;		/* the registry's gen | ibv (1: t is a struct ibv_wc): qp and t hold
-				 * while it matches */
-	struct fv_qp *qp;	/* with no run, &fv_no_run: one no CQE names, that nothing writes */
+#define FV_CQ_WAYS 16	/* a power of two */
+
+/* The key of empty way i: a QPN whose low bits name another way, so no CQE ever matches it. */
+#define FV_CQ_NO_KEY(i) htobe32(0xffu << 24 | (((i) + 1) & (FV_CQ_WAYS - 1)))
+
+struct fv_cq_way {
+	__be32 key;		/* the sop_drop_qpn of the CQEs it decodes; FV_CQ_NO_KEY: none */
+	struct fv_qp *qp;	/* the QP of that QPN (NULL in an empty way) */
 	fv_u64x2 t[3];		/* their completion, as 16-byte pieces; the wr_id is each CQE's */
 };
 
-/* The QP of no run. */
-#ifdef __cplusplus	/* no designated initializers before C++20: every member, in order */
-__attribute__((weak)) struct fv_qp fv_no_run = { {}, {}, ~0u, FV_QPT_RC, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, {} };
+static_assert(sizeof(struct fv_cq_way) == 64, "a way is 64 bytes: its offset is the QPN's low bits << 6");
+
+struct fv_cq_run {
+	struct fv_cq_way way[FV_CQ_WAYS];
+	uint32_t tag;		/* the registry's gen | ibv (1: t is a struct ibv_wc): the ways hold
+				 * while it matches */
+};
+
+/*
+ * The way a CQE's sop_drop_qpn (big-endian: send opcode, QPN) belongs to: the QPN's low bits.
+ * As a byte offset, taken from the raw word (two instructions, no byte swap).
+ */
+static inline __attribute__((always_inline)) const struct fv_cq_way *
+fv__cq_way_at(const struct fv_cq_run *run, __be32 key)
+{
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	uint32_t at = ((uint32_t)key >> (24 - 6)) & ((FV_CQ_WAYS - 1) << 6);	/* QPN bits 7:0 at 31:24 */
 #else
-__attribute__((weak)) struct fv_qp fv_no_run = { .qpn = ~0u };
+	uint32_t at = ((uint32_t)key << 6) & ((FV_CQ_WAYS - 1) << 6);
 #endif
+	return (const struct fv_cq_way *)((const uint8_t *)run->way + at);
+}
+
+/* Empty every way; tag: the one they are filled under from now on. Rare: out of line. */
+FV_COLD void fv__cq_run_reset(struct fv_cq_run *run, uint32_t tag)
+{
+	for (unsigned i = 0; i < FV_CQ_WAYS; i++) {
+		run->way[i].key = FV_CQ_NO_KEY(i);
+		run->way[i].qp = NULL;
+	}
+	run->tag = tag;
+}
 
 struct fv_cq {
+	struct fv_cq_run run;	/* first: a way's address is the CQ's plus the QPN's low bits << 6 */
 	uint8_t *buf64;		/* the mlx5_cqe64 of entry 0: buf + cqe_size - 64 */
 	uint32_t ci;		/* CQEs consumed */
 	uint32_t off;		/* entry ci's offset from buf64: (ci & mask) * cqe_size */
@@ -49,7 +78,6 @@ struct fv_cq {
 	uint32_t mask;		/* entries - 1 */
 	uint32_t cqe_size;	/* 64 or 128 */
 	uint32_t shift;		/* log2(cqe_size) */
-	struct fv_cq_run run;
 	struct fv_registry *reg;	/* the process's tables (registry.h): found once, at init */
 	volatile __be32 *dbrec;	/* [FV_CQ_SET_CI] consumer index, [FV_CQ_ARM_DB] arm */
 	struct fv_srq *srq;	/* fv_cq_bind_srq(): receives of QPs fastverbs does not own */
@@ -98,8 +126,7 @@ static inline int fv_cq_init_geom(struct fv_cq *cq, const struct fv_cq_geom *g)
 	cq->off = (cq->ci & cq->mask) * cq->cqe_size;
 	cq->own = !!(cq->ci & g->cqe_cnt);
 	cq->ring = g->cqe_cnt * g->cqe_size;
-	cq->run.key = cq->run.last = FV_CQ_NO_RUN;
-	cq->run.qp = &fv_no_run;
+	fv__cq_run_reset(&cq->run, 0);
 	cq->reg = fv_registry_get();
 	cq->cqn = g->cqn;
 	return 0;
