@@ -93,7 +93,15 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 	if (__builtin_expect(cq->run.tag != tag, 0))
 		fv__cq_run_reset(&cq->run, tag);	/* a QP came or went, or the other form */
 	if (n == 1 && fv__cq_run1(cq, cq->buf64 + off, own, out, ibv)) {	/* a ping-pong: straight */
-		fv__cq_consumed(cq, off + cq->cqe_size, own, 1);
+		off += cq->cqe_size;
+		if (off == cq->ring) {	/* the owner bit changes only here */
+			off = 0;
+			cq->own = own ^ 1;
+		}
+		cq->off = off;
+		cq->ci++;
+		fv__dbrec_write32(&cq->dbrec[FV_CQ_SET_CI], htobe32(cq->ci & 0xffffff));
+		fv__compiler_barrier();
 		return 1;
 	}
 	while (o != end) {

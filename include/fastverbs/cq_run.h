@@ -53,13 +53,43 @@ fv__cqe_put_run(void *o, const int ibv, uint64_t wr_id, const fv_u64x2 *t)
 }
 
 /*
- * One CQE at c by the run cache (poll calls for one completion: a ping-pong): if it is new
- * (op_own: REQ, format 0, the owner bit own), its way holds its sop_drop_qpn and fastverbs
- * did not force its WQE's completion, store its completion at o, retire its WQE and return
- * 1; else 0, nothing changed (the general path decides).
+ * The slot of the WQE a CQE completes, from the 32-bit word at byte 58 (QPN bits 15:0, then
+ * wqe_counter): its low half is wqe_counter once in host order, and mask < 2^16. One byte
+ * swap, no 16-bit arithmetic.
+ */
+static inline __attribute__((always_inline)) uint32_t fv__cqe_slot(const uint8_t *cqe, uint32_t mask)
+{
+	uint32_t w;
+
+	memcpy(&w, cqe + offsetof(struct mlx5_cqe64, wqe_counter) - 2, sizeof(w));
+	return be32toh(w) & mask;
+}
+
+/*
+ * The CQE at c, new and of w's key, by its way: unless fastverbs forced its WQE's completion
+ * (the general path hides it), store its completion at o, retire its WQE and return 1; else 0,
+ * nothing changed.
  *
  * A WQE a way completes asked for a completion (sq_sig_all QPs have no ways), so its end
  * (the SQ's ci once retired) was written (sq.h).
+ */
+static inline __attribute__((always_inline)) int
+fv__cq_way_take(const struct fv_cq_way *w, const uint8_t *c, void *o, const int ibv)
+{
+	struct fv_sq *sq = &w->qp->sq;
+	uint32_t slot = fv__cqe_slot(c, sq->mask);
+
+	if (sq->meta[slot].forced == sq->meta[slot].end)
+		return 0;
+	sq->ci = sq->meta[slot].end;
+	fv__cqe_put_run(o, ibv, sq->wr_id[slot].v, w->t);
+	return 1;
+}
+
+/*
+ * One CQE at c by the run cache (poll calls for one completion: a ping-pong): if it is new
+ * (op_own: REQ, format 0, the owner bit own) and its way holds its sop_drop_qpn, as
+ * fv__cq_way_take. Else 0, nothing changed: the general path decides.
  */
 static inline __attribute__((always_inline)) int
 fv__cq_run1(const struct fv_cq *cq, const uint8_t *c, uint32_t own, void *o, const int ibv)
@@ -73,39 +103,18 @@ fv__cq_run1(const struct fv_cq *cq, const uint8_t *c, uint32_t own, void *o, con
 	__be32 key = cqe->sop_drop_qpn;
 	const struct fv_cq_way *w = fv__cq_way_at(&cq->run, key);
 
-	if (w->key != key)
-		return 0;
-
-	struct fv_sq *sq = &w->qp->sq;
-	uint32_t slot = be16toh(cqe->wqe_counter) & sq->mask;
-	uint32_t end = sq->meta[slot].end;
-
-	if (sq->meta[slot].forced == end)
-		return 0;
-	sq->ci = end;
-	fv__cqe_put_run(o, ibv, sq->wr_id[slot].v, w->t);
-	return 1;
+	return w->key == key && fv__cq_way_take(w, c, o, ibv);
 }
 
 /*
- * The slot of the WQE a CQE completes, from the 32-bit word at byte 58 (QPN bits 15:0, then
- * wqe_counter): its low half is wqe_counter once in host order, and mask < 2^16. One byte
- * swap, no 16-bit arithmetic.
- */
-static inline __attribute__((always_inline)) uint32_t fv__cqe_slot(const struct mlx5_cqe64 *cqe, uint32_t mask)
-{
-	uint32_t w;
-
-	memcpy(&w, (const uint8_t *)&cqe->wqe_counter - 2, sizeof(w));
-	return be32toh(w) & mask;
-}
-
-/*
- * The CQEs the run cache decodes (as fv__cq_run1) from off on, into o up to end, and up to
- * the ring end; the caller saw that the CQE at off is new, and room for one completion.
- * Moves off and o past what it consumed, and each SQ's ci past their WQEs. Each CQE looks
- * its way up (the QPs on the CQ taking turns); two in a row of one QP and opcode start a run,
- * whose QP's fields and completion stay in registers while it lasts.
+ * The CQEs the run cache decodes from off on, into o up to end, and up to the ring end; the
+ * caller saw that the CQE at off is new, and room for one completion. Moves off and o past
+ * what it consumed, and each SQ's ci past their WQEs.
+ *
+ * When the call's second CQE is of the first's QP and opcode, a run: the QP's fields and its
+ * completion stay in registers while it lasts. Other CQEs (the QPs on the CQ taking turns)
+ * each look their way up; the run is not looked for again in the call, which keeps that loop
+ * short.
  */
 static inline __attribute__((always_inline)) void
 fv__cq_run(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, const uint8_t *end,
@@ -120,52 +129,49 @@ fv__cq_run(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, c
 		stop = (uint8_t *)end;
 	fv__dma_rmb64(c);	/* the rest of the CQE only after its owner bit */
 
-	__be32 key = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn;
+	__be32 key = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn, k;
 	const struct fv_cq_way *w = fv__cq_way_at(&cq->run, key);
 
-	if (w->key != key)
+	if (w->key != key || !fv__cq_way_take(w, c, o, ibv))
 		goto out;
-	for (;;) {	/* the CQE at c is new, its sop_drop_qpn key, its way w */
+	o += osz;
+	c += size;
+	if (o == stop || ((const struct mlx5_cqe64 *)c)->op_own != own)
+		goto out;
+	fv__dma_rmb64(c);
+	k = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn;
+	if (k == key) {	/* a run */
 		struct fv_sq *sq = &w->qp->sq;
-		uint32_t slot = fv__cqe_slot((const struct mlx5_cqe64 *)c, sq->mask);
+		uint32_t mask = sq->mask;
+		const struct fv_sq_meta *meta = sq->meta;
+		const struct fv_wr_id *wr_id = sq->wr_id;
+		fv_u64x2 t[3] = { w->t[0], w->t[1], ibv ? w->t[2] : w->t[1] };
 
-		if (sq->meta[slot].forced == sq->meta[slot].end)
-			break;	/* the general path hides it */
-		sq->ci = sq->meta[slot].end;
-		fv__cqe_put_run(o, ibv, sq->wr_id[slot].v, w->t);
+		do {
+			uint32_t slot = fv__cqe_slot(c, mask);
+
+			if (meta[slot].forced == meta[slot].end)
+				goto out;
+			sq->ci = meta[slot].end;
+			fv__cqe_put_run(o, ibv, wr_id[slot].v, t);
+			o += osz;
+			c += size;
+			if (o == stop || ((const struct mlx5_cqe64 *)c)->op_own != own)
+				goto out;
+			fv__dma_rmb64(c);
+			k = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn;
+		} while (k == key);
+	}
+	for (;;) {	/* the CQE at c is new, its sop_drop_qpn k */
+		w = fv__cq_way_at(&cq->run, k);
+		if (w->key != k || !fv__cq_way_take(w, c, o, ibv))
+			break;
 		o += osz;
 		c += size;
 		if (o == stop || ((const struct mlx5_cqe64 *)c)->op_own != own)
 			break;
 		fv__dma_rmb64(c);
-
-		__be32 k = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn;
-
-		if (__builtin_expect(k == key, 0)) {
-			/* A run: the QP's fields and its completion in registers. */
-			uint32_t mask = sq->mask;
-			const struct fv_sq_meta *meta = sq->meta;
-			const struct fv_wr_id *wr_id = sq->wr_id;
-			fv_u64x2 t[3] = { w->t[0], w->t[1], ibv ? w->t[2] : w->t[1] };
-
-			do {
-				slot = fv__cqe_slot((const struct mlx5_cqe64 *)c, mask);
-				if (meta[slot].forced == meta[slot].end)
-					goto out;
-				sq->ci = meta[slot].end;
-				fv__cqe_put_run(o, ibv, wr_id[slot].v, t);
-				o += osz;
-				c += size;
-				if (o == stop || ((const struct mlx5_cqe64 *)c)->op_own != own)
-					goto out;
-				fv__dma_rmb64(c);
-				k = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn;
-			} while (k == key);
-		}
-		key = k;	/* another QP's (or opcode's) */
-		w = fv__cq_way_at(&cq->run, key);
-		if (w->key != key)
-			break;
+		k = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn;
 	}
 out:
 	*offp = (uint32_t)(c - cq->buf64);
