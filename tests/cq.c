@@ -481,6 +481,38 @@ Test(run, qpn_taken_over_while_qps_take_turns)
 	tqp_free(&b);
 }
 
+/* One QP alternating two opcodes: each keeps a way, the completions stay right. */
+Test(run, one_qp_two_opcodes_two_ways)
+{
+	struct tqp m;
+	struct cqe_cq c;
+	uint64_t buf[2];
+	struct ibv_sge s = sge(buf, 8);
+	struct expect x[12];
+
+	qp_init(&m, FV_QPT_RC, 0x570, 16, 0, 0);
+	cqe_cq_init(&c, 16, 64, 0);
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 12; i++) {
+			uint8_t op = i % 2 ? MLX5_OPCODE_RDMA_WRITE : MLX5_OPCODE_SEND;
+			uint32_t at = cqe_post_send(&m.qp, op, FV_SIGNALED, 0xd00 + (uint64_t)i, &s, 1);
+
+			cqe_req(&c, 0x570, op, (uint16_t)at, 0, 0);
+			x[i] = (struct expect){ 0xd00 + (uint64_t)i, i % 2 ? IBV_WC_RDMA_WRITE : IBV_WC_SEND, 0x570, 0 };
+		}
+		drain_check(&c, x, 12, round == 1 ? 1 : 16, 0);
+		cr_assert_eq(m.qp.sq.ci, m.qp.sq.pi);
+	}
+
+	int held = 0;
+
+	for (int i = 0; i < FV_CQ_WAYS; i++)
+		held += c.cq.run.way[i].qp == &m.qp;
+	cr_assert_eq(held, 2, "a way for each opcode");
+	cqe_cq_free(&c);
+	tqp_free(&m);
+}
+
 /* A CQE whose sop_drop_qpn is an empty way's key: an unknown QPN to the general path. */
 Test(run, empty_way_key_is_no_qp)
 {
@@ -489,7 +521,7 @@ Test(run, empty_way_key_is_no_qp)
 
 	cqe_cq_init(&c, 8, 64, 0);
 	for (int i = 0; i < FV_CQ_WAYS; i++) {
-		__be32 key = FV_CQ_NO_KEY(i);
+		__be32 key = fv__cq_no_key((unsigned)i);
 
 		cqe_req(&c, be32toh(key) & 0xffffff, 0xff, 0, 0, 0);
 		errno = 0;

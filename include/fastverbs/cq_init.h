@@ -18,24 +18,23 @@ FV_EXTERN_C_BEGIN
 #define FV_COLD static __attribute__((noinline, cold, unused))
 
 /*
- * The run cache of a CQ: per QP (a way, found by the low bits of the QPN), the completion
- * its successful requester CQEs of one send opcode share, so that those CQEs are decoded from
- * their WQE index alone, however the completions of the QPs on the CQ interleave. Two QPs
- * whose numbers agree in the low bits take turns in one way (the general path decodes what
- * the way does not hold). Kept in the CQ across calls; cq_run.h fills and reads it.
+ * The run cache of a CQ: per QP and send opcode (a way, found by a hash of the two), the
+ * completion its successful requester CQEs share, so that those CQEs are decoded from their
+ * WQE index alone, however the completions of the QPs on the CQ interleave. QPs whose numbers
+ * differ only in the low four bits get ways of their own for any one opcode; others may take
+ * turns in one (the general path decodes what the way does not hold). Kept in the CQ across
+ * calls; cq_run.h fills and reads it.
  */
-#define FV_CQ_WAYS 16	/* a power of two */
-
-/* The key of empty way i: a QPN whose low bits name another way, so no CQE ever matches it. */
-#define FV_CQ_NO_KEY(i) htobe32(0xffu << 24 | (((i) + 1) & (FV_CQ_WAYS - 1)))
+#define FV_CQ_WAYS 16	/* fv__cq_way_at takes 4 bits of its hash */
 
 struct fv_cq_way {
-	__be32 key;		/* the sop_drop_qpn of the CQEs it decodes; FV_CQ_NO_KEY: none */
+	__be32 key;		/* the sop_drop_qpn of the CQEs it decodes; in an empty way, one that
+				 * hashes to another way: no CQE matches it */
 	struct fv_qp *qp;	/* the QP of that QPN (NULL in an empty way) */
 	fv_u64x2 t[3];		/* their completion, as 16-byte pieces; the wr_id is each CQE's */
 };
 
-static_assert(sizeof(struct fv_cq_way) == 64, "a way is 64 bytes: its offset is the QPN's low bits << 6");
+static_assert(sizeof(struct fv_cq_way) == 64, "a way is 64 bytes: fv__cq_way_at's offset");
 
 struct fv_cq_run {
 	struct fv_cq_way way[FV_CQ_WAYS];
@@ -44,25 +43,45 @@ struct fv_cq_run {
 };
 
 /*
- * The way a CQE's sop_drop_qpn (big-endian: send opcode, QPN) belongs to: the QPN's low bits.
- * As a byte offset, taken from the raw word (two instructions, no byte swap).
+ * The offset of the way of a CQE's sop_drop_qpn (big-endian: send opcode, QPN 23:0) in the
+ * run cache: bits 29:26 of the key, taken as opcode | QPN 23:16 << 8 | 15:8 << 16 | 7:0 << 24,
+ * times a multiple of 4 whose odd part is large (one multiply, three instructions). For one
+ * opcode and the QPN's upper bits, the QPN's low four bits land on those four bits times an
+ * odd number: all 16 ways. The opcode and the upper bits reach them too, so one QP's two
+ * opcodes mostly get ways of their own.
  */
+static inline __attribute__((always_inline)) uint32_t fv__cq_way_off(__be32 key)
+{
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	uint32_t k = (uint32_t)key;	/* its memory image: the order above */
+#else
+	uint32_t k = __builtin_bswap32((uint32_t)key);
+#endif
+	return (k * 0x9e3779b4u) >> (26 - 6) & ((FV_CQ_WAYS - 1) << 6);
+}
+
 static inline __attribute__((always_inline)) const struct fv_cq_way *
 fv__cq_way_at(const struct fv_cq_run *run, __be32 key)
 {
-#if __BYTE_ORDER == __LITTLE_ENDIAN
-	uint32_t at = ((uint32_t)key >> (24 - 6)) & ((FV_CQ_WAYS - 1) << 6);	/* QPN bits 7:0 at 31:24 */
-#else
-	uint32_t at = ((uint32_t)key << 6) & ((FV_CQ_WAYS - 1) << 6);
-#endif
-	return (const struct fv_cq_way *)((const uint8_t *)run->way + at);
+	return (const struct fv_cq_way *)((const uint8_t *)run->way + fv__cq_way_off(key));
+}
+
+/* A key no CQE of way i's carries: send opcode 0xff, a QPN whose hash is another way's. */
+static inline __be32 fv__cq_no_key(unsigned i)
+{
+	for (uint32_t q = 0;; q++) {
+		__be32 key = htobe32(0xffu << 24 | q);
+
+		if (fv__cq_way_off(key) != i << 6)
+			return key;
+	}
 }
 
 /* Empty every way; tag: the one they are filled under from now on. Rare: out of line. */
 FV_COLD void fv__cq_run_reset(struct fv_cq_run *run, uint32_t tag)
 {
 	for (unsigned i = 0; i < FV_CQ_WAYS; i++) {
-		run->way[i].key = FV_CQ_NO_KEY(i);
+		run->way[i].key = fv__cq_no_key(i);
 		run->way[i].qp = NULL;
 	}
 	run->tag = tag;
