@@ -123,17 +123,18 @@ fv__cq_run(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, c
 	const size_t osz = ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc);
 	const uint8_t *c = cq->buf64 + *offp;	/* the next CQE */
 	uint32_t size = cq->cqe_size;
-	uint8_t *o = *op, *stop = o + (size_t)((cq->ring - *offp) >> cq->shift) * osz;	/* the ring end */
+	uint8_t *o = *op, *stop;
 
-	if (stop > end)
-		stop = (uint8_t *)end;
 	fv__dma_rmb64(c);	/* the rest of the CQE only after its owner bit */
 
 	__be32 key = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn, k;
 	const struct fv_cq_way *w = fv__cq_way_at(&cq->run, key);
 
 	if (w->key != key || !fv__cq_way_take(w, c, o, ibv))
-		goto out;
+		return;	/* nothing set up for a CQE the general path takes */
+	stop = o + (size_t)((cq->ring - *offp) >> cq->shift) * osz;	/* the ring end */
+	if (stop > end)
+		stop = (uint8_t *)end;
 	o += osz;
 	c += size;
 	if (o == stop || ((const struct mlx5_cqe64 *)c)->op_own != own)
