@@ -42,6 +42,8 @@ BEGIN {
 	qname["start_poll"] = "libmlx5 `ibv_start_poll` / `ibv_next_poll`"
 	qname["fv_poll_cq"] = "fastverbs `fv_poll_cq` (`struct ibv_wc`)"
 	qname["fv_poll"] = "fastverbs `fv_poll` (`struct fv_wc`)"
+	nic_mps = 330	# a ConnectX-7's message rate, M messages a second (its data sheet): the yardstick
+	nrate = split("ibv fvps typed floor", rpaths, " ")
 }
 
 { v[$1, $2, $3, $4, $5] = $6; seen[$2, $3, $4] = 1 }
@@ -85,6 +87,14 @@ function post_rows(o, floor,   j, p, first, typed, ln) {
 		print ln sprintf(" %s | %s |", ns("post", o, p, 1, "ibv"), ns("post", o, p, 32, "ibv"))
 		first = 0
 	}
+}
+
+# A row of the message-rate table for ns per message x (none when not measured).
+function rate_row(what, who, x) {
+	if (x == "" || x + 0 <= 0)
+		return 0
+	printf "| %s | %s | %.1f | %.0f | %.1f |\n", what, who, x, 1000 / x, nic_mps / (1000 / x)
+	return 1
 }
 
 function half(what, o, p, ref, b,   x) {
@@ -142,6 +152,26 @@ END {
 		}
 	}
 	print ""
+	print "### Message rate one core could feed"
+	print ""
+	printf "ns per WR batched (32 per doorbell; completions: 16 per call) in this run, the messages a\n"
+	printf "second one core could post (or poll) at that pace, and how many such cores a ConnectX-7\n"
+	printf "(~%d M messages a second) would take to keep busy.\n", nic_mps
+	print ""
+	print "| loop | path | ns/message | M messages/s a core | cores for ~" nic_mps " M/s |"
+	print "|---|---|--:|--:|--:|"
+	for (i = 1; i <= nadv; i++) {
+		first = 1
+		for (j = 1; j <= nrate; j++)
+			if (rate_row(first ? label[adv[i]] : "", pname[rpaths[j]], get("ns", "post", adv[i], rpaths[j], 32)))
+				first = 0
+	}
+	first = 1
+	for (j = 1; j <= npolls; j++)
+		if (polls[j] != "start_poll" &&
+		    rate_row(first ? "completions, CQ shared by 4 QPs" : "", qname[polls[j]], get("ns", "poll", "shared", polls[j], 16)))
+			first = 0
+	print ""
 	print "### Targets (instructions per WR / CQE)"
 	print ""
 	check("typed RC RDMA_WRITE, same WR, 1 per doorbell (docs/design.md §8)", get("ir", "post", "write", "typed", 1), 45, "≤")
@@ -176,6 +206,8 @@ END {
 			x = get("ir", "poll", o, "ibv_poll_cq", b)
 			check(sprintf("`fv_poll`, %s CQ, %d per call (≤ ⅓ × `ibv_poll_cq` %.1f)", k == 1 ? "one QP's" : "shared",
 				      b, x), get("ir", "poll", o, "fv_poll", b), x == "" ? "" : sprintf("%.1f", x / 3), "≤")
+			check(sprintf("`fv_poll_cq`, %s CQ, %d per call (≤ ⅓ × `ibv_poll_cq` %.1f)", k == 1 ? "one QP's" : "shared",
+				      b, x), get("ir", "poll", o, "fv_poll_cq", b), x == "" ? "" : sprintf("%.1f", x / 3), "≤")
 		}
 
 	# plot data: one row per application-shaped loop, one column per path (instructions)

@@ -379,6 +379,159 @@ Test(run, qp_replaced_under_the_same_qpn)
 	tqp_free(&b);
 }
 
+/*
+ * Five QPs taking turns on one CQ (the run cache keeps a way per QP): four in ways of their
+ * own, the fifth sharing the first's (QPNs equal in the low bits), opcodes changing, forced
+ * completions hidden among them, runs of one QP in between; 64- and 128-byte CQEs, the ring
+ * wrapping, every number of completions per call.
+ */
+Test(run, qps_taking_turns_and_sharing_a_way)
+{
+	static const uint32_t qpns[5] = { 0x540, 0x541, 0x542, 0x543, 0x550 };
+	static const struct { uint8_t op; enum ibv_wc_opcode wc; uint32_t len; } ops[3] = {
+		{ MLX5_OPCODE_SEND, IBV_WC_SEND, 0 },
+		{ MLX5_OPCODE_RDMA_WRITE, IBV_WC_RDMA_WRITE, 0 },
+		{ MLX5_OPCODE_ATOMIC_FA, IBV_WC_FETCH_ADD, 8 },
+	};
+	uint64_t b[2];
+	struct ibv_sge s = sge(b, 8);
+
+	for (uint32_t size = 64; size <= 128; size += 64) {
+		struct tqp m[5];
+		struct cqe_cq c;
+		uint64_t id = 0x7000;
+
+		for (int q = 0; q < 5; q++)
+			qp_init(&m[q], FV_QPT_RC, qpns[q], 16, 0, 0);
+		cqe_cq_init(&c, 16, size, 0);
+		for (int chunk = 0; chunk < 90; chunk++) {
+			struct expect x[16];
+			int n = 1 + chunk % 13, k = (int[]){ 16, 1, 3, 16, 2, 5 }[chunk % 6], nx = 0;
+
+			for (int j = 0; j < n; j++) {
+				/* turns, or (every fourth chunk) runs of three of one QP */
+				int q = chunk % 4 == 3 ? (j / 3) % 5 : (j + chunk) % 5;
+				int o = (chunk / 5 + (q == 2 ? j : 0)) % 3;
+				uint32_t at;
+
+				if (q == 1 && j == 4 && chunk % 2) {	/* a completion fastverbs forced */
+					uint32_t first;
+
+					at = post_until_forced(&m[1], &s, &first);
+					cqe_req(&c, qpns[1], MLX5_OPCODE_SEND, (uint16_t)at, 0, 0);
+					continue;
+				}
+				at = cqe_post_send(&m[q].qp, ops[o].op, FV_SIGNALED, id, &s, 1);
+				cqe_req(&c, qpns[q], ops[o].op, (uint16_t)at, 0x1234, 0);
+				x[nx++] = (struct expect){ id++, ops[o].wc, qpns[q], ops[o].len };
+			}
+			if (nx)
+				drain_check(&c, x, nx, k, chunk);
+			else
+				cr_assert_eq(fv_poll(&c.cq, (struct fv_wc[1]){ { 0 } }, 1), 0);
+			for (int q = 0; q < 5; q++)
+				cr_assert_eq(m[q].qp.sq.ci, m[q].qp.sq.pi, "size %u chunk %d: SQ %d retired", size,
+					     chunk, q);
+			cr_assert_eq(be32toh(c.dbrec[0]), c.cq.ci & 0xffffff);
+			cr_assert_eq(c.cq.ci, c.pi, "every CQE consumed");
+		}
+		cqe_cq_free(&c);
+		for (int q = 0; q < 5; q++)
+			tqp_free(&m[q]);
+	}
+}
+
+/*
+ * A QP another replaces under its QPN while a third takes turns with it: the run cache drops
+ * the old QP's way (its rings are still there, so a stale way would read them quietly).
+ */
+Test(run, qpn_taken_over_while_qps_take_turns)
+{
+	struct tqp a, b, n;
+	struct cqe_cq c;
+	uint64_t buf[2];
+	struct ibv_sge s = sge(buf, 8);
+	struct expect x[8];
+
+	qp_init(&a, FV_QPT_RC, 0x560, 16, 0, 0);
+	qp_init(&b, FV_QPT_RC, 0x561, 16, 0, 0);
+	cqe_cq_init(&c, 16, 64, 0);
+	for (int round = 0; round < 4; round++) {
+		struct tqp *q0 = round < 2 ? &a : &n;
+
+		if (round == 2)	/* a stays allocated and untouched: a stale way would use it */
+			qp_init(&n, FV_QPT_RC, 0x560, 16, 0, 0);
+		for (int i = 0; i < 8; i++) {
+			struct tqp *q = i % 2 ? &b : q0;
+			uint64_t id = (uint64_t)round << 8 | (q == &b ? 0xb0 : q == &a ? 0xa0 : 0xc0) | (uint64_t)i;
+			uint32_t at = cqe_post_send(&q->qp, MLX5_OPCODE_SEND, FV_SIGNALED, id, &s, 1);
+
+			cqe_req(&c, q->qp.qpn, MLX5_OPCODE_SEND, (uint16_t)at, 0, 0);
+			x[i] = (struct expect){ id, IBV_WC_SEND, q->qp.qpn, 0 };
+		}
+		drain_check(&c, x, 8, round % 2 ? 1 : 16, round);
+		cr_assert_eq(q0->qp.sq.ci, q0->qp.sq.pi, "round %d", round);
+		cr_assert_eq(b.qp.sq.ci, b.qp.sq.pi, "round %d", round);
+	}
+	cr_assert_eq(a.qp.sq.pi, 8);
+	cr_assert_eq(a.qp.sq.ci, 8, "the replaced QP: its own completions retired, no more");
+	cqe_cq_free(&c);
+	tqp_free(&a);	/* no longer registered: leaves n's entry alone */
+	tqp_free(&n);
+	tqp_free(&b);
+}
+
+/* One QP alternating two opcodes: each keeps a way, the completions stay right. */
+Test(run, one_qp_two_opcodes_two_ways)
+{
+	struct tqp m;
+	struct cqe_cq c;
+	uint64_t buf[2];
+	struct ibv_sge s = sge(buf, 8);
+	struct expect x[12];
+
+	qp_init(&m, FV_QPT_RC, 0x570, 16, 0, 0);
+	cqe_cq_init(&c, 16, 64, 0);
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 12; i++) {
+			uint8_t op = i % 2 ? MLX5_OPCODE_RDMA_WRITE : MLX5_OPCODE_SEND;
+			uint32_t at = cqe_post_send(&m.qp, op, FV_SIGNALED, 0xd00 + (uint64_t)i, &s, 1);
+
+			cqe_req(&c, 0x570, op, (uint16_t)at, 0, 0);
+			x[i] = (struct expect){ 0xd00 + (uint64_t)i, i % 2 ? IBV_WC_RDMA_WRITE : IBV_WC_SEND, 0x570, 0 };
+		}
+		drain_check(&c, x, 12, round == 1 ? 1 : 16, 0);
+		cr_assert_eq(m.qp.sq.ci, m.qp.sq.pi);
+	}
+
+	int held = 0;
+
+	for (int i = 0; i < FV_CQ_WAYS; i++)
+		held += c.cq.run.way[i].qp == &m.qp;
+	cr_assert_eq(held, 2, "a way for each opcode");
+	cqe_cq_free(&c);
+	tqp_free(&m);
+}
+
+/* A CQE whose sop_drop_qpn is an empty way's key: an unknown QPN to the general path. */
+Test(run, empty_way_key_is_no_qp)
+{
+	struct cqe_cq c;
+	struct fv_wc wc[16];
+
+	cqe_cq_init(&c, 8, 64, 0);
+	for (int i = 0; i < FV_CQ_WAYS; i++) {
+		__be32 key = fv__cq_no_key((unsigned)i);
+
+		cqe_req(&c, be32toh(key) & 0xffffff, 0xff, 0, 0, 0);
+		errno = 0;
+		cr_assert_eq(fv_poll(&c.cq, wc, i % 2 ? 1 : 16), -1, "way %d", i);
+		cr_assert_eq(errno, EINVAL);
+	}
+	cr_assert_eq(c.cq.ci, FV_CQ_WAYS, "each consumed");
+	cqe_cq_free(&c);
+}
+
 /* sq_sig_all: every WQE asks for a completion, its end is not written; ci from its ds. */
 Test(run, sq_sig_all_qp)
 {

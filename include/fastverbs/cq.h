@@ -25,9 +25,11 @@
  * Each poll call that consumed anything writes dbrec[FV_CQ_SET_CI] = BE32(ci & 0xffffff)
  * once.
  *
- * A CQE names its QP by number; fv_registry_qp() finds the fv_qp. Successful requester
- * completions of one QP and send opcode make a run (struct fv_cq_run), decoded from their
- * WQE index alone. Requester CQE: fv__sq_retire(); a completion fastverbs asked for itself
+ * A CQE names its QP by number; fv_registry_qp() finds the fv_qp. The successful requester
+ * completions of one QP and send opcode share all but their wr_id: the run cache (struct
+ * fv_cq_run) keeps that completion per QP and opcode, and decodes such CQEs from their WQE
+ * index alone.
+ * Requester CQE: fv__sq_retire(); a completion fastverbs asked for itself
  * (fv__sq_forced) is consumed but not reported, unless it carries an error.
  * Responder CQE: the RQ's next WQE in order, or the SRQ WQE named by wqe_counter (which SRQ:
  * see recv.h). Scatter-to-CQE data is copied into the buffers of the consumed WQE.
@@ -73,9 +75,9 @@ fv__cq_consumed(struct fv_cq *cq, uint32_t off, uint32_t own, uint32_t k)
 /*
  * The one poll loop behind fv_poll (ibv = 0: out is struct fv_wc[]) and fv_poll_cq (ibv = 1:
  * out is struct ibv_wc[]); ibv is a constant in each, so the other form folds away.
- * A CQE that looks like one of the CQ's run goes to the run (fv__cq_run), any other through
- * the general path (fv__cqe_decode), which may start a new run. One completion at a time (a
- * ping-pong) takes a straight path.
+ * CQEs the run cache holds go to it (fv__cq_run), any other through the general path
+ * (fv__cqe_decode), which may fill the run cache. One completion at a time (a ping-pong)
+ * takes a straight path.
  */
 static inline __attribute__((always_inline)) int
 fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
@@ -88,26 +90,26 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 	uint32_t tag = __atomic_load_n(&reg->gen, __ATOMIC_RELAXED) | (uint32_t)ibv;
 	int bad = 0;
 
-	/* The run holds while its tag is the call's; a run started in this call takes it. */
-	if (__builtin_expect(cq->run.tag != tag, 0)) {
-		cq->run.key = FV_CQ_NO_RUN;	/* a QP came or went, or the other form */
-		cq->run.qp = &fv_no_run;
-		cq->run.tag = tag;
-	}
-	if (n == 1 && fv__cq_run_looks(cq, off, own)) {	/* one at a time (a ping-pong): straight */
-		struct fv_sq *sq = &cq->run.qp->sq;
-		int32_t slot = fv__cq_run_slot((const struct mlx5_cqe64 *)(cq->buf64 + off), own, cq->run.key,
-					      sq->mask, sq->meta);
-
-		if (slot >= 0) {
-			sq->ci = sq->meta[slot].end;
-			fv__cqe_put_run(out, ibv, sq->wr_id[slot].v, cq->run.t);
-			fv__cq_consumed(cq, off + cq->cqe_size, own, 1);
-			return 1;
+	/* The ways hold while their tag is the call's; a way filled in this call takes it. */
+	if (__builtin_expect(cq->run.tag != tag, 0))
+		fv__cq_run_reset(&cq->run, tag);	/* a QP came or went, or the other form */
+	if (n == 1 && fv__cq_run1(cq, cq->buf64 + off, own, out, ibv)) {	/* a ping-pong: straight */
+		off += cq->cqe_size;
+		if (off == cq->ring) {	/* the owner bit changes only here */
+			off = 0;
+			cq->own = own ^ 1;
 		}
+		cq->off = off;
+		cq->ci++;
+		fv__dbrec_write32(&cq->dbrec[FV_CQ_SET_CI], htobe32(cq->ci & 0xffffff));
+		fv__compiler_barrier();
+		return 1;
 	}
 	while (o != end) {
-		if (n != 1 && fv__cq_run_looks(cq, off, own)) {	/* n == 1: just tried */
+		const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)(cq->buf64 + off);
+
+		/* n == 1: just tried. The test first: a receive CQE sets no run up. */
+		if (n != 1 && cqe->op_own == own) {
 			fv__cq_run(cq, &off, own, &o, end, ibv);
 			if (off == cq->ring) {
 				off = 0;
@@ -116,23 +118,21 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 			}
 			if (o == end)
 				break;
+			cqe = (const struct mlx5_cqe64 *)(cq->buf64 + off);
 		}
 
-		const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)(cq->buf64 + off);
 		uint8_t op_own = cqe->op_own, y = op_own ^ own;
 
 		/* The general path. New iff the owner bit (y bit 0, flipped to 0 on a match) is 0
 		 * and the opcode (bits 7:4) is not INVALID (0xf): y rotated right by one is then
 		 * 0x00..0x77. */
-		uint32_t qpn;
 		struct fv_qp *qp;
 		int r;
 
 		if ((uint8_t)(y >> 1 | y << 7) > 0x77)
 			break;
 		fv__dma_rmb();	/* the rest of the CQE only after its owner bit */
-		qpn = be32toh(cqe->sop_drop_qpn) & 0xffffff;
-		qp = cq->run.qp->qpn == qpn ? cq->run.qp : fv_registry_qp_in(reg, qpn);
+		qp = fv_registry_qp_in(reg, be32toh(cqe->sop_drop_qpn) & 0xffffff);
 		r = fv__cqe_decode(cq, qp, cqe, op_own, o, ibv, 0);
 		if (__builtin_expect(r == FV_CQE_BAD, 0)) {
 			if (o != out)
@@ -140,7 +140,7 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 			bad = 1;
 		}
 		if (r == FV_CQE_REPORT) {
-			fv__cq_run_start(&cq->run, qp, cqe, op_own, own, o, ibv);
+			fv__cq_way_fill(&cq->run, qp, cqe, op_own, own, o, ibv);
 			o += osz;
 		} else {
 			extra++;

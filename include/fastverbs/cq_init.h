@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * struct fv_cq and taking a CQ over (fv_cq_init, fv_cq_init_geom), struct fv_wc. The poll
- * loop is cq.h's; cq_decode.h decodes one CQE, cq_run.h keeps the run of alike completions.
+ * loop is cq.h's; cq_decode.h decodes one CQE, cq_run.h the run cache (per
+ * QP, the completion its requester CQEs share).
  */
 #ifndef FASTVERBS_CQ_INIT_H
 #define FASTVERBS_CQ_INIT_H
@@ -16,31 +17,78 @@ FV_EXTERN_C_BEGIN
 /* Rare paths: kept out of line so the poll loop stays small. */
 #define FV_COLD static __attribute__((noinline, cold, unused))
 
-/* A key no CQE carries (send opcode 0xff): no run. */
-#define FV_CQ_NO_RUN htobe32(0xffu << 24)
-
 /*
- * The run of CQEs fv__cq_poll_core decodes without its general path: successful requester
- * completions (REQ, no scattered data) of one QP and one send opcode, which differ only in
- * their WQE. Kept in the CQ across calls.
+ * The run cache of a CQ: per QP and send opcode (a way, found by a hash of the two), the
+ * completion its successful requester CQEs share, so that those CQEs are decoded from their
+ * WQE index alone, however the completions of the QPs on the CQ interleave. QPs whose numbers
+ * differ only in the low four bits get ways of their own for any one opcode; others may take
+ * turns in one (the general path decodes what the way does not hold). Kept in the CQ across
+ * calls; cq_run.h fills and reads it.
  */
-struct fv_cq_run {
-	__be32 key;		/* their sop_drop_qpn (send opcode and QPN); FV_CQ_NO_RUN: none */
-	__be32 last;		/* that of the last completion the general path reported */
-	uint32_t tag;		/* the registry's gen | ibv (1: t is a struct ibv_wc): qp and t hold
-				 * while it matches */
-	struct fv_qp *qp;	/* with no run, &fv_no_run: one no CQE names, that nothing writes */
+#define FV_CQ_WAYS 16	/* fv__cq_way_at takes 4 bits of its hash */
+
+struct fv_cq_way {
+	__be32 key;		/* the sop_drop_qpn of the CQEs it decodes; in an empty way, one that
+				 * hashes to another way: no CQE matches it */
+	struct fv_qp *qp;	/* the QP of that QPN (NULL in an empty way) */
 	fv_u64x2 t[3];		/* their completion, as 16-byte pieces; the wr_id is each CQE's */
 };
 
-/* The QP of no run. */
-#ifdef __cplusplus	/* no designated initializers before C++20: every member, in order */
-__attribute__((weak)) struct fv_qp fv_no_run = { {}, {}, ~0u, FV_QPT_RC, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, {} };
+static_assert(sizeof(struct fv_cq_way) == 64, "a way is 64 bytes: fv__cq_way_at's offset");
+
+struct fv_cq_run {
+	struct fv_cq_way way[FV_CQ_WAYS];
+	uint32_t tag;		/* the registry's gen | ibv (1: t is a struct ibv_wc): the ways hold
+				 * while it matches */
+};
+
+/*
+ * The offset of the way of a CQE's sop_drop_qpn (big-endian: send opcode, QPN 23:0) in the
+ * run cache: bits 29:26 of the key, taken as opcode | QPN 23:16 << 8 | 15:8 << 16 | 7:0 << 24,
+ * times a multiple of 4 whose odd part is large (one multiply, three instructions). For one
+ * opcode and the QPN's upper bits, the QPN's low four bits land on those four bits times an
+ * odd number: all 16 ways. The opcode and the upper bits reach them too, so one QP's two
+ * opcodes mostly get ways of their own.
+ */
+static inline __attribute__((always_inline)) uint32_t fv__cq_way_off(__be32 key)
+{
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	uint32_t k = (uint32_t)key;	/* its memory image: the order above */
 #else
-__attribute__((weak)) struct fv_qp fv_no_run = { .qpn = ~0u };
+	uint32_t k = __builtin_bswap32((uint32_t)key);
 #endif
+	return (k * 0x9e3779b4u) >> (26 - 6) & ((FV_CQ_WAYS - 1) << 6);
+}
+
+static inline __attribute__((always_inline)) const struct fv_cq_way *
+fv__cq_way_at(const struct fv_cq_run *run, __be32 key)
+{
+	return (const struct fv_cq_way *)((const uint8_t *)run->way + fv__cq_way_off(key));
+}
+
+/* A key no CQE of way i's carries: send opcode 0xff, a QPN whose hash is another way's. */
+static inline __be32 fv__cq_no_key(unsigned i)
+{
+	for (uint32_t q = 0;; q++) {
+		__be32 key = htobe32(0xffu << 24 | q);
+
+		if (fv__cq_way_off(key) != i << 6)
+			return key;
+	}
+}
+
+/* Empty every way; tag: the one they are filled under from now on. Rare: out of line. */
+FV_COLD void fv__cq_run_reset(struct fv_cq_run *run, uint32_t tag)
+{
+	for (unsigned i = 0; i < FV_CQ_WAYS; i++) {
+		run->way[i].key = fv__cq_no_key(i);
+		run->way[i].qp = NULL;
+	}
+	run->tag = tag;
+}
 
 struct fv_cq {
+	struct fv_cq_run run;	/* first: a way's address is the CQ's plus the QPN's low bits << 6 */
 	uint8_t *buf64;		/* the mlx5_cqe64 of entry 0: buf + cqe_size - 64 */
 	uint32_t ci;		/* CQEs consumed */
 	uint32_t off;		/* entry ci's offset from buf64: (ci & mask) * cqe_size */
@@ -49,7 +97,6 @@ struct fv_cq {
 	uint32_t mask;		/* entries - 1 */
 	uint32_t cqe_size;	/* 64 or 128 */
 	uint32_t shift;		/* log2(cqe_size) */
-	struct fv_cq_run run;
 	struct fv_registry *reg;	/* the process's tables (registry.h): found once, at init */
 	volatile __be32 *dbrec;	/* [FV_CQ_SET_CI] consumer index, [FV_CQ_ARM_DB] arm */
 	struct fv_srq *srq;	/* fv_cq_bind_srq(): receives of QPs fastverbs does not own */
@@ -98,8 +145,7 @@ static inline int fv_cq_init_geom(struct fv_cq *cq, const struct fv_cq_geom *g)
 	cq->off = (cq->ci & cq->mask) * cq->cqe_size;
 	cq->own = !!(cq->ci & g->cqe_cnt);
 	cq->ring = g->cqe_cnt * g->cqe_size;
-	cq->run.key = cq->run.last = FV_CQ_NO_RUN;
-	cq->run.qp = &fv_no_run;
+	fv__cq_run_reset(&cq->run, 0);
 	cq->reg = fv_registry_get();
 	cq->cqn = g->cqn;
 	return 0;

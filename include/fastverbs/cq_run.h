@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The run cache of a CQ (struct fv_cq_run, cq_init.h): successful requester completions of
- * one QP and send opcode, which differ only in their WQE, decoded from the WQE index alone.
+ * The run cache of a CQ (struct fv_cq_run, cq_init.h): per QP, the completion its successful
+ * requester CQEs of one send opcode share (they differ only in their WQE), so that each is
+ * decoded from its WQE index alone, whether a QP's CQEs come in a row or interleave with
+ * other QPs'.
  */
 #ifndef FASTVERBS_CQ_RUN_H
 #define FASTVERBS_CQ_RUN_H
@@ -11,34 +13,32 @@
 FV_EXTERN_C_BEGIN
 
 /*
- * Whether the completion cqe, just reported at o for qp, starts a run (struct fv_cq_run): the
- * second in a row of its QP and send opcode (so that the completions of QPs taking turns do
- * not start one each), a successful requester completion (op_own is exactly REQ, format 0,
- * the owner bit own) whose byte_len the WQE does not decide; not for sq_sig_all QPs, whose
- * WQEs' ends are not written (sq.h). If so the run takes its completion (the wr_id is each
- * CQE's own).
+ * After the general path reported the completion cqe at o for qp: if it is a successful
+ * requester completion (op_own exactly REQ, format 0, the owner bit own) whose byte_len the
+ * WQE does not decide, its QP's way keeps it (the wr_id is each CQE's own). Not for
+ * sq_sig_all QPs, whose WQEs' ends are not written (sq.h).
  */
 static inline __attribute__((always_inline)) void
-fv__cq_run_start(struct fv_cq_run *run, struct fv_qp *qp, const struct mlx5_cqe64 *cqe, uint8_t op_own,
+fv__cq_way_fill(struct fv_cq_run *run, struct fv_qp *qp, const struct mlx5_cqe64 *cqe, uint8_t op_own,
 		uint32_t own, const void *o, const int ibv)
 {
 	const unsigned np = (ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc)) / 16;
+	__be32 key = cqe->sop_drop_qpn;
 
-	if (run->last != cqe->sop_drop_qpn) {
-		run->last = cqe->sop_drop_qpn;
-		return;
-	}
 	if (op_own != own || !qp || qp->sq.sig_all ||
 	    (fv_req_op[*(const uint8_t *)&cqe->sop_drop_qpn] & (FV_REQ_CNT | FV_REQ_UMR)))
 		return;
-	run->key = cqe->sop_drop_qpn;	/* its tag is already the call's (fv__cq_poll_core) */
-	run->qp = qp;
+
+	struct fv_cq_way *w = (struct fv_cq_way *)(uintptr_t)fv__cq_way_at(run, key);
+
+	w->key = key;	/* its tag is already the call's (fv__cq_poll_core) */
+	w->qp = qp;
 	for (unsigned i = 0; i < np; i++)
-		run->t[i] = *fv__wc_piece((void *)(uintptr_t)o, ibv, i);
+		w->t[i] = *fv__wc_piece((void *)(uintptr_t)o, ibv, i);
 }
 
 /*
- * Store the run's completion t with wr_id at o (struct ibv_wc if ibv): the pieces as they
+ * Store the way's completion t with wr_id at o (struct ibv_wc if ibv): the pieces as they
  * are, then the wr_id over the first's first word. In a loop the pieces stay in vector
  * registers.
  */
@@ -53,78 +53,128 @@ fv__cqe_put_run(void *o, const int ibv, uint64_t wr_id, const fv_u64x2 *t)
 }
 
 /*
- * The slot of the WQE the CQE at cqe completes if it is one of the CQ's run (struct
- * fv__cq_run), else -1. A CQE of the run is one byte (op_own: REQ, format 0, the owner bit
- * own) and one word (its sop_drop_qpn) away from the run's key, so three tests decide it;
- * not one whose WQE the general path must see (forced by fastverbs). Its completion is the
- * run's but for the wr_id of its WQE (fv__cqe_put_run). The QP's fields (mask, meta) come from
- * the caller, who keeps them in registers in a loop (nothing here stores where they are).
+ * The slot of the WQE a CQE completes, from the 32-bit word at byte 58 (QPN bits 15:0, then
+ * wqe_counter): its low half is wqe_counter once in host order, and mask < 2^16. One byte
+ * swap, no 16-bit arithmetic.
+ */
+static inline __attribute__((always_inline)) uint32_t fv__cqe_slot(const uint8_t *cqe, uint32_t mask)
+{
+	uint32_t w;
+
+	memcpy(&w, cqe + offsetof(struct mlx5_cqe64, wqe_counter) - 2, sizeof(w));
+	return be32toh(w) & mask;
+}
+
+/*
+ * The CQE at c, new and of w's key, by its way: unless fastverbs forced its WQE's completion
+ * (the general path hides it), store its completion at o, retire its WQE and return 1; else 0,
+ * nothing changed.
  *
- * A WQE the run completes asked for a completion (sq_sig_all QPs have no runs), so its end
+ * A WQE a way completes asked for a completion (sq_sig_all QPs have no ways), so its end
  * (the SQ's ci once retired) was written (sq.h).
  */
-static inline __attribute__((always_inline)) int32_t
-fv__cq_run_slot(const struct mlx5_cqe64 *cqe, uint32_t own, __be32 key, uint32_t mask,
-	       const struct fv_sq_meta *meta)
+static inline __attribute__((always_inline)) int
+fv__cq_way_take(const struct fv_cq_way *w, const uint8_t *c, void *o, const int ibv)
 {
-	if (cqe->op_own != own)
-		return -1;
-	fv__dma_rmb64(cqe);	/* the rest of the CQE only after its owner bit */
-	if (cqe->sop_drop_qpn != key)
-		return -1;
+	struct fv_sq *sq = &w->qp->sq;
+	uint32_t slot = fv__cqe_slot(c, sq->mask);
 
-	uint32_t slot = be16toh(cqe->wqe_counter) & mask;
-
-	return meta[slot].forced == meta[slot].end ? -1 : (int32_t)slot;
+	if (sq->meta[slot].forced == sq->meta[slot].end)
+		return 0;
+	sq->ci = sq->meta[slot].end;
+	fv__cqe_put_run(o, ibv, sq->wr_id[slot].v, w->t);
+	return 1;
 }
 
 /*
- * Whether the CQE at off looks like one of the CQ's run, read before any barrier: a hint,
- * fv__cq_run_slot decides. It saves setting a run up for a CQE that is not.
+ * One CQE at c by the run cache (poll calls for one completion: a ping-pong): if it is new
+ * (op_own: REQ, format 0, the owner bit own) and its way holds its sop_drop_qpn, as
+ * fv__cq_way_take. Else 0, nothing changed: the general path decides.
  */
-static inline __attribute__((always_inline)) bool fv__cq_run_looks(const struct fv_cq *cq, uint32_t off,
-								   uint32_t own)
+static inline __attribute__((always_inline)) int
+fv__cq_run1(const struct fv_cq *cq, const uint8_t *c, uint32_t own, void *o, const int ibv)
 {
-	const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)(cq->buf64 + off);
+	const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)c;
 
-	return cqe->op_own == own && cqe->sop_drop_qpn == cq->run.key;
+	if (cqe->op_own != own)
+		return 0;
+	fv__dma_rmb64(cqe);	/* the rest of the CQE only after its owner bit */
+
+	__be32 key = cqe->sop_drop_qpn;
+	const struct fv_cq_way *w = fv__cq_way_at(&cq->run, key);
+
+	return w->key == key && fv__cq_way_take(w, c, o, ibv);
 }
 
 /*
- * The CQEs of the CQ's run from off on (fv__cq_run_slot), into o up to end, and up to the ring
- * end. Moves off and o past what it consumed, and the SQ's ci past their WQEs. A loop of its
- * own: the QP's fields and the run's completion stay in registers.
+ * The CQEs the run cache decodes from off on, into o up to end, and up to the ring end; the
+ * caller saw that the CQE at off is new, and room for one completion. Moves off and o past
+ * what it consumed, and each SQ's ci past their WQEs.
+ *
+ * When the call's second CQE is of the first's QP and opcode, a run: the QP's fields and its
+ * completion stay in registers while it lasts. Other CQEs (the QPs on the CQ taking turns)
+ * each look their way up; the run is not looked for again in the call, which keeps that loop
+ * short.
  */
 static inline __attribute__((always_inline)) void
 fv__cq_run(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, const uint8_t *end,
-	  const int ibv)
+	   const int ibv)
 {
 	const size_t osz = ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc);
 	const uint8_t *c = cq->buf64 + *offp;	/* the next CQE */
-	struct fv_sq *sq = &cq->run.qp->sq;
-	const struct fv_sq_meta *meta = sq->meta;
-	const struct fv_wr_id *wr_id = sq->wr_id;
-	uint32_t size = cq->cqe_size, mask = sq->mask;
-	__be32 key = cq->run.key;
-	fv_u64x2 t[3] = { cq->run.t[0], cq->run.t[1], ibv ? cq->run.t[2] : cq->run.t[1] };
-	uint8_t *o = *op, *stop = o + (size_t)((cq->ring - *offp) >> cq->shift) * osz;	/* the ring end */
+	uint32_t size = cq->cqe_size;
+	uint8_t *o = *op, *stop;
 
+	fv__dma_rmb64(c);	/* the rest of the CQE only after its owner bit */
+
+	__be32 key = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn, k;
+	const struct fv_cq_way *w = fv__cq_way_at(&cq->run, key);
+
+	if (w->key != key || !fv__cq_way_take(w, c, o, ibv))
+		return;	/* nothing set up for a CQE the general path takes */
+	stop = o + (size_t)((cq->ring - *offp) >> cq->shift) * osz;	/* the ring end */
 	if (stop > end)
 		stop = (uint8_t *)end;
-	int32_t slot = -1;
+	o += osz;
+	c += size;
+	if (o == stop || ((const struct mlx5_cqe64 *)c)->op_own != own)
+		goto out;
+	fv__dma_rmb64(c);
+	k = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn;
+	if (k == key) {	/* a run */
+		struct fv_sq *sq = &w->qp->sq;
+		uint32_t mask = sq->mask;
+		const struct fv_sq_meta *meta = sq->meta;
+		const struct fv_wr_id *wr_id = sq->wr_id;
+		fv_u64x2 t[3] = { w->t[0], w->t[1], ibv ? w->t[2] : w->t[1] };
 
-	while (o != stop) {
-		int32_t next = fv__cq_run_slot((const struct mlx5_cqe64 *)c, own, key, mask, meta);
+		do {
+			uint32_t slot = fv__cqe_slot(c, mask);
 
-		if (next < 0)
+			if (meta[slot].forced == meta[slot].end)
+				goto out;
+			sq->ci = meta[slot].end;
+			fv__cqe_put_run(o, ibv, wr_id[slot].v, t);
+			o += osz;
+			c += size;
+			if (o == stop || ((const struct mlx5_cqe64 *)c)->op_own != own)
+				goto out;
+			fv__dma_rmb64(c);
+			k = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn;
+		} while (k == key);
+	}
+	for (;;) {	/* the CQE at c is new, its sop_drop_qpn k */
+		w = fv__cq_way_at(&cq->run, k);
+		if (w->key != k || !fv__cq_way_take(w, c, o, ibv))
 			break;
-		slot = next;
-		fv__cqe_put_run(o, ibv, wr_id[slot].v, t);
 		o += osz;
 		c += size;
+		if (o == stop || ((const struct mlx5_cqe64 *)c)->op_own != own)
+			break;
+		fv__dma_rmb64(c);
+		k = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn;
 	}
-	if (slot >= 0)	/* not otherwise: with no run, sq is fv_no_run's */
-		sq->ci = meta[slot].end;
+out:
 	*offp = (uint32_t)(c - cq->buf64);
 	*op = o;
 }
