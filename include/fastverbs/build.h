@@ -55,27 +55,31 @@ static FV_ALWAYS_INLINE unsigned fv__req_payload_ds(const struct fv_req *r)
 #define FV_HDR_UNITS 3
 
 /*
- * The images of the units between a request's ctrl and its payload, in their order
- * (docs/formats.md §3.7), into u; returns how many (a constant for a typed builder).
+ * How many units lie between a request's ctrl and its payload (docs/formats.md §3.7): a
+ * constant for a typed builder.
  */
-static FV_ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const struct fv_req *r,
-						   struct fv_image u[FV_HDR_UNITS])
+static FV_ALWAYS_INLINE unsigned fv__req_hdr_count(enum fv_qpt qpt, const struct fv_req *r)
 {
-	unsigned n = 0;
-
 	if (r->payload == FV_PL_NONE)
 		return 0;
-	if (qpt == FV_QPT_UD) {	/* no remote address or atomic on UD (ops.def) */
-		fv__av_images(u, r->av, r->remote_qpn, r->qkey);
+	if (qpt == FV_QPT_UD)	/* no remote address or atomic on UD (ops.def) */
 		return 3;
-	}
-	if (qpt == FV_QPT_XRC)
-		u[n++] = fv__xrc_image(r->srqn);
-	if (r->segs & FV_SEG_RADDR)
-		u[n++] = fv__raddr_image(r->raddr, r->rkey);
-	if (r->segs & FV_SEG_ATOMIC)
-		u[n++] = fv__atomic_image(r->swap_add, r->compare);
-	return n;
+	return (qpt == FV_QPT_XRC) + !!(r->segs & FV_SEG_RADDR) + !!(r->segs & FV_SEG_ATOMIC);
+}
+
+/*
+ * The image of unit i (below fv__req_hdr_count) of those, in their order: one unit at a time,
+ * so the general path's writer (fv__wqe_body) keeps no array of them (wqe.h at fv__av_image).
+ */
+static FV_ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, const struct fv_req *r, unsigned i)
+{
+	if (qpt == FV_QPT_UD)
+		return fv__av_image(r->av, r->remote_qpn, r->qkey, i);
+	if (qpt == FV_QPT_XRC && i-- == 0)
+		return fv__xrc_image(r->srqn);
+	if ((r->segs & FV_SEG_RADDR) && i-- == 0)
+		return fv__raddr_image(r->raddr, r->rkey);
+	return fv__atomic_image(r->swap_add, r->compare);
 }
 
 /*
@@ -111,17 +115,19 @@ static inline uint8_t *fv__wqe_umr(const struct fv_ring *ring, const struct fv_r
 static FV_ALWAYS_INLINE void fv__wqe_body(const struct fv_ring *ring, enum fv_qpt qpt,
 					 const struct fv_req *r, uint8_t *p, unsigned how, uint32_t qpn)
 {
-	struct fv_image u[FV_HDR_UNITS];
-	unsigned n = 0;
+	const unsigned n = r->segs & FV_SEG_UMR ? 0 : fv__req_hdr_count(qpt, r);
 
 	if (r->segs & FV_SEG_UMR)	/* in place of the transport and remote segments */
 		p = fv__wqe_umr(ring, r, qpn, p);
-	else
-		n = fv__req_hdr_images(qpt, r, u);
 #pragma GCC unroll 3	/* n is a constant for a typed builder: the units stay in registers */
 	for (unsigned i = 0; i < n; i++)
-		p = fv__unit_write(ring, p, u[i], how);
-	if (r->payload == FV_PL_SGL) {
+		p = fv__unit_write(ring, p, fv__req_hdr_image(qpt, r, i), how);
+	if (r->payload == FV_PL_SGL && __builtin_constant_p(r->nsge) && r->nsge == 1) {
+		/* no loop: gcc may not see that a loop of one pass ends, and a loop it cannot
+		 * bound inside a caller's loop stops it from moving stores out of that loop */
+		if (r->sgl->length)
+			fv__unit_write(ring, p, fv__req_data_image(r, r->sgl, how), how);
+	} else if (r->payload == FV_PL_SGL) {
 		for (int i = 0; i < r->nsge; i++)
 			if (r->sgl[i].length)
 				p = fv__unit_write(ring, p, fv__req_data_image(r, &r->sgl[i], how), how);
@@ -161,7 +167,7 @@ static FV_ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, 
 		return -EOPNOTSUPP;	/* libmlx5's errno: one KLM covers 2 GiB */
 	ds = hdr + fv__req_payload_ds(r);
 	nbb = fv__ds_to_bb(ds);
-	if (!fv__sq_take(sq, r->flags, nbb, &fm))
+	if (!fv__sq_take_at(sq, pi, r->flags, nbb, &fm))
 		return -ENOMEM;
 
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
@@ -200,74 +206,47 @@ static FV_ALWAYS_INLINE int fv__build_wqe(struct fv_qp *qp, enum fv_qpt qpt, con
 	return 0;
 }
 
-/* Units after the ctrl a fast-path WQE may have (UD: address vector and data). */
-#define FV_FAST_UNITS (FV_HDR_UNITS + 1)
-
 /*
- * The images of the units after the ctrl of a request whose payload is its one SGE or none,
- * into u; returns how many (a constant).
+ * Unit i after the ctrl of a request whose payload is its one SGE or none: the units before
+ * the payload (fv__req_hdr_image), then the SGE's data segment.
  */
-static FV_ALWAYS_INLINE unsigned fv__req_images(enum fv_qpt qpt, const struct fv_req *r, unsigned how,
-					       struct fv_image u[FV_FAST_UNITS])
+static FV_ALWAYS_INLINE struct fv_image fv__req_unit(enum fv_qpt qpt, const struct fv_req *r, unsigned how,
+						    unsigned i)
 {
-	unsigned n = fv__req_hdr_images(qpt, r, u);
-
-	if (r->payload == FV_PL_SGL)
-		u[n++] = fv__req_data_image(r, r->sgl, how);
-	return n;
+	return i < fv__req_hdr_count(qpt, r) ? fv__req_hdr_image(qpt, r, i) : fv__req_data_image(r, r->sgl, how);
 }
 
 /*
- * The fast path of the builders: a WQE of constant size (one SGE, no payload, or an inline
- * payload of a length the compiler knows that fits the first block) that ends before lim
- * (sq.h) is one straight run of stores, its size folded into them. Its units are computed
- * before the test that decides whether it may be written: in a caller's loop the compiler
- * computes what does not change once, before the loop. An empty SGE that ends the first block
- * needs no test either: its data segment is written past ds, inside the block, where the
- * device does not look. Builds the WQE at pi and returns its blocks, or returns 0 (nothing
- * written) when it is not such a one (SGE lists, other inline data, an inline payload longer
- * than max_inline, an empty SGE in a second block or after the ctrl alone, the slow side of
- * lim): fv__build_wqe_at builds it, or refuses it. The producer stays.
+ * The ds of the request's WQE when the fast path below builds it (a constant then), else 0:
+ * one SGE, no payload, or an inline payload of a length the compiler knows that fits the
+ * first block (not from a WR list); no UMR.
  */
-static FV_ALWAYS_INLINE unsigned fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
-						  uint32_t pi)
+static FV_ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_req *r)
 {
-	struct fv_sq *sq = &qp->sq;
-	const bool sge1 = r->payload == FV_PL_SGL && r->nsge == 1;
-	const unsigned how = r->from_wr ? 0 : FV_VEC, hdr = fv__req_hdr_ds(qpt, r);
-	/* inline bytes the compiler knows the count of, in the first block (not from a WR list) */
-	const bool inl1 = r->payload == FV_PL_INLINE && r->nsge == 1 && __builtin_constant_p(r->len) &&
-			  r->len && !(r->segs & FV_SEG_UMR) && hdr + fv__inline_ds(r->len) <= 4;
-	const unsigned ds = hdr + (sge1 ? 1u : inl1 ? fv__inline_ds(r->len) : 0u);
-	const unsigned nbb = fv__ds_to_bb(ds);
-	uint8_t *wqe = fv__sq_wqe(sq, pi);
-	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
-	uint32_t lim = sq->lim, mask8 = sq->mask8;
-	__be32 fm = fv__sq_fm(sq, r->flags);
-	struct fv_image u[FV_FAST_UNITS] = FV_ZERO_INIT;	/* n of them are used: for the compilers that cannot tell */
-	const unsigned n = (sge1 || inl1 || r->payload == FV_PL_NONE) ? fv__req_images(qpt, r, how, u) : 0;
-	const bool empty = sge1 && !r->sgl->length;
-	struct fv_image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds, fm, r->imm);
+	const unsigned hdr = fv__req_hdr_ds(qpt, r);
 
-	if (sge1 && ds <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
-		c.a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
-	/* an empty SGE in a second block, or the only unit after the ctrl; UMR: the general path */
-	if (!(sge1 || inl1 || r->payload == FV_PL_NONE) || (r->segs & FV_SEG_UMR) ||
-	    __builtin_expect(((ds > 4 || hdr == 1) && empty) || (inl1 && r->len > qp->max_inline) ||
-			     !fv__sq_before_lim(lim, pi, nbb), 0))
+	if (r->segs & FV_SEG_UMR)
 		return 0;
-	if (ds == 1)	/* a NOP */
-		fv__sq_no_bf(sq);
-	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv__sq_take_slow catches up. */
-	if (r->flags & FV_SIGNALED) {
-		sq->sig_pi = pi + nbb;
-		fv__sq_mark_end(sq, pi, nbb);
-	}
+	if (r->payload == FV_PL_SGL)
+		return r->nsge == 1 ? hdr + 1 : 0;
+	if (r->payload == FV_PL_INLINE)
+		return r->nsge == 1 && __builtin_constant_p(r->len) && r->len &&
+		       hdr + fv__inline_ds(r->len) <= 4 ? hdr + fv__inline_ds(r->len) : 0;
+	return r->payload == FV_PL_NONE ? hdr : 0;
+}
 
+/*
+ * The stores of a fast-path WQE (below) at wqe, its ctrl's image c: the ctrl, its n units
+ * after it, an inline payload.
+ */
+static FV_ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req *r, uint8_t *wqe, uint32_t pi,
+					 struct fv_image c, const struct fv_image u[4], unsigned n, bool inl1,
+					 unsigned how)
+{
 	/* Flags decided per WR: the ctrl's two words stored as they are, not joined in a vector first. */
 	uint8_t *p = fv__ctrl_put(wqe, pi, c, __builtin_constant_p(r->flags) ? how : 0);
 
-#pragma GCC unroll 4	/* n is a constant: the units stay in registers */
+#pragma GCC unroll 4	/* n is a constant (4 at most, UD): the units stay in registers */
 	for (unsigned i = 0; i < n; i++) {
 		fv__unit_put(p, u[i], how);
 		p += FV_DS;
@@ -276,19 +255,86 @@ static FV_ALWAYS_INLINE unsigned fv__build_fast_at(struct fv_qp *qp, enum fv_qpt
 	}
 	if (inl1)
 		fv__wqe_inline_small(p, (const void *)(uintptr_t)r->sgl->addr, r->len);
+}
+
+/*
+ * The fast path of the builders: a WQE of constant size (one SGE, no payload, or an inline
+ * payload of a length the compiler knows that fits the first block) is one straight run of
+ * stores, its size folded into them. Its ctrl is computed before the test of lim (sq.h): in a
+ * caller's loop the compiler computes what does not change once, before the loop. Past lim,
+ * fv__sq_take_slow decides on room, a cached fence and a forced completion, and a second copy
+ * of the same stores follows, with the ctrl's flags it decided: the common copy keeps its
+ * ctrl, and the caller's loop carries no general builder whose registers it would share. An
+ * empty SGE that ends the first block needs no test either: its data segment is written past
+ * ds, inside the block, where the device does not look. Builds the WQE at pi and returns its
+ * blocks; returns 0 (nothing written) when it is not such a one (SGE lists, other inline
+ * data, an empty SGE in a second block or after the ctrl alone): fv__build_wqe_at builds it
+ * then, or refuses it; -ENOMEM (nothing written) when the ring is full or an inline payload
+ * is longer than max_inline. The producer stays.
+ */
+static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
+					     uint32_t pi)
+{
+	struct fv_sq *sq = &qp->sq;
+	const unsigned ds = fv__fast_ds(qpt, r), nbb = fv__ds_to_bb(ds);
+	const bool sge1 = ds && r->payload == FV_PL_SGL, inl1 = ds && r->payload == FV_PL_INLINE;
+	const unsigned how = r->from_wr ? 0 : FV_VEC, hdr = fv__req_hdr_ds(qpt, r);
+	uint8_t *wqe = fv__sq_wqe(sq, pi);
+	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
+	uint32_t lim = sq->lim, mask8 = sq->mask8;
+	__be32 fm = fv__sq_fm(sq, r->flags);
+	const unsigned n = fv__req_hdr_count(qpt, r) + sge1;	/* units after the ctrl, inline data aside */
+	/* computed before the test of lim: in a caller's loop, what does not change, once */
+	const struct fv_image u[4] = {
+		n > 0 ? fv__req_unit(qpt, r, how, 0) : FV_IMAGE(0, 0),
+		n > 1 ? fv__req_unit(qpt, r, how, 1) : FV_IMAGE(0, 0),
+		n > 2 ? fv__req_unit(qpt, r, how, 2) : FV_IMAGE(0, 0),
+		n > 3 ? fv__req_unit(qpt, r, how, 3) : FV_IMAGE(0, 0),
+	};
+	const bool empty = sge1 && !r->sgl->length;
+	struct fv_image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds, fm, r->imm);
+
+	if (!ds)	/* UMR, and what has no fixed size: the general path */
+		return 0;
+	/* an empty SGE in a second block, or the only unit after the ctrl: likewise */
+	if (__builtin_expect((ds > 4 || hdr == 1) && empty, 0))
+		return 0;
+	if (inl1 && __builtin_expect(r->len > qp->max_inline, 0))
+		return -ENOMEM;
+	if (sge1 && ds <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
+		c.a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
+	if (__builtin_expect(fv__sq_before_lim(lim, pi, nbb), 1)) {
+		/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv__sq_take_slow catches up. */
+		if (r->flags & FV_SIGNALED) {
+			sq->sig_pi = pi + nbb;
+			fv__sq_mark_end(sq, pi, nbb);
+		}
+	} else if (__builtin_constant_p(r->flags)) {
+		return 0;	/* a ctrl the same every time stays so: the general path, out of its way */
+	} else {
+		if (!fv__sq_take_slow(sq, pi, nbb, &fm))
+			return -ENOMEM;
+		if (r->flags & FV_SIGNALED)
+			fv__sq_mark_end(sq, pi, nbb);
+		c.b = fv__2x32(fm, r->imm);
+	}
+	/* flags decided per WR: the ctrl changes anyway, one copy of the stores serves both sides */
+	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, how);
+	if (ds == 1)	/* a NOP */
+		fv__sq_no_bf(sq);
 	fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
-	return nbb;
+	return (int)nbb;
 }
 
 /* fv__build_fast_at at the producer, which then moves past the WQE. 0 if built, else -1. */
 static FV_ALWAYS_INLINE int fv__build_fast(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	uint32_t pi = qp->sq.pi;
-	unsigned nbb = fv__build_fast_at(qp, qpt, r, pi);
+	int nbb = fv__build_fast_at(qp, qpt, r, pi);
 
-	if (!nbb)
+	if (nbb <= 0)
 		return -1;
-	fv__sq_advance(&qp->sq, pi, nbb);
+	fv__sq_advance(&qp->sq, pi, (unsigned)nbb);
 	return 0;
 }
 
@@ -309,35 +355,39 @@ static FV_ALWAYS_INLINE int fv__build_wr1(struct fv_qp *qp, enum fv_qpt qpt, con
 }
 
 /*
- * The typed builders' entry: the fast path, else fv__build_wqe_at, both from one copy of a
- * single SGE read field by field up front (what a caller's loop posts again and again is
- * then read once, before the loop), and the producer moved in one place for both.
+ * The typed builders' entry: the fast path, else fv__build_wqe_at, and the producer moved in
+ * one place for both. The request's SGE is read where the caller keeps it: a copy here would
+ * be one more local whose address is taken, which gcc keeps in memory.
  */
 static FV_ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
-	struct fv_req one = *r;
-	struct ibv_sge s = { 0, 0, 0 };
-	uint32_t pi = qp->sq.pi;
+	struct fv_sq *sq = &qp->sq;
+	const uint32_t pi = sq->pi;
 	int nbb;
 
 	if (qpt == FV_QPT_RAW) {	/* eth.h: its own fast path */
 		nbb = fv__build_eth_at(qp, r, pi);
 		if (nbb < 0)
 			return -nbb;
-		fv__sq_advance(&qp->sq, pi, (unsigned)nbb);
+		fv__sq_advance(sq, pi, (unsigned)nbb);
 		return 0;
 	}
-	if (r->payload == FV_PL_SGL && r->nsge == 1) {
-		s.addr = r->sgl->addr, s.length = r->sgl->length, s.lkey = r->sgl->lkey;
-		one.sgl = &s;
-	}
-	nbb = (int)fv__build_fast_at(qp, qpt, &one, pi);
-	if (!nbb) {
-		nbb = fv__build_wqe_at(qp, qpt, &one, pi);
-		if (nbb < 0)
-			return -nbb;
-	}
-	fv__build_advance(qp, r, pi, (unsigned)nbb);
+	nbb = fv__build_fast_at(qp, qpt, r, pi);
+	if (!nbb)
+		nbb = fv__build_wqe_at(qp, qpt, r, pi);
+	/*
+	 * The producer's two counters are stored whether or not the WQE was built (unchanged
+	 * then): gcc moves a store made on every pass out of a caller's loop, when that loop
+	 * leaves only at its end and holds no local whose address is taken (gcc 12 keeps them in
+	 * memory: bench/post.c's loops do hold one).
+	 */
+	sq->last_pi = nbb > 0 ? pi : sq->last_pi;
+	sq->pi = pi + (nbb > 0 ? (uint32_t)nbb : 0u);
+	fv__sq_check(sq);
+	if (nbb < 0)
+		return -nbb;
+	if (r->segs & FV_SEG_UMR)
+		fv__sq_cache_fence(sq, MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE);
 	return 0;
 }
 

@@ -280,17 +280,27 @@ static inline uint64_t fv__load64(const void *p)
 /*
  * Datagram segment, three units: the AH's prebuilt 48-byte extended address vector, with the
  * Q_Key (0 in the reserved word after it), the remote QPN and the extended-AV bit filled in.
+ * Unit i of it (i a constant where it is inlined): a writer needs no array of them (gcc keeps
+ * a local array in memory, and its loop optimizer gives up on a loop that holds one).
  */
-static inline void fv__av_images(struct fv_image u[3], const struct mlx5_wqe_av *av, uint32_t remote_qpn,
-				uint32_t qkey)
+static inline __attribute__((always_inline)) struct fv_image fv__av_image(const struct mlx5_wqe_av *av,
+							 uint32_t remote_qpn, uint32_t qkey, unsigned i)
 {
 	const uint8_t *src = (const uint8_t *)av;
 	uint32_t rest;	/* bytes 12..15: stat_rate_sl, fl_mlid, rlid */
 
+	if (i)
+		return FV_IMAGE(fv__load64(src + i * FV_DS), fv__load64(src + i * FV_DS + 8));
 	memcpy(&rest, src + 12, sizeof(rest));
-	u[0] = FV_IMAGE(fv__2x32(htobe32(qkey), 0), fv__2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest));
-	for (int i = 1; i < 3; i++)
-		u[i] = FV_IMAGE(fv__load64(src + i * FV_DS), fv__load64(src + i * FV_DS + 8));
+	return FV_IMAGE(fv__2x32(htobe32(qkey), 0), fv__2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest));
+}
+
+/* The datagram segment's three units into u. */
+static inline void fv__av_images(struct fv_image u[3], const struct mlx5_wqe_av *av, uint32_t remote_qpn,
+				uint32_t qkey)
+{
+	for (unsigned i = 0; i < 3; i++)
+		u[i] = fv__av_image(av, remote_qpn, qkey, i);
 }
 
 /* The segment writers: each unit may be the last before the ring end. */
@@ -320,12 +330,9 @@ static inline uint8_t *fv__wqe_xrc(const struct fv_ring *r, uint8_t *p, uint32_t
 static inline uint8_t *fv__wqe_av(const struct fv_ring *r, uint8_t *p, const struct mlx5_wqe_av *av,
 				 uint32_t remote_qpn, uint32_t qkey, unsigned how)
 {
-	struct fv_image u[3];
-
-	fv__av_images(u, av, remote_qpn, qkey);
-	for (int i = 0; i < 3; i++)
-		p = fv__unit_write(r, p, u[i], how);
-	return p;
+	p = fv__unit_write(r, p, fv__av_image(av, remote_qpn, qkey, 0), how);
+	p = fv__unit_write(r, p, fv__av_image(av, remote_qpn, qkey, 1), how);
+	return fv__unit_write(r, p, fv__av_image(av, remote_qpn, qkey, 2), how);
 }
 
 /* Octowords an inline segment of len payload bytes takes (4-byte header + payload). */
