@@ -245,8 +245,11 @@ static inline bool fv__sq_take_slow(struct fv_sq *sq, uint32_t pi, unsigned nbb,
 		fm |= sq->fence_cache;
 	sq->fence_cache = 0;
 	if (!(fm & FV_SIGNALED) && end - sq->sig_pi > sq->unsig_max) {
+		struct fv_sq_meta *m = &sq->meta[pi & sq->mask];
+
 		fm |= FV_SIGNALED;
-		sq->meta[pi & sq->mask] = FV_SQ_META(end, end);
+		m->end = end;	/* field by field: clang takes a whole struct's store for a char one */
+		m->forced = end;
 	}
 	if (fm & FV_SIGNALED)
 		sq->sig_pi = end;
