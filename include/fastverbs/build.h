@@ -304,8 +304,13 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	if (sge1 && ds <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
 		c.a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
 	if (__builtin_expect(fv__sq_before_lim(lim, pi, nbb), 1)) {
-		/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv__sq_take_slow catches up. */
-		if (r->flags & FV_SIGNALED) {
+		/*
+		 * A WQE that asks for a completion: constant flags tell at compile time (sq_sig_all
+		 * WQEs then leave sig_pi behind, one test less; fv__sq_take_slow catches up); flags
+		 * decided per WR are tested in fm, which the ctrl takes anyway (one register less
+		 * in a caller's loop; sq_sig_all WQEs keep sig_pi and their end then).
+		 */
+		if (__builtin_constant_p(r->flags) ? r->flags & FV_SIGNALED : fm & fv__sq_fm_be(FV_SIGNALED)) {
 			sq->sig_pi = pi + nbb;
 			fv__sq_mark_end(sq, pi, nbb);
 		}
