@@ -68,8 +68,8 @@ static FV_ALWAYS_INLINE unsigned fv__req_hdr_count(enum fv_qpt qpt, const struct
 }
 
 /*
- * The image of unit i (below fv__req_hdr_count) of those, in their order: one unit at a time,
- * so the general path's writer (fv__wqe_body) keeps no array of them (wqe.h at fv__av_image).
+ * The image of unit i (below fv__req_hdr_count) of those, in their order: the fast path's
+ * form, one unit at a time (i and the QP type are constants there).
  */
 static FV_ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, const struct fv_req *r, unsigned i)
 {
@@ -80,6 +80,31 @@ static FV_ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, const
 	if ((r->segs & FV_SEG_RADDR) && i-- == 0)
 		return fv__raddr_image(r->raddr, r->rkey);
 	return fv__atomic_image(r->swap_add, r->compare);
+}
+
+/*
+ * The images of the units between a request's ctrl and its payload, in their order, into u;
+ * returns how many. The general path's form: with a QP type known only at run time
+ * (fv_post_send), one pass over the request's segments.
+ */
+static FV_ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const struct fv_req *r,
+						   struct fv_image u[FV_HDR_UNITS])
+{
+	unsigned n = 0;
+
+	if (r->payload == FV_PL_NONE)
+		return 0;
+	if (qpt == FV_QPT_UD) {	/* no remote address or atomic on UD (ops.def) */
+		fv__av_images(u, r->av, r->remote_qpn, r->qkey);
+		return 3;
+	}
+	if (qpt == FV_QPT_XRC)
+		u[n++] = fv__xrc_image(r->srqn);
+	if (r->segs & FV_SEG_RADDR)
+		u[n++] = fv__raddr_image(r->raddr, r->rkey);
+	if (r->segs & FV_SEG_ATOMIC)
+		u[n++] = fv__atomic_image(r->swap_add, r->compare);
+	return n;
 }
 
 /*
@@ -115,13 +140,16 @@ static inline uint8_t *fv__wqe_umr(const struct fv_ring *ring, const struct fv_r
 static FV_ALWAYS_INLINE void fv__wqe_body(const struct fv_ring *ring, enum fv_qpt qpt,
 					 const struct fv_req *r, uint8_t *p, unsigned how, uint32_t qpn)
 {
-	const unsigned n = r->segs & FV_SEG_UMR ? 0 : fv__req_hdr_count(qpt, r);
+	struct fv_image u[FV_HDR_UNITS];
+	unsigned n = 0;
 
 	if (r->segs & FV_SEG_UMR)	/* in place of the transport and remote segments */
 		p = fv__wqe_umr(ring, r, qpn, p);
+	else
+		n = fv__req_hdr_images(qpt, r, u);
 #pragma GCC unroll 3	/* n is a constant for a typed builder: the units stay in registers */
 	for (unsigned i = 0; i < n; i++)
-		p = fv__unit_write(ring, p, fv__req_hdr_image(qpt, r, i), how);
+		p = fv__unit_write(ring, p, u[i], how);
 	if (r->payload == FV_PL_SGL && __builtin_constant_p(r->nsge) && r->nsge == 1) {
 		/* no loop: gcc may not see that a loop of one pass ends, and a loop it cannot
 		 * bound inside a caller's loop stops it from moving stores out of that loop */
@@ -260,17 +288,15 @@ static FV_ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req 
 /*
  * The fast path of the builders: a WQE of constant size (one SGE, no payload, or an inline
  * payload of a length the compiler knows that fits the first block) is one straight run of
- * stores, its size folded into them. Its ctrl is computed before the test of lim (sq.h): in a
- * caller's loop the compiler computes what does not change once, before the loop. Past lim,
- * fv__sq_take_slow decides on room, a cached fence and a forced completion, and a second copy
- * of the same stores follows, with the ctrl's flags it decided: the common copy keeps its
- * ctrl, and the caller's loop carries no general builder whose registers it would share. An
- * empty SGE that ends the first block needs no test either: its data segment is written past
- * ds, inside the block, where the device does not look. Builds the WQE at pi and returns its
- * blocks; returns 0 (nothing written) when it is not such a one (SGE lists, other inline
- * data, an empty SGE in a second block or after the ctrl alone): fv__build_wqe_at builds it
- * then, or refuses it; -ENOMEM (nothing written) when the ring is full or an inline payload
- * is longer than max_inline. The producer stays.
+ * stores, its size folded into them. Its units and ctrl are computed before the test of lim
+ * (sq.h): in a caller's loop the compiler computes what does not change once, before the
+ * loop. An empty SGE that ends the first block needs no test either: its data segment is
+ * written past ds, inside the block, where the device does not look. Builds the WQE at pi and
+ * returns its blocks; returns 0 (nothing written) when it is not such a one (SGE lists, other
+ * inline data, an empty SGE in a second block or after the ctrl alone), or past lim but for
+ * the case below: fv__build_wqe_at builds it then, or refuses it; -ENOMEM (nothing written)
+ * when the ring is full or an inline payload is longer than max_inline, in that case. The
+ * producer stays.
  */
 static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
 					     uint32_t pi)
@@ -294,36 +320,37 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	const bool empty = sge1 && !r->sgl->length;
 	struct fv_image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds, fm, r->imm);
 
-	if (!ds)	/* UMR, and what has no fixed size: the general path */
-		return 0;
-	/* an empty SGE in a second block, or the only unit after the ctrl: likewise */
-	if (__builtin_expect((ds > 4 || hdr == 1) && empty, 0))
-		return 0;
-	if (inl1 && __builtin_expect(r->len > qp->max_inline, 0))
-		return -ENOMEM;
+	/*
+	 * Past lim with flags decided per WR (the typed builders in an application's loop), the
+	 * WQE is written here too, after fv__sq_take_slow: the ctrl changes with every WR
+	 * anyway, and the loop then carries no general builder whose registers it would share.
+	 * With constant flags (a ctrl the same every time stays so) and for fv_post_send (its
+	 * loop is its own), the general path builds it.
+	 */
+	const bool shared = !__builtin_constant_p(r->flags) && !r->from_wr;
+
+	/* an empty SGE in a second block, or the only unit after the ctrl; UMR; no fixed size */
+	if (!ds || __builtin_expect(((ds > 4 || hdr == 1) && empty) || (inl1 && r->len > qp->max_inline) ||
+				    (!shared && !fv__sq_before_lim(lim, pi, nbb)), 0))
+		return shared && inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
 	if (sge1 && ds <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
 		c.a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
-	if (__builtin_expect(fv__sq_before_lim(lim, pi, nbb), 1)) {
-		/*
-		 * A WQE that asks for a completion: constant flags tell at compile time (sq_sig_all
-		 * WQEs then leave sig_pi behind, one test less; fv__sq_take_slow catches up); flags
-		 * decided per WR are tested in fm, which the ctrl takes anyway (one register less
-		 * in a caller's loop; sq_sig_all WQEs keep sig_pi and their end then).
-		 */
-		if (__builtin_constant_p(r->flags) ? r->flags & FV_SIGNALED : fm & fv__sq_fm_be(FV_SIGNALED)) {
-			sq->sig_pi = pi + nbb;
-			fv__sq_mark_end(sq, pi, nbb);
-		}
-	} else if (__builtin_constant_p(r->flags)) {
-		return 0;	/* a ctrl the same every time stays so: the general path, out of its way */
-	} else {
+	if (shared && __builtin_expect(!fv__sq_before_lim(lim, pi, nbb), 0)) {
 		if (!fv__sq_take_slow(sq, pi, nbb, &fm))
 			return -ENOMEM;
 		if (r->flags & FV_SIGNALED)
 			fv__sq_mark_end(sq, pi, nbb);
 		c.b = fv__2x32(fm, r->imm);
+	} else if (shared ? fm & fv__sq_fm_be(FV_SIGNALED) : r->flags & FV_SIGNALED) {
+		/*
+		 * It asks for a completion. Constant flags tell at compile time (sq_sig_all WQEs then
+		 * leave sig_pi behind, one test less; fv__sq_take_slow catches up); flags decided
+		 * per WR are tested in fm, which the ctrl takes anyway (one register less in a
+		 * caller's loop; sq_sig_all WQEs keep sig_pi and their end then).
+		 */
+		sq->sig_pi = pi + nbb;
+		fv__sq_mark_end(sq, pi, nbb);
 	}
-	/* flags decided per WR: the ctrl changes anyway, one copy of the stores serves both sides */
 	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, how);
 	if (ds == 1)	/* a NOP */
 		fv__sq_no_bf(sq);
@@ -360,39 +387,34 @@ static FV_ALWAYS_INLINE int fv__build_wr1(struct fv_qp *qp, enum fv_qpt qpt, con
 }
 
 /*
- * The typed builders' entry: the fast path, else fv__build_wqe_at, and the producer moved in
- * one place for both. The request's SGE is read where the caller keeps it: a copy here would
- * be one more local whose address is taken, which gcc keeps in memory.
+ * The typed builders' entry: the fast path, else fv__build_wqe_at, both from one copy of a
+ * single SGE read field by field up front (what a caller's loop posts again and again is
+ * then read once, before the loop), and the producer moved in one place for both.
  */
 static FV_ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
-	struct fv_sq *sq = &qp->sq;
-	const uint32_t pi = sq->pi;
+	struct fv_req one = *r;
+	struct ibv_sge s = { 0, 0, 0 };
+	uint32_t pi = qp->sq.pi;
 	int nbb;
 
 	if (qpt == FV_QPT_RAW) {	/* eth.h: its own fast path */
 		nbb = fv__build_eth_at(qp, r, pi);
 		if (nbb < 0)
 			return -nbb;
-		fv__sq_advance(sq, pi, (unsigned)nbb);
+		fv__sq_advance(&qp->sq, pi, (unsigned)nbb);
 		return 0;
 	}
-	nbb = fv__build_fast_at(qp, qpt, r, pi);
+	if (r->payload == FV_PL_SGL && r->nsge == 1) {
+		s.addr = r->sgl->addr, s.length = r->sgl->length, s.lkey = r->sgl->lkey;
+		one.sgl = &s;
+	}
+	nbb = fv__build_fast_at(qp, qpt, &one, pi);
 	if (!nbb)
-		nbb = fv__build_wqe_at(qp, qpt, r, pi);
-	/*
-	 * The producer's two counters are stored whether or not the WQE was built (unchanged
-	 * then): gcc moves a store made on every pass out of a caller's loop, when that loop
-	 * leaves only at its end and holds no local whose address is taken (gcc 12 keeps them in
-	 * memory: bench/post.c's loops do hold one).
-	 */
-	sq->last_pi = nbb > 0 ? pi : sq->last_pi;
-	sq->pi = pi + (nbb > 0 ? (uint32_t)nbb : 0u);
-	fv__sq_check(sq);
+		nbb = fv__build_wqe_at(qp, qpt, &one, pi);
 	if (nbb < 0)
 		return -nbb;
-	if (r->segs & FV_SEG_UMR)
-		fv__sq_cache_fence(sq, MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE);
+	fv__build_advance(qp, r, pi, (unsigned)nbb);
 	return 0;
 }
 
