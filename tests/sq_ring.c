@@ -523,3 +523,80 @@ Test(sq_ring, ud_two_wqebb_ring_never_strands)
 		  "ENOMEM with only unsignaled WQEs outstanding: the ring can never drain");
 	memqp_free(&m);
 }
+
+/*
+ * Flags decided at run time take the typed fast path's own slow side past lim (room, a cached
+ * fence, a forced completion, then the same stores); constant flags take the general builder
+ * there. Both must build the same bytes and bookkeeping: twin QPs, one posting with the flags
+ * read at run time, the other with each call's flags a constant, RDMA WRITEs of one SGE and
+ * of 16 inline bytes, a fence cached halfway, until the ring refuses.
+ */
+static int post_rt(struct memqp *m, unsigned i, unsigned flags)
+{
+	if (i % 3 == 2)
+		return fv_write_inline(rc_of(m), i, flags, buf, 16, RADDR + 64 * i, RKEY);
+	return fv_write(rc_of(m), i, flags, &sges[i % 16], RADDR + 64 * i, RKEY);
+}
+
+static int post_const(struct memqp *m, unsigned i, unsigned flags)
+{
+	struct fv_rc *rc = rc_of(m);
+	const bool inl = i % 3 == 2;
+	const uint64_t ra = RADDR + 64 * i;
+
+	switch (flags) {
+	case 0:
+		return inl ? fv_write_inline(rc, i, 0, buf, 16, ra, RKEY) : fv_write(rc, i, 0, &sges[i % 16], ra, RKEY);
+	case FV_SIGNALED:
+		return inl ? fv_write_inline(rc, i, FV_SIGNALED, buf, 16, ra, RKEY) :
+			     fv_write(rc, i, FV_SIGNALED, &sges[i % 16], ra, RKEY);
+	default:
+		return inl ? fv_write_inline(rc, i, FV_SOLICITED, buf, 16, ra, RKEY) :
+			     fv_write(rc, i, FV_SOLICITED, &sges[i % 16], ra, RKEY);
+	}
+}
+
+Test(sq_ring, flags_at_run_time_build_what_constant_flags_build)
+{
+	static const unsigned fl[] = { 0, FV_SOLICITED, 0, 0, FV_SIGNALED, 0, 0, 0, 0, 0, 0,
+				       0, 0, FV_SOLICITED, 0, 0, 0, 0, 0, 0 };
+	volatile unsigned flv[20];
+	struct memqp a, b;
+	struct memqp_cfg c = cfg(16, 0xfff5);
+	int refused = 0;
+
+	init_sges();
+	memqp_init(&a, &c);
+	memqp_init(&b, &c);
+	for (unsigned i = 0; i < 20; i++)
+		flv[i] = fl[i];
+	for (unsigned i = 0; i < 20; i++) {
+		int ea, eb;
+
+		if (i == 7) {	/* as after a memory window's UMR WQE */
+			fv__sq_cache_fence(&a.qp.sq, MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE);
+			fv__sq_cache_fence(&b.qp.sq, MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE);
+		}
+		ea = post_rt(&a, i, flv[i]);
+		eb = post_const(&b, i, fl[i]);
+		cr_assert_eq(ea, eb, "WR %u: %d against %d", i, ea, eb);
+		refused += ea == ENOMEM;
+		cr_assert_eq(a.qp.sq.pi, b.qp.sq.pi, "WR %u", i);
+		cr_assert_eq(a.qp.sq.last_pi, b.qp.sq.last_pi, "WR %u", i);
+		cr_assert_eq(a.qp.sq.sig_pi, b.qp.sq.sig_pi, "WR %u", i);
+		cr_assert_eq(a.qp.sq.lim, b.qp.sq.lim, "WR %u", i);
+		cr_assert_eq(a.qp.sq.fence_cache, b.qp.sq.fence_cache, "WR %u", i);
+	}
+	cr_assert(refused > 0, "the ring never filled");
+	for (uint32_t pi = 0xfff5; pi != a.qp.sq.pi; pi++) {
+		cr_assert_arr_eq(memqp_block(&a, pi), memqp_block(&b, pi), 64, "WQEBB %#x: %s", pi,
+				 hexstr(memqp_block(&a, pi), 64));
+		cr_assert_eq(memqp_forced(&a, pi), memqp_forced(&b, pi), "WQEBB %#x: forced", pi);
+		cr_assert_eq(fv__sq_wr_id_of(&a.qp.sq, pi)->v, fv__sq_wr_id_of(&b.qp.sq, pi)->v);
+	}
+	cr_assert(memqp_forced(&a, 0xfff5 + 13), "the 9th after the signal at 4 is forced");
+	cr_assert_eq(memqp_block(&a, 0xfff5 + 7)[11] & 0xe0, MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE,
+		     "the fence cached before WR 7");
+	memqp_free(&a);
+	memqp_free(&b);
+}

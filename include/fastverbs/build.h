@@ -55,8 +55,37 @@ static FV_ALWAYS_INLINE unsigned fv__req_payload_ds(const struct fv_req *r)
 #define FV_HDR_UNITS 3
 
 /*
- * The images of the units between a request's ctrl and its payload, in their order
- * (docs/formats.md §3.7), into u; returns how many (a constant for a typed builder).
+ * How many units lie between a request's ctrl and its payload (docs/formats.md §3.7): a
+ * constant for a typed builder.
+ */
+static FV_ALWAYS_INLINE unsigned fv__req_hdr_count(enum fv_qpt qpt, const struct fv_req *r)
+{
+	if (r->payload == FV_PL_NONE)
+		return 0;
+	if (qpt == FV_QPT_UD)	/* no remote address or atomic on UD (ops.def) */
+		return 3;
+	return (qpt == FV_QPT_XRC) + !!(r->segs & FV_SEG_RADDR) + !!(r->segs & FV_SEG_ATOMIC);
+}
+
+/*
+ * The image of unit i (below fv__req_hdr_count) of those, in their order: the fast path's
+ * form, one unit at a time (i and the QP type are constants there).
+ */
+static FV_ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, const struct fv_req *r, unsigned i)
+{
+	if (qpt == FV_QPT_UD)
+		return fv__av_image(r->av, r->remote_qpn, r->qkey, i);
+	if (qpt == FV_QPT_XRC && i-- == 0)
+		return fv__xrc_image(r->srqn);
+	if ((r->segs & FV_SEG_RADDR) && i-- == 0)
+		return fv__raddr_image(r->raddr, r->rkey);
+	return fv__atomic_image(r->swap_add, r->compare);
+}
+
+/*
+ * The images of the units between a request's ctrl and its payload, in their order, into u;
+ * returns how many. The general path's form: with a QP type known only at run time
+ * (fv_post_send), one pass over the request's segments.
  */
 static FV_ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const struct fv_req *r,
 						   struct fv_image u[FV_HDR_UNITS])
@@ -121,7 +150,12 @@ static FV_ALWAYS_INLINE void fv__wqe_body(const struct fv_ring *ring, enum fv_qp
 #pragma GCC unroll 3	/* n is a constant for a typed builder: the units stay in registers */
 	for (unsigned i = 0; i < n; i++)
 		p = fv__unit_write(ring, p, u[i], how);
-	if (r->payload == FV_PL_SGL) {
+	if (r->payload == FV_PL_SGL && __builtin_constant_p(r->nsge) && r->nsge == 1) {
+		/* no loop: gcc may not see that a loop of one pass ends, and a loop it cannot
+		 * bound inside a caller's loop stops it from moving stores out of that loop */
+		if (r->sgl->length)
+			fv__unit_write(ring, p, fv__req_data_image(r, r->sgl, how), how);
+	} else if (r->payload == FV_PL_SGL) {
 		for (int i = 0; i < r->nsge; i++)
 			if (r->sgl[i].length)
 				p = fv__unit_write(ring, p, fv__req_data_image(r, &r->sgl[i], how), how);
@@ -161,7 +195,7 @@ static FV_ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, 
 		return -EOPNOTSUPP;	/* libmlx5's errno: one KLM covers 2 GiB */
 	ds = hdr + fv__req_payload_ds(r);
 	nbb = fv__ds_to_bb(ds);
-	if (!fv__sq_take(sq, r->flags, nbb, &fm))
+	if (!fv__sq_take_at(sq, pi, r->flags, nbb, &fm))
 		return -ENOMEM;
 
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
@@ -200,74 +234,47 @@ static FV_ALWAYS_INLINE int fv__build_wqe(struct fv_qp *qp, enum fv_qpt qpt, con
 	return 0;
 }
 
-/* Units after the ctrl a fast-path WQE may have (UD: address vector and data). */
-#define FV_FAST_UNITS (FV_HDR_UNITS + 1)
-
 /*
- * The images of the units after the ctrl of a request whose payload is its one SGE or none,
- * into u; returns how many (a constant).
+ * Unit i after the ctrl of a request whose payload is its one SGE or none: the units before
+ * the payload (fv__req_hdr_image), then the SGE's data segment.
  */
-static FV_ALWAYS_INLINE unsigned fv__req_images(enum fv_qpt qpt, const struct fv_req *r, unsigned how,
-					       struct fv_image u[FV_FAST_UNITS])
+static FV_ALWAYS_INLINE struct fv_image fv__req_unit(enum fv_qpt qpt, const struct fv_req *r, unsigned how,
+						    unsigned i)
 {
-	unsigned n = fv__req_hdr_images(qpt, r, u);
-
-	if (r->payload == FV_PL_SGL)
-		u[n++] = fv__req_data_image(r, r->sgl, how);
-	return n;
+	return i < fv__req_hdr_count(qpt, r) ? fv__req_hdr_image(qpt, r, i) : fv__req_data_image(r, r->sgl, how);
 }
 
 /*
- * The fast path of the builders: a WQE of constant size (one SGE, no payload, or an inline
- * payload of a length the compiler knows that fits the first block) that ends before lim
- * (sq.h) is one straight run of stores, its size folded into them. Its units are computed
- * before the test that decides whether it may be written: in a caller's loop the compiler
- * computes what does not change once, before the loop. An empty SGE that ends the first block
- * needs no test either: its data segment is written past ds, inside the block, where the
- * device does not look. Builds the WQE at pi and returns its blocks, or returns 0 (nothing
- * written) when it is not such a one (SGE lists, other inline data, an inline payload longer
- * than max_inline, an empty SGE in a second block or after the ctrl alone, the slow side of
- * lim): fv__build_wqe_at builds it, or refuses it. The producer stays.
+ * The ds of the request's WQE when the fast path below builds it (a constant then), else 0:
+ * one SGE, no payload, or an inline payload of a length the compiler knows that fits the
+ * first block (not from a WR list); no UMR.
  */
-static FV_ALWAYS_INLINE unsigned fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
-						  uint32_t pi)
+static FV_ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_req *r)
 {
-	struct fv_sq *sq = &qp->sq;
-	const bool sge1 = r->payload == FV_PL_SGL && r->nsge == 1;
-	const unsigned how = r->from_wr ? 0 : FV_VEC, hdr = fv__req_hdr_ds(qpt, r);
-	/* inline bytes the compiler knows the count of, in the first block (not from a WR list) */
-	const bool inl1 = r->payload == FV_PL_INLINE && r->nsge == 1 && __builtin_constant_p(r->len) &&
-			  r->len && !(r->segs & FV_SEG_UMR) && hdr + fv__inline_ds(r->len) <= 4;
-	const unsigned ds = hdr + (sge1 ? 1u : inl1 ? fv__inline_ds(r->len) : 0u);
-	const unsigned nbb = fv__ds_to_bb(ds);
-	uint8_t *wqe = fv__sq_wqe(sq, pi);
-	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
-	uint32_t lim = sq->lim, mask8 = sq->mask8;
-	__be32 fm = fv__sq_fm(sq, r->flags);
-	struct fv_image u[FV_FAST_UNITS] = FV_ZERO_INIT;	/* n of them are used: for the compilers that cannot tell */
-	const unsigned n = (sge1 || inl1 || r->payload == FV_PL_NONE) ? fv__req_images(qpt, r, how, u) : 0;
-	const bool empty = sge1 && !r->sgl->length;
-	struct fv_image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds, fm, r->imm);
+	const unsigned hdr = fv__req_hdr_ds(qpt, r);
 
-	if (sge1 && ds <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
-		c.a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
-	/* an empty SGE in a second block, or the only unit after the ctrl; UMR: the general path */
-	if (!(sge1 || inl1 || r->payload == FV_PL_NONE) || (r->segs & FV_SEG_UMR) ||
-	    __builtin_expect(((ds > 4 || hdr == 1) && empty) || (inl1 && r->len > qp->max_inline) ||
-			     !fv__sq_before_lim(lim, pi, nbb), 0))
+	if (r->segs & FV_SEG_UMR)
 		return 0;
-	if (ds == 1)	/* a NOP */
-		fv__sq_no_bf(sq);
-	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv__sq_take_slow catches up. */
-	if (r->flags & FV_SIGNALED) {
-		sq->sig_pi = pi + nbb;
-		fv__sq_mark_end(sq, pi, nbb);
-	}
+	if (r->payload == FV_PL_SGL)
+		return r->nsge == 1 ? hdr + 1 : 0;
+	if (r->payload == FV_PL_INLINE)
+		return r->nsge == 1 && __builtin_constant_p(r->len) && r->len &&
+		       hdr + fv__inline_ds(r->len) <= 4 ? hdr + fv__inline_ds(r->len) : 0;
+	return r->payload == FV_PL_NONE ? hdr : 0;
+}
 
+/*
+ * The stores of a fast-path WQE (below) at wqe, its ctrl's image c: the ctrl, its n units
+ * after it, an inline payload.
+ */
+static FV_ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req *r, uint8_t *wqe, uint32_t pi,
+					 struct fv_image c, const struct fv_image u[4], unsigned n, bool inl1,
+					 unsigned how)
+{
 	/* Flags decided per WR: the ctrl's two words stored as they are, not joined in a vector first. */
 	uint8_t *p = fv__ctrl_put(wqe, pi, c, __builtin_constant_p(r->flags) ? how : 0);
 
-#pragma GCC unroll 4	/* n is a constant: the units stay in registers */
+#pragma GCC unroll 4	/* n is a constant (4 at most, UD): the units stay in registers */
 	for (unsigned i = 0; i < n; i++) {
 		fv__unit_put(p, u[i], how);
 		p += FV_DS;
@@ -276,19 +283,90 @@ static FV_ALWAYS_INLINE unsigned fv__build_fast_at(struct fv_qp *qp, enum fv_qpt
 	}
 	if (inl1)
 		fv__wqe_inline_small(p, (const void *)(uintptr_t)r->sgl->addr, r->len);
+}
+
+/*
+ * The fast path of the builders: a WQE of constant size (one SGE, no payload, or an inline
+ * payload of a length the compiler knows that fits the first block) is one straight run of
+ * stores, its size folded into them. Its units and ctrl are computed before the test of lim
+ * (sq.h): in a caller's loop the compiler computes what does not change once, before the
+ * loop. An empty SGE that ends the first block needs no test either: its data segment is
+ * written past ds, inside the block, where the device does not look. Builds the WQE at pi and
+ * returns its blocks; returns 0 (nothing written) when it is not such a one (SGE lists, other
+ * inline data, an empty SGE in a second block or after the ctrl alone), or past lim but for
+ * the case below: fv__build_wqe_at builds it then, or refuses it; -ENOMEM (nothing written)
+ * when the ring is full or an inline payload is longer than max_inline, in that case. The
+ * producer stays.
+ */
+static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
+					     uint32_t pi)
+{
+	struct fv_sq *sq = &qp->sq;
+	const unsigned ds = fv__fast_ds(qpt, r), nbb = fv__ds_to_bb(ds);
+	const bool sge1 = ds && r->payload == FV_PL_SGL, inl1 = ds && r->payload == FV_PL_INLINE;
+	const unsigned how = r->from_wr ? 0 : FV_VEC, hdr = fv__req_hdr_ds(qpt, r);
+	uint8_t *wqe = fv__sq_wqe(sq, pi);
+	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
+	uint32_t lim = sq->lim, mask8 = sq->mask8;
+	__be32 fm = fv__sq_fm(sq, r->flags);
+	const unsigned n = fv__req_hdr_count(qpt, r) + sge1;	/* units after the ctrl, inline data aside */
+	/* computed before the test of lim: in a caller's loop, what does not change, once */
+	const struct fv_image u[4] = {
+		n > 0 ? fv__req_unit(qpt, r, how, 0) : FV_IMAGE(0, 0),
+		n > 1 ? fv__req_unit(qpt, r, how, 1) : FV_IMAGE(0, 0),
+		n > 2 ? fv__req_unit(qpt, r, how, 2) : FV_IMAGE(0, 0),
+		n > 3 ? fv__req_unit(qpt, r, how, 3) : FV_IMAGE(0, 0),
+	};
+	const bool empty = sge1 && !r->sgl->length;
+	struct fv_image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds, fm, r->imm);
+
+	/*
+	 * Past lim with flags decided per WR (the typed builders in an application's loop), the
+	 * WQE is written here too, after fv__sq_take_slow: the ctrl changes with every WR
+	 * anyway, and the loop then carries no general builder whose registers it would share.
+	 * With constant flags (a ctrl the same every time stays so) and for fv_post_send (its
+	 * loop is its own), the general path builds it.
+	 */
+	const bool shared = !__builtin_constant_p(r->flags) && !r->from_wr;
+
+	/* an empty SGE in a second block, or the only unit after the ctrl; UMR; no fixed size */
+	if (!ds || __builtin_expect(((ds > 4 || hdr == 1) && empty) || (inl1 && r->len > qp->max_inline) ||
+				    (!shared && !fv__sq_before_lim(lim, pi, nbb)), 0))
+		return shared && inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
+	if (sge1 && ds <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
+		c.a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
+	if (shared && __builtin_expect(!fv__sq_before_lim(lim, pi, nbb), 0)) {
+		if (!fv__sq_take_slow(sq, pi, nbb, &fm))
+			return -ENOMEM;
+		if (r->flags & FV_SIGNALED)
+			fv__sq_mark_end(sq, pi, nbb);
+		c.b = fv__2x32(fm, r->imm);
+	} else if (shared ? fm & fv__sq_fm_be(FV_SIGNALED) : r->flags & FV_SIGNALED) {
+		/*
+		 * It asks for a completion. Constant flags tell at compile time (sq_sig_all WQEs then
+		 * leave sig_pi behind, one test less; fv__sq_take_slow catches up); flags decided
+		 * per WR are tested in fm, which the ctrl takes anyway (one register less in a
+		 * caller's loop; sq_sig_all WQEs keep sig_pi and their end then).
+		 */
+		sq->sig_pi = pi + nbb;
+		fv__sq_mark_end(sq, pi, nbb);
+	}
+	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, how);
+	if (ds == 1)	/* a NOP */
+		fv__sq_no_bf(sq);
 	fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
-	return nbb;
+	return (int)nbb;
 }
 
 /* fv__build_fast_at at the producer, which then moves past the WQE. 0 if built, else -1. */
 static FV_ALWAYS_INLINE int fv__build_fast(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	uint32_t pi = qp->sq.pi;
-	unsigned nbb = fv__build_fast_at(qp, qpt, r, pi);
+	int nbb = fv__build_fast_at(qp, qpt, r, pi);
 
-	if (!nbb)
+	if (nbb <= 0)
 		return -1;
-	fv__sq_advance(&qp->sq, pi, nbb);
+	fv__sq_advance(&qp->sq, pi, (unsigned)nbb);
 	return 0;
 }
 
@@ -331,12 +409,11 @@ static FV_ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const s
 		s.addr = r->sgl->addr, s.length = r->sgl->length, s.lkey = r->sgl->lkey;
 		one.sgl = &s;
 	}
-	nbb = (int)fv__build_fast_at(qp, qpt, &one, pi);
-	if (!nbb) {
+	nbb = fv__build_fast_at(qp, qpt, &one, pi);
+	if (!nbb)
 		nbb = fv__build_wqe_at(qp, qpt, &one, pi);
-		if (nbb < 0)
-			return -nbb;
-	}
+	if (nbb < 0)
+		return -nbb;
 	fv__build_advance(qp, r, pi, (unsigned)nbb);
 	return 0;
 }

@@ -102,10 +102,16 @@ static inline unsigned fv__ds_to_bb(unsigned ds)
 	return (ds + 3) / 4;
 }
 
-/* Free WQEBBs: ring size minus what the device may still read. */
+/* Free WQEBBs with the producer at pi: ring size minus what the device may still read. */
+static inline uint32_t fv__sq_room_at(const struct fv_sq *sq, uint32_t pi)
+{
+	return sq->mask + 1 - (pi - sq->ci);
+}
+
+/* Free WQEBBs. */
 static inline uint32_t fv__sq_room(const struct fv_sq *sq)
 {
-	return sq->mask + 1 - (sq->pi - sq->ci);
+	return fv__sq_room_at(sq, sq->pi);
 }
 
 /*
@@ -179,12 +185,17 @@ static inline __attribute__((always_inline)) void fv__sq_check(const struct fv_s
 	FV_ASSERT(sq->pi - sq->last_pi - 1 <= sq->mask);
 }
 
-/* The nearer of the two limits of the fast path (see top), both at or past pi. */
-static inline uint32_t fv__sq_lim(const struct fv_sq *sq)
+/* The nearer of the two limits of the fast path (see top), both at or past the producer pi. */
+static inline uint32_t fv__sq_lim_at(const struct fv_sq *sq, uint32_t pi)
 {
 	uint32_t room_end = sq->ci + sq->mask + 1, run_end = sq->sig_pi + sq->unsig_max;
 
-	return room_end - sq->pi < run_end - sq->pi ? room_end : run_end;
+	return room_end - pi < run_end - pi ? room_end : run_end;
+}
+
+static inline uint32_t fv__sq_lim(const struct fv_sq *sq)
+{
+	return fv__sq_lim_at(sq, sq->pi);
 }
 
 /*
@@ -218,48 +229,58 @@ static inline void fv__sq_cache_fence(struct fv_sq *sq, uint8_t fm)
 }
 
 /*
- * fv__sq_take past lim: room from the live ci, the cached fence, and the unsignaled run: one
- * longer than unsig_max WQEBBs gets a completion fastverbs asks for itself (marked forced in
- * its meta, and hidden when polling), so ci can always advance and the ring always drains.
+ * fv__sq_take past lim, for a WQE at pi (the producer; sq->pi is not read, so a builder may
+ * have moved it on already): room from the live ci, the cached fence, and the unsignaled run:
+ * one longer than unsig_max WQEBBs gets a completion fastverbs asks for itself (marked forced
+ * in its meta, and hidden when polling), so ci can always advance and the ring always drains.
  * Inline, not called: a call would make the compiler forget the ring's fields.
  */
-static inline bool fv__sq_take_slow(struct fv_sq *sq, unsigned nbb, __be32 *fm_be)
+static inline bool fv__sq_take_slow(struct fv_sq *sq, uint32_t pi, unsigned nbb, __be32 *fm_be)
 {
-	uint32_t end = sq->pi + nbb, fm = be32toh(*fm_be);
+	uint32_t end = pi + nbb, fm = be32toh(*fm_be);
 
-	if (nbb > fv__sq_room(sq))
+	if (nbb > fv__sq_room_at(sq, pi))
 		return false;
 	if (!(fm & FV_FENCE))
 		fm |= sq->fence_cache;
 	sq->fence_cache = 0;
 	if (!(fm & FV_SIGNALED) && end - sq->sig_pi > sq->unsig_max) {
+		struct fv_sq_meta *m = &sq->meta[pi & sq->mask];
+
 		fm |= FV_SIGNALED;
-		sq->meta[sq->pi & sq->mask] = FV_SQ_META(end, end);
+		m->end = end;	/* field by field: clang takes a whole struct's store for a char one */
+		m->forced = end;
 	}
 	if (fm & FV_SIGNALED)
 		sq->sig_pi = end;
-	sq->lim = fv__sq_lim(sq);
+	sq->lim = fv__sq_lim_at(sq, pi);
 	*fm_be = htobe32(fm);
 	return true;
 }
 
 
 /*
- * Take the next nbb blocks for a WQE built with flags; its fm_ce_se goes to *fm_be as the
- * ctrl segment's big-endian word at byte 8 (signature and stream id 0): built that way, a
- * WQE needs no byte swap for it. Returns false, changing nothing, if the ring has no room.
- * FENCE overrides a cached initiator fence, as in libmlx5. Call right before writing the
- * WQE: it takes the cached fence and a place in the unsignaled run.
+ * Take the nbb blocks at pi (the producer) for a WQE built with flags; its fm_ce_se goes to
+ * *fm_be as the ctrl segment's big-endian word at byte 8 (signature and stream id 0): built
+ * that way, a WQE needs no byte swap for it. Returns false, changing nothing, if the ring has
+ * no room. FENCE overrides a cached initiator fence, as in libmlx5. Call right before writing
+ * the WQE: it takes the cached fence and a place in the unsignaled run.
  */
-static inline bool fv__sq_take(struct fv_sq *sq, unsigned flags, unsigned nbb, __be32 *fm_be)
+static inline bool fv__sq_take_at(struct fv_sq *sq, uint32_t pi, unsigned flags, unsigned nbb, __be32 *fm_be)
 {
 	*fm_be = fv__sq_fm(sq, flags);
-	if (__builtin_expect(!fv__sq_before_lim(sq->lim, sq->pi, nbb), 0))
-		return fv__sq_take_slow(sq, nbb, fm_be);
+	if (__builtin_expect(!fv__sq_before_lim(sq->lim, pi, nbb), 0))
+		return fv__sq_take_slow(sq, pi, nbb, fm_be);
 	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv__sq_take_slow catches up. */
 	if (flags & FV_SIGNALED)
-		sq->sig_pi = sq->pi + nbb;
+		sq->sig_pi = pi + nbb;
 	return true;
+}
+
+/* fv__sq_take_at the producer. */
+static inline bool fv__sq_take(struct fv_sq *sq, unsigned flags, unsigned nbb, __be32 *fm_be)
+{
+	return fv__sq_take_at(sq, sq->pi, flags, nbb, fm_be);
 }
 
 /*

@@ -106,8 +106,20 @@ struct fv_unit {
 };
 
 struct fv_unit_words {	/* structs, not a union: clang takes a union access for a char one */
-	uint64_t w[2];
+	uint64_t lo, hi;	/* members, not an array: clang tags an array's element as a plain uint64_t */
 };
+
+/*
+ * clang's type-based alias analysis takes a store of a vector type for a char one, which may
+ * change anything: in a caller's loop it then reads the ring's fields and the caller's
+ * requests again after every unit. Under clang a unit is stored as two words (FV_VEC's other
+ * effect, on how an SGE is read, stays).
+ */
+#ifdef __clang__
+#define FV_VEC_STORES 0
+#else
+#define FV_VEC_STORES 1
+#endif
 
 /*
  * A unit's image: its two 8-byte words as they are stored. The segment images below compute
@@ -145,11 +157,11 @@ static inline fv_u64x2 fv__u64x2_of(uint64_t a, uint64_t b)
 /* Store the unit image u at p; FV_VEC: as one vector. */
 static inline void fv__unit_put(uint8_t *p, struct fv_image u, unsigned how)
 {
-	if (how & FV_VEC) {
+	if ((how & FV_VEC) && FV_VEC_STORES) {
 		((struct fv_unit *)p)->v = fv__u64x2_of(u.a, u.b);
 	} else {
-		((struct fv_unit_words *)p)->w[0] = u.a;
-		((struct fv_unit_words *)p)->w[1] = u.b;
+		((struct fv_unit_words *)p)->lo = u.a;
+		((struct fv_unit_words *)p)->hi = u.b;
 	}
 }
 
@@ -196,6 +208,7 @@ static inline struct fv_image fv__ctrl_image(uint8_t opmod, uint8_t opcode, __be
 /* Store the control segment of image c at p (a block's start), with the index of pi. */
 static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, unsigned how)
 {
+#if FV_VEC_STORES
 	union fv_ctrl_unit *u = (union fv_ctrl_unit *)p;
 
 	if (how & FV_VEC) {
@@ -205,6 +218,18 @@ static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, 
 		u->w[1] = c.b;
 	}
 	u->index.v = htobe16((uint16_t)pi);	/* the low 16 bits of pi */
+#else
+	/*
+	 * clang takes the union's stores for char ones (which may change anything); two structs
+	 * of fastverbs' own instead. Both stores are made through p itself, at offsets that
+	 * overlap: clang's alias analysis sees that before it looks at their types, and keeps
+	 * them in order.
+	 */
+	(void)how;
+	((struct fv_unit_words *)p)->lo = c.a;
+	((struct fv_unit_words *)p)->hi = c.b;
+	((struct fv_ctrl_index *)p)->v = htobe16((uint16_t)pi);
+#endif
 	return p + FV_DS;
 }
 
@@ -280,17 +305,27 @@ static inline uint64_t fv__load64(const void *p)
 /*
  * Datagram segment, three units: the AH's prebuilt 48-byte extended address vector, with the
  * Q_Key (0 in the reserved word after it), the remote QPN and the extended-AV bit filled in.
+ * Unit i of it (i a constant where it is inlined): a writer needs no array of them (gcc keeps
+ * a local array in memory, and its loop optimizer gives up on a loop that holds one).
  */
-static inline void fv__av_images(struct fv_image u[3], const struct mlx5_wqe_av *av, uint32_t remote_qpn,
-				uint32_t qkey)
+static inline __attribute__((always_inline)) struct fv_image fv__av_image(const struct mlx5_wqe_av *av,
+							 uint32_t remote_qpn, uint32_t qkey, unsigned i)
 {
 	const uint8_t *src = (const uint8_t *)av;
 	uint32_t rest;	/* bytes 12..15: stat_rate_sl, fl_mlid, rlid */
 
+	if (i)
+		return FV_IMAGE(fv__load64(src + i * FV_DS), fv__load64(src + i * FV_DS + 8));
 	memcpy(&rest, src + 12, sizeof(rest));
-	u[0] = FV_IMAGE(fv__2x32(htobe32(qkey), 0), fv__2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest));
-	for (int i = 1; i < 3; i++)
-		u[i] = FV_IMAGE(fv__load64(src + i * FV_DS), fv__load64(src + i * FV_DS + 8));
+	return FV_IMAGE(fv__2x32(htobe32(qkey), 0), fv__2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest));
+}
+
+/* The datagram segment's three units into u. */
+static inline void fv__av_images(struct fv_image u[3], const struct mlx5_wqe_av *av, uint32_t remote_qpn,
+				uint32_t qkey)
+{
+	for (unsigned i = 0; i < 3; i++)
+		u[i] = fv__av_image(av, remote_qpn, qkey, i);
 }
 
 /* The segment writers: each unit may be the last before the ring end. */
@@ -320,12 +355,9 @@ static inline uint8_t *fv__wqe_xrc(const struct fv_ring *r, uint8_t *p, uint32_t
 static inline uint8_t *fv__wqe_av(const struct fv_ring *r, uint8_t *p, const struct mlx5_wqe_av *av,
 				 uint32_t remote_qpn, uint32_t qkey, unsigned how)
 {
-	struct fv_image u[3];
-
-	fv__av_images(u, av, remote_qpn, qkey);
-	for (int i = 0; i < 3; i++)
-		p = fv__unit_write(r, p, u[i], how);
-	return p;
+	p = fv__unit_write(r, p, fv__av_image(av, remote_qpn, qkey, 0), how);
+	p = fv__unit_write(r, p, fv__av_image(av, remote_qpn, qkey, 1), how);
+	return fv__unit_write(r, p, fv__av_image(av, remote_qpn, qkey, 2), how);
 }
 
 /* Octowords an inline segment of len payload bytes takes (4-byte header + payload). */
