@@ -5,112 +5,111 @@
 #ifndef FASTVERBS_COMPAT_POST_SEND_OPS_H
 #define FASTVERBS_COMPAT_POST_SEND_OPS_H
 
-#include "../build.h"
-#include "../ah.h"
+#include "post_send_ring.h"
 
 FV_EXTERN_C_BEGIN
 
-/* Kinds of immediate and payload an operation takes (ops.def columns). */
-enum { FV_IMM_KIND_NONE, FV_IMM_KIND_IMM, FV_IMM_KIND_INV };
+/* The payload an operation takes (ops.def's column): SGL ones refuse IBV_SEND_INLINE. */
 enum { FV_PAYLOAD_NONE, FV_PAYLOAD_SGL, FV_PAYLOAD_DATA };
 
 #define FV_WR_OPCODE_SLOTS 16
 
+/* What fv__post_send_one checks a WR against; the conversions below build the rest. */
 struct fv_op_info {
-	uint8_t allowed, opcode, segs, imm_kind, payload;
+	uint8_t allowed, payload;
 };
 
 /* What fv_post_send allows per (QP type, ibv_wr_opcode); zero rows are refused. */
 static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 	{	/* FV_QPT_RC */
-		{ 1, MLX5_OPCODE_RDMA_WRITE, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
-		{ 1, MLX5_OPCODE_RDMA_WRITE_IMM, FV_SEG_RADDR, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
-		{ 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
-		{ 1, MLX5_OPCODE_RDMA_READ, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_RDMA_READ */
-		{ 1, MLX5_OPCODE_ATOMIC_CS, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
-		{ 1, MLX5_OPCODE_ATOMIC_FA, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
-		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_INV, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
-		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_NONE, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
-		{ 1, MLX5_OPCODE_SEND_INVAL, 0, FV_IMM_KIND_INV, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_RDMA_READ */
+		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
+		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
+		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
+		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
 	},
 	{	/* FV_QPT_UC */
-		{ 1, MLX5_OPCODE_RDMA_WRITE, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
-		{ 1, MLX5_OPCODE_RDMA_WRITE_IMM, FV_SEG_RADDR, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
-		{ 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_INV, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
-		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_NONE, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
-		{ 1, MLX5_OPCODE_SEND_INVAL, 0, FV_IMM_KIND_INV, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
+		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
 	},
 	{	/* FV_QPT_UD */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
 	},
 	{	/* FV_QPT_XRC */
-		{ 1, MLX5_OPCODE_RDMA_WRITE, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
-		{ 1, MLX5_OPCODE_RDMA_WRITE_IMM, FV_SEG_RADDR, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
-		{ 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
-		{ 1, MLX5_OPCODE_RDMA_READ, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_RDMA_READ */
-		{ 1, MLX5_OPCODE_ATOMIC_CS, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
-		{ 1, MLX5_OPCODE_ATOMIC_FA, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
-		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_INV, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
-		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_NONE, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
-		{ 1, MLX5_OPCODE_SEND_INVAL, 0, FV_IMM_KIND_INV, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_RDMA_READ */
+		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
+		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
+		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
+		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
 	},
 	{	/* FV_QPT_RAW */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 1, MLX5_OPCODE_TSO, FV_SEG_TSO, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_TSO */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_TSO */
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
 	},
 };
 static_assert(FV_QPT_RC == 0, "fv_op_table row");
@@ -353,13 +352,14 @@ static FV_ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_s
 
 /*
  * fv_post_send's fast dispatch (compat/post_send.h): wr, one SGE, on a QP of type qpt (a
- * constant where it is inlined), built as by the typed builder of its opcode, with
- * fm_ce_se flags, inline if inl (fv__build_wr1). Returns 0, or -1 (nothing written) for a
+ * constant where it is inlined), built on the ring state ps with the typed builder's
+ * request, fm_ce_se flags, inline if inl (fv__ps_build, compat/post_send_ring.h).
+ * Returns 0, or -1 (nothing written) for a
  * WR it does not build: an operation the QP type does not allow, inline data on one
  * that takes none, a UD WR without a known address handle, or one the fast path leaves
  * to the general one.
  */
-static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_qpt qpt,
+static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
 					      const struct ibv_send_wr *wr, unsigned flags, bool inl)
 {
 	switch (qpt) {
@@ -370,35 +370,35 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_INV:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_RDMA_READ:
 			if (inl)
@@ -407,7 +407,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_read(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, false);
 			}
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
@@ -416,7 +416,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_cas(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, false);
 			}
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
@@ -425,7 +425,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_fadd(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, false);
 			}
 		default:
 			return -1;
@@ -437,35 +437,35 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_UC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_UC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_INV:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_UC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_UC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_UC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
 			}
 		default:
 			return -1;
@@ -475,24 +475,24 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
-			if (!wr->wr.ud.ah || !(av = fv__qp_av(qp, wr->wr.ud.ah)))
+			if (!(av = fv__ps_av(ps, wr->wr.ud.ah)))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
-				return fv__build_wr1(qp, FV_QPT_UD, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UD, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
-			if (!wr->wr.ud.ah || !(av = fv__qp_av(qp, wr->wr.ud.ah)))
+			if (!(av = fv__ps_av(ps, wr->wr.ud.ah)))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
-				return fv__build_wr1(qp, FV_QPT_UD, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UD, &r, inl);
 			}
 		default:
 			return -1;
@@ -506,7 +506,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
 			{
@@ -514,7 +514,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_INV:
 			{
@@ -522,7 +522,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
 			{
@@ -530,7 +530,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 
 				fv__send_wr_write(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
 			{
@@ -538,7 +538,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_RDMA_READ:
 			if (inl)
@@ -548,7 +548,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 
 				fv__send_wr_read(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, false);
 			}
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
@@ -558,7 +558,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 
 				fv__send_wr_cas(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, false);
 			}
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
@@ -568,7 +568,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 
 				fv__send_wr_fadd(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, false);
 			}
 		default:
 			return -1;
