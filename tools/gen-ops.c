@@ -339,6 +339,13 @@ static void emit_post_req(void)
 	printf("\tfv__send_wr_dest(qp->qpt, wr, av, r);\n\treturn 0;\n}\n\n");
 }
 
+/* The FV_SEG_* of an operation (struct fv_req's segs, as its typed builder sets them). */
+static const char *segs_of(const struct op *o)
+{
+	return is(o->remote, "RADDR") ? "FV_SEG_RADDR" : is(o->remote, "NONE") ? "0" :
+	       umr(o) ? "FV_SEG_UMR" : tso(o) ? "FV_SEG_TSO" : "FV_SEG_RADDR | FV_SEG_ATOMIC";
+}
+
 /*
  * fv_post_send's fast dispatch: a one-SGE, not inline WR goes, by its QP type (a constant
  * where it is called) and opcode, to the builders' fast path with everything but the WR's
@@ -378,6 +385,8 @@ static void emit_post_fast(void)
 				printf("\t\t\tif (%s)\n\t\t\t\treturn -1;\n", WR_NO_AV_FAST);
 			if (!is(o->payload, "DATA"))
 				printf("\t\t\tif (inl)\n\t\t\t\treturn -1;\n");
+			printf("\t\t\tif (!fv__ps_fits(ps, qp, %s, %s, wr->sg_list, %s))\n\t\t\t\treturn -1;\n",
+			       q->fv, segs_of(o), is(o->payload, "DATA") ? "inl" : "false");
 			printf("\t\t\t{\n\t\t\t\tstruct fv_req r = FV_ZERO_INIT;\n\n");
 			printf("\t\t\t\tfv__send_wr_%s(&r, wr, flags, 1);\n", o->name);
 			if (!is(q->dest, "NONE"))

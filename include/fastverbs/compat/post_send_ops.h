@@ -366,6 +366,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 	case FV_QPT_RC:
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -373,6 +375,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -380,6 +384,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_INV:
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -387,6 +393,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -394,6 +402,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -402,6 +412,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			}
 		case IBV_WR_RDMA_READ:
 			if (inl)
+				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR, wr->sg_list, false))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
@@ -412,6 +424,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
 				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -420,6 +434,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			}
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
+				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
@@ -433,6 +449,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 	case FV_QPT_UC:
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
+			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -440,6 +458,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
+			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -447,6 +467,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_INV:
+			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -454,6 +476,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
+			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV_SEG_RADDR, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -461,6 +485,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
+			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV_SEG_RADDR, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -477,6 +503,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 		case IBV_WR_SEND:
 			if (!(av = fv__ps_av(ps, wr->wr.ud.ah)))
 				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_UD, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -486,6 +514,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			}
 		case IBV_WR_SEND_WITH_IMM:
 			if (!(av = fv__ps_av(ps, wr->wr.ud.ah)))
+				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_UD, 0, wr->sg_list, inl))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
@@ -501,6 +531,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 	case FV_QPT_XRC:
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -509,6 +541,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -517,6 +551,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_INV:
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -525,6 +561,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -533,6 +571,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -542,6 +582,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			}
 		case IBV_WR_RDMA_READ:
 			if (inl)
+				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR, wr->sg_list, false))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
@@ -553,6 +595,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
 				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
@@ -562,6 +606,8 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			}
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
+				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;

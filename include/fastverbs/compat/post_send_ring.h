@@ -103,41 +103,57 @@ static FV_ALWAYS_INLINE void fv__ps_inline(uint8_t *p, const void *src, uint32_t
 	}
 }
 
+/* Units before the payload of an operation of segments segs (FV_SEG_*) on a QP of type qpt. */
+static FV_ALWAYS_INLINE unsigned fv__ps_hdr_ds(const enum fv_qpt qpt, const unsigned segs)
+{
+	struct fv_req r = FV_ZERO_INIT;
+
+	r.segs = (uint8_t)segs;
+	r.payload = FV_PL_SGL;
+	return fv__req_hdr_ds(qpt, &r);
+}
+
+/* Blocks of a fast-path WQE: one SGE (UD: two blocks), or inline data in the first block. */
+static FV_ALWAYS_INLINE unsigned fv__ps_nbb(const unsigned hdr, const bool inl)
+{
+	return inl ? 1 : fv__ds_to_bb(hdr + 1);
+}
+
 /*
- * Build r (one SGE; with inl, the SGE's bytes inline) on a QP of type qpt at ps's producer,
- * which then moves past it. The WQE fits its first block or, with one SGE, its fixed blocks
- * (UD: two): the same bytes as fv__build_fast_at. Returns 0, or -1 with nothing written for
- * what the general path must decide: an inline payload that is empty, longer than the first
- * block holds or than max_inline; an empty SGE in a second block or alone after the ctrl;
- * the slow side of lim (room, the unsignaled run, a cached fence: sq.h).
+ * Whether the fast path builds a WR of segments segs on a QP of type qpt whose one SGE is
+ * s (inline if inl): asked before the WR's other fields are read, so that they are read
+ * right where they are stored (fv__ps_build). Not for: an inline payload that is empty,
+ * longer than the first block holds or than max_inline; an empty SGE in a second block or
+ * alone after the ctrl; the slow side of lim (room, the unsignaled run, a cached fence:
+ * sq.h). The general path decides those.
+ */
+static FV_ALWAYS_INLINE bool fv__ps_fits(const struct fv__ps *ps, const struct fv_qp *qp, const enum fv_qpt qpt,
+					 const unsigned segs, const struct ibv_sge *s, const bool inl)
+{
+	const unsigned hdr = fv__ps_hdr_ds(qpt, segs);
+	const uint32_t len = s->length;
+
+	if (inl ? hdr >= 4 || len - 1 >= (4 - hdr) * FV_DS - 4 || len > qp->max_inline
+		: !len && (hdr == 1 || hdr + 1 > 4))
+		return false;
+	return fv__sq_before_lim(ps->lim, ps->pi, fv__ps_nbb(hdr, inl));
+}
+
+/*
+ * Build r, which fv__ps_fits took (one SGE; with inl, the SGE's bytes inline), on a QP of
+ * type qpt at ps's producer, which then moves past it: the same bytes as fv__build_fast_at
+ * (an empty SGE's unit is written too, past ds, inside the block). Returns 0.
  */
 static FV_ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
 					 const struct fv_req *r, const bool inl)
 {
 	struct fv_sq *sq = &qp->sq;
 	const unsigned hdr = fv__req_hdr_ds(qpt, r);
-	const unsigned nbb = inl ? 1 : fv__ds_to_bb(hdr + 1);
+	const unsigned nbb = fv__ps_nbb(hdr, inl);
 	const struct ibv_sge *s = r->sgl;
 	struct fv_image u[FV_HDR_UNITS];
-	uint32_t pi = ps->pi, len = 0;
-	unsigned n, ds;
-
-	/* what decides whether it is built first: nothing computed waits in a register for it */
-	if (inl) {
-		len = s->length;
-		if (hdr >= 4 || len - 1 >= (4 - hdr) * FV_DS - 4 || len > qp->max_inline)
-			return -1;
-		ds = hdr + fv__inline_ds(len);
-	} else {
-		ds = hdr + 1;
-		if (!s->length) {	/* its unit is still written, past ds, inside the block */
-			if (hdr == 1 || ds > 4)
-				return -1;
-			ds--;
-		}
-	}
-	if (__builtin_expect(!fv__sq_before_lim(ps->lim, pi, nbb), 0))
-		return -1;
+	uint32_t pi = ps->pi, len = s->length;
+	unsigned n, ds = inl ? hdr + fv__inline_ds(len) : hdr + (len != 0);
 
 	uint8_t *p = fv__sq_wqe(sq, pi);
 
