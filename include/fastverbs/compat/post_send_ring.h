@@ -79,9 +79,10 @@ static FV_ALWAYS_INLINE void fv__ps_copy2(uint8_t *d, const uint8_t *s)
 }
 
 /*
- * An inline segment of len bytes (1 or more, a length known only now) at p: the bytes
- * fv__wqe_inline stores, padding left as it is. 8-byte pieces, the last one ending at len
- * (it may overlap the one before): no byte loop for any length.
+ * An inline segment of len bytes (1 to 44, a length known only now) at p: the bytes
+ * fv__wqe_inline stores, padding left as it is. 8-byte pieces from the front while more
+ * than 8 bytes follow them, then one ending at len (it may overlap the one before), or two
+ * overlapping 4- or 2-byte ones: no loop, and nothing read or written past len.
  */
 static FV_ALWAYS_INLINE void fv__ps_inline(uint8_t *p, const void *src, uint32_t len)
 {
@@ -90,8 +91,18 @@ static FV_ALWAYS_INLINE void fv__ps_inline(uint8_t *p, const void *src, uint32_t
 
 	((struct fv_inl4 *)p)->v = htobe32(len | MLX5_INLINE_SEG);
 	if (len >= 8) {
-		for (uint32_t i = 0; i + 8 < len; i += 8)
-			fv__ps_copy8(d + i, s + i);
+		fv__ps_copy8(d, s);
+		if (len > 16) {
+			fv__ps_copy8(d + 8, s + 8);
+			if (len > 24) {
+				fv__ps_copy8(d + 16, s + 16);
+				if (len > 32) {
+					fv__ps_copy8(d + 24, s + 24);
+					if (len > 40)
+						fv__ps_copy8(d + 32, s + 32);
+				}
+			}
+		}
 		fv__ps_copy8(d + len - 8, s + len - 8);
 	} else if (len >= 4) {
 		fv__ps_copy4(d, s);
