@@ -269,6 +269,8 @@ static void emit_wr_fields(const char *indent, const struct op *o, const char *d
 
 /* A UD WR without an address handle fastverbs knows (fv__qp_av); else its AV is in av. */
 #define WR_NO_AV "!wr->wr.ud.ah || !(av = fv__qp_av(qp, wr->wr.ud.ah))"
+/* The same in the fast dispatch, by the offset its ring state keeps (fv__ps_av). */
+#define WR_NO_AV_FAST "!(av = fv__ps_av(ps, wr->wr.ud.ah))"
 
 /*
  * The conversions, one per operation (its fields) and one per destination, that both the fast
@@ -337,6 +339,13 @@ static void emit_post_req(void)
 	printf("\tfv__send_wr_dest(qp->qpt, wr, av, r);\n\treturn 0;\n}\n\n");
 }
 
+/* The FV_SEG_* of an operation (struct fv_req's segs, as its typed builder sets them). */
+static const char *segs_of(const struct op *o)
+{
+	return is(o->remote, "RADDR") ? "FV_SEG_RADDR" : is(o->remote, "NONE") ? "0" :
+	       umr(o) ? "FV_SEG_UMR" : tso(o) ? "FV_SEG_TSO" : "FV_SEG_RADDR | FV_SEG_ATOMIC";
+}
+
 /*
  * fv_post_send's fast dispatch: a one-SGE, not inline WR goes, by its QP type (a constant
  * where it is called) and opcode, to the builders' fast path with everything but the WR's
@@ -346,13 +355,14 @@ static void emit_post_fast(void)
 {
 	printf("/*\n"
 	       " * fv_post_send's fast dispatch (compat/post_send.h): wr, one SGE, on a QP of type qpt (a\n"
-	       " * constant where it is inlined), built as by the typed builder of its opcode, with\n"
-	       " * fm_ce_se flags, inline if inl (fv__build_wr1). Returns 0, or -1 (nothing written) for a\n"
+	       " * constant where it is inlined), built on the ring state ps with the typed builder's\n"
+	       " * request, fm_ce_se flags, inline if inl (fv__ps_build, compat/post_send_ring.h).\n"
+	       " * Returns 0, or -1 (nothing written) for a\n"
 	       " * WR it does not build: an operation the QP type does not allow, inline data on one\n"
 	       " * that takes none, a UD WR without a known address handle, or one the fast path leaves\n"
 	       " * to the general one.\n"
 	       " */\n");
-	printf("static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_qpt qpt,\n"
+	printf("static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,\n"
 	       "\t\t\t\t\t      const struct ibv_send_wr *wr, unsigned flags, bool inl)\n{\n");
 	printf("\tswitch (qpt) {\n");
 	for (size_t i = 0; i < n_qpts; i++) {
@@ -372,14 +382,16 @@ static void emit_post_fast(void)
 				continue;
 			printf("\t\tcase %s:\n", o->ibv);
 			if (is(q->dest, "AV"))	/* only now: for other opcodes the union holds no AH */
-				printf("\t\t\tif (%s)\n\t\t\t\treturn -1;\n", WR_NO_AV);
+				printf("\t\t\tif (%s)\n\t\t\t\treturn -1;\n", WR_NO_AV_FAST);
 			if (!is(o->payload, "DATA"))
 				printf("\t\t\tif (inl)\n\t\t\t\treturn -1;\n");
+			printf("\t\t\tif (!fv__ps_fits(ps, qp, %s, %s, wr->sg_list, %s))\n\t\t\t\treturn -1;\n",
+			       q->fv, segs_of(o), is(o->payload, "DATA") ? "inl" : "false");
 			printf("\t\t\t{\n\t\t\t\tstruct fv_req r = FV_ZERO_INIT;\n\n");
 			printf("\t\t\t\tfv__send_wr_%s(&r, wr, flags, 1);\n", o->name);
 			if (!is(q->dest, "NONE"))
 				printf("\t\t\t\tfv__send_wr_dest(%s, wr, %s, &r);\n", q->fv, is(q->dest, "AV") ? "av" : "NULL");
-			printf("\t\t\t\treturn fv__build_wr1(qp, %s, &r, %s);\n\t\t\t}\n",
+			printf("\t\t\t\treturn fv__ps_build(ps, qp, %s, &r, %s);\n\t\t\t}\n",
 			       q->fv, is(o->payload, "DATA") ? "inl" : "false");
 		}
 		printf("\t\tdefault:\n\t\t\treturn -1;\n\t\t}\n");
@@ -485,13 +497,10 @@ static void emit_table(void)
 				if (op_wr[j] == slot && allowed(qpts[i].name, ops[j].name))
 					o = &ops[j];
 			if (!o) {
-				printf("\t\t{ 0, 0, 0, 0, 0 },\n");
+				printf("\t\t{ 0, 0 },\n");
 				continue;
 			}
-			printf("\t\t{ 1, %s, %s, FV_IMM_KIND_%s, FV_PAYLOAD_%s },\t/* %s */\n", o->mlx5,
-			       is(o->remote, "RADDR") ? "FV_SEG_RADDR" : is(o->remote, "NONE") ? "0" :
-			       umr(o) ? "FV_SEG_UMR" : tso(o) ? "FV_SEG_TSO" : "FV_SEG_RADDR | FV_SEG_ATOMIC",
-			       o->imm, o->payload, o->ibv);
+			printf("\t\t{ 1, FV_PAYLOAD_%s },\t/* %s */\n", o->payload, o->ibv);
 		}
 		printf("\t},\n");
 	}
@@ -512,13 +521,13 @@ static void emit_post(void)
 	       "/* fv_post_send's view of ops.def: the table it checks each ibv_send_wr against and its\n"
 	       " * dispatch into the builders' fast path (compat/post_send.h uses both). */\n"
 	       "#ifndef FASTVERBS_COMPAT_POST_SEND_OPS_H\n#define FASTVERBS_COMPAT_POST_SEND_OPS_H\n\n"
-	       "#include \"../build.h\"\n#include \"../ah.h\"\n\n"
+	       "#include \"post_send_ring.h\"\n\n"
 	       "FV_EXTERN_C_BEGIN\n\n");
-	printf("/* Kinds of immediate and payload an operation takes (ops.def columns). */\n"
-	       "enum { FV_IMM_KIND_NONE, FV_IMM_KIND_IMM, FV_IMM_KIND_INV };\n"
+	printf("/* The payload an operation takes (ops.def's column): SGL ones refuse IBV_SEND_INLINE. */\n"
 	       "enum { FV_PAYLOAD_NONE, FV_PAYLOAD_SGL, FV_PAYLOAD_DATA };\n\n"
 	       "#define FV_WR_OPCODE_SLOTS %d\n\n"
-	       "struct fv_op_info {\n\tuint8_t allowed, opcode, segs, imm_kind, payload;\n};\n\n", WR_SLOTS);
+	       "/* What fv__post_send_one checks a WR against; the conversions below build the rest. */\n"
+	       "struct fv_op_info {\n\tuint8_t allowed, payload;\n};\n\n", WR_SLOTS);
 	emit_table();
 	emit_post_req();
 	emit_post_fast();

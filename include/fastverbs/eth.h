@@ -44,7 +44,7 @@ struct fv_eth_at {
 	uint32_t offset;
 };
 
-static inline int fv__eth_hdr_at(const struct fv_qp *qp, const struct fv_req *r, struct fv_eth_at *at)
+static FV_ALWAYS_INLINE int fv__eth_hdr_at(const struct fv_qp *qp, const struct fv_req *r, struct fv_eth_at *at)
 {
 	uint32_t need = qp->eth_inline;
 
@@ -86,7 +86,7 @@ static inline const uint8_t *fv__eth_piece(const struct fv_req *r, int i, uint32
  * inline payload: ENOMEM; a TSO data segment past max_tso: EINVAL. Fills at and the payload's
  * units (*pl_ds).
  */
-static inline int fv__eth_check(const struct fv_qp *qp, const struct fv_req *r, struct fv_eth_at *at,
+static FV_ALWAYS_INLINE int fv__eth_check(const struct fv_qp *qp, const struct fv_req *r, struct fv_eth_at *at,
 			       unsigned *pl_ds)
 {
 	int err;

@@ -122,36 +122,45 @@ static inline __attribute__((always_inline)) bool fv__post_send_eth_fast(struct 
 }
 
 /*
- * Whether fv__post_send_fast built wr (one SGE, inline or not, on a QP of type qpt). Inline or
- * not is a constant in each call: the WRs that are not pay nothing for those that are.
+ * Whether the fast path built wr (one SGE, inline or not, on a QP of type qpt, not raw) on
+ * the ring state ps. Inline or not is a constant in each call: the WRs that are not pay
+ * nothing for those that are.
  */
-static inline __attribute__((always_inline)) bool
-fv__post_send_fast_wr(struct fv_qp *qp, const enum fv_qpt qpt, const struct ibv_send_wr *wr)
+static FV_ALWAYS_INLINE bool fv__post_send_fast_wr(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
+						   const struct ibv_send_wr *wr)
 {
 	unsigned flags = fv__send_flags(wr->send_flags);
 
-	if (qpt == FV_QPT_RAW)
-		return fv__post_send_eth_fast(qp, wr);
-	if (wr->num_sge != 1 || !qp->max_send_sge)
+	if (wr->num_sge != 1)
 		return false;
 	if (__builtin_expect(wr->send_flags & IBV_SEND_INLINE, 0))
-		return !fv__post_send_fast(qp, qpt, wr, flags, true);
-	return !fv__post_send_fast(qp, qpt, wr, flags, false);
+		return !fv__post_send_fast(ps, qp, qpt, wr, flags, true);
+	return !fv__post_send_fast(ps, qp, qpt, wr, flags, false);
 }
 
 /*
  * fv_post_send for a QP of type qpt, a constant: a WR of one SGE, inline or not (most WRs),
- * goes straight into the builder of its (QP type, opcode), as with the typed builders; whatever that does not build, fv__post_send_one does, outside the loop of the
- * fast path (a call in it would make the compiler read the ring's fields again for every WR).
+ * goes straight into the builder of its (QP type, opcode), on the ring's fields held in
+ * locals (compat/post_send_ring.h); whatever that does not build, fv__post_send_one does,
+ * out of line, with the fields written back before and read again after.
  */
-static inline __attribute__((always_inline)) int
+static FV_ALWAYS_INLINE int
 fv__post_send_list(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	for (;;) {
+		struct fv__ps ps;
 		int err;
 
-		while (wr && fv__post_send_fast_wr(qp, qpt, wr))
-			wr = wr->next;
+		if (qpt == FV_QPT_RAW) {	/* eth.h's fast cases, on the ring itself */
+			while (wr && fv__post_send_eth_fast(qp, wr))
+				wr = wr->next;
+		} else {
+			fv__ps_load(&ps, qp, qpt);
+			if (qp->max_send_sge)	/* else no WR has a data segment to build */
+				while (wr && fv__post_send_fast_wr(&ps, qp, qpt, wr))
+					wr = wr->next;
+			fv__ps_store(&ps, qp);
+		}
 		if (!wr)
 			return 0;
 		err = fv__post_send_one(qp, wr);

@@ -5,112 +5,111 @@
 #ifndef FASTVERBS_COMPAT_POST_SEND_OPS_H
 #define FASTVERBS_COMPAT_POST_SEND_OPS_H
 
-#include "../build.h"
-#include "../ah.h"
+#include "post_send_ring.h"
 
 FV_EXTERN_C_BEGIN
 
-/* Kinds of immediate and payload an operation takes (ops.def columns). */
-enum { FV_IMM_KIND_NONE, FV_IMM_KIND_IMM, FV_IMM_KIND_INV };
+/* The payload an operation takes (ops.def's column): SGL ones refuse IBV_SEND_INLINE. */
 enum { FV_PAYLOAD_NONE, FV_PAYLOAD_SGL, FV_PAYLOAD_DATA };
 
 #define FV_WR_OPCODE_SLOTS 16
 
+/* What fv__post_send_one checks a WR against; the conversions below build the rest. */
 struct fv_op_info {
-	uint8_t allowed, opcode, segs, imm_kind, payload;
+	uint8_t allowed, payload;
 };
 
 /* What fv_post_send allows per (QP type, ibv_wr_opcode); zero rows are refused. */
 static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 	{	/* FV_QPT_RC */
-		{ 1, MLX5_OPCODE_RDMA_WRITE, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
-		{ 1, MLX5_OPCODE_RDMA_WRITE_IMM, FV_SEG_RADDR, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
-		{ 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
-		{ 1, MLX5_OPCODE_RDMA_READ, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_RDMA_READ */
-		{ 1, MLX5_OPCODE_ATOMIC_CS, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
-		{ 1, MLX5_OPCODE_ATOMIC_FA, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
-		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_INV, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
-		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_NONE, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
-		{ 1, MLX5_OPCODE_SEND_INVAL, 0, FV_IMM_KIND_INV, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_RDMA_READ */
+		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
+		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
+		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
+		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
 	},
 	{	/* FV_QPT_UC */
-		{ 1, MLX5_OPCODE_RDMA_WRITE, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
-		{ 1, MLX5_OPCODE_RDMA_WRITE_IMM, FV_SEG_RADDR, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
-		{ 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_INV, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
-		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_NONE, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
-		{ 1, MLX5_OPCODE_SEND_INVAL, 0, FV_IMM_KIND_INV, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
+		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
 	},
 	{	/* FV_QPT_UD */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
 	},
 	{	/* FV_QPT_XRC */
-		{ 1, MLX5_OPCODE_RDMA_WRITE, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
-		{ 1, MLX5_OPCODE_RDMA_WRITE_IMM, FV_SEG_RADDR, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
-		{ 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, MLX5_OPCODE_SEND_IMM, 0, FV_IMM_KIND_IMM, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
-		{ 1, MLX5_OPCODE_RDMA_READ, FV_SEG_RADDR, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_RDMA_READ */
-		{ 1, MLX5_OPCODE_ATOMIC_CS, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
-		{ 1, MLX5_OPCODE_ATOMIC_FA, FV_SEG_RADDR | FV_SEG_ATOMIC, FV_IMM_KIND_NONE, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
-		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_INV, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
-		{ 1, MLX5_OPCODE_UMR, FV_SEG_UMR, FV_IMM_KIND_NONE, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
-		{ 1, MLX5_OPCODE_SEND_INVAL, 0, FV_IMM_KIND_INV, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_RDMA_READ */
+		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
+		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
+		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
+		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
 	},
 	{	/* FV_QPT_RAW */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 1, MLX5_OPCODE_SEND, 0, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 1, MLX5_OPCODE_TSO, FV_SEG_TSO, FV_IMM_KIND_NONE, FV_PAYLOAD_DATA },	/* IBV_WR_TSO */
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
-		{ 0, 0, 0, 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_TSO */
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
 	},
 };
 static_assert(FV_QPT_RC == 0, "fv_op_table row");
@@ -353,79 +352,96 @@ static FV_ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_s
 
 /*
  * fv_post_send's fast dispatch (compat/post_send.h): wr, one SGE, on a QP of type qpt (a
- * constant where it is inlined), built as by the typed builder of its opcode, with
- * fm_ce_se flags, inline if inl (fv__build_wr1). Returns 0, or -1 (nothing written) for a
+ * constant where it is inlined), built on the ring state ps with the typed builder's
+ * request, fm_ce_se flags, inline if inl (fv__ps_build, compat/post_send_ring.h).
+ * Returns 0, or -1 (nothing written) for a
  * WR it does not build: an operation the QP type does not allow, inline data on one
  * that takes none, a UD WR without a known address handle, or one the fast path leaves
  * to the general one.
  */
-static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_qpt qpt,
+static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
 					      const struct ibv_send_wr *wr, unsigned flags, bool inl)
 {
 	switch (qpt) {
 	case FV_QPT_RC:
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_INV:
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
 			}
 		case IBV_WR_RDMA_READ:
 			if (inl)
+				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR, wr->sg_list, false))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_read(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, false);
 			}
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
+				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_cas(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, false);
 			}
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
+				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_fadd(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_RC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, false);
 			}
 		default:
 			return -1;
@@ -433,39 +449,49 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 	case FV_QPT_UC:
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
+			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_UC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
+			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_UC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_INV:
+			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_UC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
+			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV_SEG_RADDR, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_UC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
+			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV_SEG_RADDR, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
-				return fv__build_wr1(qp, FV_QPT_UC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
 			}
 		default:
 			return -1;
@@ -475,24 +501,28 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
-			if (!wr->wr.ud.ah || !(av = fv__qp_av(qp, wr->wr.ud.ah)))
+			if (!(av = fv__ps_av(ps, wr->wr.ud.ah)))
+				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_UD, 0, wr->sg_list, inl))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
-				return fv__build_wr1(qp, FV_QPT_UD, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UD, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
-			if (!wr->wr.ud.ah || !(av = fv__qp_av(qp, wr->wr.ud.ah)))
+			if (!(av = fv__ps_av(ps, wr->wr.ud.ah)))
+				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_UD, 0, wr->sg_list, inl))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
-				return fv__build_wr1(qp, FV_QPT_UD, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UD, &r, inl);
 			}
 		default:
 			return -1;
@@ -501,74 +531,90 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv_qp *qp, const enum fv_q
 	case FV_QPT_XRC:
 		switch (wr->opcode) {
 		case IBV_WR_SEND:
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_SEND_WITH_INV:
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR, wr->sg_list, inl))
+				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
 			}
 		case IBV_WR_RDMA_READ:
 			if (inl)
+				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR, wr->sg_list, false))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_read(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, false);
 			}
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
+				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_cas(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, false);
 			}
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
+				return -1;
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
 				return -1;
 			{
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_fadd(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__build_wr1(qp, FV_QPT_XRC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, false);
 			}
 		default:
 			return -1;
