@@ -32,8 +32,8 @@ END {
 		exit
 	}
 	print "RAW_PACKET QPs on the software device's Ethernet port (`bench/raw.c`, FVSIM_LINK=eth):"
-	printf "instructions per WR (callgrind, %s), WR lists filled inside the measured call, 1 and 32\n", cc
-	print "WRs per doorbell; in brackets the ratio to libmlx5."
+	print "instructions per WR (callgrind), WR lists filled inside the measured call, 1 and 32 WRs"
+	printf "per doorbell; in brackets the ratio to libmlx5. Built with %s.\n", cc
 	print ""
 	print "| operation | path | instr/WR ×1 | instr/WR ×32 |"
 	print "|---|---|--:|--:|"
