@@ -1,12 +1,12 @@
 # The benchmarks: `make bench` (top Makefile) runs `make -f Makefile -f bench/bench.mk bench-run`.
-# Builds bench/post.c, bench/poll.c and bench/ucx.c with -O2 and no sanitizers (whatever OPT and
+# Builds bench/post.c, bench/poll.c, bench/ucx.c and bench/raw.c with -O2 and no sanitizers (whatever OPT and
 # EXTRA_CFLAGS say), checks for valgrind and gnuplot, and runs bench/run.sh: on a real mlx5
 # device when there is one, otherwise on the software device. Report: stdout and
 # bench/results/latest.{md,png,tsv}.
 
 BENCH_OUT    := $(B)/bench
 BENCH_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g
-BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/poll $(BENCH_OUT)/ucx
+BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/poll $(BENCH_OUT)/ucx $(BENCH_OUT)/raw
 
 .PHONY: bench-run bench-build bench-deps
 

@@ -6,7 +6,7 @@
  * doorbell: ibv_post_send (lib), fv_post_send of the same ibv_send_wr lists (ps), the typed
  * builders fv_send / fv_send_tso + fv_ring (typed). The WR lists are filled inside the
  * measured call, as an application would. Run under callgrind with --collect-atstart=no
- * (bench/raw.sh): only the measured calls count, after a warm-up call.
+ * (bench/run.sh, `make bench`): only the measured calls count, after a warm-up call.
  *
  *   raw send|tso lib|ps|typed 1|32
  */

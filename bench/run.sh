@@ -1,12 +1,14 @@
 #!/bin/sh
-# bench/run.sh BENCH_DIR: runs the built benchmarks (BENCH_DIR/post, BENCH_DIR/poll, BENCH_DIR/ucx) and
-# writes the report. `make bench` builds them and calls this.
+# bench/run.sh BENCH_DIR: runs the built benchmarks (BENCH_DIR/post, BENCH_DIR/poll, BENCH_DIR/ucx,
+# BENCH_DIR/raw) and writes the report. `make bench` builds them and calls this.
 #
 # On a real mlx5 device when the machine has one, otherwise on the software device
 # ($SIM_RUN, sim/fvsim-run) in single-step mode, so nothing executes while we measure.
 #   1. instructions: each program under valgrind's callgrind, counting only the measured
 #      functions (m_*), one dump per case;
-#   2. nanoseconds: the same loops timed with clock_gettime in one run per program.
+#   2. nanoseconds: the same loops timed with clock_gettime in one run per program;
+#   3. raw Ethernet (BENCH_DIR/raw): instructions only, on the software device's Ethernet port,
+#      as root (RAW_PACKET QPs need CAP_NET_RAW); otherwise the report says why it has none.
 # Prints the Markdown report on stdout and writes bench/results/latest.md, latest.png (plot)
 # and latest.tsv (raw numbers); the callgrind dumps stay in BENCH_DIR/callgrind/ (one file per
 # case, e.g. `callgrind_annotate --inclusive=yes BENCH_DIR/callgrind/post-write-typed-32.cg` shows where the
@@ -22,8 +24,9 @@ case $SIM_RUN in /*) ;; *) SIM_RUN=$top/$SIM_RUN ;; esac
 say() { echo "bench: $*" >&2; }
 
 # The programs; each prints lines "time BENCH OP PATH N NS" and dumps callgrind cases
-# "BENCH OP PATH N UNITS" (bench/table.awk turns them into rows; bench/ucx.awk for ucx).
-progs=${FVBENCH_PROGS:-post poll ucx}
+# "BENCH OP PATH N UNITS" (bench/table.awk turns them into rows; bench/ucx.awk for ucx);
+# raw has its own way (count_raw below, bench/raw.awk).
+progs=${FVBENCH_PROGS:-post poll ucx raw}
 for b in $progs; do
     [ -x "$bin/$b" ] || { say "$bin/$b missing: run 'make bench'"; exit 1; }
 done
@@ -74,13 +77,46 @@ timing() {
     awk '{ print "ns " $2, $3, $4, $5, $6 }' "$tmp/$1.time" >> "$tmp/data"
 }
 
+# count_raw: instructions per raw Ethernet WR (bench/raw.c counts WRs, callgrind the measured
+# calls), as "ir raw OP PATH N IR" lines; or why not, in raw_skipped.
+raw_skipped=""
+count_raw() {
+    if [ -z "$run" ]; then
+        raw_skipped="measured on the software device only (bench/raw.c drives it in single-step mode)"
+    elif [ "$(id -u)" -ne 0 ]; then
+        raw_skipped="RAW_PACKET QPs need root (CAP_NET_RAW); run \`make bench\` as root for them"
+    fi
+    if [ -n "$raw_skipped" ]; then
+        say "raw: skipped: $raw_skipped"
+        return 0
+    fi
+    say "raw: counting instructions under callgrind (FVSIM_LINK=eth)"
+    for op in send tso; do
+        for path in lib ps typed; do
+            for n in 1 32; do
+                # shellcheck disable=SC2086
+                out=$(env -u FVSIM_MODE FVSIM_LINK=eth $run valgrind --tool=callgrind \
+                      --collect-atstart=no --callgrind-out-file=/dev/null "$bin/raw" $op $path $n 2>&1) ||
+                    { say "raw $op $path $n failed:"; echo "$out" >&2; exit 1; }
+                total=$(echo "$out" | sed -n 's/.*Collected : *\([0-9]*\).*/\1/p')
+                wrs=$(echo "$out" | sed -n 's/^wrs \([0-9]*\)$/\1/p')
+                [ -n "$total" ] && [ -n "$wrs" ] || { say "raw $op $path $n: no count:"; echo "$out" >&2; exit 1; }
+                awk -v t="$total" -v w="$wrs" -v c="raw $op $path $n" \
+                    'BEGIN { printf "ir %s %.2f\n", c, t / w }' >> "$tmp/data"
+            done
+        done
+    done
+}
+
 # FVBENCH_OPS (bench/post.c) narrows the posting cases while working on them.
-for b in $progs; do count "$b"; done
+for b in $progs; do
+    if [ "$b" = raw ]; then count_raw; else count "$b"; fi
+done
 # the clang build (bench/bench.mk): its typed path and its floor, named typed_clang, floor_clang
 if [ -x "$bin/post-clang" ] && [ -z "${FVBENCH_PROGS:-}" ]; then
     (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_clang; count post-clang)
 fi
-for b in $progs; do timing "$b"; done
+for b in $progs; do [ "$b" = raw ] || timing "$b"; done
 
 # The report.
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)
@@ -105,6 +141,10 @@ mkdir -p "$res"
 awk -v header="$header" -v dat="$tmp/plot" -f "$top/bench/table.awk" "$tmp/data" > "$tmp/latest.md"
 awk -v ucxver="$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null || echo unknown)" \
     -f "$top/bench/ucx.awk" "$tmp/data" >> "$tmp/latest.md"
+case " $progs " in
+    *" raw "*) awk -v skipped="$raw_skipped" -v cc="$ccv, -O2" -f "$top/bench/raw.awk" "$tmp/data" \
+                   >> "$tmp/latest.md" ;;
+esac
 sort "$tmp/data" > "$res/latest.tsv"
 cp "$tmp/latest.md" "$res/latest.md"
 cat "$res/latest.md"

@@ -7,6 +7,22 @@
 #include <string.h>
 #include <time.h>
 
+#include <fastverbs/fastverbs.h>
+
+struct ibv_wc ex_wait_one(struct fv_cq *cq)
+{
+	struct ibv_wc wc;
+	int n;
+
+	while ((n = fv_poll_cq(cq, 1, &wc)) == 0)
+		;
+	if (n < 0)
+		ex_die("fv_poll_cq", -n);
+	if (wc.status != IBV_WC_SUCCESS)
+		ex_fail("completion %llu: %s", (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	return wc;
+}
+
 uint64_t ex_now_ns(void)
 {
 	struct timespec ts;

@@ -39,6 +39,11 @@ struct ibv_ah *ex_ah_to_self(struct setup_dev *d);
 
 #define EX_QKEY 0x11111111u
 
+struct fv_cq;
+
+/* The next completion of cq, busy-polled with fv_poll_cq; exits unless it succeeded. */
+struct ibv_wc ex_wait_one(struct fv_cq *cq);
+
 uint64_t ex_now_ns(void);
 __attribute__((noreturn)) void ex_die(const char *what, int err);
 __attribute__((noreturn, format(printf, 1, 2))) void ex_fail(const char *fmt, ...);

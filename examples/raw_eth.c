@@ -120,20 +120,6 @@ static int checksums_ok(const uint8_t *f, uint32_t len)
 	       sum16(sum16(0, f + 26, 8) + f[23] + l4, f + 34, l4) == 0xffff;
 }
 
-static struct ibv_wc wait_one(struct fv_cq *cq)
-{
-	struct ibv_wc wc;
-	int n;
-
-	while ((n = fv_poll_cq(cq, 1, &wc)) == 0)
-		;
-	if (n < 0)
-		ex_die("fv_poll_cq", -n);
-	if (wc.status != IBV_WC_SUCCESS)
-		ex_fail("completion %llu: %s", (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
-	return wc;
-}
-
 int main(int argc, char **argv)
 {
 	const char *dev = NULL;
@@ -203,13 +189,13 @@ int main(int argc, char **argv)
 	if ((err = fv_send_tso(&tx, 10, FV_SIGNALED | FV_IP_CSUM, t, HDR, MSS, &ts)))
 		ex_die("fv_send_tso", err);
 	fv_ring(&tx);
-	wait_one(&txc);
-	if (wait_one(&txc).opcode != IBV_WC_TSO)
+	ex_wait_one(&txc);
+	if (ex_wait_one(&txc).opcode != IBV_WC_TSO)
 		ex_fail("the burst did not complete as TSO");
 
 	/* What arrived: the UDP frames as sent but for their checksums, then the segments. */
 	for (int i = 0; i < NUDP + (TSO_LEN + MSS - 1) / MSS; i++) {
-		struct ibv_wc wc = wait_one(&rxc);
+		struct ibv_wc wc = ex_wait_one(&rxc);
 		const uint8_t *f = buf + 32768 + wc.wr_id * SLOT;
 		int udp = f[23] == 17, ok = checksums_ok(f, wc.byte_len);
 		uint16_t id = (uint16_t)(f[18] << 8 | f[19]);

@@ -22,21 +22,6 @@
 #define LEN1 64
 #define LEN2 100
 
-/* Wait for one completion on cq; exits on an error completion. */
-static struct ibv_wc wait_one(struct fv_cq *cq)
-{
-	struct ibv_wc wc;
-	int n;
-
-	while ((n = fv_poll_cq(cq, 1, &wc)) == 0)
-		;
-	if (n < 0)
-		ex_die("fv_poll_cq", -n);
-	if (wc.status != IBV_WC_SUCCESS)
-		ex_fail("completion %llu: %s", (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
-	return wc;
-}
-
 int main(int argc, char **argv)
 {
 	const char *dev = NULL;
@@ -91,7 +76,7 @@ int main(int argc, char **argv)
 	if (ret)
 		ex_die("fv_wr_complete", ret);
 
-	struct ibv_wc wa = wait_one(&cq_a), wb = wait_one(&cq_b);
+	struct ibv_wc wa = ex_wait_one(&cq_a), wb = ex_wait_one(&cq_b);
 
 	if (wa.wr_id != 1 || wa.opcode != IBV_WC_RDMA_WRITE)
 		ex_fail("A: completion %llu, opcode %d", (unsigned long long)wa.wr_id, wa.opcode);

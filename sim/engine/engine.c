@@ -12,6 +12,7 @@
 #include "flush.h"
 #include "remote.h"
 #include "remote_cm.h"
+#include "remote_eth.h"
 #include "wqe.h"
 
 static enum sim_work qp_work(struct sim_qp *qp, bool step, uint64_t now)
@@ -43,8 +44,8 @@ enum sim_work sim_engine_step(void)
 
 	poll_arms();
 	/* Answering messages from other processes counts as one unit, and so does moving
-	 * connection manager messages. */
-	if (sim_remote_serve() || sim_remote_cm_pass())
+	 * connection manager messages, and taking in the frames other processes sent. */
+	if (sim_remote_serve() || sim_remote_cm_pass() || sim_remote_eth_serve())
 		return SIM_W_DONE;
 	sim_list_for_each_safe(pos, tmp, &sim_world.qps) {
 		struct sim_qp *qp = sim_container_of(pos, struct sim_qp, link);
@@ -69,7 +70,7 @@ int sim_engine_pass(int budget)
 	int done;
 
 	poll_arms();
-	done = sim_remote_serve() + sim_remote_cm_pass();
+	done = sim_remote_serve() + sim_remote_cm_pass() + sim_remote_eth_serve();
 	sim_list_for_each_safe(pos, tmp, &sim_world.qps) {
 		struct sim_qp *qp = sim_container_of(pos, struct sim_qp, link);
 

@@ -7,6 +7,8 @@
 #include "../common/frame.h"
 #include "../common/log.h"
 #include "csum.h"
+#include "eth_rx.h"
+#include "remote_eth.h"
 #include "synd.h"
 #include "tso.h"
 
@@ -20,6 +22,14 @@ static uint32_t max_frame(const uint8_t *f, uint32_t len)
 
 	sim_frame_parse(f, len, &fi);
 	return SIM_ETH_MTU + (fi.vlan ? 18 : 14);
+}
+
+/* One frame on the wire: the L2 segment joins this process's Ethernet ports and, on a
+ * fabric, those of the other processes. */
+static void wire(const uint8_t *f, uint32_t len)
+{
+	sim_eth_rx(f, len);
+	sim_remote_eth_send(f, len);
 }
 
 int sim_eth_send(struct sim_qp *qp, const struct sim_wqe *w, const struct sim_iov *payload,
@@ -44,7 +54,7 @@ int sim_eth_send(struct sim_qp *qp, const struct sim_wqe *w, const struct sim_io
 	if (sim_dma_copy(&dst, 1, payload, np, len)) {
 		synd = SYND_LOC_PROT;
 	} else if (tso) {
-		synd = sim_tso_split(f, len, w->eth_hdr, w->mss, sim_eth_wire);
+		synd = sim_tso_split(f, len, w->eth_hdr, w->mss, wire);
 	} else if (len > max_frame(f, len)) {
 		synd = SYND_LOC_LEN;
 	} else {
@@ -52,7 +62,7 @@ int sim_eth_send(struct sim_qp *qp, const struct sim_wqe *w, const struct sim_io
 
 		sim_frame_parse(f, len, &fi);
 		sim_csum_fill(f, &fi, w->cs_flags & CS_L3, w->cs_flags & CS_L4);
-		sim_eth_wire(f, len);
+		wire(f, len);
 	}
 	if (synd)
 		sim_info("QP 0x%x: raw send refused, syndrome 0x%02x", qp->qpn, synd);

@@ -1,6 +1,6 @@
-/* Raw Ethernet: what a RAW_PACKET QP's send puts on the wire (eth.c) and how a frame on
- * the wire reaches the receive queues steering picks (eth_rx.c). The wire is one L2
- * segment joining every Ethernet port of this process's devices. */
+/* Raw Ethernet: what a RAW_PACKET QP's send puts on the wire. The wire is one L2 segment
+ * joining every Ethernet port of this process's devices (eth_rx.h) and, on a fabric,
+ * those of the other processes (remote_eth.h). */
 #ifndef FVSIM_ETH_H
 #define FVSIM_ETH_H
 
@@ -21,9 +21,5 @@
  * LOC_PROT if the payload cannot be read. */
 int sim_eth_send(struct sim_qp *qp, const struct sim_wqe *w, const struct sim_iov *payload,
 		 int np);
-
-/* One frame on the wire: a copy to the receive queue of every QP steering picks, with a
- * CQE (checksum-OK bits, L3/L4 types). A QP with no receive WQE or a full CQ drops it. */
-void sim_eth_wire(const uint8_t *frame, uint32_t len);
 
 #endif

@@ -1,4 +1,4 @@
-#include "eth.h"
+#include "eth_rx.h"
 
 #include <infiniband/verbs.h>
 
@@ -6,8 +6,10 @@
 #include "../common/frame.h"
 #include "../common/log.h"
 #include "../model/model.h"
+#include "../model/obj.h"
 #include "cqe.h"
 #include "csum.h"
+#include "dma.h"
 #include "recv.h"
 #include "synd.h"
 #include "xlate.h"
@@ -89,7 +91,7 @@ static void deliver(struct sim_qp *qp, const uint8_t *f, uint32_t len,
 
 #define MAX_RECEIVERS 64
 
-void sim_eth_wire(const uint8_t *frame, uint32_t len)
+void sim_eth_rx(const uint8_t *frame, uint32_t len)
 {
 	struct sim_qp *to[MAX_RECEIVERS];
 	struct sim_frame_info fi;

@@ -276,3 +276,58 @@ bool sim_mailbox_take_cm(int inbox, struct sim_wire_cm *m)
 	sim_fab_unlock();
 	return got;
 }
+
+int sim_mailbox_eth_peers(int *inbox, int max)
+{
+	int self = sim_fab_my_proc_if_claimed(), n = 0;
+
+	for (int i = 0; i < FAB_PROCS && n < max; i++)
+		if (i != self && __atomic_load_n(&sim_fab->eth[i].listen, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&sim_fab->proc[i].pid, __ATOMIC_RELAXED) != getpid())
+			inbox[n++] = i;
+	return n;
+}
+
+/* A dead listener's ring fills up and stays full: only then is its pid checked. */
+int sim_mailbox_send_frame(int inbox, const uint8_t *f, uint32_t len)
+{
+	struct fab_eth *to = &sim_fab->eth[inbox];
+	int err = 0;
+
+	if (len > FAB_FRAME_MAX)
+		return EMSGSIZE;
+	sim_fab_lock();
+	if (to->head - to->tail >= FAB_FRAMES) {
+		err = sim_fab_alive(sim_fab->proc[inbox].pid) ? EAGAIN : ESRCH;
+	} else {
+		struct fab_frame *slot = &to->frame[to->head % FAB_FRAMES];
+
+		slot->len = len;
+		memcpy(slot->data, f, len);
+		/* Published last: the owner peeks at head without the lock. */
+		__atomic_store_n(&to->head, to->head + 1, __ATOMIC_RELEASE);
+	}
+	sim_fab_unlock();
+	if (!err)
+		ring(inbox);
+	return err;
+}
+
+uint32_t sim_mailbox_take_frame(int inbox, uint8_t *buf)
+{
+	struct fab_eth *me = &sim_fab->eth[inbox];
+	uint32_t len = 0;
+
+	/* Unlocked peek first: a pass of the engine asks every time. */
+	if (__atomic_load_n(&me->head, __ATOMIC_ACQUIRE) == me->tail)
+		return 0;
+	sim_fab_lock();
+	if (me->head != me->tail) {
+		const struct fab_frame *slot = &me->frame[me->tail++ % FAB_FRAMES];
+
+		len = slot->len;
+		memcpy(buf, slot->data, len);
+	}
+	sim_fab_unlock();
+	return len;
+}

@@ -47,6 +47,16 @@ void sim_mailbox_requeue(int inbox, int i); /* not now: it waits in the inbox */
 int sim_mailbox_send_cm(int inbox, const struct sim_wire_cm *m);
 bool sim_mailbox_take_cm(int inbox, struct sim_wire_cm *m);
 
+/* Raw Ethernet frames: one way, a ring per process, filled only for processes that
+ * listen (registry.h). peers: the inboxes (at most max) of the processes other than this
+ * one that listen now. send: a copy of frame f in inbox's ring, and a ring of its bell;
+ * 0, EAGAIN (the ring is full), ESRCH (that process is gone) or EMSGSIZE (f is over
+ * FAB_FRAME_MAX). take: the oldest frame for inbox into buf (FAB_FRAME_MAX bytes), its
+ * length; 0 if none waits. */
+int sim_mailbox_eth_peers(int *inbox, int max);
+int sim_mailbox_send_frame(int inbox, const uint8_t *f, uint32_t len);
+uint32_t sim_mailbox_take_frame(int inbox, uint8_t *buf);
+
 /* News for a process (a message posted to it, an answer to one of its messages) rings
  * it: application threads parked in a poll wake, and so does its device thread unless a
  * thread of the process polls (spinning) and will find the news itself.

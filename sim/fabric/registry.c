@@ -49,6 +49,14 @@ void sim_fabric_add_qp(int dev, uint32_t qpn)
 	sim_warn("fabric: registry full, QP 0x%x is unreachable from other processes", qpn);
 }
 
+void sim_fabric_eth_listen(bool on)
+{
+	int p = sim_fab_my_proc();
+
+	if (p >= 0)
+		__atomic_store_n(&sim_fab->eth[p].listen, on, __ATOMIC_RELEASE);
+}
+
 void sim_fabric_del_qp(int dev, uint32_t qpn)
 {
 	sim_fab_lock();

@@ -23,6 +23,10 @@ void sim_fabric_del_qp(int dev, uint32_t qpn);
  * in *pid; -1 if there is none. */
 int sim_fabric_owner(int dev, uint32_t qpn, pid_t *pid);
 
+/* This process takes raw Ethernet frames from the other processes (it has steering
+ * rules) / no longer does: only listeners are sent frames (mailbox.h). */
+void sim_fabric_eth_listen(bool on);
+
 /* This process's inbox, claimed on first use; -1 without a fabric. */
 int sim_fabric_self(void);
 

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -209,6 +210,8 @@ int sim_fab_my_proc(void)
 	for (int i = 0; i < FAB_PROCS && my_proc < 0; i++) {
 		if (sim_fab->proc[i].pid == 0 || !sim_fab_alive(sim_fab->proc[i].pid)) {
 			memset(&sim_fab->proc[i], 0, sizeof(sim_fab->proc[i]));
+			/* Frames a dead process left are nobody's: only the ring's words. */
+			memset(&sim_fab->eth[i], 0, offsetof(struct fab_eth, frame));
 			sim_fab->proc[i].pid = pid;
 			my_proc = i;
 		}

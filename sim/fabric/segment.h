@@ -2,7 +2,9 @@
  * share one POSIX shared-memory segment. It holds
  *   - the numbering and the QP registry (registry.h), which the model uses,
  *   - one inbox per process (mailbox.h), which the engine uses to hand messages to the
- *     owner of a destination QP and to take the messages posted to this process.
+ *     owner of a destination QP and to take the messages posted to this process,
+ *   - one frame ring per process (mailbox.h): the raw Ethernet frames other processes put
+ *     on the wire, for a process that listens (has steering rules).
  * The fabric is a store and a transport only: it never runs device code. Without
  * FVSIM_FABRIC nothing here is used and the device stays private to the process.
  *
@@ -15,6 +17,8 @@
  *   |                          address            |             (registry.c)
  *   | proc[FAB_PROCS]: pid, bells, slot[FAB_SLOTS]|  inboxes    (mailbox.c)
  *   |   cm_head, cm_tail, cm[FAB_CM_SLOTS]        |  CM message ring
+ *   | eth[FAB_PROCS]: listen, head, tail,         |  Ethernet frame rings
+ *   |                 frame[FAB_FRAMES]           |             (mailbox.c)
  *   +--------------------------------------------+
  * Set-up, checks and replacement of the file happen under a lock on it (segment.c). */
 #ifndef FVSIM_SEGMENT_H
@@ -36,13 +40,18 @@ bool sim_fabric_attach(const char *name);
 /* Below: the layout and helpers shared by registry.c and mailbox.c only. */
 
 #define FAB_MAGIC 0x66767366u /* "fvsf" */
-#define FAB_VERSION 5u
+#define FAB_VERSION 6u
 #define FAB_QPS 4096
 #define FAB_PROCS 64
 #define FAB_SLOTS 16
 #define FAB_LISTENERS 256
 #define FAB_CM_SLOTS 32
 #define FAB_POLLING_NS 20000u
+#define FAB_FRAMES 64
+/* The largest frame the wire carries between processes: a full MTU with a VLAN-tagged L2
+ * header, rounded up. */
+#define FAB_FRAME_MAX 2048
+_Static_assert(FAB_FRAME_MAX >= SIM_ETH_MTU + 18, "a frame slot holds an MTU-sized frame");
 
 enum { SLOT_FREE, SLOT_CLAIMED, SLOT_POSTED, SLOT_BUSY, SLOT_ANSWERED };
 
@@ -70,6 +79,19 @@ struct fab_proc {
 	struct sim_wire_cm cm[FAB_CM_SLOTS];
 };
 
+/* The Ethernet frames for one process: head - tail of them wait at
+ * frame[tail % FAB_FRAMES]; both move under the segment lock. Only a process that listens
+ * (listen != 0: it has steering rules) is sent frames. Reset with its inbox. */
+struct fab_frame {
+	uint32_t len;
+	uint8_t data[FAB_FRAME_MAX];
+};
+
+struct fab_eth {
+	uint32_t listen, head, tail, pad;
+	struct fab_frame frame[FAB_FRAMES];
+};
+
 struct fab_listener {
 	int32_t pid; /* 0: free entry */
 	uint16_t proc, ps; /* the listener's inbox; its rdma_cm port space */
@@ -89,6 +111,7 @@ struct fab_shared {
 	struct fab_qp qp[FAB_QPS];
 	struct fab_listener listener[FAB_LISTENERS];
 	struct fab_proc proc[FAB_PROCS];
+	struct fab_eth eth[FAB_PROCS];
 };
 
 extern struct fab_shared *sim_fab; /* NULL: no fabric */

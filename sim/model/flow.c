@@ -9,6 +9,7 @@
 
 #include "../common/be.h"
 #include "../common/frame.h"
+#include "../fabric/registry.h"
 #include "model.h"
 #include "world.h"
 
@@ -96,6 +97,19 @@ static bool matches(const struct sim_flow *f, const struct views *v)
 	return true;
 }
 
+/* Rules of this process: while it has any, the other processes of a fabric send it their
+ * frames. */
+static unsigned nflows;
+
+static void count_rules(int delta)
+{
+	bool was = nflows > 0;
+
+	nflows = (unsigned)((int)nflows + delta);
+	if (sim_fabric_on() && was != (nflows > 0))
+		sim_fabric_eth_listen(nflows > 0);
+}
+
 int sim_flow_create(const struct sim_flow *tmpl, struct sim_flow **out)
 {
 	struct sim_flow *f = malloc(sizeof(*f));
@@ -107,6 +121,7 @@ int sim_flow_create(const struct sim_flow *tmpl, struct sim_flow **out)
 		for (int b = 0; b < f->spec[i].size; b++)
 			f->spec[i].val[b] &= f->spec[i].mask[b];
 	sim_list_add_tail(&f->qp->flows, &f->link);
+	count_rules(1);
 	*out = f;
 	return 0;
 }
@@ -115,6 +130,7 @@ int sim_flow_destroy(struct sim_flow *f)
 {
 	sim_list_del(&f->link);
 	free(f);
+	count_rules(-1);
 	return 0;
 }
 
