@@ -119,6 +119,7 @@ int sim_remote_serve(void)
 
 	if (inbox < 0)
 		return 0;
+	sim_mailbox_nudge_answers(inbox);
 	for (int i = 0; i < SIM_MAILBOX_SLOTS; i++) {
 		struct sim_wire_answer a = { 0 };
 		const struct sim_wire *w;

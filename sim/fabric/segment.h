@@ -36,13 +36,16 @@ bool sim_fabric_attach(const char *name);
 /* Below: the layout and helpers shared by registry.c and mailbox.c only. */
 
 #define FAB_MAGIC 0x66767366u /* "fvsf" */
-#define FAB_VERSION 5u
+#define FAB_VERSION 6u
 #define FAB_QPS 4096
 #define FAB_PROCS 64
 #define FAB_SLOTS 16
 #define FAB_LISTENERS 256
 #define FAB_CM_SLOTS 32
 #define FAB_POLLING_NS 20000u
+/* A poll that found a completion keeps the process counted as polling this much longer
+ * (FAB_POLLING_NS - FAB_FOUND_NS after it): a busy poller is back within it. */
+#define FAB_FOUND_NS 5000u
 
 enum { SLOT_FREE, SLOT_CLAIMED, SLOT_POSTED, SLOT_BUSY, SLOT_ANSWERED };
 
@@ -51,6 +54,10 @@ struct fab_slot {
 	uint32_t state;
 	int32_t src_pid; /* whose memory the message's addresses name */
 	uint32_t src_proc; /* requester's inbox, whose bell the answer rings */
+	/* 1: the news of this message (POSTED) or of its answer (ANSWERED) woke nobody, as
+	 * the receiving process was polling; the other side wakes its device thread if it
+	 * stops polling before taking it (sim_mailbox_nudge*). */
+	uint32_t unrung;
 	struct sim_wire_answer answer;
 	struct sim_wire msg;
 };
