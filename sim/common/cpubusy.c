@@ -12,7 +12,7 @@
  * which on a virtual machine whose idle CPU must be woken up counts as waiting too. */
 #define WINDOW_NS 2000000ull /* judged every 2 ms of spinning */
 #define PARK_FOR_NS 50000000ull /* then parks this long before it tries spinning again */
-#define WAIT_SHARE 2 /* contended: waited more than half the time it wanted to run */
+#define WAIT_SHARE 3 /* contended: waited more than a third of the time it wanted to run */
 
 struct cpu_mark {
 	uint64_t at, ran, waited;

@@ -1,16 +1,19 @@
 #include "remote.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 
+#include "../common/cpubusy.h"
 #include "../common/log.h"
 #include "../fabric/mailbox.h"
 #include "../fabric/mrtab.h"
 #include "../model/world.h"
+#include "now.h"
 #include "synd.h"
 #include "wqe.h"
 
@@ -74,13 +77,21 @@ bool sim_remote_direct(const struct sim_qp *qp, const struct sim_msg *m)
 		err = sim_dma_to(pid, &dst, 1, m->payload, m->npayload, m->len);
 	}
 	sim_fabric_mr_leave(ticket);
-	if (err)
+	if (err) {
 		sim_dbg("fabric: QP 0x%x: direct write to pid %d failed, by mailbox", qp->qpn,
 			(int)pid);
-	else
-		sim_dbg("fabric: QP 0x%x wrote %llu bytes to QP 0x%x (pid %d) directly", qp->qpn,
-			(unsigned long long)m->len, m->dqpn, (int)pid);
-	return !err;
+		return false;
+	}
+	sim_dbg("fabric: QP 0x%x wrote %llu bytes to QP 0x%x (pid %d) directly", qp->qpn,
+		(unsigned long long)m->len, m->dqpn, (int)pid);
+	/* The owner may spin on that memory (ib_write_lat) while this thread goes on to spin
+	 * as well: when this thread has to share its CPU, give it up now, so that the owner
+	 * sees the data without waiting for the end of this thread's time slice. (A yield
+	 * stays within the scheduler group: programs in separate autogroups, two terminal
+	 * sessions, on one CPU do not profit.) */
+	if (sim_cpu_contended(sim_now_ns(), true))
+		sched_yield();
+	return true;
 }
 
 int sim_remote_post(struct sim_qp *qp, const struct sim_msg *m)
