@@ -129,6 +129,8 @@ static void dereg_under(enum ibv_wr_opcode op)
 	struct ibv_wc wc;
 	char report[2];
 
+	/* A WRITE placed directly (FVSIM_DIRECT) never waits in the inbox: here it must. */
+	setenv("FVSIM_DIRECT", "0", 1);
 	pair_up(&p);
 	post_then_dereg(&p, op, &wc);
 	pair_down(&p, report);

@@ -2,6 +2,7 @@
  * answer comes back to a full CQ. As on an HCA, the CQ overruns into error and its owner
  * gets IBV_EVENT_CQ_ERR; the CQEs already there are intact and nothing more is written. */
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +23,8 @@ static pid_t start_peer(struct side *s, struct card *them)
 	int to[2], from[2];
 	pid_t pid;
 
+	/* The WRITE must wait for the peer's answer: not placed directly (FVSIM_DIRECT). */
+	setenv("FVSIM_DIRECT", "0", 1);
 	cr_assert_eq(pipe(to), 0);
 	cr_assert_eq(pipe(from), 0);
 	pid = fork();

@@ -9,6 +9,7 @@
 #include <infiniband/verbs.h>
 
 #include "../common/log.h"
+#include "../model/model.h"
 #include "../model/world.h"
 #include "../fabric/segment.h"
 #include "cqe.h"
@@ -62,6 +63,7 @@ static enum sim_work fail(struct sim_qp *qp, struct sim_wqe *w, uint8_t synd)
 	retire(qp, w);
 	qp->state = reliable(qp->type) || synd == SYND_RETRY_EXC || synd == SYND_RNR_EXC ?
 			    IBV_QPS_ERR : IBV_QPS_SQE;
+	sim_qp_publish(qp);
 	return SIM_W_DONE;
 }
 
@@ -337,7 +339,10 @@ enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 	m.dst_dev = route(qp, w, &port);
 	if (!m.dst_dev)
 		return complete(qp, w, &m, rel ? SIM_R_UNREACHABLE : SIM_R_ACK, now);
-	if (sim_fabric_on() && !sim_idmap_get(&m.dst_dev->qps, m.dqpn))
+	if (sim_fabric_on() && !sim_idmap_get(&m.dst_dev->qps, m.dqpn)) {
+		if (sim_remote_direct(qp, &m))
+			return complete(qp, w, &m, SIM_R_ACK, now);
 		return post_remote(qp, w, &m, now);
+	}
 	return complete(qp, w, &m, sim_respond(&m), now);
 }

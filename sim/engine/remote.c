@@ -1,13 +1,19 @@
 #include "remote.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <infiniband/verbs.h>
+
+#include "../common/cpubusy.h"
 #include "../common/log.h"
 #include "../fabric/mailbox.h"
+#include "../fabric/mrtab.h"
 #include "../model/world.h"
+#include "now.h"
 #include "synd.h"
 #include "wqe.h"
 
@@ -47,6 +53,45 @@ static void from_wire(const struct sim_wire *w, pid_t src, struct sim_msg *m)
 		m->payload = w->iov;
 		m->npayload = (int)w->niov;
 	}
+}
+
+bool sim_remote_direct(const struct sim_qp *qp, const struct sim_msg *m)
+{
+	uint64_t host;
+	uint32_t pdn;
+	pid_t pid;
+	int ticket, err;
+
+	if (m->op != OP_RDMA_WRITE || qp->type != IBV_QPT_RC || !sim_world.cfg.direct ||
+	    !sim_fabric_rc_target(m->dst_dev->index, m->dqpn, IBV_ACCESS_REMOTE_WRITE, &pid,
+				  &pdn))
+		return false;
+	if (!m->len)
+		return true;
+	if (!sim_fabric_mr_enter(m->dst_dev->index, pid, pdn, m->rkey, m->raddr, m->len,
+				 IBV_ACCESS_REMOTE_WRITE, &host, &ticket))
+		return false;
+	{
+		struct sim_iov dst = { host, m->len };
+
+		err = sim_dma_to(pid, &dst, 1, m->payload, m->npayload, m->len);
+	}
+	sim_fabric_mr_leave(ticket);
+	if (err) {
+		sim_dbg("fabric: QP 0x%x: direct write to pid %d failed, by mailbox", qp->qpn,
+			(int)pid);
+		return false;
+	}
+	sim_dbg("fabric: QP 0x%x wrote %llu bytes to QP 0x%x (pid %d) directly", qp->qpn,
+		(unsigned long long)m->len, m->dqpn, (int)pid);
+	/* The owner may spin on that memory (ib_write_lat) while this thread goes on to spin
+	 * as well: when this thread has to share its CPU, give it up now, so that the owner
+	 * sees the data without waiting for the end of this thread's time slice. (A yield
+	 * stays within the scheduler group: programs in separate autogroups, two terminal
+	 * sessions, on one CPU do not profit.) */
+	if (sim_cpu_contended(sim_now_ns(), true))
+		sched_yield();
+	return true;
 }
 
 int sim_remote_post(struct sim_qp *qp, const struct sim_msg *m)
@@ -119,6 +164,7 @@ int sim_remote_serve(void)
 
 	if (inbox < 0)
 		return 0;
+	sim_mailbox_nudge_answers(inbox);
 	for (int i = 0; i < SIM_MAILBOX_SLOTS; i++) {
 		struct sim_wire_answer a = { 0 };
 		const struct sim_wire *w;

@@ -8,6 +8,11 @@
 #include "../model/obj.h"
 #include "msg.h"
 
+/* Requester: carry out m, an RDMA WRITE (without immediate) on an RC QP, in the owner's
+ * memory directly (fabric/mrtab.h) if the owner's QP and MR, as published, allow it
+ * exactly as its responder would. true: done, the WQE succeeds; false: hand it to the
+ * owner instead (anything out of order, FVSIM_DIRECT=0, or the copy failed). */
+bool sim_remote_direct(const struct sim_qp *qp, const struct sim_msg *m);
 /* Requester: hand m to the owner of (m->dst_dev, m->dqpn). 0 (the QP keeps the ticket),
  * ENOENT (no process owns that QP) or EAGAIN (the owner's inbox is full). */
 int sim_remote_post(struct sim_qp *qp, const struct sim_msg *m);

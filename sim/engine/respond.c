@@ -49,6 +49,7 @@ static enum sim_resp nak(struct sim_msg *m, struct rx *rx, uint8_t synd, uint32_
 {
 	if (rx->qp->state != IBV_QPS_ERR) {
 		rx->qp->state = IBV_QPS_ERR;
+		sim_qp_publish(rx->qp);
 		sim_async_event(rx->qp->ctx, rx->qp->event_chan, rx->qp->user_handle, event);
 	}
 	m->nak = synd;
@@ -83,6 +84,7 @@ static enum sim_resp recv_error(struct sim_msg *m, struct rx *rx, const struct s
 	resp_err_cqe(rx, w, synd);
 	consume(rx, w);
 	rx->qp->state = IBV_QPS_ERR;
+	sim_qp_publish(rx->qp);
 	if (!reliable(m->src_type))
 		return SIM_R_ACK;
 	m->nak = synd == SYND_LOC_LEN ? SYND_REM_INV_REQ : SYND_REM_OP;

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/cpubusy.h"
 #include "../common/log.h"
 #include "../model/world.h"
 #include "../fabric/mailbox.h"
@@ -20,13 +21,16 @@ static uint64_t driven_ns;
 
 /* A thread that has found its CQs empty for this long parks between polls, at most
  * PARK_NS each time (news rung by another process, or the device thread finishing work,
- * ends it early). */
+ * ends it early), unless the machine has a CPU to spare. */
 #define SPIN_NS 10000ull
 #define PARK_NS 200000L
-/* When this thread's polls began to find nothing (0: the last one found something), and
- * the news counter before its last pass. */
+/* While an application drives the device, its device thread sleeps this long at most:
+ * news the poller does not take is handed to it by the other side (mailbox.h). */
+#define DRIVEN_WAIT_NS 500000L
+/* When this thread's polls began to find nothing (0: the last one found something);
+ * whether it parked since it last judged the CPUs. */
 static __thread uint64_t empty_since;
-static __thread uint32_t news_seen;
+static __thread bool parked;
 
 static pid_t running_in; /* pid of the process whose thread runs, 0 if none */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -87,7 +91,7 @@ static void *device_main(void *arg)
 		if (step)
 			sim_mailbox_wait(bell, 1000000);
 		else if (sim_now_ns() - __atomic_load_n(&driven_ns, __ATOMIC_RELAXED) < DRIVEN_NS)
-			sim_mailbox_wait(bell, 50000);
+			sim_mailbox_wait(bell, DRIVEN_WAIT_NS);
 		else if (idle > 50000)
 			sim_mailbox_wait(bell, 1000000);
 		else if (idle > 200)
@@ -113,27 +117,28 @@ bool sim_thread_drive(void)
 	return ran;
 }
 
-/* This thread stops polling: from now on news must wake the device thread again. If news
- * came after our last pass, the ringer may have counted on us: hand it over. */
-static void stop_polling(void)
+/* This thread found a completion. A busy poller is back within microseconds, so the
+ * process keeps counting as polling a little longer; news it does not take in time is
+ * handed to the device thread by the other side (mailbox.h), so nothing is lost if it
+ * does not come back. */
+static void found_one(void)
 {
 	empty_since = 0;
-	sim_mailbox_polling(0);
-	if (sim_mailbox_news() != news_seen)
-		sim_mailbox_wake_self();
+	sim_mailbox_poll_found();
 }
 
-/* Busy pollers on a fabric serve the news themselves and park instead of spinning on.
- * Two processes that both spin, plus their device threads and whatever else runs, share
- * few CPUs: a device thread woken for each message takes the CPU from a poller that
- * would have served it anyway, and a poller that spins for long holds a CPU its peer
- * needs and, once it has used its share, waits a whole time slice behind the other
- * tasks when its completion arrives. So a thread marks the process as polling (other
- * processes' news then skips our device thread), spins briefly (a round trip on an
- * otherwise idle machine ends within that) and then parks; a parked thread costs
- * nothing and is woken by the news with the priority the scheduler gives to sleepers.
- * The counter is sampled before our own pass: anything rung before that pass was seen
- * by it, anything later ends the park. */
+/* Busy pollers on a fabric serve the news themselves. Two processes that both spin, plus
+ * their device threads and whatever else runs, share few CPUs: a device thread woken for
+ * each message takes the CPU from a poller that would have served it anyway. So a thread
+ * marks the process as polling (other processes' news then skips our device thread).
+ * While it gets a CPU whenever it wants one the poller spins on: the answer comes within
+ * microseconds. When it has to wait for the CPU (common/cpubusy.h), a poller that spins for long holds a CPU its
+ * peer needs and, once it has used its share, waits a whole time slice behind the other
+ * tasks when its completion arrives; so then it spins briefly (a round trip on an idle
+ * machine ends within that) and parks: a parked thread costs nothing and is woken by the
+ * news with the priority the scheduler gives to sleepers. The counter is sampled before
+ * our own pass: anything rung before that pass was seen by it, anything later ends the
+ * park. */
 int sim_thread_poll(int (*poll)(void *), void *arg)
 {
 	int got = poll(arg);
@@ -149,7 +154,6 @@ int sim_thread_poll(int (*poll)(void *), void *arg)
 			goto found;
 		return 0;
 	}
-	news_seen = news;
 	if ((got = poll(arg)))
 		goto found;
 	if (!sim_mailbox_present())
@@ -160,18 +164,19 @@ int sim_thread_poll(int (*poll)(void *), void *arg)
 		empty_since = now;
 		return 0;
 	}
-	if (now - empty_since < SPIN_NS)
+	if (now - empty_since < SPIN_NS || !sim_cpu_contended(now, !parked)) {
+		parked = false;
 		return 0;
+	}
+	parked = true;
 	sim_mailbox_park(news, PARK_NS);
-	news = sim_mailbox_news();
-	if (sim_thread_drive())
-		news_seen = news;
+	sim_thread_drive();
 	sim_mailbox_polling(sim_now_ns());
 	if (!(got = poll(arg)))
 		return 0;
 found:
 	if (empty_since)
-		stop_polling();
+		found_one();
 	return got;
 }
 

@@ -38,25 +38,51 @@ static void wake_device(struct fab_proc *p)
 	wake(&p->dbell, 1);
 }
 
+/* Whether a thread of process p polled a CQ lately (and will see news in its next pass). */
+static bool polling(struct fab_proc *p)
+{
+	uint64_t polled = __atomic_load_n(&p->poll_ns, __ATOMIC_SEQ_CST);
+
+	return polled && now_ns() - polled < FAB_POLLING_NS;
+}
+
 /* A thread of the process that polls (spinning) serves the news in its next pass: waking
  * the device thread as well would only take the CPU from it. bell and parked, and bell
  * and poll_ns, are each written by one side and read by the other in opposite order
  * (sequentially consistent), so either the ringer sees the waiter or the waiter sees the
- * new bell value. */
-static void ring(int proc)
+ * new bell value. false: nobody was woken, the process counted as polling. */
+/* Until then a ring of ours counted on a poller that may stop (CLOCK_MONOTONIC ns). */
+static uint64_t nudge_due;
+
+static bool ring(int proc, bool force)
 {
 	struct fab_proc *p = &sim_fab->proc[proc];
-	uint64_t polled;
 
 	__atomic_add_fetch(&p->bell, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&p->parked, __ATOMIC_SEQ_CST)) {
 		wake(&p->bell, INT_MAX);
-		return;
+		return true;
 	}
-	polled = __atomic_load_n(&p->poll_ns, __ATOMIC_SEQ_CST);
-	if (polled && now_ns() - polled < FAB_POLLING_NS)
-		return;
+	if (!force && polling(p)) {
+		__atomic_store_n(&nudge_due, now_ns() + FAB_POLLING_NS, __ATOMIC_RELAXED);
+		return false;
+	}
 	wake_device(p);
+	return true;
+}
+
+/* The poller a ring counted on may stop polling before its next pass (a program that
+ * polls until its completion and then waits on memory): once it no longer counts as
+ * polling, the side waiting for it wakes its device thread, once per message. */
+static void nudge(struct fab_slot *s, int proc)
+{
+	struct fab_proc *p = &sim_fab->proc[proc];
+
+	if (!__atomic_load_n(&s->unrung, __ATOMIC_ACQUIRE) || polling(p) ||
+	    __atomic_load_n(&p->parked, __ATOMIC_SEQ_CST))
+		return;
+	if (__atomic_exchange_n(&s->unrung, 0, __ATOMIC_ACQ_REL))
+		wake_device(p);
 }
 
 static struct fab_proc *mine(void)
@@ -86,6 +112,15 @@ void sim_mailbox_polling(uint64_t now)
 		__atomic_store_n(&p->poll_ns, now, __ATOMIC_SEQ_CST);
 }
 
+void sim_mailbox_poll_found(void)
+{
+	struct fab_proc *p = mine();
+
+	if (p && __atomic_load_n(&p->poll_ns, __ATOMIC_RELAXED))
+		__atomic_store_n(&p->poll_ns, now_ns() - (FAB_POLLING_NS - FAB_FOUND_NS),
+				 __ATOMIC_SEQ_CST);
+}
+
 void sim_mailbox_park(uint32_t seen, long ns)
 {
 	struct fab_proc *p = mine();
@@ -93,6 +128,15 @@ void sim_mailbox_park(uint32_t seen, long ns)
 
 	if (!p)
 		return;
+	/* Back in time to hand on news a poller may leave behind (nudge). */
+	{
+		uint64_t due = __atomic_load_n(&nudge_due, __ATOMIC_RELAXED), now = now_ns();
+
+		if (due > now && (long)(due - now) < ns) {
+			ts.tv_sec = 0;
+			ts.tv_nsec = (long)(due - now) + 1000;
+		}
+	}
 	__atomic_add_fetch(&p->parked, 1, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, &p->bell, FUTEX_WAIT, seen, &ts, NULL, 0);
 	__atomic_sub_fetch(&p->parked, 1, __ATOMIC_SEQ_CST);
@@ -158,11 +202,13 @@ int sim_mailbox_post(int dev, const struct sim_wire *m, int *ticket, pid_t *peer
 		/* Only the iovecs in use: the array is sized for the largest gather list. */
 		memcpy(&s->msg, m, offsetof(struct sim_wire, iov) + m->niov * sizeof(m->iov[0]));
 		s->msg.dst_dev = (uint16_t)dev;
+		__atomic_store_n(&s->unrung, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->state, SLOT_POSTED, __ATOMIC_RELEASE);
 		*ticket = owner * FAB_SLOTS + i;
 		sim_dbg("fabric: QP 0x%x posted op 0x%x to QP 0x%x (pid %d)", m->src_qpn, m->op,
 			m->dqpn, (int)*peer);
-		ring(owner);
+		if (!ring(owner, false))
+			__atomic_store_n(&s->unrung, 1, __ATOMIC_RELEASE);
 		return 0;
 	}
 	return EAGAIN;
@@ -174,8 +220,11 @@ int sim_mailbox_answer(int ticket, pid_t peer, struct sim_wire_answer *a)
 	uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
 
 	if (st != SLOT_ANSWERED) {
-		if (sim_fab_alive(peer))
+		if (sim_fab_alive(peer)) {
+			if (st == SLOT_POSTED)
+				nudge(s, ticket / FAB_SLOTS);
 			return EAGAIN;
+		}
 		sim_mailbox_cancel(ticket, peer);
 		return ESRCH;
 	}
@@ -235,9 +284,22 @@ void sim_mailbox_reply(int inbox, int i, const struct sim_wire_answer *a)
 	struct fab_slot *s = &sim_fab->proc[inbox].slot[i];
 
 	s->answer = *a;
+	__atomic_store_n(&s->unrung, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->state, SLOT_ANSWERED, __ATOMIC_RELEASE);
-	if (s->src_proc < FAB_PROCS)
-		ring((int)s->src_proc);
+	if (s->src_proc < FAB_PROCS && !ring((int)s->src_proc, false))
+		__atomic_store_n(&s->unrung, 1, __ATOMIC_RELEASE);
+}
+
+void sim_mailbox_nudge_answers(int inbox)
+{
+	for (int i = 0; i < FAB_SLOTS; i++) {
+		struct fab_slot *s = &sim_fab->proc[inbox].slot[i];
+
+		if (__atomic_load_n(&s->unrung, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_ANSWERED &&
+		    s->src_proc < FAB_PROCS)
+			nudge(s, (int)s->src_proc);
+	}
 }
 
 void sim_mailbox_requeue(int inbox, int i)
@@ -259,7 +321,7 @@ int sim_mailbox_send_cm(int inbox, const struct sim_wire_cm *m)
 		to->cm[to->cm_head++ % FAB_CM_SLOTS] = *m;
 	sim_fab_unlock();
 	if (!err)
-		ring(inbox);
+		ring(inbox, true); /* no answer comes back to check on it */
 	return err;
 }
 

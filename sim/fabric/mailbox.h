@@ -22,7 +22,8 @@
  * process owns it, EAGAIN if the owner's inbox is full. */
 int sim_mailbox_post(int dev, const struct sim_wire *m, int *ticket, pid_t *peer);
 /* The answer to a posted message: 0 with *a filled (the slot is free again), EAGAIN
- * while pending, ESRCH if the owner died (the slot is given up). */
+ * while pending, ESRCH if the owner died (the slot is given up). Pending, untaken, and
+ * the owner stopped polling since it was posted: its device thread is woken. */
 int sim_mailbox_answer(int ticket, pid_t peer, struct sim_wire_answer *a);
 /* Takes a posted message back before the owner serves it: 0 if it is withdrawn (the slot
  * is free again and the owner never touched the buffers), EALREADY if the owner answered
@@ -41,6 +42,9 @@ int sim_mailbox_inbox(void);
 const struct sim_wire *sim_mailbox_take(int inbox, int i, pid_t *src);
 void sim_mailbox_reply(int inbox, int i, const struct sim_wire_answer *a);
 void sim_mailbox_requeue(int inbox, int i); /* not now: it waits in the inbox */
+/* Answers whose requester was polling when they came but has stopped polling without
+ * collecting them: its device thread is woken (once per answer). Called every pass. */
+void sim_mailbox_nudge_answers(int inbox);
 
 /* Connection manager messages: one way, a ring per inbox. Send: 0, ESRCH (that process
  * is gone) or EAGAIN (its ring is full). Take: the oldest message for this process. */
@@ -73,6 +77,9 @@ void sim_mailbox_wake_self(void);
 bool sim_mailbox_present(void); /* this process has an inbox on a fabric */
 uint32_t sim_mailbox_news(void);
 void sim_mailbox_polling(uint64_t now);
+/* The polling thread found a completion: the process counts as polling only a few
+ * microseconds more (FAB_FOUND_NS) unless it polls again. */
+void sim_mailbox_poll_found(void);
 void sim_mailbox_park(uint32_t seen, long ns);
 void sim_mailbox_wake_parked(void);
 

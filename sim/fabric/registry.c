@@ -26,27 +26,29 @@ uint32_t sim_fabric_next_mkey(int dev)
 }
 
 /* Entries of processes that died are free for the taking. */
-void sim_fabric_add_qp(int dev, uint32_t qpn)
+int sim_fabric_add_qp(int dev, uint32_t qpn)
 {
 	int p = sim_fab_my_proc();
 
 	if (p < 0)
-		return;
+		return -1;
 	sim_fab_lock();
 	for (int i = 0; i < FAB_QPS; i++) {
 		struct fab_qp *e = &sim_fab->qp[i];
 
 		if (e->pid == 0 || !sim_fab_alive(e->pid)) {
+			memset(e, 0, sizeof(*e));
 			e->pid = getpid();
 			e->dev = (uint16_t)dev;
 			e->proc = (uint16_t)p;
 			e->qpn = qpn;
 			sim_fab_unlock();
-			return;
+			return i;
 		}
 	}
 	sim_fab_unlock();
 	sim_warn("fabric: registry full, QP 0x%x is unreachable from other processes", qpn);
+	return -1;
 }
 
 void sim_fabric_eth_listen(bool on)
@@ -69,20 +71,38 @@ void sim_fabric_del_qp(int dev, uint32_t qpn)
 	sim_fab_unlock();
 }
 
+static bool names(const struct fab_qp *e, int dev, uint32_t qpn, pid_t self)
+{
+	return e->pid && e->dev == dev && e->qpn == qpn && e->pid != self;
+}
+
+/* Every message looks its destination up: the entry found last time is tried first
+ * (a requester mostly talks to the same QP), before the whole table. */
+int sim_fab_find_qp(int dev, uint32_t qpn)
+{
+	static int hint;
+	int h = __atomic_load_n(&hint, __ATOMIC_RELAXED);
+	pid_t self = getpid();
+
+	if (names(&sim_fab->qp[h], dev, qpn, self) && sim_fab_alive(sim_fab->qp[h].pid))
+		return h;
+	for (int i = 0; i < FAB_QPS; i++) {
+		if (names(&sim_fab->qp[i], dev, qpn, self) && sim_fab_alive(sim_fab->qp[i].pid)) {
+			__atomic_store_n(&hint, i, __ATOMIC_RELAXED);
+			return i;
+		}
+	}
+	return -1;
+}
+
 int sim_fabric_owner(int dev, uint32_t qpn, pid_t *pid)
 {
-	int owner = -1;
+	int owner = -1, i;
 
 	sim_fab_lock();
-	for (int i = 0; i < FAB_QPS; i++) {
-		struct fab_qp *e = &sim_fab->qp[i];
-
-		if (e->pid && e->dev == dev && e->qpn == qpn && e->pid != getpid() &&
-		    sim_fab_alive(e->pid)) {
-			owner = e->proc;
-			*pid = e->pid;
-			break;
-		}
+	if ((i = sim_fab_find_qp(dev, qpn)) >= 0) {
+		owner = sim_fab->qp[i].proc;
+		*pid = sim_fab->qp[i].pid;
 	}
 	sim_fab_unlock();
 	return owner;

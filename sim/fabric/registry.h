@@ -15,8 +15,9 @@
 uint32_t sim_fabric_next_qpn(int dev);
 uint32_t sim_fabric_next_mkey(int dev);
 
-/* (dev, qpn) now belongs to this process / no longer does. */
-void sim_fabric_add_qp(int dev, uint32_t qpn);
+/* (dev, qpn) now belongs to this process (its registry entry, or -1 if the registry is
+ * full) / no longer does. */
+int sim_fabric_add_qp(int dev, uint32_t qpn);
 void sim_fabric_del_qp(int dev, uint32_t qpn);
 
 /* The inbox of the live process other than this one that owns (dev, qpn), with its pid

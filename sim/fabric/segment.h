@@ -12,7 +12,9 @@
  *   +--------------------------------------------+
  *   | magic, version, ready | robust mutex        |
  *   | next_qpn[dev], next_mkey[dev]               |  numbering  (registry.c)
- *   | qp[FAB_QPS]: pid, dev, inbox, qpn           |  registry   (registry.c)
+ *   | qp[FAB_QPS]: pid, dev, inbox, qpn,         |  registry   (registry.c)
+ *   |   receive state, access, PD                 |
+ *   | mr[FAB_MRS]: gate, owner, key, PD, range    |  published MRs (mrtab.c)
  *   | listener[FAB_LISTENERS]: pid, inbox, ps,    |  rdma_cm listeners
  *   |                          address            |             (registry.c)
  *   | proc[FAB_PROCS]: pid, bells, slot[FAB_SLOTS]|  inboxes    (mailbox.c)
@@ -40,8 +42,9 @@ bool sim_fabric_attach(const char *name);
 /* Below: the layout and helpers shared by registry.c and mailbox.c only. */
 
 #define FAB_MAGIC 0x66767366u /* "fvsf" */
-#define FAB_VERSION 6u
+#define FAB_VERSION 7u
 #define FAB_QPS 4096
+#define FAB_MRS 4096
 #define FAB_PROCS 64
 #define FAB_SLOTS 16
 #define FAB_LISTENERS 256
@@ -52,6 +55,9 @@ bool sim_fabric_attach(const char *name);
  * header, rounded up. */
 #define FAB_FRAME_MAX 2048
 _Static_assert(FAB_FRAME_MAX >= SIM_ETH_MTU + 18, "a frame slot holds an MTU-sized frame");
+/* A poll that found a completion keeps the process counted as polling this much longer
+ * (FAB_POLLING_NS - FAB_FOUND_NS after it): a busy poller is back within it. */
+#define FAB_FOUND_NS 5000u
 
 enum { SLOT_FREE, SLOT_CLAIMED, SLOT_POSTED, SLOT_BUSY, SLOT_ANSWERED };
 
@@ -60,6 +66,10 @@ struct fab_slot {
 	uint32_t state;
 	int32_t src_pid; /* whose memory the message's addresses name */
 	uint32_t src_proc; /* requester's inbox, whose bell the answer rings */
+	/* 1: the news of this message (POSTED) or of its answer (ANSWERED) woke nobody, as
+	 * the receiving process was polling; the other side wakes its device thread if it
+	 * stops polling before taking it (sim_mailbox_nudge*). */
+	uint32_t unrung;
 	struct sim_wire_answer answer;
 	struct sim_wire msg;
 };
@@ -101,7 +111,23 @@ struct fab_listener {
 struct fab_qp {
 	int32_t pid; /* 0: free entry */
 	uint16_t dev, proc;
-	uint32_t qpn, pad;
+	uint32_t qpn;
+	/* What a requester needs to place an RDMA WRITE itself (mrtab.h): an RC QP able to
+	 * receive (rc_rx 1), its remote access flags and its PD number. */
+	uint32_t rc_rx, access, pdn;
+};
+
+/* An MR of a process, published so that requesters in other processes can place RDMA
+ * WRITEs into it themselves. gate: FAB_MR_OPEN while the entry may be used, plus the
+ * number of requesters copying under it right now; the other fields change only while
+ * it is closed and nobody copies. */
+#define FAB_MR_OPEN 0x80000000u
+struct fab_mr {
+	uint32_t gate;
+	int32_t pid;
+	uint16_t dev, proc;
+	uint32_t key, pdn, access, pad;
+	uint64_t iova, len, host;
 };
 
 struct fab_shared {
@@ -109,6 +135,7 @@ struct fab_shared {
 	pthread_mutex_t lock; /* process-shared, robust */
 	uint32_t next_qpn[SIM_MAX_DEVICES], next_mkey[SIM_MAX_DEVICES];
 	struct fab_qp qp[FAB_QPS];
+	struct fab_mr mr[FAB_MRS];
 	struct fab_listener listener[FAB_LISTENERS];
 	struct fab_proc proc[FAB_PROCS];
 	struct fab_eth eth[FAB_PROCS];
@@ -124,5 +151,8 @@ bool sim_fab_alive(pid_t pid);
 int sim_fab_my_proc(void);
 /* The inbox of the current process if it is claimed already, else -1 (never claims). */
 int sim_fab_my_proc_if_claimed(void);
+/* The registry entry of (dev, qpn) if a live process other than this one owns it, else
+ * -1. Called locked. */
+int sim_fab_find_qp(int dev, uint32_t qpn);
 
 #endif

@@ -9,6 +9,7 @@
 #include "../common/log.h"
 #include "../common/mapped.h"
 #include "../common/sys.h"
+#include "../fabric/mrtab.h"
 #include "../fabric/registry.h"
 #include "model.h"
 #include "world.h"
@@ -70,6 +71,21 @@ static int check_access(uint32_t access)
 	return 0;
 }
 
+/* Requesters in other processes may place RDMA WRITEs into a published MR themselves. */
+static void publish(const struct sim_mr *mr)
+{
+	if (sim_fabric_on())
+		sim_fabric_mr_publish(mr->ctx->dev->index, mr->key, mr->pd->pdn, mr->access,
+				      mr->iova, mr->len, mr->host);
+}
+
+/* Closes the MR to them; returns once none of them copies into it any more. */
+static void withdraw(const struct sim_mr *mr)
+{
+	if (sim_fabric_on())
+		sim_fabric_mr_withdraw(mr->ctx->dev->index, mr->key);
+}
+
 int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t len,
 	       uint64_t iova, uint32_t access, struct sim_mr **out)
 {
@@ -94,6 +110,7 @@ int sim_mr_reg(struct sim_ctx *ctx, struct sim_pd *pd, uint64_t start, uint64_t 
 		return ENOMEM;
 	}
 	pd->users++;
+	publish(mr);
 	sim_dbg("%s: MR key 0x%x [0x%llx +0x%llx) access 0x%x", dev->name, mr->key,
 		(unsigned long long)iova, (unsigned long long)len, access);
 	*out = mr;
@@ -116,7 +133,8 @@ int sim_mr_rereg(struct sim_mr *mr, uint32_t flags, struct sim_pd *pd, uint64_t 
 		return err; /* leaving on-demand paging pins the old range */
 	}
 	/* All checked: change everything at once, keeping the key (the mkey is updated in
-	 * place, as mlx5 does with UMR). */
+	 * place, as mlx5 does with UMR). Other processes' requesters stop first. */
+	withdraw(mr);
 	if (flags & SIM_REREG_TRANS) {
 		mr->host = start;
 		mr->len = len;
@@ -128,6 +146,7 @@ int sim_mr_rereg(struct sim_mr *mr, uint32_t flags, struct sim_pd *pd, uint64_t 
 		pd->users++;
 	}
 	mr->access = new_access;
+	publish(mr);
 	sim_dbg("MR key 0x%x re-registered [0x%llx +0x%llx) access 0x%x", mr->key,
 		(unsigned long long)mr->iova, (unsigned long long)mr->len, mr->access);
 	return 0;
@@ -135,6 +154,7 @@ int sim_mr_rereg(struct sim_mr *mr, uint32_t flags, struct sim_pd *pd, uint64_t 
 
 int sim_mr_dereg(struct sim_mr *mr)
 {
+	withdraw(mr);
 	sim_idmap_del(&mr->ctx->dev->mrs, mr->key >> 8);
 	mr->pd->users--;
 	free(mr);

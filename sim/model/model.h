@@ -78,6 +78,9 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
  * RESET or ERR: the model does not reach the transport. */
 int sim_qp_modify(struct sim_qp *qp, const struct sim_qp_attr *attr);
 int sim_qp_destroy(struct sim_qp *qp);
+/* The QP's state, access flags or PD changed: tell the fabric (after every change of
+ * qp->state outside sim_qp_modify too). */
+void sim_qp_publish(const struct sim_qp *qp);
 
 /* Steering rules (flow.c). flow is the caller's filled template (qp, type, port,
  * priority, specs); the model copies it. A QP with rules cannot be destroyed (EBUSY). */

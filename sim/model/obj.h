@@ -203,6 +203,7 @@ struct sim_qp {
 	 * owner's pid, and a copy of the decoded WQE, whose inline bytes the responder reads. */
 	int fab_ticket;
 	pid_t fab_peer;
+	int fab_reg; /* its fabric registry entry, -1: none (fabric/mrtab.h) */
 	uint8_t fab_synd; /* nonzero: the message was withdrawn; the WQE fails with this */
 	uint64_t fab_posted_ns;
 	struct sim_wqe *inflight;

@@ -7,6 +7,7 @@
 
 #include "../common/log.h"
 #include "../common/mapped.h"
+#include "../fabric/mrtab.h"
 #include "../fabric/registry.h"
 #include "model.h"
 #include "world.h"
@@ -103,6 +104,7 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 	qp->ctx = ctx;
 	qp->qpn = sim_fabric_on() ? sim_fabric_next_qpn(dev->index) : dev->next_qpn++;
 	qp->fab_ticket = -1;
+	qp->fab_reg = -1;
 	qp->user_handle = in->user_handle;
 	qp->type = in->type;
 	qp->state = IBV_QPS_RESET;
@@ -156,7 +158,7 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 	ctx->nqp_created++;
 	/* Everything but an XRC initiator can be addressed by other processes. */
 	if (sim_fabric_on() && qp->type != IBV_QPT_XRC_SEND)
-		sim_fabric_add_qp(dev->index, qp->qpn);
+		qp->fab_reg = sim_fabric_add_qp(dev->index, qp->qpn);
 	sim_dbg("%s: QP 0x%x type %d sq %u rq %u<<%u uidx %u", dev->name, qp->qpn, qp->type,
 		qp->sq_cnt, qp->rq_cnt, qp->rq_shift, qp->uidx);
 	*out = qp;
@@ -184,4 +186,16 @@ int sim_qp_destroy(struct sim_qp *qp)
 		sim_xrcd_put(qp->xrcd);
 	free(qp);
 	return 0;
+}
+
+/* Requesters in other processes place RDMA WRITEs into an RC QP's memory themselves only
+ * while it can receive; they read that, its access flags and PD from the registry. */
+void sim_qp_publish(const struct sim_qp *qp)
+{
+	bool rx = qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS ||
+		  qp->state == IBV_QPS_SQD || qp->state == IBV_QPS_SQE;
+
+	if (qp->fab_reg >= 0)
+		sim_fabric_qp_state(qp->fab_reg, rx && qp->type == IBV_QPT_RC, qp->access,
+				    qp->pd ? qp->pd->pdn : 0);
 }

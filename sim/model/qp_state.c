@@ -250,5 +250,6 @@ int sim_qp_modify(struct sim_qp *qp, const struct sim_qp_attr *a)
 	if (next != qp->state)
 		sim_dbg("QP 0x%x: state %d -> %d", qp->qpn, qp->state, next);
 	qp->state = next;
+	sim_qp_publish(qp);
 	return 0;
 }
