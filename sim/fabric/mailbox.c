@@ -371,7 +371,7 @@ int sim_mailbox_send_frame(int inbox, const uint8_t *f, uint32_t len)
 	}
 	sim_fab_unlock();
 	if (!err)
-		ring(inbox);
+		ring(inbox, true); /* a frame has no answer to wait for it */
 	return err;
 }
 
