@@ -374,7 +374,7 @@ static inline void simt_post_recv(struct ibv_qp *qp, uint64_t wr_id, void *buf, 
 				  uint32_t lkey)
 {
 	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_recv_wr wr = { wr_id, NULL, &sge, 1 }, *bad; /* C++ has no designators here */
 
 	cr_assert_eq(ibv_post_recv(qp, &wr, &bad), 0);
 }
@@ -383,7 +383,7 @@ static inline void simt_post_srq_recv(struct ibv_srq *srq, uint64_t wr_id, void 
 				      uint32_t len, uint32_t lkey)
 {
 	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_recv_wr wr = { wr_id, NULL, &sge, 1 }, *bad; /* C++ has no designators here */
 
 	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
 }
