@@ -371,22 +371,6 @@ static FV_ALWAYS_INLINE int fv__build_fast(struct fv_qp *qp, enum fv_qpt qpt, co
 }
 
 /*
- * fv_post_send's fast build of an ibv_send_wr with one SGE (r, with everything but the WR's
- * values constant): by the fast path, or with inl (IBV_SEND_INLINE) as an inline WQE. 0 if
- * built, -1 (nothing written) if not: fv_post_send's general path decides then.
- */
-static FV_ALWAYS_INLINE int fv__build_wr1(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r, bool inl)
-{
-	struct fv_req one = *r;
-
-	if (!inl)
-		return fv__build_fast(qp, qpt, r);
-	one.payload = FV_PL_INLINE;
-	one.len = r->sgl->length;
-	return fv__build_wqe(qp, qpt, &one) ? -1 : 0;
-}
-
-/*
  * The typed builders' entry: the fast path, else fv__build_wqe_at, both from one copy of a
  * single SGE read field by field up front (what a caller's loop posts again and again is
  * then read once, before the loop), and the producer moved in one place for both.

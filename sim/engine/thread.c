@@ -21,7 +21,7 @@ static uint64_t driven_ns;
 
 /* A thread that has found its CQs empty for this long parks between polls, at most
  * PARK_NS each time (news rung by another process, or the device thread finishing work,
- * ends it early), unless the machine has a CPU to spare. */
+ * ends it early), unless it gets a CPU whenever it wants one (common/cpubusy.h). */
 #define SPIN_NS 10000ull
 #define PARK_NS 200000L
 /* While an application drives the device, its device thread sleeps this long at most:
@@ -131,14 +131,13 @@ static void found_one(void)
  * their device threads and whatever else runs, share few CPUs: a device thread woken for
  * each message takes the CPU from a poller that would have served it anyway. So a thread
  * marks the process as polling (other processes' news then skips our device thread).
- * While it gets a CPU whenever it wants one the poller spins on: the answer comes within
- * microseconds. When it has to wait for the CPU (common/cpubusy.h), a poller that spins for long holds a CPU its
- * peer needs and, once it has used its share, waits a whole time slice behind the other
- * tasks when its completion arrives; so then it spins briefly (a round trip on an idle
- * machine ends within that) and parks: a parked thread costs nothing and is woken by the
- * news with the priority the scheduler gives to sleepers. The counter is sampled before
- * our own pass: anything rung before that pass was seen by it, anything later ends the
- * park. */
+ * While it gets a CPU whenever it wants one, the poller spins on: the answer comes within
+ * microseconds. When it has to wait for the CPU (common/cpubusy.h), a poller that spins
+ * for long holds a CPU its peer needs and, once it has used its share, waits a whole time
+ * slice behind the other tasks when its completion arrives; so then it spins briefly and
+ * parks: a parked thread costs nothing and is woken by the news with the priority the
+ * scheduler gives to sleepers. The counter is sampled before our own pass: anything rung
+ * before that pass was seen by it, anything later ends the park. */
 int sim_thread_poll(int (*poll)(void *), void *arg)
 {
 	int got = poll(arg);

@@ -46,14 +46,14 @@ static bool polling(struct fab_proc *p)
 	return polled && now_ns() - polled < FAB_POLLING_NS;
 }
 
+/* Until then a ring of ours counted on a poller that may stop (CLOCK_MONOTONIC ns). */
+static uint64_t nudge_due;
+
 /* A thread of the process that polls (spinning) serves the news in its next pass: waking
  * the device thread as well would only take the CPU from it. bell and parked, and bell
  * and poll_ns, are each written by one side and read by the other in opposite order
  * (sequentially consistent), so either the ringer sees the waiter or the waiter sees the
  * new bell value. false: nobody was woken, the process counted as polling. */
-/* Until then a ring of ours counted on a poller that may stop (CLOCK_MONOTONIC ns). */
-static uint64_t nudge_due;
-
 static bool ring(int proc, bool force)
 {
 	struct fab_proc *p = &sim_fab->proc[proc];
