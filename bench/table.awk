@@ -48,8 +48,9 @@ BEGIN {
 
 { v[$1, $2, $3, $4, $5] = $6; seen[$2, $3, $4] = 1 }
 
+# The clang build is counted, never timed: its ns cells are empty by design, not missing.
 function get(k, b, o, p, n) {
-	if (!((k, b, o, p, n) in v)) { missing++; return "" }
+	if (!((k, b, o, p, n) in v)) { if (!(k == "ns" && p ~ /_clang$/)) missing++; return "" }
 	return v[k, b, o, p, n]
 }
 
