@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -385,6 +386,81 @@ Test(sim_import, query_context)
 	errno = 0;
 	cr_expect_neq(ioctl(d.ctx->cmd_fd, RDMA_VERBS_IOCTL, &q.hdr), 0);
 	cr_expect_eq(errno, EINVAL, "shorter than the kernel's struct");
+}
+
+/* UAR_OBJ_ALLOC gives out a page at the mmap offset it names (command 9, lowest free
+ * index up); the page maps while allocated and not after UAR_OBJ_DESTROY, and an index
+ * never given out does not map at all. */
+static int uar_obj(uint16_t method, uint32_t *handle, uint64_t *off)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr[5];
+	} q;
+	uint64_t type = MLX5_IB_UAPI_UAR_ALLOC_TYPE_NC;
+	uint32_t page_id, len;
+	int n = method == MLX5_IB_METHOD_UAR_OBJ_ALLOC ? 5 : 1;
+
+	memset(&q, 0, sizeof(q));
+	q.hdr.length = (uint16_t)(sizeof(q.hdr) + n * sizeof(q.attr[0]));
+	q.hdr.object_id = MLX5_IB_OBJECT_UAR;
+	q.hdr.method_id = method;
+	q.hdr.num_attrs = (uint16_t)n;
+	q.hdr.driver_id = RDMA_DRIVER_MLX5;
+	if (n == 1) {
+		q.attr[0] = (struct ib_uverbs_attr){ .attr_id = MLX5_IB_ATTR_UAR_OBJ_DESTROY_HANDLE,
+						    .flags = UVERBS_ATTR_F_MANDATORY, .data = *handle };
+	} else {
+		q.attr[0] = (struct ib_uverbs_attr){ .attr_id = MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE,
+						    .flags = UVERBS_ATTR_F_MANDATORY };
+		q.attr[1] = (struct ib_uverbs_attr){ .attr_id = MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE,
+						    .len = 8, .flags = UVERBS_ATTR_F_MANDATORY,
+						    .data = type };
+		q.attr[2] = (struct ib_uverbs_attr){ .attr_id = MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET,
+						    .len = 8, .flags = UVERBS_ATTR_F_MANDATORY,
+						    .data = (uintptr_t)off };
+		q.attr[3] = (struct ib_uverbs_attr){ .attr_id = MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH,
+						    .len = 4, .flags = UVERBS_ATTR_F_MANDATORY,
+						    .data = (uintptr_t)&len };
+		q.attr[4] = (struct ib_uverbs_attr){ .attr_id = MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID,
+						    .len = 4, .flags = UVERBS_ATTR_F_MANDATORY,
+						    .data = (uintptr_t)&page_id };
+	}
+	errno = 0;
+	if (ioctl(in.ctx->cmd_fd, RDMA_VERBS_IOCTL, &q.hdr))
+		return errno;
+	if (n == 5)
+		*handle = (uint32_t)q.attr[0].data;
+	return 0;
+}
+
+static int map_errno(uint64_t off)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, (size_t)page, PROT_WRITE, MAP_SHARED, in.ctx->cmd_fd, (off_t)off);
+
+	if (p == MAP_FAILED)
+		return errno;
+	munmap(p, (size_t)page);
+	return 0;
+}
+
+Test(sim_import, dynamic_uar_maps_while_allocated)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), off = 0, off2 = 0;
+	uint32_t h, h2;
+
+	cr_assert_eq(uar_obj(MLX5_IB_METHOD_UAR_OBJ_ALLOC, &h, &off), 0, "%s", strerror(errno));
+	cr_expect_eq(off / page >> 8, 9u, "mmap command 9");
+	cr_expect_eq(map_errno(off), 0);
+	cr_expect_eq(map_errno((9ull << 8 | 200) * page), EINVAL, "an index never given out");
+	cr_assert_eq(uar_obj(MLX5_IB_METHOD_UAR_OBJ_ALLOC, &h2, &off2), 0);
+	cr_expect_neq(off2, off);
+	cr_assert_eq(uar_obj(MLX5_IB_METHOD_UAR_OBJ_DESTROY, &h, NULL), 0);
+	cr_expect_eq(map_errno(off), EINVAL, "destroyed");
+	cr_expect_eq(map_errno(off2), 0, "the other stays");
+	cr_assert_eq(uar_obj(MLX5_IB_METHOD_UAR_OBJ_DESTROY, &h2, NULL), 0);
+	cr_expect_eq(map_errno(off2), EINVAL);
 }
 
 /* Random attributes for the methods the device answers (well-formed headers, attribute

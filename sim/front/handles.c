@@ -108,7 +108,7 @@ static int destroy(int type, void *o, bool force)
 	case SIM_UOBJ_PD: return sim_pd_free(o);
 	case SIM_UOBJ_XRCD: return sim_xrcd_close(o, force);
 	case SIM_UOBJ_FLOW: return sim_flow_destroy(o);
-	case SIM_UOBJ_UAR: free(o); return 0;
+	case SIM_UOBJ_UAR: sim_uar_dyn_free(o); return 0;
 	default: return EINVAL;
 	}
 }

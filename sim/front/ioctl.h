@@ -81,7 +81,5 @@ int sim_ioctl_copy_to_zero(struct sim_bundle *b, uint16_t id, const void *p, siz
 /* Writes a new object's handle or fd into the attribute's data: 0 or EFAULT. */
 int sim_ioctl_set_id(struct sim_bundle *b, uint16_t id, int64_t value);
 
-/* Is dynamic UAR index of ctx allocated (ioctl_uar.c)? uar.c maps only those. */
-bool sim_uar_dyn_allocated(struct sim_ctx *ctx, unsigned index);
 
 #endif

@@ -6,7 +6,6 @@
  * only while allocated. The device reads nothing there: send doorbells are taken from the
  * doorbell records, and a CQ arm from its record too (engine/events.c). */
 #include <errno.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <rdma/mlx5_user_ioctl_cmds.h>
@@ -17,52 +16,25 @@
 #include "ioctl.h"
 #include "uar.h"
 
-struct dyn_uar {
-	unsigned index;
-};
-
-static struct dyn_uar *find(struct sim_ctx *ctx, unsigned index)
-{
-	for (uint32_t h = 1; h < sim_handle_end(ctx); h++) {
-		struct dyn_uar *u = sim_handle_get(ctx, h, SIM_UOBJ_UAR);
-
-		if (u && u->index == index)
-			return u;
-	}
-	return NULL;
-}
-
-bool sim_uar_dyn_allocated(struct sim_ctx *ctx, unsigned index)
-{
-	return find(ctx, index) != NULL;
-}
-
 static int uar_alloc(struct sim_bundle *b)
 {
 	uint64_t type = sim_ioctl_const(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE);
-	struct dyn_uar *u;
+	struct sim_uar_dyn *u;
 	uint64_t off;
 	uint32_t handle, page_id, len = (uint32_t)sysconf(_SC_PAGESIZE);
-	unsigned index = 0;
 	int err;
 
 	if (!b->ctx->live)
 		return EINVAL;
 	if (type != MLX5_IB_UAPI_UAR_ALLOC_TYPE_BF && type != MLX5_IB_UAPI_UAR_ALLOC_TYPE_NC)
 		return EOPNOTSUPP;
-	while (index < SIM_UAR_DYN_MAX && find(b->ctx, index))
-		index++;
-	if (index == SIM_UAR_DYN_MAX)
-		return ENOMEM; /* the kernel's mmap-offset range is full */
-	u = calloc(1, sizeof(*u));
-	if (!u)
-		return ENOMEM;
-	u->index = index;
+	if (!(u = sim_uar_dyn_new(b->ctx)))
+		return ENOMEM; /* the kernel's answer when its mmap-offset range is full too */
 	if ((err = sim_handle_bind(b->ctx, SIM_UOBJ_UAR, u, &handle)))
 		return err;
-	off = sim_uar_dyn_offset(index);
+	off = sim_uar_dyn_offset(u->index);
 	/* Hardware UAR numbers: past the static pages of GET_CONTEXT's answer. */
-	page_id = SIM_UAR_DYN_FIRST_PAGE + index;
+	page_id = SIM_UAR_DYN_FIRST_PAGE + u->index;
 	if ((err = sim_ioctl_set_id(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE, handle)) ||
 	    (err = sim_ioctl_copy_to(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, &off, sizeof(off))) ||
 	    (err = sim_ioctl_copy_to(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, &page_id, sizeof(page_id))) ||

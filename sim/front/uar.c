@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -89,12 +90,38 @@ off_t sim_uar_dyn_offset(unsigned index)
 	return (off_t)(SIM_UAR_DYN_CMD << 8 | index) * (off_t)page_size();
 }
 
+static bool dyn_bit(const struct sim_ctx *ctx, unsigned index)
+{
+	return ctx->uar_dyn[index / 64] >> (index % 64) & 1;
+}
+
+struct sim_uar_dyn *sim_uar_dyn_new(struct sim_ctx *ctx)
+{
+	struct sim_uar_dyn *u;
+	unsigned index = 0;
+
+	while (index < SIM_UAR_DYN_MAX && dyn_bit(ctx, index))
+		index++;
+	if (index == SIM_UAR_DYN_MAX || !(u = calloc(1, sizeof(*u))))
+		return NULL;
+	u->ctx = ctx;
+	u->index = index;
+	ctx->uar_dyn[index / 64] |= 1ull << (index % 64);
+	return u;
+}
+
+void sim_uar_dyn_free(struct sim_uar_dyn *u)
+{
+	u->ctx->uar_dyn[u->index / 64] &= ~(1ull << (u->index % 64));
+	free(u);
+}
+
 static bool dyn_allocated(struct sim_ctx *ctx, unsigned index)
 {
 	bool yes;
 
 	sim_lock();
-	yes = sim_uar_dyn_allocated(ctx, index);
+	yes = index < SIM_UAR_DYN_MAX && dyn_bit(ctx, index);
 	sim_unlock();
 	return yes;
 }

@@ -35,6 +35,8 @@ struct sim_dev {
 /* One opened /dev/infiniband/uverbsN file: a user context. (Its handle table is the
  * front's: front/handles.h.) */
 #define SIM_UAR_VIEWS 3
+/* Dynamically allocated UAR pages a context may hold (front/uar.c). */
+#define SIM_UAR_DYN_MAX 256
 
 struct sim_ctx {
 	struct sim_list link;
@@ -48,6 +50,8 @@ struct sim_ctx {
 	/* The device's views of UAR 0 as mapped regular, write-combining and non-cached
 	 * (front/uar.c); libmlx5 uses one of them, and its + 0x20 is the CQ arm doorbell. */
 	void *uar_view[SIM_UAR_VIEWS];
+	/* Dynamic UAR indexes given out (front/uar.c), one bit each: mappable while set. */
+	uint64_t uar_dyn[SIM_UAR_DYN_MAX / 64];
 };
 
 struct sim_channel {
