@@ -49,40 +49,8 @@ static int holder_main(int rd, int wr)
 	return 6;
 }
 
-struct pair {
-	struct side s;
-	struct card them;
-	pid_t peer;
-	int to, from;
-};
-
-static void pair_up(struct pair *p)
-{
-	int to[2], from[2];
-	char ready;
-
-	cr_assert_eq(pipe(to), 0);
-	cr_assert_eq(pipe(from), 0);
-	p->peer = fork();
-	cr_assert(p->peer >= 0);
-	if (p->peer == 0) {
-		close(to[1]);
-		close(from[0]);
-		_exit(holder_main(to[0], from[1]));
-	}
-	close(to[0]);
-	close(from[1]);
-	p->to = to[1];
-	p->from = from[0];
-	cr_assert_eq(side_up(&p->s), 0);
-	cr_assert_eq(read(p->from, &p->them, sizeof(p->them)), (ssize_t)sizeof(p->them));
-	cr_assert_eq(write(p->to, &p->s.me, sizeof(p->s.me)), (ssize_t)sizeof(p->s.me));
-	cr_assert_eq(side_connect(&p->s, &p->them), 0);
-	cr_assert_eq(read(p->from, &ready, 1), 1, "the peer did not come up");
-}
-
 /* The peer's buffer as it is now. */
-static void peer_buf(struct pair *p, uint8_t *out)
+static void peer_buf(struct xpair *p, uint8_t *out)
 {
 	size_t got = 0;
 
@@ -95,7 +63,7 @@ static void peer_buf(struct pair *p, uint8_t *out)
 	}
 }
 
-static void pair_down(struct pair *p)
+static void pair_down(struct xpair *p)
 {
 	int status;
 
@@ -105,7 +73,7 @@ static void pair_down(struct pair *p)
 	side_down(&p->s);
 }
 
-static void stop_peer(struct pair *p)
+static void stop_peer(struct xpair *p)
 {
 	int st;
 
@@ -114,7 +82,7 @@ static void stop_peer(struct pair *p)
 	cr_assert(WIFSTOPPED(st));
 }
 
-static void cont_peer(struct pair *p)
+static void cont_peer(struct xpair *p)
 {
 	cr_assert_eq(kill(p->peer, SIGCONT), 0);
 }
@@ -136,11 +104,11 @@ static int poll_a_while(struct side *s, struct ibv_wc *wc)
  * the second across a page boundary; the data is where it belongs and nothing else. */
 Test(sim_xdirect, write_placed_while_peer_stopped)
 {
-	struct pair p;
+	struct xpair p;
 	struct ibv_wc wc;
 	static uint8_t got[BUF];
 
-	pair_up(&p);
+	xpair_up(&p, holder_main);
 	stop_peer(&p);
 	memset(p.s.buf, 'a', 64);
 	for (int i = 0; i < 3000; i++)
@@ -171,11 +139,11 @@ Test(sim_xdirect, write_placed_while_peer_stopped)
  * completes, then the requester gets the remote access error and memory is untouched. */
 static void refused(uint64_t off, uint32_t len, uint32_t rkey_delta)
 {
-	struct pair p;
+	struct xpair p;
 	struct ibv_wc wc;
 	static uint8_t got[BUF];
 
-	pair_up(&p);
+	xpair_up(&p, holder_main);
 	stop_peer(&p);
 	memset(p.s.buf, 'x', 256);
 	cr_assert_eq(post(&p.s, IBV_WR_RDMA_WRITE, p.s.buf, len, p.them.addr + off,
@@ -205,13 +173,13 @@ Test(sim_xdirect, range_past_the_mr_goes_to_the_owner)
  * with a remote access error. */
 Test(sim_xdirect, no_write_after_dereg)
 {
-	struct pair p;
+	struct xpair p;
 	struct ibv_wc wc;
 	static uint8_t got[BUF];
 	int ok = 0;
 	char k;
 
-	pair_up(&p);
+	xpair_up(&p, holder_main);
 	memset(p.s.buf, 'W', BUF);
 	for (;;) {
 		cr_assert_eq(post(&p.s, IBV_WR_RDMA_WRITE, p.s.buf, BUF, p.them.addr, p.them.rkey, 0), 0);
@@ -235,12 +203,12 @@ Test(sim_xdirect, no_write_after_dereg)
  * stopped; once it runs, the write lands and succeeds. */
 Test(sim_xdirect, forced_mailbox_path)
 {
-	struct pair p;
+	struct xpair p;
 	struct ibv_wc wc;
 	static uint8_t got[BUF];
 
 	setenv("FVSIM_DIRECT", "0", 1);
-	pair_up(&p);
+	xpair_up(&p, holder_main);
 	stop_peer(&p);
 	memset(p.s.buf, 'm', 32);
 	cr_assert_eq(post(&p.s, IBV_WR_RDMA_WRITE, p.s.buf, 32, p.them.addr + 8, p.them.rkey, 0), 0);

@@ -38,42 +38,10 @@ static int holder_main(int rd, int wr)
 	return write(wr, report, 2) == 2 ? 0 : 3;
 }
 
-struct pair {
-	struct side s;
-	struct card them;
-	pid_t peer;
-	int to, from;
-};
-
-static void pair_up(struct pair *p)
-{
-	int to[2], from[2];
-	char ready;
-
-	cr_assert_eq(pipe(to), 0);
-	cr_assert_eq(pipe(from), 0);
-	p->peer = fork();
-	cr_assert(p->peer >= 0);
-	if (p->peer == 0) {
-		close(to[1]);
-		close(from[0]);
-		_exit(holder_main(to[0], from[1]));
-	}
-	close(to[0]);
-	close(from[1]);
-	p->to = to[1];
-	p->from = from[0];
-	cr_assert_eq(side_up(&p->s), 0);
-	cr_assert_eq(read(p->from, &p->them, sizeof(p->them)), (ssize_t)sizeof(p->them));
-	cr_assert_eq(write(p->to, &p->s.me, sizeof(p->s.me)), (ssize_t)sizeof(p->s.me));
-	cr_assert_eq(side_connect(&p->s, &p->them), 0);
-	cr_assert_eq(read(p->from, &ready, 1), 1, "the peer did not come up");
-}
-
 /* Posts op on a second MR over the upper half of our buffer, lets our device hand it to
  * the stopped peer, deregisters that MR and reuses the memory ('A'), then lets the peer
  * run and returns our completion. */
-static void post_then_dereg(struct pair *p, enum ibv_wr_opcode op, struct ibv_wc *wc)
+static void post_then_dereg(struct xpair *p, enum ibv_wr_opcode op, struct ibv_wc *wc)
 {
 	uint8_t *area = p->s.buf + 4096;
 	struct ibv_mr *mr = ibv_reg_mr(p->s.pd, area, 4096, SIMT_ACCESS_ALL);
@@ -110,7 +78,7 @@ static void post_then_dereg(struct pair *p, enum ibv_wr_opcode op, struct ibv_wc
 }
 
 /* Returns the peer's report: its completions, and whether its memory (write target, receive area) is intact. */
-static void pair_down(struct pair *p, char report[2])
+static void pair_down(struct xpair *p, char report[2])
 {
 	int status;
 
@@ -125,13 +93,13 @@ static void pair_down(struct pair *p, char report[2])
  * receive area) stays as it was. */
 static void dereg_under(enum ibv_wr_opcode op)
 {
-	struct pair p;
+	struct xpair p;
 	struct ibv_wc wc;
 	char report[2];
 
 	/* A WRITE placed directly (FVSIM_DIRECT) never waits in the inbox: here it must. */
 	setenv("FVSIM_DIRECT", "0", 1);
-	pair_up(&p);
+	xpair_up(&p, holder_main);
 	post_then_dereg(&p, op, &wc);
 	pair_down(&p, report);
 	cr_expect_eq(report[0], 0, "the peer completed nothing");
@@ -196,12 +164,12 @@ static double now_s(void)
 /* Two processes started on the broken segment find each other at once and move data. */
 static void still_one_fabric(void)
 {
-	struct pair p;
+	struct xpair p;
 	struct ibv_wc wc;
 	char report[2];
 	double t0 = now_s();
 
-	pair_up(&p);
+	xpair_up(&p, holder_main);
 	cr_expect_lt(now_s() - t0, 3.0, "joining took %.1f s", now_s() - t0);
 	cr_expect_neq(p.them.qpn, p.s.me.qpn, "one fabric: QP numbers are unique");
 	cr_expect_neq(p.them.rkey, p.s.me.rkey, "one fabric: keys are unique");

@@ -114,23 +114,10 @@ static void open_here(struct here *h, int typed)
 {
 	struct ibv_wc wc;
 	struct card them, me;
-	int to[2], from[2];
 	char ready;
 
 	memset(h, 0, sizeof(*h));
-	cr_assert_eq(pipe(to), 0);
-	cr_assert_eq(pipe(from), 0);
-	h->peer = fork();
-	cr_assert(h->peer >= 0);
-	if (h->peer == 0) {
-		close(to[1]);
-		close(from[0]);
-		_exit(peer_main(to[0], from[1]));
-	}
-	close(to[0]);
-	close(from[1]);
-	h->to = to[1];
-	h->from = from[0];
+	h->peer = xproc_fork(peer_main, &h->to, &h->from);
 	cr_assert_eq(side_up(&h->s), 0);
 	h->bmr = ibv_reg_mr(h->s.pd, h->s.buf, 8192, SIMT_ACCESS_ALL | IBV_ACCESS_MW_BIND);
 	h->mw = ibv_alloc_mw(h->s.pd, IBV_MW_TYPE_2);

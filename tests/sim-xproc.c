@@ -44,27 +44,10 @@ static int peer_main(int rd, int wr)
 
 static pid_t start_peer(struct side *s, struct card *them)
 {
-	int to[2], from[2];
-	char ready;
-	pid_t pid;
+	int to, from;
+	pid_t pid = xproc_fork(peer_main, &to, &from);
 
-	cr_assert_eq(pipe(to), 0);
-	cr_assert_eq(pipe(from), 0);
-	pid = fork();
-	cr_assert(pid >= 0);
-	if (pid == 0) {
-		close(to[1]);
-		close(from[0]);
-		_exit(peer_main(to[0], from[1]));
-	}
-	/* Only the peer holds the write end: if it dies, our reads see EOF at once. */
-	close(to[0]);
-	close(from[1]);
-	cr_assert_eq(side_up(s), 0);
-	cr_assert_eq(read(from[0], them, sizeof(*them)), (ssize_t)sizeof(*them));
-	cr_assert_eq(write(to[1], &s->me, sizeof(s->me)), (ssize_t)sizeof(s->me));
-	cr_assert_eq(side_connect(s, them), 0);
-	cr_assert_eq(read(from[0], &ready, 1), 1, "the peer did not come up");
+	xproc_connect(s, them, to, from);
 	cr_expect_neq(them->qpn, s->me.qpn, "QPNs are unique across the fabric");
 	cr_expect_neq(them->rkey, s->me.rkey, "keys are unique across the fabric");
 	return pid;

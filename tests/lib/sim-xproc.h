@@ -139,6 +139,57 @@ static inline int wait_wc(struct side *s, struct ibv_wc *wc)
 	return 0;
 }
 
+/* Forks a peer that runs child(rd, wr) on its ends of two pipes and exits with its result;
+ * *to and *from are ours. Only the peer holds the write end of *from: if it dies, our reads
+ * see EOF at once. */
+static inline pid_t xproc_fork(int (*child)(int rd, int wr), int *to, int *from)
+{
+	int t[2], f[2];
+	pid_t pid;
+
+	cr_assert_eq(pipe(t), 0);
+	cr_assert_eq(pipe(f), 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		close(t[1]);
+		close(f[0]);
+		_exit(child(t[0], f[1]));
+	}
+	close(t[0]);
+	close(f[1]);
+	*to = t[1];
+	*from = f[0];
+	return pid;
+}
+
+/* Brings s up and connects it with the forked peer's side: the peer sends its card, takes
+ * ours, connects and sends one byte once it is ready. */
+static inline void xproc_connect(struct side *s, struct card *them, int to, int from)
+{
+	char ready;
+
+	cr_assert_eq(side_up(s), 0);
+	cr_assert_eq(read(from, them, sizeof(*them)), (ssize_t)sizeof(*them));
+	cr_assert_eq(write(to, &s->me, sizeof(s->me)), (ssize_t)sizeof(s->me));
+	cr_assert_eq(side_connect(s, them), 0);
+	cr_assert_eq(read(from, &ready, 1), 1, "the peer did not come up");
+}
+
+/* Our side and a forked peer's, connected. */
+struct xpair {
+	struct side s;
+	struct card them;
+	pid_t peer;
+	int to, from;
+};
+
+static inline void xpair_up(struct xpair *p, int (*child)(int rd, int wr))
+{
+	p->peer = xproc_fork(child, &p->to, &p->from);
+	xproc_connect(&p->s, &p->them, p->to, p->from);
+}
+
 /* The stock ibv_rc_pingpong (busy-polling, no -e) as server and client, 50 round trips;
  * mode: FVSIM_MODE for both, NULL for the default; gid: "-g gid" for both (RoCE), or NULL. */
 static inline void pingpong_gid(const char *mode, const char *gid)
