@@ -21,41 +21,26 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_ioctl.h>
 
+#include "fuzz-rng.h"
 #include "sim-xproc.h"
 
-static uint64_t rng;
 static long rounds;
-
-static uint64_t next(void)
-{
-	/* xorshift64* */
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545f4914f6cdd1dull;
-}
-
-static uint32_t below(uint32_t n)
-{
-	return (uint32_t)(next() % n);
-}
 
 static void fill(void *p, size_t n)
 {
 	uint8_t *b = p;
 
 	for (size_t i = 0; i < n; i++)
-		b[i] = (uint8_t)next();
+		b[i] = (uint8_t)fuzz_next();
 }
 
 static void seed(void)
 {
-	const char *s = getenv("FVSIM_FUZZ_SEED"), *r = getenv("FVSIM_FUZZ_ROUNDS");
+	const char *r = getenv("FVSIM_FUZZ_ROUNDS");
+	uint64_t s = fuzz_seed();
 
-	rng = s ? strtoull(s, NULL, 0) : 1;
-	rng = rng ? rng : 1;
 	rounds = r ? strtol(r, NULL, 0) : 200;
-	cr_log_info("seed %llu, %ld rounds", (unsigned long long)rng, rounds);
+	cr_log_info("seed %llu, %ld rounds", (unsigned long long)s, rounds);
 }
 
 TestSuite(sim_fuzz, .init = seed, .timeout = 600);
@@ -94,21 +79,21 @@ static void random_wqe(uint8_t *w, uint32_t idx, uint32_t qpn, uint32_t lkey)
 	uint32_t *c = (uint32_t *)w;
 
 	fill(w, 64);
-	if (below(4) == 0)
+	if (fuzz_below(4) == 0)
 		return;
-	c[0] = htobe32(idx << 8 | ops[below(sizeof(ops))]);
-	c[1] = htobe32(qpn << 8 | (1 + below(8)));
-	c[2] = htobe32(below(2) ? 0x08 : (uint32_t)next());
+	c[0] = htobe32(idx << 8 | ops[fuzz_below(sizeof(ops))]);
+	c[1] = htobe32(qpn << 8 | (1 + fuzz_below(8)));
+	c[2] = htobe32(fuzz_below(2) ? 0x08 : (uint32_t)fuzz_next());
 	for (int s = 1; s < 4; s++) {
 		uint32_t *d = (uint32_t *)(w + 16 * s);
 
-		if (below(2))
+		if (fuzz_below(2))
 			continue;
-		d[0] = htobe32(below(3) ? below(AREA + 64) : (uint32_t)next());
-		d[1] = htobe32(below(4) ? lkey : (uint32_t)next());
+		d[0] = htobe32(fuzz_below(3) ? fuzz_below(AREA + 64) : (uint32_t)fuzz_next());
+		d[1] = htobe32(fuzz_below(4) ? lkey : (uint32_t)fuzz_next());
 		*(uint64_t *)(d + 2) =
-			htobe64((uintptr_t)mem + GUARD + (below(4) ? below(AREA) : below(2 * GUARD + AREA)) -
-				(below(4) ? 0 : GUARD));
+			htobe64((uintptr_t)mem + GUARD + (fuzz_below(4) ? fuzz_below(AREA) : fuzz_below(2 * GUARD + AREA)) -
+				(fuzz_below(4) ? 0 : GUARD));
 	}
 }
 
@@ -129,7 +114,7 @@ Test(sim_fuzz, random_wqes_and_doorbells)
 	cqa = simt_cq(&d, 64);
 	cqb = simt_cq(&d, 64);
 	for (long r = 0; r < rounds; r++) {
-		struct setup_qp_cfg cfg = { .type = types[below(3)], .max_send_wr = 1u << below(7),
+		struct setup_qp_cfg cfg = { .type = types[fuzz_below(3)], .max_send_wr = 1u << fuzz_below(7),
 					   .max_recv_wr = 16 };
 		struct ibv_qp *qa, *qb;
 		struct mlx5dv_qp sa, sb;
@@ -145,19 +130,19 @@ Test(sim_fuzz, random_wqes_and_doorbells)
 			simt_ud_ready(qa, 0x11);
 			simt_ud_ready(qb, 0x11);
 		} else {
-			simt_qp_pair(&d, cfg, cqa, cqb, SIMT_ACCESS_ALL, (uint8_t)below(8), 1, &qa, &qb);
+			simt_qp_pair(&d, cfg, cqa, cqb, SIMT_ACCESS_ALL, (uint8_t)fuzz_below(8), 1, &qa, &qb);
 		}
 		for (int i = 0; i < 4; i++)
 			simt_post_recv(qb, 100 + i, mem + GUARD + 1024 * i, 1024, mr->lkey);
 		sa = dv(qa);
 		sb = dv(qb);
-		n = below(3) ? 1 + below(8) : below(65536);
+		n = fuzz_below(3) ? 1 + fuzz_below(8) : fuzz_below(65536);
 		for (uint32_t i = 0; i < sa.sq.wqe_cnt; i++)
 			random_wqe((uint8_t *)sa.sq.buf + i * sa.sq.stride, i, qa->qp_num, mr->lkey);
-		if (below(4) == 0) {
+		if (fuzz_below(4) == 0) {
 			/* Garbage receive WQEs and a random receive doorbell on the responder. */
 			fill(sb.rq.buf, (size_t)sb.rq.wqe_cnt * sb.rq.stride);
-			sb.dbrec[MLX5_RCV_DBR] = htobe32(below(65536));
+			sb.dbrec[MLX5_RCV_DBR] = htobe32(fuzz_below(65536));
 		}
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		sa.dbrec[MLX5_SND_DBR] = htobe32(n);
@@ -211,34 +196,34 @@ Test(sim_fuzz, random_commands)
 	simt_open(&d, 0);
 	for (long r = 0; r < rounds * 20; r++) {
 		struct ib_uverbs_cmd_hdr *h = (struct ib_uverbs_cmd_hdr *)buf;
-		size_t len = below(4) ? sizeof(*h) + 4 * below((sizeof(buf) - sizeof(*h)) / 4) :
-					below(sizeof(buf));
+		size_t len = fuzz_below(4) ? sizeof(*h) + 4 * fuzz_below((sizeof(buf) - sizeof(*h)) / 4) :
+					fuzz_below(sizeof(buf));
 		uint32_t *word = (uint32_t *)(buf + sizeof(*h));
 		ssize_t got;
 
 		fill(buf, sizeof(buf));
-		if (below(4)) {
+		if (fuzz_below(4)) {
 			/* A plausible legacy header (sometimes extended): a command number in
 			 * range, matching length, room for an answer; small numbers where
 			 * handles and counts go, and a real response buffer. */
-			h->command = below(48) | (below(4) ? 0 : IB_USER_VERBS_CMD_FLAG_EXTENDED);
-			h->in_words = (uint16_t)(below(8) ? len / 4 : below(256));
-			h->out_words = (uint16_t)(below(4) ? 64 : below(64));
+			h->command = fuzz_below(48) | (fuzz_below(4) ? 0 : IB_USER_VERBS_CMD_FLAG_EXTENDED);
+			h->in_words = (uint16_t)(fuzz_below(8) ? len / 4 : fuzz_below(256));
+			h->out_words = (uint16_t)(fuzz_below(4) ? 64 : fuzz_below(64));
 			for (size_t i = 0; i + 1 < (sizeof(buf) - sizeof(*h)) / 4; i++)
-				if (below(2))
-					word[i] = below(8);
-			if (below(4))
+				if (fuzz_below(2))
+					word[i] = fuzz_below(8);
+			if (fuzz_below(4))
 				*(uint64_t *)word = (uintptr_t)resp;
 		}
 		got = write(d.ctx->cmd_fd, buf, len);
 		cr_assert(got == (ssize_t)len || (got == -1 && errno > 0 && errno < 200),
 			  "round %ld: write returned %zd errno %d", r, got, errno);
-		if (below(8) == 0) {
+		if (fuzz_below(8) == 0) {
 			struct ib_uverbs_ioctl_hdr *ih = (struct ib_uverbs_ioctl_hdr *)buf;
 
 			fill(buf, sizeof(buf));
-			ih->length = (uint16_t)(below(2) ? sizeof(*ih) + 16 * below(8) : below(600));
-			ih->num_attrs = (uint16_t)below(8);
+			ih->length = (uint16_t)(fuzz_below(2) ? sizeof(*ih) + 16 * fuzz_below(8) : fuzz_below(600));
+			ih->num_attrs = (uint16_t)fuzz_below(8);
 			errno = 0;
 			cr_assert(ioctl(d.ctx->cmd_fd, RDMA_VERBS_IOCTL, buf) == -1 && errno > 0,
 				  "round %ld: ioctl", r);
@@ -291,18 +276,18 @@ Test(sim_fuzz, processes_killed_at_random, .init = join_fabric, .fini = leave_fa
 		char *cli_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "100000", "localhost", NULL };
 		char *info_args[] = { "ibv_devinfo", NULL };
 		pid_t srv, cli, info;
-		uint32_t which = below(3);
+		uint32_t which = fuzz_below(3);
 
 		snprintf(port, sizeof(port), "%d", 20000 + (int)((getpid() * 13 + r) % 20000));
 		srv = simt_spawn(srv_args, "/dev/null");
-		sleep_us(below(100000));
+		sleep_us(fuzz_below(100000));
 		cli = simt_spawn(cli_args, "/dev/null");
-		sleep_us(below(300000));
+		sleep_us(fuzz_below(300000));
 		if (which != 1)
 			kill(srv, SIGKILL);
 		if (which != 0)
 			kill(cli, SIGKILL);
-		sleep_us(below(50000));
+		sleep_us(fuzz_below(50000));
 		kill(srv, SIGKILL);
 		kill(cli, SIGKILL);
 		simt_finish(srv);
@@ -312,7 +297,7 @@ Test(sim_fuzz, processes_killed_at_random, .init = join_fabric, .fini = leave_fa
 		snprintf(fresh, sizeof(fresh), "%s-f%ld", fabric, r);
 		setenv("FVSIM_FABRIC", fresh, 1);
 		info = simt_spawn(info_args, "/dev/null");
-		sleep_us(below(20000));
+		sleep_us(fuzz_below(20000));
 		kill(info, SIGKILL);
 		simt_finish(info);
 		cr_expect_eq(simt_finish(simt_spawn(info_args, "/dev/null")), 0, "round %ld: the fresh fabric opens", r);

@@ -24,6 +24,7 @@
 #include <rdma/mlx5_user_ioctl_cmds.h>
 #include <rdma/rdma_user_ioctl.h>
 
+#include "fuzz-rng.h"
 #include "sim-util.h"
 
 #define BUF 65536
@@ -467,21 +468,6 @@ Test(sim_import, dynamic_uar_maps_while_allocated)
  * ids near the real ones, lengths, flags and data from pointers to scratch memory, small
  * numbers that may be handles, and garbage): each call returns 0 or an errno, nothing
  * crashes, and the context works afterwards. Seeded by FVSIM_FUZZ_SEED (default 1). */
-static uint64_t rng;
-
-static uint64_t next(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545f4914f6cdd1dull;
-}
-
-static uint32_t below(uint32_t n)
-{
-	return (uint32_t)(next() % n);
-}
-
 Test(sim_import, ioctl_methods_fuzzed)
 {
 	static const uint16_t methods[][2] = {
@@ -500,18 +486,16 @@ Test(sim_import, ioctl_methods_fuzzed)
 		struct ib_uverbs_ioctl_hdr hdr;
 		struct ib_uverbs_attr attr[16];
 	} q;
-	const char *s = getenv("FVSIM_FUZZ_SEED");
 	int ok = 0;
 
-	rng = s ? strtoull(s, NULL, 0) : 1;
-	rng = rng ? rng : 1;
+	fuzz_seed();
 	for (int r = 0; r < 4000; r++) {
-		unsigned m = below(sizeof(methods) / sizeof(methods[0]));
-		unsigned n = below(16);
+		unsigned m = fuzz_below(sizeof(methods) / sizeof(methods[0]));
+		unsigned n = fuzz_below(16);
 		int rc;
 
 		for (size_t i = 0; i < sizeof(scratch); i += 8) {
-			uint64_t v = below(4) ? next() : below(8);
+			uint64_t v = fuzz_below(4) ? fuzz_next() : fuzz_below(8);
 
 			memcpy(scratch + i, &v, sizeof(v));
 		}
@@ -524,15 +508,15 @@ Test(sim_import, ioctl_methods_fuzzed)
 		for (unsigned i = 0; i < n; i++) {
 			struct ib_uverbs_attr *a = &q.attr[i];
 
-			a->attr_id = (uint16_t)(below(4) ? i : below(3) ? below(20) : 0x1000 + below(4));
-			a->len = (uint16_t)(below(3) ? 0 : below(2) ? 4u << below(2) : below(300));
-			a->flags = (uint16_t)below(4);
-			a->attr_data.reserved = (uint16_t)(below(16) ? 0 : next());
-			switch (below(4)) {
-			case 0: a->data = (uintptr_t)(scratch + 8 * below(sizeof(scratch) / 16)); break;
-			case 1: a->data = below(8); break;
-			case 2: a->data = next(); break;
-			default: a->data = (uint64_t)(int64_t)-(int)below(3); break;
+			a->attr_id = (uint16_t)(fuzz_below(4) ? i : fuzz_below(3) ? fuzz_below(20) : 0x1000 + fuzz_below(4));
+			a->len = (uint16_t)(fuzz_below(3) ? 0 : fuzz_below(2) ? 4u << fuzz_below(2) : fuzz_below(300));
+			a->flags = (uint16_t)fuzz_below(4);
+			a->attr_data.reserved = (uint16_t)(fuzz_below(16) ? 0 : fuzz_next());
+			switch (fuzz_below(4)) {
+			case 0: a->data = (uintptr_t)(scratch + 8 * fuzz_below(sizeof(scratch) / 16)); break;
+			case 1: a->data = fuzz_below(8); break;
+			case 2: a->data = fuzz_next(); break;
+			default: a->data = (uint64_t)(int64_t)-(int)fuzz_below(3); break;
 			}
 		}
 		errno = 0;

@@ -1,0 +1,36 @@
+/* The seeded random numbers of the fuzz tests (xorshift64*): FVSIM_FUZZ_SEED picks the seed
+ * (default 1), so a failure found with one seed replays. Header-only; one state per test
+ * program. */
+#ifndef FUZZ_RNG_H
+#define FUZZ_RNG_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+static uint64_t fuzz_rng;
+
+/* Seeds from FVSIM_FUZZ_SEED and returns the seed (never 0: xorshift would stay at 0). */
+static inline uint64_t fuzz_seed(void)
+{
+	const char *s = getenv("FVSIM_FUZZ_SEED");
+
+	fuzz_rng = s ? strtoull(s, NULL, 0) : 1;
+	fuzz_rng = fuzz_rng ? fuzz_rng : 1;
+	return fuzz_rng;
+}
+
+static inline uint64_t fuzz_next(void)
+{
+	fuzz_rng ^= fuzz_rng >> 12;
+	fuzz_rng ^= fuzz_rng << 25;
+	fuzz_rng ^= fuzz_rng >> 27;
+	return fuzz_rng * 0x2545f4914f6cdd1dull;
+}
+
+/* Uniform enough below n (n > 0). */
+static inline uint32_t fuzz_below(uint32_t n)
+{
+	return (uint32_t)(fuzz_next() % n);
+}
+
+#endif
