@@ -10,8 +10,6 @@
 #include <stdbool.h>
 #include "wqe.h"
 
-#define FV_ALWAYS_INLINE inline __attribute__((always_inline))
-
 enum fv_payload {
 	FV_PL_NONE,		/* ctrl-only WQE (NOP) */
 	FV_PL_SGL,		/* data segments from an SGE list */

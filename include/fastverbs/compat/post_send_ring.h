@@ -53,31 +53,6 @@ static FV_ALWAYS_INLINE const struct mlx5_wqe_av *fv__ps_av(const struct fv__ps 
 	return (const struct mlx5_wqe_av *)(const void *)((const char *)ah + ps->ah_off);
 }
 
-/* 8, 4 and 2 bytes from s to d through the inline types of wqe.h (d may sit anywhere). */
-static FV_ALWAYS_INLINE void fv__ps_copy8(uint8_t *d, const uint8_t *s)
-{
-	uint64_t v;
-
-	memcpy(&v, s, 8);
-	((struct fv_inl8 *)d)->v = v;
-}
-
-static FV_ALWAYS_INLINE void fv__ps_copy4(uint8_t *d, const uint8_t *s)
-{
-	uint32_t v;
-
-	memcpy(&v, s, 4);
-	((struct fv_inl4 *)d)->v = v;
-}
-
-static FV_ALWAYS_INLINE void fv__ps_copy2(uint8_t *d, const uint8_t *s)
-{
-	uint16_t v;
-
-	memcpy(&v, s, 2);
-	((struct fv_inl2 *)d)->v = v;
-}
-
 /*
  * An inline segment of len bytes (1 to 44, a length known only now) at p: the bytes
  * fv__wqe_inline stores, padding left as it is. 8-byte pieces from the front while more
@@ -91,25 +66,25 @@ static FV_ALWAYS_INLINE void fv__ps_inline(uint8_t *p, const void *src, uint32_t
 
 	((struct fv_inl4 *)p)->v = htobe32(len | MLX5_INLINE_SEG);
 	if (len >= 8) {
-		fv__ps_copy8(d, s);
+		fv__inl_copy8(d, s);
 		if (len > 16) {
-			fv__ps_copy8(d + 8, s + 8);
+			fv__inl_copy8(d + 8, s + 8);
 			if (len > 24) {
-				fv__ps_copy8(d + 16, s + 16);
+				fv__inl_copy8(d + 16, s + 16);
 				if (len > 32) {
-					fv__ps_copy8(d + 24, s + 24);
+					fv__inl_copy8(d + 24, s + 24);
 					if (len > 40)
-						fv__ps_copy8(d + 32, s + 32);
+						fv__inl_copy8(d + 32, s + 32);
 				}
 			}
 		}
-		fv__ps_copy8(d + len - 8, s + len - 8);
+		fv__inl_copy8(d + len - 8, s + len - 8);
 	} else if (len >= 4) {
-		fv__ps_copy4(d, s);
-		fv__ps_copy4(d + len - 4, s + len - 4);
+		fv__inl_copy4(d, s);
+		fv__inl_copy4(d + len - 4, s + len - 4);
 	} else {
 		if (len >= 2)
-			fv__ps_copy2(d + len - 2, s + len - 2);
+			fv__inl_copy2(d + len - 2, s + len - 2);
 		d[0] = s[0];	/* a character store: no other type holds a single byte */
 	}
 }

@@ -27,17 +27,10 @@ FV_EXTERN_C_BEGIN
 static FV_ALWAYS_INLINE void fv__raw_copy(const struct fv_ring *ring, uint8_t *d, const uint8_t *s, uint32_t len)
 {
 	if (len >= 8) {
-		for (uint32_t i = 0; i + 8 < len; i += 8) {
-			uint64_t v;
-
-			memcpy(&v, s + i, 8);
-			((struct fv_inl8 *)(d + i))->v = v;
-		}
-		uint64_t v;
-
-		memcpy(&v, s + len - 8, 8);
-		((struct fv_inl8 *)(d + len - 8))->v = v;
-	} else if (len >= 4) {
+		for (uint32_t i = 0; i + 8 < len; i += 8)
+			fv__inl_copy8(d + i, s + i);
+		fv__inl_copy8(d + len - 8, s + len - 8);
+	} else if (len >= 4) {	/* both read before either store, which may alias s */
 		uint32_t a, b;
 
 		memcpy(&a, s, 4);
