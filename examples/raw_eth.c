@@ -36,19 +36,14 @@ static struct ibv_qp *raw_qp(struct setup_dev *d, struct ibv_cq *cq)
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
 		.pd = d->pd, .max_tso_header = HDR,
 	};
-	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = d->port_num };
 	struct ibv_qp *qp = ibv_create_qp_ex(d->ctx, &a);
+	const char *what;
+	int err;
 
 	if (!qp)
 		ex_die("ibv_create_qp_ex(RAW_PACKET) (root or CAP_NET_RAW needed)", errno);
-	if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PORT))
-		ex_die("ibv_modify_qp(INIT)", errno);
-	m.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &m, IBV_QP_STATE))
-		ex_die("ibv_modify_qp(RTR)", errno);
-	m.qp_state = IBV_QPS_RTS;
-	if (ibv_modify_qp(qp, &m, IBV_QP_STATE))
-		ex_die("ibv_modify_qp(RTS)", errno);
+	if ((err = setup_raw_ready(qp, d->port_num, &what)))
+		ex_fail("ibv_modify_qp(%s): %s", what, strerror(err));
 	return qp;
 }
 

@@ -225,4 +225,25 @@ static inline int setup_ud_ready(struct ibv_qp *qp, uint8_t port_num, uint32_t q
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
+/* RESET -> INIT -> RTR -> RTS for a RAW_PACKET QP on port_num (no address, no keys). */
+static inline int setup_raw_ready(struct ibv_qp *qp, uint8_t port_num, const char **what)
+{
+	struct ibv_qp_attr a;
+	int err;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = port_num;
+	*what = "INIT";
+	if ((err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT)))
+		return err;
+	a.qp_state = IBV_QPS_RTR;
+	*what = "RTR";
+	if ((err = ibv_modify_qp(qp, &a, IBV_QP_STATE)))
+		return err;
+	a.qp_state = IBV_QPS_RTS;
+	*what = "RTS";
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
 #endif

@@ -62,7 +62,8 @@ static void twin_open(struct env *e, struct twin *t, uint32_t wr, uint32_t sge, 
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
 		.pd = e->d.pd, .max_tso_header = 128,
 	};
-	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_qp_attr m;
+	const char *what;
 	struct ibv_qp_init_attr init;
 	struct mlx5dv_obj o;
 
@@ -70,11 +71,7 @@ static void twin_open(struct env *e, struct twin *t, uint32_t wr, uint32_t sge, 
 	a.send_cq = a.recv_cq = t->cq;
 	t->qp = ibv_create_qp_ex(e->d.ctx, &a);
 	cr_assert(t->qp, "ibv_create_qp_ex(RAW_PACKET): %s", strerror(errno));
-	cr_assert_eq(ibv_modify_qp(t->qp, &m, IBV_QP_STATE | IBV_QP_PORT), 0);
-	m.qp_state = IBV_QPS_RTR;
-	cr_assert_eq(ibv_modify_qp(t->qp, &m, IBV_QP_STATE), 0);
-	m.qp_state = IBV_QPS_RTS;
-	cr_assert_eq(ibv_modify_qp(t->qp, &m, IBV_QP_STATE), 0);
+	cr_assert_eq(setup_raw_ready(t->qp, 1, &what), 0, "ibv_modify_qp(%s)", what);
 	memset(&o, 0, sizeof(o));
 	o.qp.in = t->qp;
 	o.qp.out = &t->dv;

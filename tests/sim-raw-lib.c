@@ -63,17 +63,13 @@ static void end_open(struct end *e, uint32_t wr)
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
 		.pd = d.pd, .max_tso_header = 128,
 	};
-	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	const char *what;
 
 	e->ibcq = simt_cq(&d, 64);
 	a.send_cq = a.recv_cq = e->ibcq;
 	e->ibqp = ibv_create_qp_ex(d.ctx, &a);
 	cr_assert(e->ibqp, "ibv_create_qp_ex(RAW_PACKET): %s", strerror(errno));
-	cr_assert_eq(ibv_modify_qp(e->ibqp, &m, IBV_QP_STATE | IBV_QP_PORT), 0);
-	m.qp_state = IBV_QPS_RTR;
-	cr_assert_eq(ibv_modify_qp(e->ibqp, &m, IBV_QP_STATE), 0);
-	m.qp_state = IBV_QPS_RTS;
-	cr_assert_eq(ibv_modify_qp(e->ibqp, &m, IBV_QP_STATE), 0);
+	cr_assert_eq(setup_raw_ready(e->ibqp, 1, &what), 0, "ibv_modify_qp(%s)", what);
 	cr_assert_eq(fv_raw_init(&e->raw, e->ibqp, 128), 0);
 	cr_assert_eq(fv_cq_init(&e->cq, e->ibcq), 0);
 	cr_assert(e->raw.qp.raw_csum, "the device offers checksum offload");

@@ -62,15 +62,11 @@ static struct ibv_qp *raw_qp(struct ibv_cq *cq)
 		.pd = d.pd, .max_tso_header = 128,
 		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO,
 	};
-	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	const char *what;
 	struct ibv_qp *qp = ibv_create_qp_ex(d.ctx, &a);
 
 	cr_assert(qp, "ibv_create_qp_ex(RAW_PACKET): %s", strerror(errno));
-	cr_assert_eq(ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PORT), 0);
-	m.qp_state = IBV_QPS_RTR;
-	cr_assert_eq(ibv_modify_qp(qp, &m, IBV_QP_STATE), 0);
-	m.qp_state = IBV_QPS_RTS;
-	cr_assert_eq(ibv_modify_qp(qp, &m, IBV_QP_STATE), 0);
+	cr_assert_eq(setup_raw_ready(qp, 1, &what), 0, "ibv_modify_qp(%s)", what);
 	return qp;
 }
 

@@ -66,7 +66,7 @@ static int raw_up(struct raw_end *e)
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
 		.max_tso_header = 128,
 	};
-	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	const char *what;
 
 	if (!list || !list[0] || !(e->ctx = ibv_open_device(list[0])))
 		return -1;
@@ -79,14 +79,9 @@ static int raw_up(struct raw_end *e)
 		return -1;
 	a.pd = e->pd;
 	a.send_cq = a.recv_cq = e->cq;
-	if (!(e->qp = ibv_create_qp_ex(e->ctx, &a)) ||
-	    ibv_modify_qp(e->qp, &m, IBV_QP_STATE | IBV_QP_PORT))
+	if (!(e->qp = ibv_create_qp_ex(e->ctx, &a)))
 		return -1;
-	m.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(e->qp, &m, IBV_QP_STATE))
-		return -1;
-	m.qp_state = IBV_QPS_RTS;
-	return ibv_modify_qp(e->qp, &m, IBV_QP_STATE) ? -1 : 0;
+	return setup_raw_ready(e->qp, 1, &what) ? -1 : 0;
 }
 
 /* A rule: B's dst MAC and the L4 port (type l4); the specs follow the attribute. */
@@ -191,7 +186,7 @@ static void sender_up(struct sender *a)
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
 		.max_tso_header = 128,
 	};
-	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	const char *what;
 
 	cr_assert_eq(raw_up(&a->e), 0, "A's raw QP: %s", strerror(errno));
 	cr_assert_eq(fv_raw_init(&a->raw, a->e.qp, 128), 0);
@@ -201,11 +196,7 @@ static void sender_up(struct sender *a)
 	x.pd = a->e.pd;
 	x.send_cq = x.recv_cq = a->ibcq;
 	cr_assert(a->ibqp = ibv_create_qp_ex(a->e.ctx, &x));
-	cr_assert_eq(ibv_modify_qp(a->ibqp, &m, IBV_QP_STATE | IBV_QP_PORT), 0);
-	m.qp_state = IBV_QPS_RTR;
-	cr_assert_eq(ibv_modify_qp(a->ibqp, &m, IBV_QP_STATE), 0);
-	m.qp_state = IBV_QPS_RTS;
-	cr_assert_eq(ibv_modify_qp(a->ibqp, &m, IBV_QP_STATE), 0);
+	cr_assert_eq(setup_raw_ready(a->ibqp, 1, &what), 0, "ibv_modify_qp(%s)", what);
 }
 
 static void sender_down(struct sender *a)
