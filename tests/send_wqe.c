@@ -387,7 +387,7 @@ static unsigned flags_of(unsigned f)
 
 /* ---- every allowed (QP type x operation x form x flags) ---- */
 
-/* NOP on UD and XRC is checked on its own (see ud_nop_is_ctrl_only). */
+/* NOP on UD and XRC is checked on its own (see nop_is_ctrl_only). */
 static void matrix(enum fv_qpt qpt, int sig_all)
 {
 	struct memqp_cfg c = cfg(qpt, 1024, 0);
