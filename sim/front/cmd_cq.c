@@ -95,9 +95,7 @@ int sim_cmd_resize_cq(struct sim_cmd *c)
 	if (c->drv_len < offsetof(struct mlx5_ib_resize_cq, reserved0))
 		return EINVAL;
 	CMD_DRV(c, dreq);
-	cq = sim_handle_get(c->ctx, req.cq_handle, SIM_UOBJ_CQ);
-	if (!cq)
-		return EINVAL;
+	CMD_OBJ(c, req.cq_handle, SIM_UOBJ_CQ, cq);
 	/* The CQEs of the work posted before the resize count against the new size. */
 	sim_engine_settle();
 	err = sim_cq_resize(cq, req.cqe, dreq.buf_addr, dreq.cqe_size);
@@ -117,9 +115,7 @@ int sim_cmd_destroy_cq(struct sim_cmd *c)
 	int err;
 
 	CMD_REQ(c, req);
-	cq = sim_handle_get(c->ctx, req.cq_handle, SIM_UOBJ_CQ);
-	if (!cq)
-		return EINVAL;
+	CMD_OBJ(c, req.cq_handle, SIM_UOBJ_CQ, cq);
 	events = cq->comp_events;
 	async = cq->async_events;
 	err = sim_handle_destroy(c->ctx, req.cq_handle, SIM_UOBJ_CQ);

@@ -183,11 +183,10 @@ static void path_to_uverbs(struct ib_uverbs_qp_dest *d, const struct sim_path *p
 static int modify(struct sim_cmd *c, const struct ib_uverbs_modify_qp *r)
 {
 	struct sim_qp_attr a = { 0 };
-	struct sim_qp *qp = sim_handle_get(c->ctx, r->qp_handle, SIM_UOBJ_QP);
+	struct sim_qp *qp;
 	int err;
 
-	if (!qp)
-		return EINVAL;
+	CMD_OBJ(c, r->qp_handle, SIM_UOBJ_QP, qp);
 	a.mask = r->attr_mask;
 	a.state = r->qp_state;
 	a.cur_state = r->cur_qp_state;
