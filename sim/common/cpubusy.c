@@ -40,6 +40,11 @@ static bool sample(struct cpu_mark *m, uint64_t now)
 	return true;
 }
 
+bool sim_cpu_parking(uint64_t now)
+{
+	return now < park_until;
+}
+
 bool sim_cpu_contended(uint64_t now, bool spinning)
 {
 	struct cpu_mark m;
