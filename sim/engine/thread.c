@@ -130,7 +130,6 @@ bool sim_thread_drive(void)
 static void found_one(uint64_t now)
 {
 	empty_since = 0;
-	served = true;
 	sim_mailbox_polling(now);
 }
 
@@ -189,6 +188,7 @@ int sim_thread_poll(int (*poll)(void *), void *arg)
 	if (!(got = poll(arg)))
 		return 0;
 found:
+	served = true;
 	if (empty_since)
 		found_one(sim_now_ns());
 	return got;
