@@ -131,6 +131,11 @@ static void found_one(uint64_t now)
 {
 	empty_since = 0;
 	sim_mailbox_polling(now);
+	/* A spinning poller that keeps losing its CPU while it waits may find each completion
+	 * as soon as it runs again, never polling in vain long enough to judge the CPUs: judge
+	 * them here too. A park period begun here starts with its next empty poll. */
+	if (!parked)
+		sim_cpu_contended(now, true);
 }
 
 /* Busy pollers on a fabric serve the news themselves. Two processes that both spin, plus
@@ -169,14 +174,14 @@ int sim_thread_poll(int (*poll)(void *), void *arg)
 		empty_since = now;
 		return 0;
 	}
-	/* Within a park period a thread that parked parks again at once, without the short
-	 * spin: what it waits for comes from a peer that needs a CPU, quite likely this one
-	 * (a woken thread is put where its waker runs), and spinning on only delays it.
+	/* Within a park period a thread parks at once, without the short spin: what it waits
+	 * for comes from a peer that needs a CPU, quite likely this one (a woken thread is
+	 * put where its waker runs), and spinning on only delays it.
 	 * Until its polls have found something, a thread does not judge the CPUs: before the
 	 * traffic starts (its peer still setting up, exchanging addresses) the time it waits
 	 * for a CPU says nothing about the round trips to come, and one such window would
 	 * park it for a whole period. */
-	if (!(parked && sim_cpu_parking(now)) &&
+	if (!sim_cpu_parking(now) &&
 	    (now - empty_since < SPIN_NS || !served || !sim_cpu_contended(now, !parked))) {
 		parked = false;
 		return 0;
