@@ -19,9 +19,9 @@ static uint64_t driven_ns;
 /* Within this long of one, the application is taken to keep driving. */
 #define DRIVEN_NS 2000000ull
 
-/* A thread that has found its CQs empty for this long parks between polls, at most
- * PARK_NS each time (news rung by another process, or the device thread finishing work,
- * ends it early), unless it gets a CPU whenever it wants one (common/cpubusy.h). */
+/* A thread that has found its CQs empty for this long asks whether to park between polls
+ * (common/cpubusy.h); parked, it waits at most PARK_NS each time (news rung by another
+ * process, or the device thread finishing work, ends it early). */
 #define SPIN_NS 10000ull
 #define PARK_NS 200000L
 /* While an application drives the device, its device thread sleeps this long at most:
@@ -145,9 +145,9 @@ static void found_one(uint64_t now)
  * While it gets a CPU whenever it wants one, the poller spins on: the answer comes within
  * microseconds. When it has to wait for the CPU (common/cpubusy.h), a poller that spins
  * for long holds a CPU its peer needs and, once it has used its share, waits a whole time
- * slice behind the other tasks when its completion arrives; so then it spins briefly and
- * parks: a parked thread costs nothing and is woken by the news with the priority the
- * scheduler gives to sleepers. The counter is sampled before our own pass: anything rung
+ * slice behind the other tasks when its completion arrives; so then it parks whenever it
+ * finds nothing: a parked thread costs nothing and is woken by the news with the priority
+ * the scheduler gives to sleepers. The counter is sampled before our own pass: anything rung
  * before that pass was seen by it, anything later ends the park. */
 int sim_thread_poll(int (*poll)(void *), void *arg)
 {
