@@ -1,5 +1,5 @@
 #!/bin/sh
-# lat-measure.sh [-r ROUNDS] [-n ITERS] [-t "TOOLS"] [-q] [DIR...]
+# lat-measure.sh [-r ROUNDS] [-n ITERS] [-t "TOOLS"] [-q | -Q] [DIR...]
 # Round-trip latency of the stock busy-polling tools between two processes on the
 # software device (FVSIM_FABRIC): ib_send_lat, ib_write_lat (perftest, median
 # t_typical, reported one way: printed here as the round trip, 2 x t_typical) and
@@ -7,19 +7,30 @@
 # libfvsim.so and fvsim-sysfs (default: build/sim); with several, each round runs them
 # back to back (before/after comparisons). -q runs every pair in a session of its own
 # whose autogroup has nice -20 (root only), the nearest to an idle machine a shared one
-# allows. Prints each round and, per tool and DIR, the median of the rounds.
+# allows, though each program then is in a scheduler group of its own; -Q runs the whole
+# measurement in one such session instead, so the two programs share one group as they
+# do on an idle machine. Prints each round and, per tool and DIR, the median of the rounds.
 # Environment: TASKSET="taskset -c 0" (a prefix for both programs), FVSIM_* as usual.
 set -eu
+# -Q: start over inside a session of our own, whose autogroup has nice -20.
+case " $* " in
+*" -Q "*)
+    if [ -z "${LATM_SESSION:-}" ]; then
+        export LATM_SESSION=1
+        exec setsid -w sh -c 'echo -20 > /proc/self/autogroup && exec "$0" "$@"' "$0" "$@"
+    fi ;;
+esac
 here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=5 iters=1000 quiet=0
 tools="ib_send_lat ib_write_lat ibv_rc_pingpong"
-while getopts r:n:t:q o; do
+while getopts r:n:t:qQ o; do
     case $o in
         r) rounds=$OPTARG ;;
         n) iters=$OPTARG ;;
         t) tools=$OPTARG ;;
         q) quiet=1 ;;
-        *) sed -n '2,12p' "$0" >&2; exit 2 ;;
+        Q) quiet=session ;;
+        *) sed -n '2,14p' "$0" >&2; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include "log.h"
 #include "sys.h"
 
 /* Each thread measures itself: /proc/thread-self/schedstat gives the time it ran and the
@@ -40,6 +41,11 @@ static bool sample(struct cpu_mark *m, uint64_t now)
 	return true;
 }
 
+bool sim_cpu_parking(uint64_t now)
+{
+	return now < park_until;
+}
+
 bool sim_cpu_contended(uint64_t now, bool spinning)
 {
 	struct cpu_mark m;
@@ -61,6 +67,8 @@ bool sim_cpu_contended(uint64_t now, bool spinning)
 	waited = m.waited - mark.waited;
 	mark = m;
 	if (waited * WAIT_SHARE > ran + waited) {
+		sim_dbg("poller waited for a CPU %llu%% of the time: parks between polls for %llu ms",
+			(unsigned long long)(waited * 100 / (ran + waited)), PARK_FOR_NS / 1000000);
 		park_until = now + PARK_FOR_NS;
 		mark.at = 0;
 		return true;

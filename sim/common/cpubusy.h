@@ -10,5 +10,7 @@
 /* Called by a polling thread, now = CLOCK_MONOTONIC ns; spinning: it has been spinning
  * (not parking) since its last call. true: park between polls. */
 bool sim_cpu_contended(uint64_t now, bool spinning);
+/* Whether the calling thread is within a park period begun by sim_cpu_contended. */
+bool sim_cpu_parking(uint64_t now);
 
 #endif

@@ -19,9 +19,9 @@ static uint64_t driven_ns;
 /* Within this long of one, the application is taken to keep driving. */
 #define DRIVEN_NS 2000000ull
 
-/* A thread that has found its CQs empty for this long parks between polls, at most
- * PARK_NS each time (news rung by another process, or the device thread finishing work,
- * ends it early), unless it gets a CPU whenever it wants one (common/cpubusy.h). */
+/* A thread that has found its CQs empty for this long asks whether to park between polls
+ * (common/cpubusy.h); parked, it waits at most PARK_NS each time (news rung by another
+ * process, or the device thread finishing work, ends it early). */
 #define SPIN_NS 10000ull
 #define PARK_NS 200000L
 /* While an application drives the device, its device thread sleeps this long at most:
@@ -31,6 +31,8 @@ static uint64_t driven_ns;
  * whether it parked since it last judged the CPUs. */
 static __thread uint64_t empty_since;
 static __thread bool parked;
+/* Whether this thread's polls have found anything yet. */
+static __thread bool served;
 
 static pid_t running_in; /* pid of the process whose thread runs, 0 if none */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -117,14 +119,23 @@ bool sim_thread_drive(void)
 	return ran;
 }
 
-/* This thread found a completion. A busy poller is back within microseconds, so the
- * process keeps counting as polling a little longer; news it does not take in time is
- * handed to the device thread by the other side (mailbox.h), so nothing is lost if it
- * does not come back. */
-static void found_one(void)
+/* This thread found a completion. It counts as polling as long as after a poll that
+ * found nothing: the program acts on the completion (posts its next work) and is back
+ * within microseconds, or later if it is preempted meanwhile. Counting it as gone sooner
+ * makes the other side wake our device thread, which runs at a higher priority and so
+ * preempts whichever poller shares its CPU; that poller is then late in turn, its peer
+ * wakes its device thread, and so on: a chain of wake-ups in which every poller waits for
+ * a CPU and judges the CPUs contended (common/cpubusy.h). News a poller that stopped for
+ * good leaves untaken is handed to the device thread by the other side (mailbox.h). */
+static void found_one(uint64_t now)
 {
 	empty_since = 0;
-	sim_mailbox_poll_found();
+	sim_mailbox_polling(now);
+	/* A spinning poller that keeps losing its CPU while it waits may find each completion
+	 * as soon as it runs again, never polling in vain long enough to judge the CPUs: judge
+	 * them here too. A park period begun here starts with its next empty poll. */
+	if (!parked)
+		sim_cpu_contended(now, true);
 }
 
 /* Busy pollers on a fabric serve the news themselves. Two processes that both spin, plus
@@ -134,9 +145,9 @@ static void found_one(void)
  * While it gets a CPU whenever it wants one, the poller spins on: the answer comes within
  * microseconds. When it has to wait for the CPU (common/cpubusy.h), a poller that spins
  * for long holds a CPU its peer needs and, once it has used its share, waits a whole time
- * slice behind the other tasks when its completion arrives; so then it spins briefly and
- * parks: a parked thread costs nothing and is woken by the news with the priority the
- * scheduler gives to sleepers. The counter is sampled before our own pass: anything rung
+ * slice behind the other tasks when its completion arrives; so then it parks whenever it
+ * finds nothing: a parked thread costs nothing and is woken by the news with the priority
+ * the scheduler gives to sleepers. The counter is sampled before our own pass: anything rung
  * before that pass was seen by it, anything later ends the park. */
 int sim_thread_poll(int (*poll)(void *), void *arg)
 {
@@ -163,7 +174,15 @@ int sim_thread_poll(int (*poll)(void *), void *arg)
 		empty_since = now;
 		return 0;
 	}
-	if (now - empty_since < SPIN_NS || !sim_cpu_contended(now, !parked)) {
+	/* Within a park period a thread parks at once, without the short spin: what it waits
+	 * for comes from a peer that needs a CPU, quite likely this one (a woken thread is
+	 * put where its waker runs), and spinning on only delays it.
+	 * Until its polls have found something, a thread does not judge the CPUs: before the
+	 * traffic starts (its peer still setting up, exchanging addresses) the time it waits
+	 * for a CPU says nothing about the round trips to come, and one such window would
+	 * park it for a whole period. */
+	if (!sim_cpu_parking(now) &&
+	    (now - empty_since < SPIN_NS || !served || !sim_cpu_contended(now, !parked))) {
 		parked = false;
 		return 0;
 	}
@@ -174,8 +193,9 @@ int sim_thread_poll(int (*poll)(void *), void *arg)
 	if (!(got = poll(arg)))
 		return 0;
 found:
+	served = true;
 	if (empty_since)
-		found_one();
+		found_one(sim_now_ns());
 	return got;
 }
 

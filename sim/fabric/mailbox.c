@@ -112,15 +112,6 @@ void sim_mailbox_polling(uint64_t now)
 		__atomic_store_n(&p->poll_ns, now, __ATOMIC_SEQ_CST);
 }
 
-void sim_mailbox_poll_found(void)
-{
-	struct fab_proc *p = mine();
-
-	if (p && __atomic_load_n(&p->poll_ns, __ATOMIC_RELAXED))
-		__atomic_store_n(&p->poll_ns, now_ns() - (FAB_POLLING_NS - FAB_FOUND_NS),
-				 __ATOMIC_SEQ_CST);
-}
-
 void sim_mailbox_park(uint32_t seen, long ns)
 {
 	struct fab_proc *p = mine();

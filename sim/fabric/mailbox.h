@@ -77,9 +77,6 @@ void sim_mailbox_wake_self(void);
 bool sim_mailbox_present(void); /* this process has an inbox on a fabric */
 uint32_t sim_mailbox_news(void);
 void sim_mailbox_polling(uint64_t now);
-/* The polling thread found a completion: the process counts as polling only a few
- * microseconds more (FAB_FOUND_NS) unless it polls again. */
-void sim_mailbox_poll_found(void);
 void sim_mailbox_park(uint32_t seen, long ns);
 void sim_mailbox_wake_parked(void);
 

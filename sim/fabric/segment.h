@@ -55,9 +55,6 @@ bool sim_fabric_attach(const char *name);
  * header, rounded up. */
 #define FAB_FRAME_MAX 2048
 _Static_assert(FAB_FRAME_MAX >= SIM_ETH_MTU + 18, "a frame slot holds an MTU-sized frame");
-/* A poll that found a completion keeps the process counted as polling this much longer
- * (FAB_POLLING_NS - FAB_FOUND_NS after it): a busy poller is back within it. */
-#define FAB_FOUND_NS 5000u
 
 enum { SLOT_FREE, SLOT_CLAIMED, SLOT_POSTED, SLOT_BUSY, SLOT_ANSWERED };
 
