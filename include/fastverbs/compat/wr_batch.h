@@ -27,6 +27,7 @@
 #include <limits.h>
 #include "post_send.h"
 #include "wr_raw.h"
+#include "wr_inline.h"
 
 FV_EXTERN_C_BEGIN
 
@@ -249,8 +250,10 @@ static FV_ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, c
 	qp->wr.need &= ~(unsigned)FV_WR_NEED_DATA;
 	if (err)
 		;
-	else if (qpt == FV_QPT_RAW && r->payload == FV_PL_SGL && r->nsge == 1)
-		err = fv__raw_build_sge1(qp, r);	/* no call: see compat/wr_raw.h */
+	else if (qpt == FV_QPT_RAW && (r->payload == FV_PL_SGL || r->payload == FV_PL_INLINE) && r->nsge == 1)
+		err = fv__raw_build_one(qp, r);		/* no call: see compat/wr_raw.h */
+	else if (r->payload == FV_PL_INLINE && r->nsge == 1)
+		err = fv__wr_inline_build(qp, qpt, r);	/* no call: see compat/wr_inline.h */
 	else	/* also after an earlier error: the batch is rolled back anyway */
 		err = fv__build(qp, qpt, r);
 	if (__builtin_expect(err, 0))
