@@ -27,6 +27,7 @@
 #include <limits.h>
 #include "post_send.h"
 #include "wr_raw.h"
+#include "wr_inline.h"
 
 FV_EXTERN_C_BEGIN
 
@@ -35,6 +36,13 @@ enum { FV_WR_NEED_DATA = 1, FV_WR_NEED_DEST = 2 };
 
 /* A zero address vector: the placeholder of a UD WQE built before its destination is set. */
 static const struct mlx5_wqe_av fv_wr_no_av = FV_ZERO_INIT;
+
+/* Whether a WQE of opcode carries immediate data (or the rkey to invalidate) in its ctrl. */
+static FV_ALWAYS_INLINE bool fv__wr_has_imm(uint8_t opcode)
+{
+	return opcode == MLX5_OPCODE_SEND_IMM || opcode == MLX5_OPCODE_SEND_INVAL ||
+	       opcode == MLX5_OPCODE_RDMA_WRITE_IMM;
+}
 
 /* Remember the batch's first error. */
 static inline void fv__wr_fail(struct fv_qp *qp, int err)
@@ -116,8 +124,9 @@ static FV_ALWAYS_INLINE void fv__wr_open(struct fv_qp *qp, enum fv_qpt qpt, cons
 		fv__wr_fail(qp, EINVAL);		/* the WQE before lacks a setter */
 	b->opcode = r->opcode;
 	b->segs = r->segs;
-	b->imm = r->imm;
-	if (r->segs & FV_SEG_RADDR) {		/* the setter reads only what segs names */
+	if (fv__wr_has_imm(r->opcode))		/* the setter reads only what opcode and segs name */
+		b->imm = r->imm;
+	if (r->segs & FV_SEG_RADDR) {
 		b->raddr = r->raddr;
 		b->rkey = r->rkey;
 	}
@@ -211,7 +220,7 @@ static FV_ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum fv
 	r.flags = b->flags;
 	r.opcode = b->opcode;
 	r.segs = b->segs;
-	r.imm = b->imm;
+	r.imm = fv__wr_has_imm(b->opcode) ? b->imm : 0;
 	r.sge_len = true;
 	if (b->segs & FV_SEG_RADDR) {
 		r.raddr = b->raddr;
@@ -242,15 +251,23 @@ static FV_ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum fv
  */
 static FV_ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r, int err)
 {
-	if (!(qp->wr.need & FV_WR_NEED_DATA)) {
+	const unsigned need = qp->wr.need;
+
+	/*
+	 * Stored first, on every path: right after the builder's store of need, which the
+	 * compiler then drops in a caller's loop.
+	 */
+	qp->wr.need = need & ~(unsigned)FV_WR_NEED_DATA;
+	if (!(need & FV_WR_NEED_DATA)) {
 		fv__wr_fail(qp, EINVAL);		/* no builder before it, or a second payload */
 		return;
 	}
-	qp->wr.need &= ~(unsigned)FV_WR_NEED_DATA;
 	if (err)
 		;
-	else if (qpt == FV_QPT_RAW && r->payload == FV_PL_SGL && r->nsge == 1)
-		err = fv__raw_build_sge1(qp, r);	/* no call: see compat/wr_raw.h */
+	else if (qpt == FV_QPT_RAW && (r->payload == FV_PL_SGL || r->payload == FV_PL_INLINE) && r->nsge == 1)
+		err = fv__raw_build_one(qp, r);		/* no call: see compat/wr_raw.h */
+	else if (r->payload == FV_PL_INLINE && r->nsge == 1)
+		err = fv__wr_inline_build(qp, qpt, r);	/* no call: see compat/wr_inline.h */
 	else	/* also after an earlier error: the batch is rolled back anyway */
 		err = fv__build(qp, qpt, r);
 	if (__builtin_expect(err, 0))
@@ -322,12 +339,14 @@ static FV_ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, cons
 					uint32_t remote_qpn, uint32_t qkey, uint32_t srqn)
 {
 	struct fv_wr_batch *o = &qp->wr;
+	const unsigned need = qp->wr.need;
+	const bool bad = !(need & FV_WR_NEED_DEST) || (qpt == FV_QPT_UD && !av);
 
-	if (!(qp->wr.need & FV_WR_NEED_DEST) || (qpt == FV_QPT_UD && !av)) {
+	qp->wr.need = bad ? need : need & ~(unsigned)FV_WR_NEED_DEST;	/* first: as in fv__wr_payload */
+	if (bad) {
 		fv__wr_fail(qp, EINVAL);		/* no builder, a second destination, no mlx5 AH */
 		return;
 	}
-	qp->wr.need &= ~(unsigned)FV_WR_NEED_DEST;
 	o->av = av;
 	o->remote_qpn = remote_qpn;
 	o->qkey = qkey;

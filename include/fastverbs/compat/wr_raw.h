@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * fv_wr_set_sge on a raw Ethernet QP (compat/wr_batch.h): the WQE of one SGE built without a
- * call, a memset or a character store, in whatever case (eth.h's fast cases call memcpy for
- * a TSO header, and its general build is out of line).
+ * fv_wr_set_sge and fv_wr_set_inline_data on a raw Ethernet QP (compat/wr_batch.h): the WQE
+ * of one SGE or one piece of inline data built without a call, a memset or a character store,
+ * in whatever case (eth.h's fast cases call memcpy for a TSO header, and its general build is
+ * out of line).
  *
  * Why: fv_wr_set_sge on a struct fv_qp * switches on the QP type in the caller's loop, and
  * one call on any of its arms, even one the loop never takes, makes the compiler read every
  * ring field again for every WR of every QP type and keep less in registers (RC RDMA_WRITE,
  * 32 per batch: 80 -> 118 instructions per WR). The bytes are eth.h's: the same checks in
  * the same order (fv__eth_check), the Ethernet segment's 32 bytes (zeros, then its fields and
- * the inline header), the header run on past the ring end, then the data segment.
+ * the inline header), the header run on past the ring end, then the data segment (or the
+ * inline segment, its bytes run on past the ring end as eth.h's are).
  */
 #ifndef FASTVERBS_COMPAT_WR_RAW_H
 #define FASTVERBS_COMPAT_WR_RAW_H
@@ -70,15 +72,17 @@ static FV_ALWAYS_INLINE void fv__raw_ring_copy(const struct fv_ring *ring, uint8
 }
 
 /*
- * Build the raw send r (payload: one SGE) at the producer, which then moves past it. 0, or
- * the errno eth.h's build gives (EINVAL, ENOMEM) with nothing written.
+ * Build the raw send r (payload: one SGE, or one piece of inline data) at the producer, which
+ * then moves past it. 0, or the errno eth.h's build gives (EINVAL, ENOMEM) with nothing
+ * written.
  */
-static FV_ALWAYS_INLINE int fv__raw_build_sge1(struct fv_qp *qp, const struct fv_req *r)
+static FV_ALWAYS_INLINE int fv__raw_build_one(struct fv_qp *qp, const struct fv_req *r)
 {
 	struct fv_sq *sq = &qp->sq;
 	const struct fv_qp *caps = qp;
 	const struct ibv_sge *s = r->sgl;
 	const bool tso = (r->segs & FV_SEG_TSO) != 0;
+	const bool inl = r->payload == FV_PL_INLINE;
 
 	/*
 	 * The QP's raw caps read through a pointer the compiler cannot follow: else it reads
@@ -95,7 +99,7 @@ static FV_ALWAYS_INLINE int fv__raw_build_sge1(struct fv_qp *qp, const struct fv
 	__be32 fm;
 	int err;
 
-	if (!caps->max_send_sge)
+	if (!inl && !caps->max_send_sge)
 		return ENOMEM;
 	err = fv__eth_check(caps, r, &at, &pl_ds);
 	if (err)
@@ -127,10 +131,17 @@ static FV_ALWAYS_INLINE int fv__raw_build_sge1(struct fv_qp *qp, const struct fv
 		fv__raw_ring_copy(&sq->ring, eseg + 2 * FV_DS, h + 18, hsz - 18);
 	p = tso ? fv__ring_add(&sq->ring, eseg, (size_t)fv__eth_ds(caps, r) * FV_DS, FV_WRAP)
 		: eseg + (size_t)fv__eth_ds(caps, r) * FV_DS;
-	if (pl_ds) {	/* the SGE after the header it gave (at.index 0 here) */
+	if (pl_ds) {	/* the piece after the header it gave (at.index 0 here) */
 		if (p == sq->ring.end)
 			p = sq->ring.buf;
-		fv__unit_put(p, fv__data_image(s->length - at.offset, s->lkey, s->addr + at.offset), 0);
+		if (inl) {	/* its byte count, then its bytes, which may go on at block 0 */
+			const uint32_t rest = s->length - at.offset;
+
+			((struct fv_inl4 *)p)->v = htobe32(rest | MLX5_INLINE_SEG);
+			fv__raw_ring_copy(&sq->ring, p + 4, (const uint8_t *)(uintptr_t)s->addr + at.offset, rest);
+		} else {
+			fv__unit_put(p, fv__data_image(s->length - at.offset, s->lkey, s->addr + at.offset), 0);
+		}
 	}
 	fv__wqe_ctrl(wqe, pi, 0, r->opcode, sq->qpn_be, ds, fm, 0);
 	fv__sq_record(sq, pi, r->wr_id, r->flags, nbb);
