@@ -308,7 +308,7 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
 	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
 	uint32_t lim = sq->lim, mask8 = sq->mask8;
-	__be32 fm = fv__sq_fm(sq, r->flags);
+	__be32 fm = fv__sq_fm_be(r->flags);	/* no sq_sig_all here: such a QP never gets past lim (sq.h) */
 	const unsigned n = fv__req_hdr_count(qpt, r) + sge1;	/* units after the ctrl, inline data aside */
 	/* computed before the test of lim: in a caller's loop, what does not change, once */
 	const struct fv_image u[4] = {
@@ -343,10 +343,9 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 		c.b = fv__2x32(fm, r->imm);
 	} else if (shared ? fm & fv__sq_fm_be(FV_SIGNALED) : r->flags & FV_SIGNALED) {
 		/*
-		 * It asks for a completion. Constant flags tell at compile time (sq_sig_all WQEs then
-		 * leave sig_pi behind, one test less; fv__sq_take_slow catches up); flags decided
-		 * per WR are tested in fm, which the ctrl takes anyway (one register less in a
-		 * caller's loop; sq_sig_all WQEs keep sig_pi and their end then).
+		 * It asks for a completion. Constant flags tell at compile time; flags decided per
+		 * WR are tested in fm, which the ctrl takes anyway (one register less in a caller's
+		 * loop). sq_sig_all WQEs never come here: fv__sq_take_slow sees to them (sq.h).
 		 */
 		sq->sig_pi = pi + nbb;
 		fv__sq_mark_end(sq, pi, nbb);
