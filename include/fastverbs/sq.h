@@ -12,10 +12,10 @@
  * nearer of ci + ring size (room, as of the last look at ci) and sig_pi + unsig_max (where
  * the unsignaled run would need a forced completion); a cached fence sets it to pi. Past lim,
  * fv__sq_take_slow() decides with the live ci and moves lim on. ci only grows, so a stale lim is
- * merely early. On an sq_sig_all QP lim stays at pi: every WQE takes fv__sq_take_slow, which
- * adds the completion flag, so the fast path's flags word needs no sig_all of its own (one
- * register and one OR less per WR in a caller's loop; a QP that signals every WQE pays a
- * completion per WQE anyway). pi <= lim <= pi + ring size always: only fv__sq_set_pi, fv__sq_cache_fence and
+ * merely early. An sq_sig_all QP has no unsignaled run (unsig_max 0), so lim stays at pi: every
+ * WQE takes the slow path, and the typed builders' fast path needs no sig_all term in its flags
+ * word (one register and one OR less per WR in a caller's loop; a QP that asks for a completion
+ * on every WQE pays far more for those completions). pi <= lim <= pi + ring size always: only fv__sq_set_pi, fv__sq_cache_fence and
  * fv__sq_take_slow set lim, so set the counters and the fence through them.
  */
 #ifndef FASTVERBS_SQ_H
@@ -51,9 +51,6 @@ struct fv_sq_meta {
 	uint32_t forced;	/* == end: fastverbs asked for this completion itself (the caller did
 				 * not); written only when that happens, by fv__sq_take_slow */
 };
-
-/* As big as a wr_id: both tables are indexed by (pi * 8) & mask8 (fv__sq_meta_at). */
-static_assert(sizeof(struct fv_sq_meta) == sizeof(uint64_t), "fv__sq_meta_at scales by 8");
 
 /* A slot's meta, stored whole (as in FV_IMAGE, wqe.h: a compound literal in C only). */
 #ifdef __cplusplus
@@ -173,16 +170,10 @@ static inline __attribute__((always_inline)) __be32 fv__sq_fm(const struct fv_sq
 	return fv__sq_fm_be(flags) | sq->sig_all;
 }
 
-/* The meta of the slot at pi: at the wr_id's offset, which a builder has computed already. */
-static inline __attribute__((always_inline)) struct fv_sq_meta *fv__sq_meta_at(const struct fv_sq *sq, uint32_t pi)
-{
-	return (struct fv_sq_meta *)((uint8_t *)sq->meta + ((pi * 8) & sq->mask8));
-}
-
 /* The WQE of nbb blocks at pi asks for a completion: keep its end for it (fv__sq_end). */
 static inline __attribute__((always_inline)) void fv__sq_mark_end(struct fv_sq *sq, uint32_t pi, unsigned nbb)
 {
-	fv__sq_meta_at(sq, pi)->end = pi + nbb;
+	sq->meta[pi & sq->mask].end = pi + nbb;
 }
 
 /*
@@ -218,7 +209,7 @@ static inline void fv__sq_set_pi(struct fv_sq *sq, uint32_t pi)
 {
 	sq->pi = sq->ci = sq->rung_pi = sq->sig_pi = pi;
 	sq->last_pi = pi - 1;	/* not rung_pi: fv__sq_ring takes that for a WQE to ring */
-	sq->lim = sq->sig_all ? pi : fv__sq_lim(sq);
+	sq->lim = fv__sq_lim(sq);
 	for (uint32_t i = 0; i <= sq->mask; i++)
 		sq->meta[i] = FV_SQ_META(pi, pi - 1);
 }
@@ -242,15 +233,14 @@ static inline void fv__sq_cache_fence(struct fv_sq *sq, uint8_t fm)
 
 /*
  * fv__sq_take past lim, for a WQE at pi (the producer; sq->pi is not read, so a builder may
- * have moved it on already): room from the live ci, sq_sig_all (*fm_be may lack it), the cached
- * fence, and the unsignaled run:
+ * have moved it on already): room from the live ci, the cached fence, and the unsignaled run:
  * one longer than unsig_max WQEBBs gets a completion fastverbs asks for itself (marked forced
  * in its meta, and hidden when polling), so ci can always advance and the ring always drains.
  * Inline, not called: a call would make the compiler forget the ring's fields.
  */
 static inline bool fv__sq_take_slow(struct fv_sq *sq, uint32_t pi, unsigned nbb, __be32 *fm_be)
 {
-	uint32_t end = pi + nbb, fm = be32toh(*fm_be | sq->sig_all);
+	uint32_t end = pi + nbb, fm = be32toh(*fm_be);
 
 	if (nbb > fv__sq_room_at(sq, pi))
 		return false;
@@ -258,7 +248,7 @@ static inline bool fv__sq_take_slow(struct fv_sq *sq, uint32_t pi, unsigned nbb,
 		fm |= sq->fence_cache;
 	sq->fence_cache = 0;
 	if (!(fm & FV_SIGNALED) && end - sq->sig_pi > sq->unsig_max) {
-		struct fv_sq_meta *m = fv__sq_meta_at(sq, pi);
+		struct fv_sq_meta *m = &sq->meta[pi & sq->mask];
 
 		fm |= FV_SIGNALED;
 		m->end = end;	/* field by field: clang takes a whole struct's store for a char one */
@@ -266,7 +256,7 @@ static inline bool fv__sq_take_slow(struct fv_sq *sq, uint32_t pi, unsigned nbb,
 	}
 	if (fm & FV_SIGNALED)
 		sq->sig_pi = end;
-	sq->lim = sq->sig_all ? end : fv__sq_lim_at(sq, pi);	/* sq_sig_all: the next WQE comes here too */
+	sq->lim = fv__sq_lim_at(sq, pi);
 	*fm_be = htobe32(fm);
 	return true;
 }

@@ -54,7 +54,7 @@ struct fv_ring {
  *            builders runs short of). Without it, values new in every WQE (an ibv_send_wr's)
  *            take fewer instructions: two 64-bit stores, and the SGE's length and lkey read
  *            as one word.
- *   FV_CTRL_A (fv__ctrl_put only) the ctrl's first word, the same for every WQE of a builder,
+ *   FV_CTRL_A (fv__ctrl_put; other writers ignore it) the ctrl's first word, the same for every WQE of a builder,
  *            goes in a vector store, the second (its flags, decided per WR) over it: the
  *            first then waits in a vector register, not in one of the integer registers a
  *            caller's loop runs short of, and no vector is built per WR.
