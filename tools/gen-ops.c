@@ -171,8 +171,11 @@ static void emit_builder(const struct qpt *q, const struct op *o, const struct f
 	       dest_params(q, o));
 	char fields[1024];
 
-	snprintf(fields, sizeof(fields), ".wr_id = wr_id, .flags = flags,\n\t\t.opcode = %s, %s%s%s%s",
-		 o->mlx5, f->fields, remote_fields(o), imm_fields(o), dest_fields(q, o));
+	/* an fv_ah's AV carries the typed builders' form of its first unit (ah.h) */
+	const char *av_fv = is(q->dest, "AV") && *dest_fields(q, o) ? ", .av_fv = true" : "";
+
+	snprintf(fields, sizeof(fields), ".wr_id = wr_id, .flags = flags,\n\t\t.opcode = %s, %s%s%s%s%s",
+		 o->mlx5, f->fields, remote_fields(o), imm_fields(o), dest_fields(q, o), av_fv);
 	printf("%s", f->decl);
 	emit_req("\t", fields);
 	printf("\treturn fv__build(&h->qp, %s, &r);\n}\n\n", q->fv);
