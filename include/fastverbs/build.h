@@ -279,9 +279,8 @@ static FV_ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req 
 
 #pragma GCC unroll 4	/* n is a constant (4 at most, UD): the units stay in registers */
 	for (unsigned i = 0; i < n; i++) {
-		if (i == n - 1 && skip_last)	/* an empty SGE that would start a second block */
-			break;
-		fv__unit_put(p, u[i], i == 0 && words0 ? how & ~(unsigned)FV_VEC : how);
+		if (!(i == n - 1 && skip_last))	/* not an empty SGE that would start a second block */
+			fv__unit_put(p, u[i], i == 0 && words0 ? how & ~(unsigned)FV_VEC : how);
 		p += FV_DS;
 		if ((i + 2) % 4 == 0)	/* a block ends: the ring may too */
 			fv__ring_wrap(&sq->ring, &p);
@@ -308,7 +307,7 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 					     uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
-	const unsigned ds = fv__fast_ds(qpt, r);
+	const unsigned ds = fv__fast_ds(qpt, r), nbb1 = fv__ds_to_bb(ds);
 	const bool sge1 = ds && r->payload == FV_PL_SGL, inl1 = ds && r->payload == FV_PL_INLINE;
 	const unsigned how = r->from_wr ? 0 : FV_VEC, hdr = fv__req_hdr_ds(qpt, r);
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
@@ -333,7 +332,7 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	 */
 	const bool skip_ok = !r->from_wr && !r->sge_len && __builtin_constant_p(ds > 4) && ds > 4;
 	const bool skip = skip_ok && empty;
-	const unsigned nbb = fv__ds_to_bb(ds) - skip;
+	const unsigned nbb = nbb1 - skip;
 	struct fv_image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds, fm, r->imm);
 
 	/*
