@@ -265,6 +265,17 @@ static FV_ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_re
 }
 
 /*
+ * Whether the fast path takes a typed UD builder's empty SGE that would start a second block
+ * (below). gcc then keeps the general path out of a caller's loop; clang spills the sizes it
+ * computes per WR and does better leaving that WQE to the general path.
+ */
+#ifdef __clang__
+#define FV_FAST_EMPTY_2ND 0
+#else
+#define FV_FAST_EMPTY_2ND 1
+#endif
+
+/*
  * The stores of a fast-path WQE (below) at wqe, its ctrl's image c: the ctrl, its n units
  * after it (skip_last: not the last), an inline payload. words0: the first unit as two
  * words, not one vector (a UD WQE's first: its Q_Key word is the same WR after WR, its QPN
@@ -330,10 +341,10 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	 * it when the SGE is the loop's own). fv_post_send and fv_wr_* (from_wr, sge_len), whose
 	 * lengths are new in every WR, leave it to the general path: one test, no sizes per WR.
 	 */
-	const bool skip_ok = !r->from_wr && !r->sge_len && __builtin_constant_p(ds > 4) && ds > 4;
+	const bool skip_ok = FV_FAST_EMPTY_2ND && qpt == FV_QPT_UD && !r->from_wr && !r->sge_len && ds > 4;
 	const bool skip = skip_ok && empty;
 	const unsigned nbb = nbb1 - skip;
-	struct fv_image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds, fm, r->imm);
+	struct fv_image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds - skip, fm, r->imm);
 
 	/*
 	 * Past lim with flags decided per WR (the typed builders in an application's loop), the
@@ -348,7 +359,7 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	if (!ds || __builtin_expect((((ds > 4 && !skip) || hdr == 1) && empty) || (inl1 && r->len > qp->max_inline) ||
 				    (!shared && !fv__sq_before_lim(lim, pi, nbb)), 0))
 		return shared && inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
-	if (sge1 && (ds <= 4 || skip_ok))	/* an empty SGE: ds one less (its byte is the word's last) */
+	if (sge1 && ds <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
 		c.a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
 	if (shared && __builtin_expect(!fv__sq_before_lim(lim, pi, nbb), 0)) {
 		if (!fv__sq_take_slow(sq, pi, nbb, &fm))
