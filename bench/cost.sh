@@ -28,23 +28,30 @@ count() {
 	awk -v t="$total" -v n="$n" 'BEGIN { printf "%7.1f\n", t / n }'
 }
 
+# row LABEL PROGRAM ARGS...: one line of the table, count's figure for the program.
+row() {
+	label=$1 prog=$2
+	shift 2
+	printf '%-44s %s\n' "$label" "$(count "$out/$prog" "$@")"
+}
+
 printf '%-44s %s\n' "case ($CC $CFLAGS)" "instructions"
-printf '%-44s %s\n' "fv_write + fv_ring, 1 WR per doorbell" "$(count "$out/cost_typed" 1)"
-printf '%-44s %s\n' "fv_write + fv_ring, 32 WRs per doorbell" "$(count "$out/cost_typed" 32)"
-printf '%-44s %s\n' "  the same, a different SGE per WR, 1" "$(count "$out/cost_typed" 1 vary)"
-printf '%-44s %s\n' "  the same, a different SGE per WR, 32" "$(count "$out/cost_typed" 32 vary)"
-printf '%-44s %s\n' "fv_post_send, 1 WR per call" "$(count "$out/cost_typed" 1 ps)"
-printf '%-44s %s\n' "fv_post_send, 32 WRs per call" "$(count "$out/cost_typed" 32 ps)"
+row "fv_write + fv_ring, 1 WR per doorbell" cost_typed 1
+row "fv_write + fv_ring, 32 WRs per doorbell" cost_typed 32
+row "  the same, a different SGE per WR, 1" cost_typed 1 vary
+row "  the same, a different SGE per WR, 32" cost_typed 32 vary
+row "fv_post_send, 1 WR per call" cost_typed 1 ps
+row "fv_post_send, 32 WRs per call" cost_typed 32 ps
 for h in wr wrq; do
 	what=$([ $h = wr ] && echo "typed handle" || echo "struct fv_qp")
-	printf '%-44s %s\n' "fv_wr_* ($what), 1 WR per batch" "$(count "$out/cost_typed" 1 $h)"
-	printf '%-44s %s\n' "fv_wr_* ($what), 32 WRs per batch" "$(count "$out/cost_typed" 32 $h)"
-	printf '%-44s %s\n' "  the same, a different SGE per WR, 1" "$(count "$out/cost_typed" 1 vary $h)"
-	printf '%-44s %s\n' "  the same, a different SGE per WR, 32" "$(count "$out/cost_typed" 32 vary $h)"
+	row "fv_wr_* ($what), 1 WR per batch" cost_typed 1 $h
+	row "fv_wr_* ($what), 32 WRs per batch" cost_typed 32 $h
+	row "  the same, a different SGE per WR, 1" cost_typed 1 vary $h
+	row "  the same, a different SGE per WR, 32" cost_typed 32 vary $h
 done
-printf '%-44s %s\n' "fv_poll, 1 CQE per call" "$(count "$out/cost_poll" 1)"
-printf '%-44s %s\n' "fv_poll, 16 CQEs per call" "$(count "$out/cost_poll" 16)"
-printf '%-44s %s\n' "fv_poll_cq, 1 CQE per call" "$(count "$out/cost_poll" 1 ibv)"
-printf '%-44s %s\n' "fv_poll_cq, 16 CQEs per call" "$(count "$out/cost_poll" 16 ibv)"
-printf '%-44s %s\n' "  fv_poll, two QPs taking turns, 1" "$(count "$out/cost_poll" 1 alt)"
-printf '%-44s %s\n' "  fv_poll, two QPs taking turns, 16" "$(count "$out/cost_poll" 16 alt)"
+row "fv_poll, 1 CQE per call" cost_poll 1
+row "fv_poll, 16 CQEs per call" cost_poll 16
+row "fv_poll_cq, 1 CQE per call" cost_poll 1 ibv
+row "fv_poll_cq, 16 CQEs per call" cost_poll 16 ibv
+row "  fv_poll, two QPs taking turns, 1" cost_poll 1 alt
+row "  fv_poll, two QPs taking turns, 16" cost_poll 16 alt

@@ -93,50 +93,28 @@ static inline __attribute__((always_inline)) void body_ps(struct fv_rc *rc, cons
 		}                                                                                  \
 	} while (0)
 
-#define WR_INSTANCE(name, h, batch, one)                                                           \
+/* A measured function: body (a function or BODY_WR) on handle h, batch WRs per doorbell, the
+ * same SGE for every WR or not (one). */
+#define INSTANCE(name, body, h, batch, one)                                                        \
 	__attribute__((noinline)) static void name(struct fv_rc *rc, const struct args *a, uint64_t id) \
 	{                                                                                          \
-		BODY_WR(h, a, id, batch, one);                                                     \
+		body(h, a, id, batch, one);                                                        \
 	}
 
-WR_INSTANCE(m_wr_1, rc, 1, 1)
-WR_INSTANCE(m_wr_32, rc, 32, 1)
-WR_INSTANCE(m_wr_1_vary, rc, 1, 0)
-WR_INSTANCE(m_wr_32_vary, rc, 32, 0)
-WR_INSTANCE(m_wrq_1, &rc->qp, 1, 1)
-WR_INSTANCE(m_wrq_32, &rc->qp, 32, 1)
-WR_INSTANCE(m_wrq_1_vary, &rc->qp, 1, 0)
-WR_INSTANCE(m_wrq_32_vary, &rc->qp, 32, 0)
-
-__attribute__((noinline)) static void m_ps_1(struct fv_rc *rc, const struct args *a, uint64_t id)
-{
-	body_ps(rc, a, id, 1, 1);
-}
-
-__attribute__((noinline)) static void m_ps_32(struct fv_rc *rc, const struct args *a, uint64_t id)
-{
-	body_ps(rc, a, id, 32, 1);
-}
-
-__attribute__((noinline)) static void m_1(struct fv_rc *rc, const struct args *a, uint64_t id)
-{
-	body(rc, a, id, 1, 1);
-}
-
-__attribute__((noinline)) static void m_32(struct fv_rc *rc, const struct args *a, uint64_t id)
-{
-	body(rc, a, id, 32, 1);
-}
-
-__attribute__((noinline)) static void m_1_vary(struct fv_rc *rc, const struct args *a, uint64_t id)
-{
-	body(rc, a, id, 1, 0);
-}
-
-__attribute__((noinline)) static void m_32_vary(struct fv_rc *rc, const struct args *a, uint64_t id)
-{
-	body(rc, a, id, 32, 0);
-}
+INSTANCE(m_1, body, rc, 1, 1)
+INSTANCE(m_32, body, rc, 32, 1)
+INSTANCE(m_1_vary, body, rc, 1, 0)
+INSTANCE(m_32_vary, body, rc, 32, 0)
+INSTANCE(m_ps_1, body_ps, rc, 1, 1)
+INSTANCE(m_ps_32, body_ps, rc, 32, 1)
+INSTANCE(m_wr_1, BODY_WR, rc, 1, 1)
+INSTANCE(m_wr_32, BODY_WR, rc, 32, 1)
+INSTANCE(m_wr_1_vary, BODY_WR, rc, 1, 0)
+INSTANCE(m_wr_32_vary, BODY_WR, rc, 32, 0)
+INSTANCE(m_wrq_1, BODY_WR, &rc->qp, 1, 1)
+INSTANCE(m_wrq_32, BODY_WR, &rc->qp, 32, 1)
+INSTANCE(m_wrq_1_vary, BODY_WR, &rc->qp, 1, 0)
+INSTANCE(m_wrq_32_vary, BODY_WR, &rc->qp, 32, 0)
 
 int main(int argc, char **argv)
 {

@@ -263,6 +263,18 @@ struct expect {
 	uint32_t qpn, byte_len;
 };
 
+/* The fields struct ibv_wc and struct fv_wc share, of completion wc against x. */
+#define CHECK_RUN_WC(wc, x, got)                                                                   \
+	do {                                                                                       \
+		cr_assert_eq((wc).wr_id, (x).wr_id, "completion %d", got);                         \
+		cr_assert_eq((wc).status, IBV_WC_SUCCESS);                                         \
+		cr_assert_eq((wc).opcode, (x).opcode, "completion %d", got);                       \
+		cr_assert_eq((wc).qp_num, (x).qpn, "completion %d", got);                          \
+		cr_assert_eq((wc).byte_len, (x).byte_len, "completion %d", got);                   \
+		cr_assert_eq((wc).wc_flags, 0);                                                    \
+		cr_assert_eq((wc).src_qp, 0);                                                      \
+	} while (0)
+
 /* Poll n completions, k per call, the two pollers taking turns, and check them against x. */
 static void drain_check(struct cqe_cq *c, const struct expect *x, int n, int k, int turn)
 {
@@ -275,13 +287,7 @@ static void drain_check(struct cqe_cq *c, const struct expect *x, int n, int k, 
 			memset(wc, 0xee, sizeof(wc));
 			cr_assert_eq(fv_poll_cq(&c->cq, want, wc), want, "completion %d", got);
 			for (int i = 0; i < want; i++, got++) {
-				cr_assert_eq(wc[i].wr_id, x[got].wr_id, "completion %d", got);
-				cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
-				cr_assert_eq(wc[i].opcode, x[got].opcode, "completion %d", got);
-				cr_assert_eq(wc[i].qp_num, x[got].qpn, "completion %d", got);
-				cr_assert_eq(wc[i].byte_len, x[got].byte_len, "completion %d", got);
-				cr_assert_eq(wc[i].wc_flags, 0);
-				cr_assert_eq(wc[i].src_qp, 0);
+				CHECK_RUN_WC(wc[i], x[got], got);
 				cr_assert_eq(wc[i].slid, 0);
 			}
 			cr_assert_eq(wc[want].wr_id, 0xeeeeeeeeeeeeeeee, "nothing written past n");
@@ -290,15 +296,8 @@ static void drain_check(struct cqe_cq *c, const struct expect *x, int n, int k, 
 
 			memset(wc, 0xee, sizeof(wc));
 			cr_assert_eq(fv_poll(&c->cq, wc, want), want, "completion %d", got);
-			for (int i = 0; i < want; i++, got++) {
-				cr_assert_eq(wc[i].wr_id, x[got].wr_id, "completion %d", got);
-				cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
-				cr_assert_eq(wc[i].opcode, x[got].opcode, "completion %d", got);
-				cr_assert_eq(wc[i].qp_num, x[got].qpn, "completion %d", got);
-				cr_assert_eq(wc[i].byte_len, x[got].byte_len, "completion %d", got);
-				cr_assert_eq(wc[i].wc_flags, 0);
-				cr_assert_eq(wc[i].src_qp, 0);
-			}
+			for (int i = 0; i < want; i++, got++)
+				CHECK_RUN_WC(wc[i], x[got], got);
 			cr_assert_eq(wc[want].wr_id, 0xeeeeeeeeeeeeeeee, "nothing written past n");
 		}
 	}

@@ -307,10 +307,36 @@ Test(sim_errors, operation_not_allowed_on_uc)
 	cr_expect_eq(state_of(qa), IBV_QPS_SQE, "an unreliable QP only stops its send queue");
 }
 
+/* WQE 0 of qp's SQ written by hand through mlx5dv (dqp: the SQ's layout): its control
+ * segment (word 0: index and opcode; the QPN and ds; a CQE asked for), the rest of the
+ * block zero. Returns the block's words for more. */
+static uint32_t *hand_wqe(struct ibv_qp *qp, struct mlx5dv_qp *dqp, uint32_t word0, uint8_t ds)
+{
+	struct mlx5dv_obj obj;
+	uint32_t *w;
+
+	memset(&obj, 0, sizeof(obj));
+	obj.qp.in = qp;
+	obj.qp.out = dqp;
+	cr_assert_eq(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP), 0);
+	w = dqp->sq.buf;
+	memset(w, 0, 64);
+	w[0] = htobe32(word0);
+	w[1] = htobe32(qp->qp_num << 8 | ds);
+	w[2] = htobe32(0x08);
+	return w;
+}
+
+/* The doorbell record of hand_wqe's SQ: one WQE posted. */
+static void hand_ring(struct mlx5dv_qp *dqp)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	dqp->dbrec[MLX5_SND_DBR] = htobe32(1);
+}
+
 /* Garbage in the SQ never crashes the device: it becomes an error CQE. */
 Test(sim_errors, malformed_wqes)
 {
-	struct mlx5dv_obj obj;
 	struct mlx5dv_qp dqp;
 	struct ibv_wc wc;
 	static const struct { uint8_t opcode, ds; } bad[] = {
@@ -322,21 +348,11 @@ Test(sim_errors, malformed_wqes)
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa };
-		uint32_t *w;
 
 		qa = simt_qp(&d, &cfg);
 		simt_connect(qa, d.lid, qa->qp_num, SIMT_ACCESS_ALL, 7, 7);
-		memset(&obj, 0, sizeof(obj));
-		obj.qp.in = qa;
-		obj.qp.out = &dqp;
-		cr_assert_eq(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP), 0);
-		w = dqp.sq.buf;
-		w[0] = htobe32(bad[i].opcode);
-		w[1] = htobe32(qa->qp_num << 8 | bad[i].ds);
-		w[2] = htobe32(0x08);
-		w[4] = htobe32(0x80000000u | 4000);
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		dqp.dbrec[MLX5_SND_DBR] = htobe32(1);
+		hand_wqe(qa, &dqp, bad[i].opcode, bad[i].ds)[4] = htobe32(0x80000000u | 4000);
+		hand_ring(&dqp);
 		fvsim_run_until_idle();
 		cr_assert_eq(ibv_poll_cq(cqa, 1, &wc), 1, "case %zu", i);
 		cr_expect_eq(wc.status, IBV_WC_LOC_QP_OP_ERR, "case %zu: %s", i,
@@ -350,23 +366,14 @@ Test(sim_errors, malformed_wqes)
 /* A WQE whose index field does not match its slot (stale memory) is refused. */
 Test(sim_errors, stale_wqe_index)
 {
-	struct mlx5dv_obj obj;
 	struct mlx5dv_qp dqp;
 	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa };
 	struct ibv_wc wc;
-	uint32_t *w;
 
 	qa = simt_qp(&d, &cfg);
 	simt_connect(qa, d.lid, qa->qp_num, SIMT_ACCESS_ALL, 7, 7);
-	memset(&obj, 0, sizeof(obj));
-	obj.qp.in = qa;
-	obj.qp.out = &dqp;
-	cr_assert_eq(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP), 0);
-	w = dqp.sq.buf;
-	w[0] = htobe32(5u << 8 | 0x00); /* a NOP claiming to be WQE 5 */
-	w[1] = htobe32(qa->qp_num << 8 | 1);
-	w[2] = htobe32(0x08);
-	dqp.dbrec[MLX5_SND_DBR] = htobe32(1);
+	hand_wqe(qa, &dqp, 5u << 8 | 0x00, 1); /* a NOP claiming to be WQE 5 */
+	hand_ring(&dqp);
 	fvsim_run_until_idle();
 	cr_assert_eq(ibv_poll_cq(cqa, 1, &wc), 1);
 	cr_expect_eq(wc.status, IBV_WC_LOC_QP_OP_ERR);
@@ -389,10 +396,8 @@ Test(sim_errors, doorbell_ends_inside_a_wqe)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = cqa,
 					   .max_send_wr = cases[i].max_send_wr };
-		struct mlx5dv_obj obj;
 		struct mlx5dv_qp dqp;
 		struct ibv_wc wc;
-		uint32_t *w;
 
 		qa = simt_qp(&d, &cfg);
 		simt_connect(qa, d.lid, qa->qp_num, SIMT_ACCESS_ALL, 7, 7);
@@ -401,17 +406,8 @@ Test(sim_errors, doorbell_ends_inside_a_wqe)
 
 			cr_assert_eq(ibv_modify_qp(qa, &a, IBV_QP_STATE), 0);
 		}
-		memset(&obj, 0, sizeof(obj));
-		obj.qp.in = qa;
-		obj.qp.out = &dqp;
-		cr_assert_eq(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP), 0);
-		w = dqp.sq.buf;
-		memset(w, 0, 64);
-		w[0] = htobe32(0x00); /* NOP, WQE index 0 */
-		w[1] = htobe32(qa->qp_num << 8 | cases[i].ds);
-		w[2] = htobe32(0x08);
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		dqp.dbrec[MLX5_SND_DBR] = htobe32(1);
+		hand_wqe(qa, &dqp, 0x00, cases[i].ds); /* NOP, WQE index 0 */
+		hand_ring(&dqp);
 		cr_expect_eq(fvsim_run_until_idle(), 1, "case %zu: one unit of work, then idle", i);
 		cr_assert_eq(ibv_poll_cq(cqa, 1, &wc), 1, "case %zu", i);
 		cr_expect_eq(wc.status, cases[i].in_error ? IBV_WC_WR_FLUSH_ERR : IBV_WC_LOC_QP_OP_ERR,

@@ -78,6 +78,19 @@ Test(sim_import, imported_objects_are_the_originals)
 	cr_expect_eq(imr->pd, in.pd);
 }
 
+/* An RC QP of the imported context on icq (*iqp) connected to one of the original on cq
+ * (*qp). */
+static void import_pair(struct ibv_cq *icq, struct ibv_cq *cq, struct ibv_qp **iqp, struct ibv_qp **qp)
+{
+	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC, .scq = icq };
+
+	*iqp = simt_qp(&in, &cfg);
+	cfg.scq = cq;
+	*qp = simt_qp(&d, &cfg);
+	simt_connect(*iqp, d.lid, (*qp)->qp_num, SIMT_ACCESS_ALL, 7, 7);
+	simt_connect(*qp, d.lid, (*iqp)->qp_num, SIMT_ACCESS_ALL, 7, 7);
+}
+
 /* A QP of the imported context, on the imported PD, writes from memory named by the
  * imported MR into the original context's QP and takes its SEND; completions arrive on a
  * CQ of the imported context, through its completion channel. */
@@ -86,7 +99,6 @@ static void data_through_imported_objects(void)
 	struct ibv_comp_channel *ch = ibv_create_comp_channel(in.ctx);
 	struct ibv_cq *icq, *cq = simt_cq(&d, 16), *ev_cq;
 	struct ibv_qp *iqp, *qp;
-	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC };
 	struct mlx5dv_qp dv;
 	struct mlx5dv_obj o;
 	struct ibv_wc wc;
@@ -95,12 +107,7 @@ static void data_through_imported_objects(void)
 	cr_assert(ch, "ibv_create_comp_channel: %s", strerror(errno));
 	icq = ibv_create_cq(in.ctx, 16, NULL, ch, 0);
 	cr_assert(icq, "ibv_create_cq on the imported context: %s", strerror(errno));
-	cfg.scq = icq;
-	iqp = simt_qp(&in, &cfg);
-	cfg.scq = cq;
-	qp = simt_qp(&d, &cfg);
-	simt_connect(iqp, d.lid, qp->qp_num, SIMT_ACCESS_ALL, 7, 7);
-	simt_connect(qp, d.lid, iqp->qp_num, SIMT_ACCESS_ALL, 7, 7);
+	import_pair(icq, cq, &iqp, &qp);
 	/* Its doorbells go to a UAR page of its own (UAR_OBJ_ALLOC), with BlueFlame. */
 	memset(&o, 0, sizeof(o));
 	o.qp.in = iqp;
@@ -168,18 +175,12 @@ static bool readable(int fd)
 Test(sim_import, events_to_the_creators_async_fd)
 {
 	struct ibv_cq *icq = ibv_create_cq(in.ctx, 16, NULL, NULL, 0), *cq = simt_cq(&d, 16);
-	struct setup_qp_cfg cfg = { .type = IBV_QPT_RC };
 	struct ibv_async_event ev;
 	struct ibv_qp *iqp, *qp;
 	struct ibv_wc wc;
 
 	cr_assert(icq);
-	cfg.scq = icq;
-	iqp = simt_qp(&in, &cfg);
-	cfg.scq = cq;
-	qp = simt_qp(&d, &cfg);
-	simt_connect(iqp, d.lid, qp->qp_num, SIMT_ACCESS_ALL, 7, 7);
-	simt_connect(qp, d.lid, iqp->qp_num, SIMT_ACCESS_ALL, 7, 7);
+	import_pair(icq, cq, &iqp, &qp);
 	/* A write with a bad rkey: the imported context's QP, the responder, goes to error. */
 	simt_post_send(qp, 1, IBV_WR_RDMA_WRITE, buf, 64, mr->lkey, (uintptr_t)buf + 4096,
 		       mr->rkey ^ 0x100, IBV_SEND_SIGNALED);

@@ -1,5 +1,6 @@
 /* The deterministic single-step API (sim/fvsim.h): in step mode nothing executes until
  * the test steps, and each step is exactly one unit of device work. */
+#include <dlfcn.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -108,4 +109,35 @@ Test(sim_step, leaving_step_mode_starts_the_device)
 	fvsim_set_step_mode(0);
 	cr_assert_eq(simt_poll(cq, &wc, 1), 1, "the device thread took over");
 	cr_expect_eq(wc.wr_id, 7);
+}
+
+/* The file a function of the process comes from. */
+static const char *object_of(const void *f)
+{
+	Dl_info i;
+
+	return dladdr(f, &i) && i.dli_fname ? i.dli_fname : "?";
+}
+
+/* In step mode only fvsim_step moves the device, so a program's polls are not wrapped to
+ * drive it: a measured ibv_poll_cq or ibv_start_poll (bench/poll.c) runs libmlx5 alone.
+ * A context opened outside step mode gets the wrapper. */
+Test(sim_step, polls_stay_the_providers_own)
+{
+	struct ibv_cq_init_attr_ex a = { .cqe = 4 };
+	struct ibv_cq_ex *cqx = ibv_create_cq_ex(d.ctx, &a);
+	struct simt_dev other;
+	const char *in;
+
+	cr_assert(cqx, "ibv_create_cq_ex: %s", strerror(errno));
+	in = object_of((const void *)(uintptr_t)d.ctx->ops.poll_cq);
+	cr_expect(strstr(in, "libmlx5"), "poll_cq in %s", in);
+	in = object_of((const void *)(uintptr_t)cqx->start_poll);
+	cr_expect(strstr(in, "libmlx5"), "start_poll in %s", in);
+	cr_assert_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), 0);
+	fvsim_set_step_mode(0);
+	simt_open(&other, 0);
+	in = object_of((const void *)(uintptr_t)other.ctx->ops.poll_cq);
+	cr_expect(strstr(in, "libfvsim"), "poll_cq in %s", in);
+	simt_close(&other);
 }

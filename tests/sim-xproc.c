@@ -154,27 +154,12 @@ Test(sim_xproc, ibv_rc_pingpong_roce)
  * there while a polling peer parks in ibv_poll_cq. 500 round trips, all reported. */
 static void perftest_lat(char *tool)
 {
-	char port[16], srv_out[64], cli_out[64];
+	char port[16];
 	char *srv_args[] = { tool, "-p", port, "-n", "500", NULL };
 	char *cli_args[] = { tool, "-p", port, "-n", "500", "localhost", NULL };
-	pid_t srv;
-	int rc = 1;
 
 	snprintf(port, sizeof(port), "%d", 20000 + (int)((getpid() + 7) % 20000));
-	snprintf(srv_out, sizeof(srv_out), "/tmp/fvsim-xproc-%d.srv", (int)getpid());
-	snprintf(cli_out, sizeof(cli_out), "/tmp/fvsim-xproc-%d.cli", (int)getpid());
-	srv = simt_spawn(srv_args, srv_out);
-	for (int i = 0; i < 50 && rc; i++) {
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
-
-		nanosleep(&ts, NULL);
-		rc = simt_finish(simt_spawn(cli_args, cli_out));
-	}
-	cr_expect_eq(rc, 0, "%s client failed", tool);
-	cr_expect_eq(simt_finish(srv), 0, "%s server failed", tool);
-	cr_expect_eq(simt_count_lines(cli_out, " 2       500 "), 1, "no result line from %s", tool);
-	unlink(srv_out);
-	unlink(cli_out);
+	tool_pair(srv_args, cli_args, " 2       500 ");
 }
 
 Test(sim_xproc, ib_write_lat)

@@ -108,56 +108,57 @@ static const char *lead_params(const struct op *o)
 	return tso(o) ? ", const void *hdr, uint16_t hdr_sz, uint16_t mss" : "";
 }
 
-static const char *remote_params(const struct op *o)
+/*
+ * What one column of an operation adds to a builder: its parameters and the fv_req fields they
+ * fill (designators), side by side so that neither is written without the other.
+ */
+struct part { const char *params, *fields; };
+static const struct part no_part = { "", "" };
+
+static struct part remote_part(const struct op *o)
 {
-	if (is(o->remote, "RADDR")) return ", uint64_t raddr, uint32_t rkey";
-	if (is(o->remote, "CAS"))   return ", uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap";
-	if (is(o->remote, "FADD"))  return ", uint64_t raddr, uint32_t rkey, uint64_t add";
-	if (is(o->remote, "BIND"))  return ", const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind";
-	return "";
+	if (is(o->remote, "RADDR"))
+		return (struct part){ ", uint64_t raddr, uint32_t rkey",
+				      ", .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey" };
+	if (is(o->remote, "CAS"))
+		return (struct part){ ", uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap",
+				      ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey,"
+				      " .swap_add = swap, .compare = compare" };
+	if (is(o->remote, "FADD"))
+		return (struct part){ ", uint64_t raddr, uint32_t rkey, uint64_t add",
+				      ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey,"
+				      " .swap_add = add" };
+	if (is(o->remote, "BIND"))
+		return (struct part){ ", const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind",
+				      ", .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = (uint8_t)mw->type,"
+				      " .new_rkey = rkey, .bind = bind" };
+	if (is(o->remote, "LINV"))
+		return (struct part){ "", ", .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2" };
+	if (tso(o))	/* its parameters lead the payload's: lead_params */
+		return (struct part){ "", ", .segs = FV_SEG_TSO, .hdr = hdr, .hdr_sz = hdr_sz, .mss = mss" };
+	return no_part;
 }
 
-static const char *remote_fields(const struct op *o)
+static struct part imm_part(const struct op *o)
 {
-	if (is(o->remote, "RADDR")) return ", .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey";
-	if (is(o->remote, "CAS"))   return ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey,"
-					   " .swap_add = swap, .compare = compare";
-	if (is(o->remote, "FADD"))  return ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey,"
-					   " .swap_add = add";
-	if (is(o->remote, "BIND"))  return ", .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = (uint8_t)mw->type,"
-					   " .new_rkey = rkey, .bind = bind";
-	if (is(o->remote, "LINV"))  return ", .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2";
-	if (tso(o))                 return ", .segs = FV_SEG_TSO, .hdr = hdr, .hdr_sz = hdr_sz, .mss = mss";
-	return "";
-}
-
-static const char *imm_params(const struct op *o)
-{
-	return is(o->imm, "IMM") ? ", __be32 imm" : is(o->imm, "INV") ? ", uint32_t inv_rkey" : "";
-}
-
-static const char *imm_fields(const struct op *o)
-{
-	return is(o->imm, "IMM") ? ", .imm = imm" : is(o->imm, "INV") ? ", .imm = htobe32(inv_rkey)" : "";
+	if (is(o->imm, "IMM"))
+		return (struct part){ ", __be32 imm", ", .imm = imm" };
+	if (is(o->imm, "INV"))
+		return (struct part){ ", uint32_t inv_rkey", ", .imm = htobe32(inv_rkey)" };
+	return no_part;
 }
 
 /* A NOP carries no transport segment, so it takes no destination. */
-static const char *dest_params(const struct qpt *q, const struct op *o)
+static struct part dest_part(const struct qpt *q, const struct op *o)
 {
 	if (is(o->payload, "NONE"))
-		return "";
-	if (is(q->dest, "AV"))   return ", const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey";
-	if (is(q->dest, "SRQN")) return ", uint32_t remote_srqn";
-	return "";
-}
-
-static const char *dest_fields(const struct qpt *q, const struct op *o)
-{
-	if (is(o->payload, "NONE"))
-		return "";
-	if (is(q->dest, "AV"))   return ", .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey";
-	if (is(q->dest, "SRQN")) return ", .srqn = remote_srqn";
-	return "";
+		return no_part;
+	if (is(q->dest, "AV"))
+		return (struct part){ ", const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey",
+				      ", .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey" };
+	if (is(q->dest, "SRQN"))
+		return (struct part){ ", uint32_t remote_srqn", ", .srqn = remote_srqn" };
+	return no_part;
 }
 
 /* Always inlined: the QP type, opcode and payload form must fold into the WQE's stores. */
@@ -167,15 +168,15 @@ static void emit_builder(const struct qpt *q, const struct op *o, const struct f
 	       q->name, o->name, f->suffix, o->desc, q->ibv + 8, f->doc,
 	       is(o->remote, "BIND") ? " (EOPNOTSUPP: longer than 2 GiB)" : "");
 	printf("static FV_ALWAYS_INLINE int fv_%s_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s%s)\n{\n",
-	       q->name, o->name, f->suffix, q->name, lead_params(o), f->params, remote_params(o), imm_params(o),
-	       dest_params(q, o));
+	       q->name, o->name, f->suffix, q->name, lead_params(o), f->params, remote_part(o).params, imm_part(o).params,
+	       dest_part(q, o).params);
 	char fields[1024];
 
 	/* an fv_ah's AV carries the typed builders' form of its first unit (ah.h) */
-	const char *av_fv = is(q->dest, "AV") && *dest_fields(q, o) ? ", .av_fv = true" : "";
+	const char *av_fv = is(q->dest, "AV") && *dest_part(q, o).fields ? ", .av_fv = true" : "";
 
 	snprintf(fields, sizeof(fields), ".wr_id = wr_id, .flags = flags,\n\t\t.opcode = %s, %s%s%s%s%s",
-		 o->mlx5, f->fields, remote_fields(o), imm_fields(o), dest_fields(q, o), av_fv);
+		 o->mlx5, f->fields, remote_part(o).fields, imm_part(o).fields, dest_part(q, o).fields, av_fv);
 	printf("%s", f->decl);
 	emit_req("\t", fields);
 	printf("\treturn fv__build(&h->qp, %s, &r);\n}\n\n", q->fv);
@@ -191,8 +192,8 @@ static void emit_front(const struct op *o, const struct form *f)
 }
 
 /*
- * fv_post_send's request from an ibv_send_wr: the typed builder's fields (remote_fields,
- * imm_fields, dest_fields) with each builder parameter replaced by where the WR keeps it, so
+ * fv_post_send's request from an ibv_send_wr: the typed builder's fields (remote_part,
+ * imm_part, dest_part) with each builder parameter replaced by where the WR keeps it, so
  * that both conversions come from one description. NULL: a name this does not know.
  */
 static const char *wr_source(const struct op *o, const char *name)
@@ -293,8 +294,8 @@ static void emit_post_req(void)
 		       " unsigned flags, int nsge)\n{\n", o->name);
 		printf("\tr->wr_id = wr->wr_id, r->flags = flags, r->opcode = %s;\n"
 		       "\tr->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;\n", o->mlx5);
-		emit_wr_fields("\t", o, remote_fields(o), NULL);
-		emit_wr_fields("\t", o, imm_fields(o), NULL);
+		emit_wr_fields("\t", o, remote_part(o).fields, NULL);
+		emit_wr_fields("\t", o, imm_part(o).fields, NULL);
 		printf("}\n\n");
 	}
 	printf("/* The destination of a WR on a QP of type qpt; av: its ibv_ah's (fv__qp_av), where qpt has one. */\n"
@@ -313,7 +314,7 @@ static void emit_post_req(void)
 		printf("\tcase %s:\n", q->fv);
 		if (is(q->dest, "AV"))
 			printf("\t\tr->av = av;\n");
-		emit_wr_fields("\t\t", send, dest_fields(q, send), "av");
+		emit_wr_fields("\t\t", send, dest_part(q, send).fields, "av");
 		printf("\t\tbreak;\n");
 	}
 	printf("\tdefault:\n\t\tbreak;\n\t}\n}\n\n");
@@ -442,13 +443,13 @@ static void emit_cxx_overloads(void)
 					continue;
 				printf("static FV_ALWAYS_INLINE int fv_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s%s)\n"
 				       "{\n\treturn fv_%s_%s%s(h, wr_id, flags", o->name, f->suffix, q->name, lead_params(o),
-				       f->params, remote_params(o), imm_params(o), dest_params(q, o), q->name, o->name,
+				       f->params, remote_part(o).params, imm_part(o).params, dest_part(q, o).params, q->name, o->name,
 				       f->suffix);
 				print_args(lead_params(o));
 				print_args(f->params);
-				print_args(remote_params(o));
-				print_args(imm_params(o));
-				print_args(dest_params(q, o));
+				print_args(remote_part(o).params);
+				print_args(imm_part(o).params);
+				print_args(dest_part(q, o).params);
 				printf(");\n}\n\n");
 			}
 	}
@@ -539,38 +540,39 @@ static void emit_post(void)
 
 /* ---- compat/wr.h: the fv_wr_* calls of ibv_wr_post(3) ---- */
 
-static const char *wr_params(const struct op *o)
+/* An operation's parameters and fields as ibv_wr_*'s namesakes name them (remote_part, imm_part). */
+static struct part wr_part(const struct op *o)
 {
-	const char *r = is(o->remote, "RADDR") ? ", uint32_t rkey, uint64_t remote_addr" :
-			is(o->remote, "CAS") ? ", uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap" :
-			is(o->remote, "FADD") ? ", uint32_t rkey, uint64_t remote_addr, uint64_t add" :
-			is(o->remote, "BIND") ? ", struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info" :
-			tso(o) ? ", void *hdr, uint16_t hdr_sz, uint16_t mss" : "";
-	const char *i = is(o->imm, "IMM") ? ", __be32 imm_data" : is(o->imm, "INV") ? ", uint32_t invalidate_rkey" : "";
-	static char buf[256];
+	struct part r = no_part, i = no_part;
+	static char params[256], fields[512];
 
-	snprintf(buf, sizeof(buf), "%s%s", r, i);
-	return buf;
-}
-
-static const char *wr_fields(const struct op *o)
-{
-	const char *r = is(o->remote, "RADDR") ? ", .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey" :
-			is(o->remote, "CAS") ? ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey,"
-					       " .swap_add = swap, .compare = compare" :
-			is(o->remote, "FADD") ? ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey,"
-						" .swap_add = add" :
-			/* libmlx5's ibv_wr_bind_mw builds a type 2 bind whatever mw->type says */
-			is(o->remote, "BIND") ? ", .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = IBV_MW_TYPE_2,"
-						" .new_rkey = rkey, .bind = bind_info" :
-			is(o->remote, "LINV") ? ", .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2" :
-			tso(o) ? ", .segs = FV_SEG_TSO, .hdr = hdr, .hdr_sz = hdr_sz, .mss = mss" : "";
-	const char *i = is(o->imm, "IMM") ? ", .imm = imm_data" :
-			is(o->imm, "INV") ? ", .imm = htobe32(invalidate_rkey)" : "";
-	static char buf[512];
-
-	snprintf(buf, sizeof(buf), "%s%s", r, i);
-	return buf;
+	if (is(o->remote, "RADDR"))
+		r = (struct part){ ", uint32_t rkey, uint64_t remote_addr",
+				   ", .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey" };
+	else if (is(o->remote, "CAS"))
+		r = (struct part){ ", uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap",
+				   ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey,"
+				   " .swap_add = swap, .compare = compare" };
+	else if (is(o->remote, "FADD"))
+		r = (struct part){ ", uint32_t rkey, uint64_t remote_addr, uint64_t add",
+				   ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey,"
+				   " .swap_add = add" };
+	else if (is(o->remote, "BIND"))	/* libmlx5's ibv_wr_bind_mw: a type 2 bind whatever mw->type says */
+		r = (struct part){ ", struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info",
+				   ", .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = IBV_MW_TYPE_2,"
+				   " .new_rkey = rkey, .bind = bind_info" };
+	else if (is(o->remote, "LINV"))
+		r = (struct part){ "", ", .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2" };
+	else if (tso(o))
+		r = (struct part){ ", void *hdr, uint16_t hdr_sz, uint16_t mss",
+				   ", .segs = FV_SEG_TSO, .hdr = hdr, .hdr_sz = hdr_sz, .mss = mss" };
+	if (is(o->imm, "IMM"))
+		i = (struct part){ ", __be32 imm_data", ", .imm = imm_data" };
+	else if (is(o->imm, "INV"))
+		i = (struct part){ ", uint32_t invalidate_rkey", ", .imm = htobe32(invalidate_rkey)" };
+	snprintf(params, sizeof(params), "%s%s", r.params, i.params);
+	snprintf(fields, sizeof(fields), "%s%s", r.fields, i.fields);
+	return (struct part){ params, fields };
 }
 
 /* The payload setters: name, parameters, arguments, the core they call (wr_batch.h). */
@@ -605,7 +607,7 @@ static void emit_wr_req(const struct op *o)
 {
 	char d[640];
 
-	snprintf(d, sizeof(d), ".opcode = %s%s", o->mlx5, wr_fields(o));
+	snprintf(d, sizeof(d), ".opcode = %s%s", o->mlx5, wr_part(o).fields);
 	emit_req("\t", d);
 }
 
@@ -645,7 +647,7 @@ static void emit_wr_cxx(void)
 		if (is(o->wr, "NONE"))
 			continue;
 		snprintf(target, sizeof(target), "fv_qp_wr_%s", o->wr);
-		emit_wr_overload("void", o->wr, "fv_qp", target, wr_params(o));
+		emit_wr_overload("void", o->wr, "fv_qp", target, wr_part(o).params);
 		for (size_t i = 0; i < n_qpts; i++) {
 			char handle[64];
 
@@ -653,7 +655,7 @@ static void emit_wr_cxx(void)
 				continue;
 			snprintf(handle, sizeof(handle), "fv_%s", qpts[i].name);
 			snprintf(target, sizeof(target), "fv_%s_wr_%s", qpts[i].name, o->wr);
-			emit_wr_overload("void", o->wr, handle, target, wr_params(o));
+			emit_wr_overload("void", o->wr, handle, target, wr_part(o).params);
 		}
 	}
 	for (size_t k = 0; k < N_WR_PAYLOADS + 1; k++) {
@@ -723,7 +725,7 @@ static void emit_wr(void)
 			printf("/* fv_wr_%s for %s handles: %s, %s. */\n", o->wr, q->ibv + 8,
 			       umr(o) ? "build a whole WQE" : "open a WQE", o->desc);
 			printf("static FV_ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h%s)\n{\n",
-			       q->name, o->wr, q->name, wr_params(o));
+			       q->name, o->wr, q->name, wr_part(o).params);
 			emit_wr_req(o);
 			printf("\t%s(&h->qp, %s, &r);\n}\n\n", umr(o) ? "fv__wr_umr" : "fv__wr_open", q->fv);
 		}
@@ -753,7 +755,7 @@ static void emit_wr(void)
 			continue;
 		printf("/* fv_wr_%s on a struct fv_qp: %s, %s. */\n", o->wr,
 		       umr(o) ? "build a whole WQE" : "open a WQE", o->desc);
-		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp%s)\n{\n", o->wr, wr_params(o));
+		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp%s)\n{\n", o->wr, wr_part(o).params);
 		emit_wr_req(o);
 		printf("\t%s(qp, %s, &r);\n}\n\n", umr(o) ? "fv__wr_umr_any" : "fv__wr_open_any", mask);
 	}
@@ -822,7 +824,7 @@ static void emit_wr(void)
 
 		if (is(o->wr, "NONE"))
 			continue;
-		snprintf(doc, sizeof(doc), "fv_wr_%s(h%s): %s: %s (ibv_wr_%s).%s", o->wr, wr_params(o),
+		snprintf(doc, sizeof(doc), "fv_wr_%s(h%s): %s: %s (ibv_wr_%s).%s", o->wr, wr_part(o).params,
 			 umr(o) ? "build a WQE" : "open a WQE", o->desc, o->wr,
 			 umr(o) ? " No setters: the WQE is whole." : " Then its setters.");
 		printf("/* %s */\n#define fv_wr_%s(...) _Generic(FV_WR_H(__VA_ARGS__), \\\n\tstruct fv_qp *: fv_qp_wr_%s",

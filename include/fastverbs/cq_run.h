@@ -135,12 +135,19 @@ fv__cq_run(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, c
 	stop = o + (size_t)((cq->ring - *offp) >> cq->shift) * osz;	/* the ring end */
 	if (stop > end)
 		stop = (uint8_t *)end;
-	o += osz;
-	c += size;
-	if (o == stop || ((const struct mlx5_cqe64 *)c)->op_own != own)
-		goto out;
-	fv__dma_rmb64(c);
-	k = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn;
+	/* Past the completion just stored: the call ends (out) at stop or at a CQE not new, else
+	 * k is the new CQE's sop_drop_qpn. A macro, as an inline function of the same lines made
+	 * gcc 12 allocate the loops' registers worse (+0.8 instructions per CQE, 16 per call). */
+#define FV__CQ_RUN_NEXT()                                                                          \
+	do {                                                                                       \
+		o += osz;                                                                          \
+		c += size;                                                                         \
+		if (o == stop || ((const struct mlx5_cqe64 *)c)->op_own != own)                    \
+			goto out;                                                                  \
+		fv__dma_rmb64(c);                                                                  \
+		k = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn;                                  \
+	} while (0)
+	FV__CQ_RUN_NEXT();
 	if (k == key) {	/* a run */
 		struct fv_sq *sq = &w->qp->sq;
 		uint32_t mask = sq->mask;
@@ -155,25 +162,16 @@ fv__cq_run(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, c
 				goto out;
 			sq->ci = meta[slot].end;
 			fv__cqe_put_run(o, ibv, wr_id[slot].v, t);
-			o += osz;
-			c += size;
-			if (o == stop || ((const struct mlx5_cqe64 *)c)->op_own != own)
-				goto out;
-			fv__dma_rmb64(c);
-			k = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn;
+			FV__CQ_RUN_NEXT();
 		} while (k == key);
 	}
 	for (;;) {	/* the CQE at c is new, its sop_drop_qpn k */
 		w = fv__cq_way_at(&cq->run, k);
 		if (w->key != k || !fv__cq_way_take(w, c, o, ibv))
 			break;
-		o += osz;
-		c += size;
-		if (o == stop || ((const struct mlx5_cqe64 *)c)->op_own != own)
-			break;
-		fv__dma_rmb64(c);
-		k = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn;
+		FV__CQ_RUN_NEXT();
 	}
+#undef FV__CQ_RUN_NEXT
 out:
 	*offp = (uint32_t)(c - cq->buf64);
 	*op = o;

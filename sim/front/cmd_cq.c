@@ -12,11 +12,15 @@
 #include "handles.h"
 #include "uverbs.h"
 
+/* Both CREATE_CQ commands: the CQ, its handle, the driver response and the core response's
+ * common part r. */
 static int create(struct sim_cmd *c, uint64_t user_handle, uint32_t cqe, int32_t channel,
-		  uint32_t comp_vector, uint32_t flags, struct sim_cq **out)
+		  uint32_t comp_vector, uint32_t flags, struct ib_uverbs_create_cq_resp *r)
 {
 	struct mlx5_ib_create_cq dreq;
+	struct mlx5_ib_create_cq_resp dresp = { 0 };
 	struct sim_cq_init in = { 0 };
+	struct sim_cq *cq;
 	int err;
 
 	if (comp_vector >= SIM_COMP_VECTORS)
@@ -32,30 +36,31 @@ static int create(struct sim_cmd *c, uint64_t user_handle, uint32_t cqe, int32_t
 	in.comp_channel = channel;
 	in.comp_en = dreq.cqe_comp_en;
 	in.ignore_overrun = flags & IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN;
-	err = sim_cq_create(c->ctx, &in, out);
+	err = sim_cq_create(c->ctx, &in, &cq);
 	if (err)
 		return err;
-	sim_cq_arm_init(*out);
-	return sim_handle_bind(c->ctx, SIM_UOBJ_CQ, *out, &(*out)->handle);
+	sim_cq_arm_init(cq);
+	err = sim_handle_bind(c->ctx, SIM_UOBJ_CQ, cq, &cq->handle);
+	if (err)
+		return err;
+	r->cq_handle = cq->handle;
+	r->cqe = cq->cqe_cnt - 1;
+	dresp.cqn = cq->cqn;
+	CMD_DRV_RESP(c, dresp);
+	return 0;
 }
 
 int sim_cmd_create_cq(struct sim_cmd *c)
 {
 	struct ib_uverbs_create_cq req;
 	struct ib_uverbs_create_cq_resp resp = { 0 };
-	struct mlx5_ib_create_cq_resp dresp = { 0 };
-	struct sim_cq *cq;
 	int err;
 
 	CMD_REQ(c, req);
-	err = create(c, req.user_handle, req.cqe, req.comp_channel, req.comp_vector, 0, &cq);
+	err = create(c, req.user_handle, req.cqe, req.comp_channel, req.comp_vector, 0, &resp);
 	if (err)
 		return err;
-	resp.cq_handle = cq->handle;
-	resp.cqe = cq->cqe_cnt - 1;
-	dresp.cqn = cq->cqn;
 	CMD_RESP(c, resp);
-	CMD_DRV_RESP(c, dresp);
 	return 0;
 }
 
@@ -63,23 +68,18 @@ int sim_cmd_create_cq_ex(struct sim_cmd *c)
 {
 	struct ib_uverbs_ex_create_cq req;
 	struct ib_uverbs_ex_create_cq_resp resp = { 0 };
-	struct mlx5_ib_create_cq_resp dresp = { 0 };
-	struct sim_cq *cq;
 	int err;
 
 	CMD_REQ(c, req);
 	/* Completion timestamps need a device clock the model does not have. */
 	if (req.comp_mask || (req.flags & ~IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN))
 		return EOPNOTSUPP;
-	err = create(c, req.user_handle, req.cqe, req.comp_channel, req.comp_vector, req.flags, &cq);
+	err = create(c, req.user_handle, req.cqe, req.comp_channel, req.comp_vector, req.flags,
+		     &resp.base);
 	if (err)
 		return err;
-	resp.base.cq_handle = cq->handle;
-	resp.base.cqe = cq->cqe_cnt - 1;
 	resp.response_length = sizeof(resp);
-	dresp.cqn = cq->cqn;
 	CMD_RESP(c, resp);
-	CMD_DRV_RESP(c, dresp);
 	return 0;
 }
 
@@ -95,9 +95,7 @@ int sim_cmd_resize_cq(struct sim_cmd *c)
 	if (c->drv_len < offsetof(struct mlx5_ib_resize_cq, reserved0))
 		return EINVAL;
 	CMD_DRV(c, dreq);
-	cq = sim_handle_get(c->ctx, req.cq_handle, SIM_UOBJ_CQ);
-	if (!cq)
-		return EINVAL;
+	CMD_OBJ(c, req.cq_handle, SIM_UOBJ_CQ, cq);
 	/* The CQEs of the work posted before the resize count against the new size. */
 	sim_engine_settle();
 	err = sim_cq_resize(cq, req.cqe, dreq.buf_addr, dreq.cqe_size);
@@ -117,9 +115,7 @@ int sim_cmd_destroy_cq(struct sim_cmd *c)
 	int err;
 
 	CMD_REQ(c, req);
-	cq = sim_handle_get(c->ctx, req.cq_handle, SIM_UOBJ_CQ);
-	if (!cq)
-		return EINVAL;
+	CMD_OBJ(c, req.cq_handle, SIM_UOBJ_CQ, cq);
 	events = cq->comp_events;
 	async = cq->async_events;
 	err = sim_handle_destroy(c->ctx, req.cq_handle, SIM_UOBJ_CQ);

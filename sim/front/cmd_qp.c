@@ -157,44 +157,36 @@ int sim_cmd_create_qp_ex(struct sim_cmd *c)
 	return 0;
 }
 
+/* An address vector's fields, the uverbs name then ours (the GID apart): one list for both
+ * directions. */
+#define PATH_FIELDS(X)                                                                            \
+	X(dlid, dlid) X(sl, sl) X(src_path_bits, src_path_bits) X(static_rate, static_rate)        \
+	X(port_num, port) X(is_global, grh) X(flow_label, flow_label) X(sgid_index, sgid_index)   \
+	X(hop_limit, hop_limit) X(traffic_class, tclass)
+
 static void path_from_uverbs(struct sim_path *p, const struct ib_uverbs_qp_dest *d)
 {
-	p->dlid = d->dlid;
-	p->sl = d->sl;
-	p->src_path_bits = d->src_path_bits;
-	p->static_rate = d->static_rate;
-	p->port = d->port_num;
-	p->grh = d->is_global;
+#define FROM(u, s) p->s = d->u;
+	PATH_FIELDS(FROM)
+#undef FROM
 	memcpy(p->dgid, d->dgid, 16);
-	p->flow_label = d->flow_label;
-	p->sgid_index = d->sgid_index;
-	p->hop_limit = d->hop_limit;
-	p->tclass = d->traffic_class;
 }
 
 static void path_to_uverbs(struct ib_uverbs_qp_dest *d, const struct sim_path *p)
 {
-	d->dlid = p->dlid;
-	d->sl = p->sl;
-	d->src_path_bits = p->src_path_bits;
-	d->static_rate = p->static_rate;
-	d->port_num = p->port;
-	d->is_global = p->grh;
+#define TO(u, s) d->u = p->s;
+	PATH_FIELDS(TO)
+#undef TO
 	memcpy(d->dgid, p->dgid, 16);
-	d->flow_label = p->flow_label;
-	d->sgid_index = p->sgid_index;
-	d->hop_limit = p->hop_limit;
-	d->traffic_class = p->tclass;
 }
 
 static int modify(struct sim_cmd *c, const struct ib_uverbs_modify_qp *r)
 {
 	struct sim_qp_attr a = { 0 };
-	struct sim_qp *qp = sim_handle_get(c->ctx, r->qp_handle, SIM_UOBJ_QP);
+	struct sim_qp *qp;
 	int err;
 
-	if (!qp)
-		return EINVAL;
+	CMD_OBJ(c, r->qp_handle, SIM_UOBJ_QP, qp);
 	a.mask = r->attr_mask;
 	a.state = r->qp_state;
 	a.cur_state = r->cur_qp_state;

@@ -6,7 +6,8 @@
  * (with two processes busy-polling on two cores, the device threads would otherwise wait
  * for a scheduler tick, milliseconds, at every hop). Extended CQs: drive_cq_ex.c.
  * Programs that poll CQE memory themselves (fastverbs, mlx5dv) never come here and keep
- * the device thread. */
+ * the device thread. In step mode only fvsim_step() moves the device, so the entries stay
+ * the provider's own: a measured poll (bench/poll.c) then runs libmlx5 alone. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -71,7 +72,7 @@ static struct ibv_context *drive_ctx(struct ibv_context *ctx)
 {
 	poll_fn p;
 
-	if (!ctx || !sim_fd_ctx(ctx->cmd_fd))
+	if (!ctx || !sim_fd_ctx(ctx->cmd_fd) || !sim_drive_polls())
 		return ctx;
 	sim_drive_cq_ex_ctx(ctx);
 	p = ctx->ops.poll_cq;

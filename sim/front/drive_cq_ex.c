@@ -151,7 +151,7 @@ EXPORT struct ibv_cq_ex *mlx5dv_create_cq(struct ibv_context *ctx,
 		return NULL;
 	}
 	cq = real(ctx, attr, dv);
-	if (cq && sim_fd_ctx(ctx->cmd_fd))
+	if (cq && sim_fd_ctx(ctx->cmd_fd) && sim_drive_polls())
 		wrap(cq);
 	return cq;
 }

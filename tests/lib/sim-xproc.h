@@ -190,15 +190,38 @@ static inline void xpair_up(struct xpair *p, int (*child)(int rd, int wr))
 	xproc_connect(&p->s, &p->them, p->to, p->from);
 }
 
+/* A stock tool as server and client (argument lists ending in NULL, the first the tool's
+ * name), the client tried again while the server is not listening yet (50 tries, 100 ms
+ * apart): both succeed and the client's output has one line with want. */
+static inline void tool_pair(char **srv_args, char **cli_args, const char *want)
+{
+	char srv_out[64], cli_out[64];
+	pid_t srv;
+	int rc = 1;
+
+	snprintf(srv_out, sizeof(srv_out), "/tmp/fvsim-xproc-%d.srv", (int)getpid());
+	snprintf(cli_out, sizeof(cli_out), "/tmp/fvsim-xproc-%d.cli", (int)getpid());
+	srv = simt_spawn(srv_args, srv_out);
+	for (int i = 0; i < 50 && rc; i++) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		rc = simt_finish(simt_spawn(cli_args, cli_out));
+	}
+	cr_expect_eq(rc, 0, "%s client failed", cli_args[0]);
+	cr_expect_eq(simt_finish(srv), 0, "%s server failed", srv_args[0]);
+	cr_expect_eq(simt_count_lines(cli_out, want), 1, "no result line from %s", cli_args[0]);
+	unlink(srv_out);
+	unlink(cli_out);
+}
+
 /* The stock ibv_rc_pingpong (busy-polling, no -e) as server and client, 50 round trips;
  * mode: FVSIM_MODE for both, NULL for the default; gid: "-g gid" for both (RoCE), or NULL. */
 static inline void pingpong_gid(const char *mode, const char *gid)
 {
-	char port[16], srv_out[64], cli_out[64];
+	char port[16];
 	char *srv_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", NULL, NULL, NULL };
 	char *cli_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", NULL, NULL, NULL, NULL };
-	pid_t srv;
-	int rc = 1;
 
 	if (mode)
 		setenv("FVSIM_MODE", mode, 1);
@@ -208,21 +231,7 @@ static inline void pingpong_gid(const char *mode, const char *gid)
 	}
 	cli_args[gid ? 7 : 5] = "localhost";
 	snprintf(port, sizeof(port), "%d", 20000 + (int)(getpid() % 20000));
-	snprintf(srv_out, sizeof(srv_out), "/tmp/fvsim-xproc-%d.srv", (int)getpid());
-	snprintf(cli_out, sizeof(cli_out), "/tmp/fvsim-xproc-%d.cli", (int)getpid());
-	srv = simt_spawn(srv_args, srv_out);
-	/* The client fails fast while the server is not listening yet: try again. */
-	for (int i = 0; i < 50 && rc; i++) {
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
-
-		nanosleep(&ts, NULL);
-		rc = simt_finish(simt_spawn(cli_args, cli_out));
-	}
-	cr_expect_eq(rc, 0, "client failed");
-	cr_expect_eq(simt_finish(srv), 0, "server failed");
-	cr_expect_eq(simt_count_lines(cli_out, "50 iters in"), 1, "no iteration report from the client");
-	unlink(srv_out);
-	unlink(cli_out);
+	tool_pair(srv_args, cli_args, "50 iters in");
 }
 
 static inline void pingpong(const char *mode)
