@@ -387,6 +387,35 @@ Test(sq_ring, sq_sig_all_never_forces)
 	memqp_free(&m);
 }
 
+/*
+ * sq_sig_all: lim stays at the producer, so every WQE (flags decided per WR too, which the
+ * fast path builds without sig_all) goes through fv__sq_take_slow, which sets the
+ * completion flag: byte 11 has it, sig_pi follows the producer, nothing is forced.
+ */
+Test(sq_ring, sq_sig_all_lim_at_producer)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg(8, 0xfff0);
+	struct fv_sq *sq = &m.qp.sq;
+	const struct ibv_sge s = { 0x1000, 64, 0x77 };
+	volatile unsigned flags = 0;	/* not a constant: the typed builder's per-WR form */
+
+	c.sq_sig_all = 1;
+	memqp_init(&m, &c);
+	cr_assert_eq(sq->lim, sq->pi);
+	for (uint32_t i = 0; i < 40; i++) {
+		uint32_t pi = sq->pi;
+
+		cr_assert_eq(fv_write(rc_of(&m), i, flags, &s, 0x2000 + 64 * i, 0x55), 0);
+		cr_assert_eq(fm_at(&m, pi), 0x08, "WQE %u: fm_ce_se %#x", i, fm_at(&m, pi));
+		cr_assert_eq(sq->lim, sq->pi, "WQE %u: lim %u, pi %u", i, sq->lim, sq->pi);
+		cr_assert_eq(sq->sig_pi, sq->pi);
+		cr_assert_eq(memqp_forced(&m, pi), 0, "WQE %u forced", i);
+		cr_assert_eq(fv__sq_retire(sq, (uint16_t)pi), pi & 7);
+	}
+	memqp_free(&m);
+}
+
 /* ---- draining, many wraps ---- */
 
 static uint64_t rng_state;

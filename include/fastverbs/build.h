@@ -286,7 +286,8 @@ static FV_ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req 
 					 bool skip_last, bool words0, unsigned how)
 {
 	/* Flags decided per WR: the ctrl's two words stored as they are, not joined in a vector first. */
-	uint8_t *p = fv__ctrl_put(wqe, pi, c, __builtin_constant_p(r->flags) ? how : 0);
+	uint8_t *p = fv__ctrl_put(wqe, pi, c, __builtin_constant_p(r->flags) ? how & ~FV_CTRL_A :
+					      how & FV_VEC ? how & FV_CTRL_A : 0);
 
 #pragma GCC unroll 4	/* n is a constant (4 at most, UD): the units stay in registers */
 	for (unsigned i = 0; i < n; i++) {
@@ -321,10 +322,15 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	const unsigned ds = fv__fast_ds(qpt, r), nbb1 = fv__ds_to_bb(ds);
 	const bool sge1 = ds && r->payload == FV_PL_SGL, inl1 = ds && r->payload == FV_PL_INLINE;
 	const unsigned how = r->from_wr ? 0 : FV_VEC, hdr = fv__req_hdr_ds(qpt, r);
+	const bool typed = !r->from_wr && !r->sge_len;	/* not fv_post_send's, not fv_wr_*'s */
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
 	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
 	uint32_t lim = sq->lim, mask8 = sq->mask8;
-	__be32 fm = fv__sq_fm(sq, r->flags);
+	/*
+	 * A typed builder's flags word without sq_sig_all, added past lim only: such a QP never
+	 * gets before it (sq.h). The fv_wr_* calls keep it: their loop allocates better with it.
+	 */
+	__be32 fm = typed ? fv__sq_fm_be(r->flags) : fv__sq_fm(sq, r->flags);
 	const unsigned n = fv__req_hdr_count(qpt, r) + sge1;	/* units after the ctrl, inline data aside */
 	/* computed before the test of lim: in a caller's loop, what does not change, once */
 	const struct fv_image u[4] = {
@@ -362,6 +368,8 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	if (sge1 && ds <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
 		c.a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
 	if (shared && __builtin_expect(!fv__sq_before_lim(lim, pi, nbb), 0)) {
+		if (typed)
+			fm |= sq->sig_all;
 		if (!fv__sq_take_slow(sq, pi, nbb, &fm))
 			return -ENOMEM;
 		if (r->flags & FV_SIGNALED)
@@ -369,15 +377,14 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 		c.b = fv__2x32(fm, r->imm);
 	} else if (shared ? fm & fv__sq_fm_be(FV_SIGNALED) : r->flags & FV_SIGNALED) {
 		/*
-		 * It asks for a completion. Constant flags tell at compile time (sq_sig_all WQEs then
-		 * leave sig_pi behind, one test less; fv__sq_take_slow catches up); flags decided
-		 * per WR are tested in fm, which the ctrl takes anyway (one register less in a
-		 * caller's loop; sq_sig_all WQEs keep sig_pi and their end then).
+		 * It asks for a completion. Constant flags tell at compile time; flags decided per
+		 * WR are tested in fm, which the ctrl takes anyway (one register less in a caller's
+		 * loop). sq_sig_all WQEs never come here: fv__sq_take_slow sees to them (sq.h).
 		 */
 		sq->sig_pi = pi + nbb;
 		fv__sq_mark_end(sq, pi, nbb);
 	}
-	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how);
+	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV_CTRL_A : 0));
 	if (ds == 1)	/* a NOP */
 		fv__sq_no_bf(sq);
 	fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;

@@ -203,7 +203,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	sq->mask = g->sq_wqe_cnt - 1;
 	sq->mask8 = sq->mask * 8;
 	sq->dbrec = &g->dbrec[MLX5_SND_DBR];
-	sq->unsig_max = fv__unsig_max(g);
+	sq->unsig_max = g->sq_sig_all ? 0 : fv__unsig_max(g);	/* sq_sig_all: no unsignaled run (sq.h) */
 	fv__sq_set_pi(sq, be32toh(*sq->dbrec) & 0xffff);
 	sq->qpn_be = htobe32(g->qpn << 8);
 	sq->sig_all = htobe32(g->sq_sig_all ? FV_SIGNALED : 0);

@@ -12,7 +12,10 @@
  * nearer of ci + ring size (room, as of the last look at ci) and sig_pi + unsig_max (where
  * the unsignaled run would need a forced completion); a cached fence sets it to pi. Past lim,
  * fv__sq_take_slow() decides with the live ci and moves lim on. ci only grows, so a stale lim is
- * merely early. pi <= lim <= pi + ring size always: only fv__sq_set_pi, fv__sq_cache_fence and
+ * merely early. An sq_sig_all QP has no unsignaled run (unsig_max 0), so lim stays at pi: every
+ * WQE takes the slow path, and the typed builders' fast path needs no sig_all term in its flags
+ * word (one register and one OR less per WR in a caller's loop; a QP that asks for a completion
+ * on every WQE pays far more for those completions). pi <= lim <= pi + ring size always: only fv__sq_set_pi, fv__sq_cache_fence and
  * fv__sq_take_slow set lim, so set the counters and the fence through them.
  */
 #ifndef FASTVERBS_SQ_H

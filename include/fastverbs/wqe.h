@@ -54,8 +54,12 @@ struct fv_ring {
  *            builders runs short of). Without it, values new in every WQE (an ibv_send_wr's)
  *            take fewer instructions: two 64-bit stores, and the SGE's length and lkey read
  *            as one word.
+ *   FV_CTRL_A (fv__ctrl_put; other writers ignore it) the ctrl's first word, the same for every WQE of a builder,
+ *            goes in a vector store, the second (its flags, decided per WR) over it: the
+ *            first then waits in a vector register, not in one of the integer registers a
+ *            caller's loop runs short of, and no vector is built per WR.
  */
-enum { FV_WRAP = 1, FV_VEC = 2 };
+enum { FV_WRAP = 1, FV_VEC = 2, FV_CTRL_A = 4 };
 
 /* Move p forward by n bytes (a multiple of 16), continuing at block 0 past the end (FV_WRAP). */
 static inline uint8_t *fv__ring_add(const struct fv_ring *r, uint8_t *p, size_t n, unsigned how)
@@ -214,7 +218,10 @@ static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, 
 #if FV_VEC_STORES
 	union fv_ctrl_unit *u = (union fv_ctrl_unit *)p;
 
-	if (how & FV_VEC) {
+	if (how & FV_CTRL_A) {
+		u->v = fv__u64x2_of(c.a, 0);
+		u->w[1] = c.b;
+	} else if (how & FV_VEC) {
 		u->v = fv__u64x2_of(c.a, c.b);
 	} else {
 		u->w[0] = c.a;
