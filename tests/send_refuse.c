@@ -62,7 +62,11 @@ static void pair_open(struct pair *p, const struct memqp_cfg *c)
 		m->qp.ah_cache_key = (struct ibv_ah *)&p->ah;
 		m->qp.ah_cache_av = &p->ah.av;
 	}
-	p->ah.av.rlid = htobe16(9);
+	struct mlx5_wqe_av av;
+
+	memset(&av, 0, sizeof(av));
+	av.rlid = htobe16(9);
+	fv__ah_fill(&p->ah, &av);	/* as fv_ah_init */
 }
 
 static void pair_close(struct pair *p)

@@ -543,7 +543,10 @@ Test(sq_ring, ud_two_wqebb_ring_never_strands)
 	struct ibv_sge empty = { .addr = (uintptr_t)buf, .length = 0, .lkey = 5 };
 	struct ibv_sge one = { .addr = (uintptr_t)buf, .length = 8, .lkey = 5 };
 
-	memset(&ah, 0, sizeof(ah));
+	struct mlx5_wqe_av av;
+
+	memset(&av, 0, sizeof(av));
+	fv__ah_fill(&ah, &av);	/* as fv_ah_init */
 	memqp_init(&m, &c);
 	cr_assert_eq(fv_send(ud, 1, 0, &empty, &ah, 1, 1), 0);	/* ds 4: 1 WQEBB, unsignaled */
 	int err = fv_send(ud, 2, 0, &one, &ah, 1, 1);		/* ds 5: 2 WQEBBs */

@@ -45,8 +45,11 @@ static void qps_init(struct qps *q)
 	memqp_init(&q->udx, &(struct memqp_cfg){ .qpt = FV_QPT_UD, .qpn = 0x103, .sq_wqe_cnt = 1024,
 		.bf_size = 256, .max_inline = 76, .max_send_sge = 4 });
 	/* The AV libmlx5 built for { dlid 2, port 1 }: all zero but the destination LID. */
-	memset(&q->ah, 0, sizeof(q->ah));
-	q->ah.av.rlid = htobe16(2);
+	struct mlx5_wqe_av av;
+
+	memset(&av, 0, sizeof(av));
+	av.rlid = htobe16(2);
+	fv__ah_fill(&q->ah, &av);	/* as fv_ah_init */
 }
 
 static struct memqp *qp_of(struct qps *q, const char *name)

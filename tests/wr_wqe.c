@@ -42,9 +42,11 @@ static void open_qp(struct memqp *m, const struct memqp_cfg *c)
 static struct fv_ah test_ah(void)
 {
 	struct fv_ah ah;
+	uint8_t av[48];
 
 	for (int i = 0; i < 48; i++)
-		((uint8_t *)&ah.av)[i] = (uint8_t)(0x80 + i);
+		av[i] = (uint8_t)(0x80 + i);
+	fv__ah_fill(&ah, (const struct mlx5_wqe_av *)(const void *)av);	/* as fv_ah_init */
 	return ah;
 }
 

@@ -172,8 +172,11 @@ static void emit_builder(const struct qpt *q, const struct op *o, const struct f
 	       dest_part(q, o).params);
 	char fields[1024];
 
-	snprintf(fields, sizeof(fields), ".wr_id = wr_id, .flags = flags,\n\t\t.opcode = %s, %s%s%s%s",
-		 o->mlx5, f->fields, remote_part(o).fields, imm_part(o).fields, dest_part(q, o).fields);
+	/* an fv_ah's AV carries the typed builders' form of its first unit (ah.h) */
+	const char *av_fv = is(q->dest, "AV") && *dest_part(q, o).fields ? ", .av_fv = true" : "";
+
+	snprintf(fields, sizeof(fields), ".wr_id = wr_id, .flags = flags,\n\t\t.opcode = %s, %s%s%s%s%s",
+		 o->mlx5, f->fields, remote_part(o).fields, imm_part(o).fields, dest_part(q, o).fields, av_fv);
 	printf("%s", f->decl);
 	emit_req("\t", fields);
 	printf("\treturn fv__build(&h->qp, %s, &r);\n}\n\n", q->fv);

@@ -10,10 +10,31 @@
 
 FV_EXTERN_C_BEGIN
 
-/* Address handle: the 48-byte extended address vector libmlx5 prebuilt for an ibv_ah. */
+/*
+ * Address handle: the 48-byte extended address vector libmlx5 prebuilt for an ibv_ah, its
+ * first 8 bytes (Q_Key and reserved, which every WQE overwrites) in the typed builders' form
+ * (fv__ah_fill). Filled by fv_ah_init.
+ */
 struct fv_ah {
 	struct mlx5_wqe_av av;
 };
+
+/*
+ * fah from a 48-byte AV: a copy, then, over its first 8 bytes, the datagram segment's bytes
+ * 8-15 with the remote QPN zero (the extended-AV bit and the AV's bytes 12-15) read as one
+ * big-endian number: per WR the typed builders then or the QPN in and swap the word once
+ * (wqe.h, fv__ah_av_image). The rest stays the AV's own, as the other paths read it.
+ */
+static inline void fv__ah_fill(struct fv_ah *fah, const struct mlx5_wqe_av *av)
+{
+	uint32_t rest;
+	uint64_t w;
+
+	memcpy(&fah->av, av, sizeof(fah->av));
+	memcpy(&rest, (const uint8_t *)av + 12, sizeof(rest));
+	w = (uint64_t)MLX5_EXTENDED_UD_AV << 32 | be32toh(rest);
+	memcpy(&fah->av, &w, sizeof(w));
+}
 
 /* The address vector libmlx5 keeps for ah, or NULL if ah is not an mlx5 address handle. */
 static inline const struct mlx5_wqe_av *fv__ah_av_of(struct ibv_ah *ah)
@@ -35,7 +56,7 @@ static inline int fv_ah_init(struct fv_ah *fah, struct ibv_ah *ah)
 
 	if (!av)
 		return EINVAL;
-	memcpy(&fah->av, av, sizeof(fah->av));
+	fv__ah_fill(fah, av);
 	return 0;
 }
 

@@ -74,7 +74,8 @@ static FV_ALWAYS_INLINE unsigned fv__req_hdr_count(enum fv_qpt qpt, const struct
 static FV_ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, const struct fv_req *r, unsigned i)
 {
 	if (qpt == FV_QPT_UD)
-		return fv__av_image(r->av, r->remote_qpn, r->qkey, i);
+		return r->av_fv ? fv__ah_av_image(r->av, r->remote_qpn, r->qkey, i) :
+				  fv__av_image(r->av, r->remote_qpn, r->qkey, i);
 	if (qpt == FV_QPT_XRC && i-- == 0)
 		return fv__xrc_image(r->srqn);
 	if ((r->segs & FV_SEG_RADDR) && i-- == 0)
@@ -264,12 +265,25 @@ static FV_ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_re
 }
 
 /*
+ * Whether the fast path takes a typed UD builder's empty SGE that would start a second block
+ * (below). gcc then keeps the general path out of a caller's loop; clang spills the sizes it
+ * computes per WR and does better leaving that WQE to the general path.
+ */
+#ifdef __clang__
+#define FV_FAST_EMPTY_2ND 0
+#else
+#define FV_FAST_EMPTY_2ND 1
+#endif
+
+/*
  * The stores of a fast-path WQE (below) at wqe, its ctrl's image c: the ctrl, its n units
- * after it, an inline payload.
+ * after it (skip_last: not the last), an inline payload. words0: the first unit as two
+ * words, not one vector (a UD WQE's first: its Q_Key word is the same WR after WR, its QPN
+ * word new in each; joined in a vector they cost a register shuffle more).
  */
 static FV_ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req *r, uint8_t *wqe, uint32_t pi,
 					 struct fv_image c, const struct fv_image u[4], unsigned n, bool inl1,
-					 unsigned how)
+					 bool skip_last, bool words0, unsigned how)
 {
 	/* Flags decided per WR: the ctrl's two words stored as they are, not joined in a vector first. */
 	uint8_t *p = fv__ctrl_put(wqe, pi, c, __builtin_constant_p(r->flags) ? how & ~FV_CTRL_A :
@@ -277,7 +291,8 @@ static FV_ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req 
 
 #pragma GCC unroll 4	/* n is a constant (4 at most, UD): the units stay in registers */
 	for (unsigned i = 0; i < n; i++) {
-		fv__unit_put(p, u[i], how);
+		if (!(i == n - 1 && skip_last))	/* not an empty SGE that would start a second block */
+			fv__unit_put(p, u[i], i == 0 && words0 ? how & ~(unsigned)FV_VEC : how);
 		p += FV_DS;
 		if ((i + 2) % 4 == 0)	/* a block ends: the ring may too */
 			fv__ring_wrap(&sq->ring, &p);
@@ -294,7 +309,8 @@ static FV_ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req 
  * loop. An empty SGE that ends the first block needs no test either: its data segment is
  * written past ds, inside the block, where the device does not look. Builds the WQE at pi and
  * returns its blocks; returns 0 (nothing written) when it is not such a one (SGE lists, other
- * inline data, an empty SGE in a second block or after the ctrl alone), or past lim but for
+ * inline data, an empty SGE after the ctrl alone, or in a second block but for a typed
+ * builder's, which keeps to the first), or past lim but for
  * the case below: fv__build_wqe_at builds it then, or refuses it; -ENOMEM (nothing written)
  * when the ring is full or an inline payload is longer than max_inline, in that case. The
  * producer stays.
@@ -303,7 +319,7 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 					     uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
-	const unsigned ds = fv__fast_ds(qpt, r), nbb = fv__ds_to_bb(ds);
+	const unsigned ds = fv__fast_ds(qpt, r), nbb1 = fv__ds_to_bb(ds);
 	const bool sge1 = ds && r->payload == FV_PL_SGL, inl1 = ds && r->payload == FV_PL_INLINE;
 	const unsigned how = r->from_wr ? 0 : FV_VEC, hdr = fv__req_hdr_ds(qpt, r);
 	const bool typed = !r->from_wr && !r->sge_len;	/* not fv_post_send's, not fv_wr_*'s */
@@ -324,7 +340,17 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 		n > 3 ? fv__req_unit(qpt, r, how, 3) : FV_IMAGE(0, 0),
 	};
 	const bool empty = sge1 && !r->sgl->length;
-	struct fv_image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds, fm, r->imm);
+	/*
+	 * An empty SGE that would start a second block (UD): a typed builder's WQE keeps to its
+	 * first block here, ds and blocks one less and the data segment not stored (in a
+	 * caller's loop, the general path then stays out of it, and the test of the length with
+	 * it when the SGE is the loop's own). fv_post_send and fv_wr_* (from_wr, sge_len), whose
+	 * lengths are new in every WR, leave it to the general path: one test, no sizes per WR.
+	 */
+	const bool skip_ok = FV_FAST_EMPTY_2ND && qpt == FV_QPT_UD && !r->from_wr && !r->sge_len && ds > 4;
+	const bool skip = skip_ok && empty;
+	const unsigned nbb = nbb1 - skip;
+	struct fv_image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds - skip, fm, r->imm);
 
 	/*
 	 * Past lim with flags decided per WR (the typed builders in an application's loop), the
@@ -336,7 +362,7 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	const bool shared = !__builtin_constant_p(r->flags) && !r->from_wr;
 
 	/* an empty SGE in a second block, or the only unit after the ctrl; UMR; no fixed size */
-	if (!ds || __builtin_expect(((ds > 4 || hdr == 1) && empty) || (inl1 && r->len > qp->max_inline) ||
+	if (!ds || __builtin_expect((((ds > 4 && !skip) || hdr == 1) && empty) || (inl1 && r->len > qp->max_inline) ||
 				    (!shared && !fv__sq_before_lim(lim, pi, nbb)), 0))
 		return shared && inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
 	if (sge1 && ds <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
@@ -358,7 +384,7 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 		sq->sig_pi = pi + nbb;
 		fv__sq_mark_end(sq, pi, nbb);
 	}
-	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, how | (typed ? FV_CTRL_A : 0));
+	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV_CTRL_A : 0));
 	if (ds == 1)	/* a NOP */
 		fv__sq_no_bf(sq);
 	fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;

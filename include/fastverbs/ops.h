@@ -468,7 +468,7 @@ static FV_ALWAYS_INLINE int fv_ud_send(struct fv_ud *h, uint64_t wr_id, unsigned
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
@@ -478,7 +478,7 @@ static FV_ALWAYS_INLINE int fv_ud_send_sgl(struct fv_ud *h, uint64_t wr_id, unsi
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
@@ -489,7 +489,7 @@ static FV_ALWAYS_INLINE int fv_ud_send_inline(struct fv_ud *h, uint64_t wr_id, u
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
@@ -499,7 +499,7 @@ static FV_ALWAYS_INLINE int fv_ud_send_imm(struct fv_ud *h, uint64_t wr_id, unsi
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
@@ -509,7 +509,7 @@ static FV_ALWAYS_INLINE int fv_ud_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, 
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
@@ -520,7 +520,7 @@ static FV_ALWAYS_INLINE int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_i
 	struct fv_req r = FV_ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 

@@ -44,6 +44,7 @@ struct fv_req {
 	uint32_t len;			/* FV_PL_INLINE, FV_PL_INLINE_BUFS: total bytes */
 	bool sge_len;			/* an atomic's data segment keeps its SGE's length (ibv_wr_*) */
 	bool from_wr;			/* fv_post_send: read from an ibv_send_wr (no FV_VEC, wqe.h) */
+	bool av_fv;			/* av is an fv_ah's (ah.h, fv__ah_av_image) */
 };
 
 #endif /* FASTVERBS_REQ_H */

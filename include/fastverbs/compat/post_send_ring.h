@@ -150,7 +150,11 @@ static FV_ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, co
 	 */
 	fv__sq_wr_id_of(sq, pi)->v = r->wr_id;
 	p = fv__ctrl_put(p, pi, fv__ctrl_image(0, r->opcode, sq->qpn_be, ds, fv__sq_fm(sq, r->flags), r->imm), 0);
-	if (qpt == FV_QPT_UD) {	/* the AV's three units (wqe.h), each read right before it is stored */
+	/*
+	 * UD: the AV's three units (wqe.h), each read right before it is stored; the last two
+	 * as they are, one 16-byte load and store each (FV_VEC), not two words.
+	 */
+	if (qpt == FV_QPT_UD) {
 		const uint8_t *av = (const uint8_t *)r->av;
 		uint32_t rest;
 
@@ -158,7 +162,7 @@ static FV_ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, co
 		fv__unit_put(p, FV_IMAGE(fv__2x32(htobe32(r->qkey), 0),
 					 fv__2x32(htobe32(r->remote_qpn | MLX5_EXTENDED_UD_AV), rest)), 0);
 		for (unsigned i = 1; i < 3; i++)
-			fv__unit_put(p + i * FV_DS, FV_IMAGE(fv__load64(av + i * FV_DS), fv__load64(av + i * FV_DS + 8)), 0);
+			fv__unit_put(p + i * FV_DS, FV_IMAGE(fv__load64(av + i * FV_DS), fv__load64(av + i * FV_DS + 8)), FV_VEC);
 		p += 3 * FV_DS;
 	} else {
 		n = fv__req_hdr_images(qpt, r, u);
