@@ -122,7 +122,7 @@ static void send_one(uint64_t id)
 	cr_expect_eq(memcmp(buf + 4096, "park", 4), 0);
 }
 
-/* Twenty windows of 2 ms sharing the CPU, but nothing found yet: no judgement. */
+/* Five judging windows (8 ms) sharing the CPU, but nothing found yet: no judgement. */
 Test(sim_xpark, no_park_before_the_first_completion)
 {
 	poll_empty_for(40);

@@ -11,7 +11,10 @@
  * peer on the same CPU, a lower priority than theirs) waits for a good part of the time.
  * Only spinning windows are judged: a thread that parks waits for its wake-up as well,
  * which on a virtual machine whose idle CPU must be woken up counts as waiting too. */
-#define WINDOW_NS 2000000ull /* judged every 2 ms of spinning */
+/* Judged every 8 ms of spinning: long enough that one preemption (a task woken for a moment,
+ * up to a slice of a few ms) stays under the share below, so a lone hiccup does not park two
+ * busy pollers for a whole run; a CPU shared for good shows its share in any window. */
+#define WINDOW_NS 8000000ull
 #define PARK_FOR_NS 50000000ull /* then parks this long before it tries spinning again */
 #define WAIT_SHARE 3 /* contended: waited more than a third of the time it wanted to run */
 
