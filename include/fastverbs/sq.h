@@ -15,8 +15,9 @@
  * merely early. An sq_sig_all QP has no unsignaled run (unsig_max 0), so lim stays at pi: every
  * WQE takes the slow path, and the typed builders' fast path needs no sig_all term in its flags
  * word (one register and one OR less per WR in a caller's loop; a QP that asks for a completion
- * on every WQE pays far more for those completions). pi <= lim <= pi + ring size always: only fv__sq_set_pi, fv__sq_cache_fence and
- * fv__sq_take_slow set lim, so set the counters and the fence through them.
+ * on every WQE pays far more for those completions). pi <= lim <= pi + ring size always: only
+ * fv__sq_set_pi, fv__sq_cache_fence and fv__sq_take_slow set lim, so set the counters and the
+ * fence through them.
  */
 #ifndef FASTVERBS_SQ_H
 #define FASTVERBS_SQ_H
@@ -274,7 +275,7 @@ static inline bool fv__sq_take_at(struct fv_sq *sq, uint32_t pi, unsigned flags,
 	*fm_be = fv__sq_fm(sq, flags);
 	if (__builtin_expect(!fv__sq_before_lim(sq->lim, pi, nbb), 0))
 		return fv__sq_take_slow(sq, pi, nbb, fm_be);
-	/* sq_sig_all WQEs leave sig_pi behind (one test less here); fv__sq_take_slow catches up. */
+	/* No sq_sig_all WQE gets here: such a QP's lim stays at pi (top). */
 	if (flags & FV_SIGNALED)
 		sq->sig_pi = pi + nbb;
 	return true;

@@ -176,7 +176,7 @@ static FV_ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, co
 		fv__ps_inline(p, (const void *)(uintptr_t)s->addr, len);
 	else
 		fv__unit_put(p, fv__req_data_image(r, s, 0), 0);
-	if (r->flags & FV_SIGNALED) {	/* sq_sig_all: fv__sq_take_slow catches up, as in build.h */
+	if (r->flags & FV_SIGNALED) {	/* no sq_sig_all WQE comes here: its QP's lim stays at pi (sq.h) */
 		sq->sig_pi = pi + nbb;
 		fv__sq_mark_end(sq, pi, nbb);
 	}
