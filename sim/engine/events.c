@@ -29,7 +29,6 @@ static void fire(struct sim_cq *cq)
 static void arm(struct sim_cq *cq, uint32_t word)
 {
 	cq->arm_seen = word;
-	cq->arm_valid = true;
 	cq->armed = true;
 	cq->arm_solicited = word & ARM_SOLICITED;
 	cq->arm_ci = word & 0xffffff;
@@ -62,31 +61,39 @@ void sim_cq_arm_init(struct sim_cq *cq)
 {
 	__atomic_store_n(&cq->dbrec[1], htobe32(ARM_NONE), __ATOMIC_RELEASE);
 	cq->arm_seen = ARM_NONE;
-	cq->arm_valid = true;
 }
 
+/*
+ * An arm writes the record, then the register. The register is read first: whatever it
+ * shows, the record is at least that new. A changed record is an arm; a register write of
+ * that same arm seen later is not a second one (reg_owed). The register alone tells a
+ * re-arm with an unchanged word, once another CQ's arm has overwritten it.
+ */
 void sim_cq_poll_arm(struct sim_cq *cq)
 {
-	struct sim_ctx *ctx = cq->ctx;
+	uint64_t reg = 0;
 	uint32_t word;
-	uint64_t reg;
+	bool ours;
 
 	if (!cq->chan)
 		return;
-	word = ld_dbrec(&cq->dbrec[1]);
 	/* Only the view libmlx5 writes ever becomes non-zero. */
-	if (arm_register(ctx, &reg)) {
-		if (reg != cq->uar_seen) {
-			cq->uar_seen = reg;
-			if ((reg & 0xffffff) == cq->cqn) {
-				arm(cq, (uint32_t)(reg >> 32));
-				return;
-			}
-		}
+	ours = arm_register(cq->ctx, &reg) && reg != cq->uar_seen;
+	if (ours)
+		cq->uar_seen = reg;
+	ours = ours && (reg & 0xffffff) == cq->cqn;
+	word = ld_dbrec(&cq->dbrec[1]);
+	if (word != cq->arm_seen) {
+		arm(cq, word);
+		cq->reg_owed = !(ours && (uint32_t)(reg >> 32) == word);
+		return;
 	}
-	if (!cq->arm_valid || word != cq->arm_seen)
-		if (cq->arm_valid || word != 0)
-			arm(cq, word);
+	if (!ours || (uint32_t)(reg >> 32) != word)
+		return; /* no register write of this CQ, or an older arm's */
+	if (cq->reg_owed)
+		cq->reg_owed = false; /* the register half of the arm the record gave */
+	else
+		arm(cq, word);
 }
 
 void sim_cq_event_after_push(struct sim_cq *cq, bool solicited_or_error)

@@ -125,9 +125,10 @@ struct sim_cq {
 	int users;
 	/* Completion events: armed by a new arm word; fired once per arm. */
 	uint32_t arm_seen; /* last arm word acted on */
-	bool arm_valid, armed, arm_solicited;
+	bool armed, arm_solicited;
 	uint32_t arm_ci;
 	uint64_t uar_seen; /* last value seen in the context's CQ arm register */
+	bool reg_owed; /* an arm taken from the record whose register write is still to come */
 	/* A completion found it full: the CQ is in error (IBV_EVENT_CQ_ERR was raised) and
 	 * takes no more CQEs, as an HCA's CQ after an overrun. */
 	bool overrun;
