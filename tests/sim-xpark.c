@@ -3,7 +3,8 @@
  * beside it to one CPU, so a polling thread waits for that CPU about half the time: a
  * poller that has found something judges that contended and parks between polls; one
  * whose polls have found nothing yet (its traffic has not started) does not judge the
- * CPUs at all; and a parked poller still gets its completions. The traffic is a SEND
+ * CPUs at all; a parked poller still gets its completions; and one that waited but finds
+ * no more runnable tasks than CPUs when it judges spins on. The traffic is a SEND
  * between two QPs of this process on a fabric of its own. */
 #include <fcntl.h>
 #include <pthread.h>
@@ -35,7 +36,8 @@ static void *spin(void *arg)
 	return NULL;
 }
 
-/* One CPU for everything: the first this process may use. */
+/* One CPU for everything: the first this process may use (the device thread and the
+ * spinner, started later, inherit it). */
 static void pin(void)
 {
 	cpu_set_t set;
@@ -147,4 +149,33 @@ Test(sim_xpark, parks_when_it_shares_its_cpu_and_still_gets_completions)
 		      "a poller waiting for its CPU half the time kept spinning");
 	send_one(20);
 	send_one(30);
+}
+
+/* Waiting for its CPU half the time, but told that only one task (itself) is runnable: a
+ * poller that judges finds no crowd and spins on (FVSIM_LOADAVG stands in for
+ * /proc/loadavg, whose count another process on the machine could raise at any moment). */
+Test(sim_xpark, spins_on_when_no_other_task_is_runnable)
+{
+	char path[64];
+	FILE *f;
+	struct timespec t0;
+
+	if (access("/proc/thread-self/schedstat", R_OK))
+		cr_skip_test("no /proc/thread-self/schedstat here");
+	snprintf(path, sizeof(path), "/tmp/fvsim-xpark-%d.loadavg", (int)getpid());
+	f = fopen(path, "w");
+	cr_assert(f);
+	fputs("0.00 0.00 0.00 1/100 1\n", f);
+	fclose(f);
+	setenv("FVSIM_LOADAVG", path, 1);
+	send_one(10);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!simt_count_lines(log_path, "spins on") && simt_ms_since(&t0) < SIMT_WAIT_MS)
+		poll_empty_for(10);
+	unsetenv("FVSIM_LOADAVG");
+	unlink(path);
+	cr_assert_geq(simt_count_lines(log_path, "spins on"), 1,
+		      "a poller that waited with no other task runnable parked");
+	cr_expect_eq(simt_count_lines(log_path, PARKS), 0, "it parked all the same");
+	send_one(20);
 }

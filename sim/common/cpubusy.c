@@ -1,6 +1,9 @@
 #include "cpubusy.h"
 
+#include <sched.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "sys.h"
@@ -15,6 +18,7 @@
  * up to a slice of a few ms) stays under the share below, so a lone hiccup does not park two
  * busy pollers for a whole run; a CPU shared for good shows its share in any window. */
 #define WINDOW_NS 8000000ull
+#define CONFIRM_NS 500000ull
 #define PARK_FOR_NS 50000000ull /* then parks this long before it tries spinning again */
 #define WAIT_SHARE 3 /* contended: waited more than a third of the time it wanted to run */
 
@@ -24,6 +28,9 @@ struct cpu_mark {
 
 static __thread struct cpu_mark mark;
 static __thread uint64_t park_until;
+/* The last window was contended with more tasks runnable than CPUs: a short one confirms. */
+static __thread bool confirming;
+static __thread uint64_t share; /* percent of the contended window spent waiting */
 
 static bool sample(struct cpu_mark *m, uint64_t now)
 {
@@ -44,6 +51,41 @@ static bool sample(struct cpu_mark *m, uint64_t now)
 	return true;
 }
 
+/* Tasks runnable on the machine at this moment (/proc/loadavg: "... running/threads ...",
+ * or a file of that form named by FVSIM_LOADAVG, for tests), this one included; -1 when
+ * unknown. */
+static long runnable_now(void)
+{
+	const char *path = getenv("FVSIM_LOADAVG");
+	char buf[128], *p;
+	int fd = sim_sys_open(path && *path ? path : "/proc/loadavg", O_RDONLY | O_CLOEXEC, 0);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = (ssize_t)syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	sim_sys_close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strchr(buf, '/');
+	while (p && p > buf && p[-1] != ' ')
+		p--;
+	return p ? strtol(p, NULL, 10) : -1;
+}
+
+/* CPUs this thread may run on. The runnable count above is the machine's, so a thread
+ * held to fewer CPUs than the machine has (taskset) compares it with its own few: it may
+ * then park where it need not, never spin on a CPU it shares. */
+static long cpus_mine(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return sysconf(_SC_NPROCESSORS_ONLN);
+	return CPU_COUNT(&set);
+}
+
 bool sim_cpu_parking(uint64_t now)
 {
 	return now < park_until;
@@ -53,6 +95,7 @@ bool sim_cpu_contended(uint64_t now, bool spinning)
 {
 	struct cpu_mark m;
 	uint64_t ran, waited;
+	long runnable;
 
 	if (now < park_until)
 		return true;
@@ -62,19 +105,38 @@ bool sim_cpu_contended(uint64_t now, bool spinning)
 			park_until = UINT64_MAX; /* no schedstat: always park, as before */
 		return park_until > now;
 	}
-	if (now - mark.at < WINDOW_NS)
+	if (now - mark.at < (confirming ? CONFIRM_NS : WINDOW_NS))
 		return false;
 	if (!sample(&m, now))
 		return false;
 	ran = m.ran - mark.ran;
 	waited = m.waited - mark.waited;
 	mark = m;
-	if (waited * WAIT_SHARE > ran + waited) {
-		sim_dbg("poller waited for a CPU %llu%% of the time: parks between polls for %llu ms",
-			(unsigned long long)(waited * 100 / (ran + waited)), PARK_FOR_NS / 1000000);
-		park_until = now + PARK_FOR_NS;
-		mark.at = 0;
-		return true;
+	if (!confirming) {
+		if (waited * WAIT_SHARE <= ran + waited)
+			return false;
+		share = waited * 100 / (ran + waited); /* waited > 0 here */
 	}
-	return false;
+	runnable = runnable_now();
+	/* A CPU shared for good has more runnable tasks than CPUs whenever one looks, and
+	 * again a moment later; a moment's crowd (a task woken for a while, two pollers put
+	 * on one CPU until the balancer parts them) has gone by the end of the window, or by
+	 * the end of a short second one (judged by the count alone: over so short a time
+	 * the thread may not even have been switched, so its times may not have moved). */
+	if (runnable >= 0 && runnable <= cpus_mine()) {
+		sim_dbg("poller waited for a CPU %llu%% of the time, but %ld tasks are runnable now: spins on",
+			(unsigned long long)share, runnable);
+		confirming = false;
+		return false;
+	}
+	if (!confirming) {
+		confirming = true;
+		return false;
+	}
+	sim_dbg("poller waited for a CPU %llu%% of the time, %ld tasks runnable: parks between polls for %llu ms",
+		(unsigned long long)share, runnable, PARK_FOR_NS / 1000000);
+	confirming = false;
+	park_until = now + PARK_FOR_NS;
+	mark.at = 0;
+	return true;
 }
