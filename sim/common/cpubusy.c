@@ -18,7 +18,7 @@
  * up to a slice of a few ms) stays under the share below, so a lone hiccup does not park two
  * busy pollers for a whole run; a CPU shared for good shows its share in any window. */
 #define WINDOW_NS 8000000ull
-#define CONFIRM_NS 500000ull
+#define CONFIRM_NS 500000ull /* a contended window with a crowd: the crowd counted again */
 #define PARK_FOR_NS 50000000ull /* then parks this long before it tries spinning again */
 #define WAIT_SHARE 3 /* contended: waited more than a third of the time it wanted to run */
 
@@ -28,7 +28,8 @@ struct cpu_mark {
 
 static __thread struct cpu_mark mark;
 static __thread uint64_t park_until;
-/* The last window was contended with more tasks runnable than CPUs: a short one confirms. */
+/* The last window was contended with more tasks runnable than CPUs: the count is taken
+ * again CONFIRM_NS later. */
 static __thread bool confirming;
 static __thread uint64_t share; /* percent of the contended window spent waiting */
 
