@@ -164,6 +164,11 @@ static FV_ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, co
 		for (unsigned i = 1; i < 3; i++)
 			fv__unit_put(p + i * FV_DS, FV_IMAGE(fv__load64(av + i * FV_DS), fv__load64(av + i * FV_DS + 8)), FV_VEC);
 		p += 3 * FV_DS;
+		/*
+		 * Read again after the units, as memory operands, what the second block needs
+		 * (the SGE, the ring's start): kept from before, gcc held them on the stack.
+		 */
+		__asm__ __volatile__("" ::: "memory");
 	} else {
 		n = fv__req_hdr_images(qpt, r, u);
 #pragma GCC unroll 3	/* n is a constant */
