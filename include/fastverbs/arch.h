@@ -98,16 +98,29 @@ static inline uintptr_t fv__db_start(const void *ring, volatile void *rec, uint3
 	return reg;
 }
 
-/* fv__bf_copy64 of src to dst (in the BlueFlame half reg); returns reg. */
-static inline uintptr_t fv__db_bf64(uintptr_t reg, uintptr_t dst, const void *src)
+/* fv__bf_copy64 of src to reg + off (off: a multiple of 64 below the BlueFlame half's size); returns reg. */
+static inline uintptr_t fv__db_bf64(uintptr_t reg, uintptr_t off, const void *src)
 {
 	const fv_bf_vec *s = (const fv_bf_vec *)src;
 
-	__asm__("movdqa %2,   (%1)\n\t"
-		"movdqa %3, 16(%1)\n\t"
-		"movdqa %4, 32(%1)\n\t"
-		"movdqa %5, 48(%1)"
-		: "+r"(reg) : "r"(dst), "x"(s[0]), "x"(s[1]), "x"(s[2]), "x"(s[3]));
+	__asm__("movdqa %2,   (%0,%1)\n\t"
+		"movdqa %3, 16(%0,%1)\n\t"
+		"movdqa %4, 32(%0,%1)\n\t"
+		"movdqa %5, 48(%0,%1)"
+		: "+r"(reg) : "r"(off), "x"(s[0]), "x"(s[1]), "x"(s[2]), "x"(s[3]));
+	return reg;
+}
+
+/* fv__db_bf64 at reg itself. */
+static inline uintptr_t fv__db_bf64_0(uintptr_t reg, const void *src)
+{
+	const fv_bf_vec *s = (const fv_bf_vec *)src;
+
+	__asm__("movdqa %1,   (%0)\n\t"
+		"movdqa %2, 16(%0)\n\t"
+		"movdqa %3, 32(%0)\n\t"
+		"movdqa %4, 48(%0)"
+		: "+r"(reg) : "x"(s[0]), "x"(s[1]), "x"(s[2]), "x"(s[3]));
 	return reg;
 }
 
