@@ -76,6 +76,69 @@ static inline void fv__bf_copy64(void *dst, const void *src)
 		: : "r"(dst), "x"(s[0]), "x"(s[1]), "x"(s[2]), "x"(s[3]));
 }
 
+/*
+ * clang gives a volatile asm (and any without outputs) no memory attributes: it takes it for
+ * a store to anything, and reads the ring's fields and the caller's requests again after a
+ * doorbell. Under clang the send doorbell is instead a chain of asms that are not volatile,
+ * each passing the BlueFlame register on to the next (so they stay in order and none is
+ * dropped): the first reads memory of unknown extent (the barrier: every store before it
+ * stays before it), then stores the doorbell record itself; the others touch no memory the
+ * program reads. Same instructions as above.
+ */
+#ifdef __clang__
+#define FV_DB_CHAIN 1
+
+/* Barrier, doorbell record val at rec, WC start; returns reg, to be passed on. */
+static inline uintptr_t fv__db_start(const void *ring, volatile void *rec, uint32_t val, uintptr_t reg)
+{
+	__asm__("# fv__dma_wmb_sq\n\t"
+		"movl %k2, (%3)\n\t"
+		"sfence"
+		: "+r"(reg) : "m"(*(const char *)fv__untraced(ring)), "r"(val), "r"(rec));
+	return reg;
+}
+
+/* fv__bf_copy64 of src to reg + off (off: a multiple of 64 below the BlueFlame half's size); returns reg. */
+static inline uintptr_t fv__db_bf64(uintptr_t reg, uintptr_t off, const void *src)
+{
+	const fv_bf_vec *s = (const fv_bf_vec *)src;
+
+	__asm__("movdqa %2,   (%0,%1)\n\t"
+		"movdqa %3, 16(%0,%1)\n\t"
+		"movdqa %4, 32(%0,%1)\n\t"
+		"movdqa %5, 48(%0,%1)"
+		: "+r"(reg) : "r"(off), "x"(s[0]), "x"(s[1]), "x"(s[2]), "x"(s[3]));
+	return reg;
+}
+
+/* fv__db_bf64 at reg itself. */
+static inline uintptr_t fv__db_bf64_0(uintptr_t reg, const void *src)
+{
+	const fv_bf_vec *s = (const fv_bf_vec *)src;
+
+	__asm__("movdqa %1,   (%0)\n\t"
+		"movdqa %2, 16(%0)\n\t"
+		"movdqa %3, 32(%0)\n\t"
+		"movdqa %4, 48(%0)"
+		: "+r"(reg) : "x"(s[0]), "x"(s[1]), "x"(s[2]), "x"(s[3]));
+	return reg;
+}
+
+/* The 8-byte doorbell val at reg; returns reg. */
+static inline uintptr_t fv__db_word(uintptr_t reg, uint64_t val)
+{
+	__asm__("movq %1, (%0)" : "+r"(reg) : "r"(val));
+	return reg;
+}
+
+/* WC flush; returns reg. */
+static inline uintptr_t fv__db_flush(uintptr_t reg)
+{
+	__asm__("sfence" : "+r"(reg));
+	return reg;
+}
+#endif
+
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 

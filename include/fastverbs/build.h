@@ -276,6 +276,20 @@ static FV_ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_re
 #endif
 
 /*
+ * The typed builders read the producer with a relaxed atomic load under clang: one it cannot
+ * carry from the last WR's store. Carried, it becomes an induction variable of a caller's
+ * loop, which clang then keeps in three or four registers (pi, pi * 8, pi + 1, the loop's own
+ * count) and spills the rest; read, it is one load. FV_EMPTY_COLD: see fv__build_fast_at.
+ */
+#ifdef __clang__
+#define FV_READ_PI(sq) __atomic_load_n(&(sq)->pi, __ATOMIC_RELAXED)
+#define FV_EMPTY_COLD 1
+#else
+#define FV_READ_PI(sq) ((sq)->pi)
+#define FV_EMPTY_COLD 0
+#endif
+
+/*
  * The stores of a fast-path WQE (below) at wqe, its ctrl's image c: the ctrl, its n units
  * after it (skip_last: not the last), an inline payload. words0: the first unit as two
  * words, not one vector (a UD WQE's first: its Q_Key word is the same WR after WR, its QPN
@@ -365,6 +379,38 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	if (!ds || __builtin_expect((((ds > 4 && !skip) || hdr == 1) && empty) || (inl1 && r->len > qp->max_inline) ||
 				    (!shared && !fv__sq_before_lim(lim, pi, nbb)), 0))
 		return shared && inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
+#if FV_EMPTY_COLD
+	/*
+	 * Under clang, a typed builder's empty SGE goes to the cold side with the test of lim:
+	 * clang reads an SGE the caller copied as a whole again in every WR (the copy's loads
+	 * carry no type), and the ctrl's ds would then cost arithmetic and a register in every
+	 * WR, against a test and a branch here.
+	 */
+	const bool past = !fv__sq_before_lim(lim, pi, nbb), empty_cold = shared && sge1 && ds <= 4;
+
+	if (sge1 && ds <= 4 && !empty_cold)	/* an empty SGE: ds one less (its byte is the word's last) */
+		c.a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
+	if (shared && __builtin_expect(past || (empty_cold && empty), 0)) {
+		if (empty_cold)
+			c.a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
+		if (past) {
+			if (typed)
+				fm |= sq->sig_all;
+			if (!fv__sq_take_slow(sq, pi, nbb, &fm))
+				return -ENOMEM;
+			if (r->flags & FV_SIGNALED)
+				fv__sq_mark_end(sq, pi, nbb);
+			c.b = fv__2x32(fm, r->imm);
+		} else if (fm & fv__sq_fm_be(FV_SIGNALED)) {
+			sq->sig_pi = pi + nbb;
+			fv__sq_mark_end(sq, pi, nbb);
+		}
+		if (empty_cold) {	/* stored here: on the hot side the ctrl's first word stays one value */
+			fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV_CTRL_A : 0));
+			fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
+			return (int)nbb;
+		}
+#else
 	if (sge1 && ds <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
 		c.a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
 	if (shared && __builtin_expect(!fv__sq_before_lim(lim, pi, nbb), 0)) {
@@ -375,6 +421,7 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 		if (r->flags & FV_SIGNALED)
 			fv__sq_mark_end(sq, pi, nbb);
 		c.b = fv__2x32(fm, r->imm);
+#endif
 	} else if (shared ? fm & fv__sq_fm_be(FV_SIGNALED) : r->flags & FV_SIGNALED) {
 		/*
 		 * It asks for a completion. Constant flags tell at compile time; flags decided per
@@ -412,7 +459,7 @@ static FV_ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const s
 {
 	struct fv_req one = *r;
 	struct ibv_sge s = { 0, 0, 0 };
-	uint32_t pi = qp->sq.pi;
+	uint32_t pi = FV_READ_PI(&qp->sq);
 	int nbb;
 
 	if (qpt == FV_QPT_RAW) {	/* eth.h: its own fast path */

@@ -339,6 +339,21 @@ static inline __attribute__((always_inline)) void fv__sq_ring(struct fv_sq *sq)
 		return;		/* nothing new */
 	bool bf = since == 0 && nbb <= sq->bf_nbb;	/* a lone WQE that fits a half */
 
+#ifdef FV_DB_CHAIN
+	/* the start in both branches: clang would otherwise keep bf in a register across it */
+	uintptr_t r;
+
+	if (bf) {
+		r = fv__db_start(sq->ring.buf, sq->dbrec, htobe32(pi & 0xffff), (uintptr_t)reg);
+		r = fv__db_bf64_0(r, wqe);
+		for (uint32_t i = 1; i < nbb; i++)
+			r = fv__db_bf64(r, i * FV_WQEBB, fv__sq_wqe(sq, last + i));
+	} else {
+		r = fv__db_start(sq->ring.buf, sq->dbrec, htobe32(pi & 0xffff), (uintptr_t)reg);
+		r = fv__db_word(r, fv__load64(wqe));
+	}
+	reg = (uint8_t *)fv__db_flush(r);
+#else
 	fv__dma_wmb_sq(sq->ring.buf);
 	fv__dbrec_write32(sq->dbrec, htobe32(pi & 0xffff));
 	fv__wc_start();
@@ -350,6 +365,7 @@ static inline __attribute__((always_inline)) void fv__sq_ring(struct fv_sq *sq)
 		fv__mmio_write64(reg, fv__load64(wqe));	/* the ctrl's first 8 bytes, as any store left them */
 	}
 	fv__wc_flush();
+#endif
 	sq->bf_cur = (uintptr_t)reg ^ sq->bf_toggle;
 	sq->rung_pi = pi;
 }
