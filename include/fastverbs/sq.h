@@ -359,8 +359,11 @@ static inline __attribute__((always_inline)) void fv__sq_ring(struct fv_sq *sq)
 	fv__wc_start();
 	if (bf) {
 		fv__bf_copy64(reg, wqe);
-		for (uint32_t i = 1; i < nbb; i++)	/* its other blocks; it may continue at block 0 */
-			fv__bf_copy64(reg + i * FV_WQEBB, fv__sq_wqe(sq, last + i));
+		for (uint32_t i = 1; i < nbb; i++) {	/* its other blocks; it may continue at block 0 */
+			wqe += FV_WQEBB;
+			fv__ring_wrap(&sq->ring, (uint8_t **)&wqe);
+			fv__bf_copy64(reg + i * FV_WQEBB, wqe);
+		}
 	} else {
 		fv__mmio_write64(reg, fv__load64(wqe));	/* the ctrl's first 8 bytes, as any store left them */
 	}
