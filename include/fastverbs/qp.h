@@ -43,8 +43,9 @@ struct fv_wr_batch {
 	uint8_t opcode, segs;	/* the open WQE: as struct fv_req's fields of the same names */
 	unsigned flags;
 	__be32 imm;
-	uint32_t rkey, remote_qpn, qkey, srqn;
+	uint32_t rkey, qkey, srqn;
 	uint64_t wr_id, raddr, swap_add, compare;
+	uint64_t av_w;		/* UD: the datagram segment's bytes 8-15, byte-swapped (fv__wr_av_word) */
 	const struct mlx5_wqe_av *av;
 	const void *hdr;	/* TSO: the header, its size and the MSS */
 	uint16_t hdr_sz, mss;
