@@ -170,7 +170,7 @@ static FV_ALWAYS_INLINE void fv__wr_touch(const struct fv_qp *qp)
 {
 	const struct fv_sq *sq = &qp->sq;
 
-	__asm__("" : : "r"(sq->ring.buf), "r"(sq->ring.end), "r"(sq->wr_id), "r"(sq->mask8), "r"(sq->qpn_be), "r"(sq->sig_all));
+	__asm__("" : : "r"(sq->ring.buf), "r"(sq->ring.end), "r"(sq->wr_id), "r"(sq->mask8), "r"(sq->qpn_be));
 }
 
 /*
