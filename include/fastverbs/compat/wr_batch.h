@@ -52,7 +52,7 @@ static inline void fv__wr_fail(struct fv_qp *qp, int err)
 }
 
 /* The send ring's counters a batch may move, kept by fv_wr_start (struct fv_wr_batch). */
-#define FV_WR_KEPT(X) X(pi) X(rung_pi) X(last_pi) X(sig_pi) X(lim) X(fence_cache)
+#define FV_WR_KEPT(X) X(pi) X(lim) X(last_pi) X(rung_pi) X(sig_pi) X(fence_cache)
 #define FV_WR_KEEP(f)    b->f = sq->f;
 #define FV_WR_RESTORE(f) sq->f = b->f;
 
@@ -66,7 +66,6 @@ static inline void fv__wr_start_qp(struct fv_qp *qp)
 	b->need = 0;
 	FV_WR_KEPT(FV_WR_KEEP)
 }
-
 /*
  * Forget the batch: the counters of fv_wr_start again, and the meta of every block the batch
  * took made stale (end at ci, nothing forced), as fv__sq_set_pi leaves a free slot. Nothing
