@@ -571,96 +571,92 @@ static FV_ALWAYS_INLINE void fv_qp_wr_local_inv(struct fv_qp *qp, uint32_t inval
 static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__wr_touch(qp);
-	if (__builtin_expect(qp->qpt != FV_QPT_RC && qp->qpt != FV_QPT_UC && qp->qpt != FV_QPT_UD, 0)) {
-		switch (qp->qpt) {
-		case FV_QPT_XRC:
-			fv__wr_sge_at(qp, FV_QPT_XRC, lkey, addr, length);
-			return;
-		case FV_QPT_RAW:
-			fv__wr_sge_at(qp, FV_QPT_RAW, lkey, addr, length);
-			return;
-		default:
-			fv__wr_fail(qp, EINVAL);
-			return;
-		}
-	}
-	if (qp->qpt == FV_QPT_UD) {
+	switch (qp->qpt) {
+	case FV_QPT_RC:
+	case FV_QPT_UC:
+		fv__wr_sge_at(qp, FV_QPT_RC, lkey, addr, length);
+		return;
+	case FV_QPT_UD:
 		fv__wr_sge_at(qp, FV_QPT_UD, lkey, addr, length);
 		return;
+	case FV_QPT_XRC:
+		fv__wr_sge_at(qp, FV_QPT_XRC, lkey, addr, length);
+		return;
+	case FV_QPT_RAW:
+		fv__wr_sge_at(qp, FV_QPT_RAW, lkey, addr, length);
+		return;
+	default:
+		fv__wr_fail(qp, EINVAL);
 	}
-	fv__wr_sge_at(qp, FV_QPT_RC, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv__wr_touch(qp);
-	if (__builtin_expect(qp->qpt != FV_QPT_RC && qp->qpt != FV_QPT_UC && qp->qpt != FV_QPT_UD, 0)) {
-		switch (qp->qpt) {
-		case FV_QPT_XRC:
-			fv__wr_sge_list_at(qp, FV_QPT_XRC, num_sge, sg_list);
-			return;
-		case FV_QPT_RAW:
-			fv__wr_sge_list_at(qp, FV_QPT_RAW, num_sge, sg_list);
-			return;
-		default:
-			fv__wr_fail(qp, EINVAL);
-			return;
-		}
-	}
-	if (qp->qpt == FV_QPT_UD) {
+	switch (qp->qpt) {
+	case FV_QPT_RC:
+	case FV_QPT_UC:
+		fv__wr_sge_list_at(qp, FV_QPT_RC, num_sge, sg_list);
+		return;
+	case FV_QPT_UD:
 		fv__wr_sge_list_at(qp, FV_QPT_UD, num_sge, sg_list);
 		return;
+	case FV_QPT_XRC:
+		fv__wr_sge_list_at(qp, FV_QPT_XRC, num_sge, sg_list);
+		return;
+	case FV_QPT_RAW:
+		fv__wr_sge_list_at(qp, FV_QPT_RAW, num_sge, sg_list);
+		return;
+	default:
+		fv__wr_fail(qp, EINVAL);
 	}
-	fv__wr_sge_list_at(qp, FV_QPT_RC, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *addr, size_t length)
 {
 	fv__wr_touch(qp);
-	if (__builtin_expect(qp->qpt != FV_QPT_RC && qp->qpt != FV_QPT_UC && qp->qpt != FV_QPT_UD, 0)) {
-		switch (qp->qpt) {
-		case FV_QPT_XRC:
-			fv__wr_inline_at(qp, FV_QPT_XRC, addr, length);
-			return;
-		case FV_QPT_RAW:
-			fv__wr_inline_at(qp, FV_QPT_RAW, addr, length);
-			return;
-		default:
-			fv__wr_fail(qp, EINVAL);
-			return;
-		}
-	}
-	if (qp->qpt == FV_QPT_UD) {
+	switch (qp->qpt) {
+	case FV_QPT_RC:
+	case FV_QPT_UC:
+		fv__wr_inline_at(qp, FV_QPT_RC, addr, length);
+		return;
+	case FV_QPT_UD:
 		fv__wr_inline_at(qp, FV_QPT_UD, addr, length);
 		return;
+	case FV_QPT_XRC:
+		fv__wr_inline_at(qp, FV_QPT_XRC, addr, length);
+		return;
+	case FV_QPT_RAW:
+		fv__wr_inline_at(qp, FV_QPT_RAW, addr, length);
+		return;
+	default:
+		fv__wr_fail(qp, EINVAL);
 	}
-	fv__wr_inline_at(qp, FV_QPT_RC, addr, length);
 }
 
 /* fv_wr_set_inline_data_list on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data_list(struct fv_qp *qp, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__wr_touch(qp);
-	if (__builtin_expect(qp->qpt != FV_QPT_RC && qp->qpt != FV_QPT_UC && qp->qpt != FV_QPT_UD, 0)) {
-		switch (qp->qpt) {
-		case FV_QPT_XRC:
-			fv__wr_inline_list_at(qp, FV_QPT_XRC, num_buf, buf_list);
-			return;
-		case FV_QPT_RAW:
-			fv__wr_inline_list_at(qp, FV_QPT_RAW, num_buf, buf_list);
-			return;
-		default:
-			fv__wr_fail(qp, EINVAL);
-			return;
-		}
-	}
-	if (qp->qpt == FV_QPT_UD) {
+	switch (qp->qpt) {
+	case FV_QPT_RC:
+	case FV_QPT_UC:
+		fv__wr_inline_list_at(qp, FV_QPT_RC, num_buf, buf_list);
+		return;
+	case FV_QPT_UD:
 		fv__wr_inline_list_at(qp, FV_QPT_UD, num_buf, buf_list);
 		return;
+	case FV_QPT_XRC:
+		fv__wr_inline_list_at(qp, FV_QPT_XRC, num_buf, buf_list);
+		return;
+	case FV_QPT_RAW:
+		fv__wr_inline_list_at(qp, FV_QPT_RAW, num_buf, buf_list);
+		return;
+	default:
+		fv__wr_fail(qp, EINVAL);
 	}
-	fv__wr_inline_list_at(qp, FV_QPT_RC, num_buf, buf_list);
 }
 
 /* fv_wr_set_ud_addr on a struct fv_qp (UD only). */
