@@ -40,15 +40,17 @@ struct fv_srq;
 struct fv_wr_batch {
 	int err;		/* first error: fv_wr_complete returns it and posts nothing */
 	unsigned need;		/* setters the open WQE still owes (FV_WR_NEED_*, compat/wr_batch.h) */
+	/* FV_WR_KEPT (compat/wr_batch.h), in struct fv_sq's order: pi and lim copied as one word */
+	uint32_t pi, lim, last_pi, rung_pi, sig_pi, fence_cache;
 	uint8_t opcode, segs;	/* the open WQE: as struct fv_req's fields of the same names */
 	unsigned flags;
 	__be32 imm;
-	uint32_t rkey, remote_qpn, qkey, srqn;
+	uint32_t rkey, qkey, srqn;
 	uint64_t wr_id, raddr, swap_add, compare;
+	uint64_t av_w;		/* UD: the datagram segment's bytes 8-15, byte-swapped (fv__wr_av_word) */
 	const struct mlx5_wqe_av *av;
 	const void *hdr;	/* TSO: the header, its size and the MSS */
 	uint16_t hdr_sz, mss;
-	uint32_t pi, rung_pi, last_pi, sig_pi, lim, fence_cache;	/* FV_WR_KEPT (compat/wr_batch.h) */
 };
 
 struct fv_qp {

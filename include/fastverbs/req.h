@@ -45,6 +45,8 @@ struct fv_req {
 	bool sge_len;			/* an atomic's data segment keeps its SGE's length (ibv_wr_*) */
 	bool from_wr;			/* fv_post_send: read from an ibv_send_wr (no FV_VEC, wqe.h) */
 	bool av_fv;			/* av is an fv_ah's (ah.h, fv__ah_av_image) */
+	bool av_word;			/* the datagram segment's bytes 8-15 are htobe64(av_w) (fv_wr_*) */
+	uint64_t av_w;
 };
 
 #endif /* FASTVERBS_REQ_H */

@@ -52,7 +52,7 @@ static inline void fv__wr_fail(struct fv_qp *qp, int err)
 }
 
 /* The send ring's counters a batch may move, kept by fv_wr_start (struct fv_wr_batch). */
-#define FV_WR_KEPT(X) X(pi) X(rung_pi) X(last_pi) X(sig_pi) X(lim) X(fence_cache)
+#define FV_WR_KEPT(X) X(pi) X(lim) X(last_pi) X(rung_pi) X(sig_pi) X(fence_cache)
 #define FV_WR_KEEP(f)    b->f = sq->f;
 #define FV_WR_RESTORE(f) sq->f = b->f;
 
@@ -66,7 +66,6 @@ static inline void fv__wr_start_qp(struct fv_qp *qp)
 	b->need = 0;
 	FV_WR_KEPT(FV_WR_KEEP)
 }
-
 /*
  * Forget the batch: the counters of fv_wr_start again, and the meta of every block the batch
  * took made stale (end at ci, nothing forced), as fv__sq_set_pi leaves a free slot. Nothing
@@ -170,8 +169,7 @@ static FV_ALWAYS_INLINE void fv__wr_touch(const struct fv_qp *qp)
 {
 	const struct fv_sq *sq = &qp->sq;
 
-	__asm__("" : : "r"(sq->ring.buf), "r"(sq->ring.end), "r"(sq->wr_id), "r"(sq->mask8), "r"(sq->lim),
-		"r"(sq->qpn_be), "r"(sq->sig_all));
+	__asm__("" : : "r"(sq->ring.buf), "r"(sq->ring.end), "r"(sq->wr_id), "r"(sq->mask8), "r"(sq->qpn_be));
 }
 
 /*
@@ -237,7 +235,9 @@ static FV_ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum fv
 	}
 	if (qpt == FV_QPT_UD) {
 		r.av = b->av;
-		r.remote_qpn = b->remote_qpn;
+		r.av_word = true;
+		r.av_w = b->av_w;
+		r.remote_qpn = (uint32_t)(b->av_w >> 32);	/* with the extended-AV bit, which it gets anyway */
 		r.qkey = b->qkey;
 	}
 	if (qpt == FV_QPT_XRC)
@@ -336,7 +336,7 @@ static FV_ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qpt
  * right after the ctrl: never past the ring end).
  */
 static FV_ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, const struct mlx5_wqe_av *av,
-					uint32_t remote_qpn, uint32_t qkey, uint32_t srqn)
+					uint64_t av_w, uint32_t qkey, uint32_t srqn)
 {
 	struct fv_wr_batch *o = &qp->wr;
 	const unsigned need = qp->wr.need;
@@ -348,10 +348,10 @@ static FV_ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, cons
 		return;
 	}
 	o->av = av;
-	o->remote_qpn = remote_qpn;
+	o->av_w = av_w;
 	o->qkey = qkey;
 	o->srqn = srqn;
-	if ((qp->wr.need & FV_WR_NEED_DATA) || qp->wr.err)
+	if ((need & FV_WR_NEED_DATA) || qp->wr.err)	/* need as read: the builder's, known in a caller's loop */
 		return;
 
 	uint8_t *p = fv__sq_wqe(&qp->sq, qp->sq.last_pi) + FV_DS;
@@ -359,7 +359,9 @@ static FV_ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, cons
 	unsigned n = 1;
 
 	if (qpt == FV_QPT_UD) {
-		fv__av_images(u, av, remote_qpn, qkey);
+		u[0] = FV_IMAGE(fv__2x32(htobe32(qkey), 0), htobe64(av_w));
+		u[1] = fv__av_image(av, 0, 0, 1);
+		u[2] = fv__av_image(av, 0, 0, 2);
 		n = 3;
 	} else {
 		u[0] = fv__xrc_image(srqn);
@@ -368,13 +370,28 @@ static FV_ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, cons
 		fv__unit_put(p + i * FV_DS, u[i], FV_VEC);
 }
 
+/*
+ * The datagram segment's bytes 8-15 for av and remote_qpn, as one big-endian number: an fv_ah
+ * keeps them so (the QPN or-ed in, ah.h), a verbs AH's AV has its bytes 12-15. Made here, where
+ * the caller's kind of AH is known: the payload setter then takes one form, one swap.
+ */
+static FV_ALWAYS_INLINE uint64_t fv__wr_av_word(const struct mlx5_wqe_av *av, bool av_fv, uint32_t remote_qpn)
+{
+	uint32_t rest;
+
+	if (av_fv)
+		return fv__load64(av) | (uint64_t)remote_qpn << 32;
+	memcpy(&rest, (const uint8_t *)av + 12, sizeof(rest));
+	return (uint64_t)(remote_qpn | MLX5_EXTENDED_UD_AV) << 32 | be32toh(rest);
+}
+
 /* fv_wr_set_ud_addr's address: an fv_ah (fah), or a verbs AH (ibah) looked up as fv_post_send does. */
 static FV_ALWAYS_INLINE void fv__wr_ud_addr_at(struct fv_qp *qp, const struct fv_ah *fah, struct ibv_ah *ibah,
 					      uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	const struct mlx5_wqe_av *av = fah ? &fah->av : ibah ? fv__qp_av(qp, ibah) : NULL;
 
-	fv__wr_dest(qp, FV_QPT_UD, av, remote_qpn, remote_qkey, 0);
+	fv__wr_dest(qp, FV_QPT_UD, av, av ? fv__wr_av_word(av, fah != NULL, remote_qpn) : 0, remote_qkey, 0);
 }
 
 /* The struct fv_qp of a struct fv_qp * (fv_wr_qp). */
