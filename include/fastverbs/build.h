@@ -74,7 +74,7 @@ static FV_ALWAYS_INLINE unsigned fv__req_hdr_count(enum fv_qpt qpt, const struct
 static FV_ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, const struct fv_req *r, unsigned i)
 {
 	if (qpt == FV_QPT_UD && r->av_word && i == 0)
-		return FV_IMAGE(fv__2x32(htobe32(r->qkey), 0), htobe64(r->av_w));
+		return fv__av_head_image(r->qkey, r->av_w);
 	if (qpt == FV_QPT_UD)
 		return r->av_fv ? fv__ah_av_image(r->av, r->remote_qpn, r->qkey, i) :
 				  fv__av_image(r->av, r->remote_qpn, r->qkey, i);

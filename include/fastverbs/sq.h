@@ -332,7 +332,7 @@ static inline __attribute__((always_inline)) void fv__sq_ring(struct fv_sq *sq)
 {
 	uint32_t pi = sq->pi, last = sq->last_pi, nbb = pi - last;
 	int32_t since = (int32_t)(last - sq->rung_pi);	/* the two are less than 2^31 apart */
-	const uint8_t *wqe = fv__sq_wqe(sq, last);
+	uint8_t *wqe = fv__sq_wqe(sq, last);
 	uint8_t *reg = (uint8_t *)sq->bf_cur;
 
 	if (since < 0)
@@ -361,7 +361,7 @@ static inline __attribute__((always_inline)) void fv__sq_ring(struct fv_sq *sq)
 		fv__bf_copy64(reg, wqe);
 		for (uint32_t i = 1; i < nbb; i++) {	/* its other blocks; it may continue at block 0 */
 			wqe += FV_WQEBB;
-			fv__ring_wrap(&sq->ring, (uint8_t **)&wqe);
+			fv__ring_wrap(&sq->ring, &wqe);
 			fv__bf_copy64(reg + i * FV_WQEBB, wqe);
 		}
 	} else {

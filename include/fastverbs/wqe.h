@@ -330,18 +330,32 @@ static inline __attribute__((always_inline)) struct fv_image fv__av_image(const 
 	return FV_IMAGE(fv__2x32(htobe32(qkey), 0), fv__2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest));
 }
 
+/* The datagram segment's first unit: the Q_Key, 0, and its bytes 8-15 given as one big-endian number w. */
+static inline struct fv_image fv__av_head_image(uint32_t qkey, uint64_t w)
+{
+	return FV_IMAGE(fv__2x32(htobe32(qkey), 0), htobe64(w));
+}
+
 /*
- * Unit i of the datagram segment from an fv_ah's AV (ah.h), whose first 8 bytes (the Q_Key
- * and reserved words, which every WQE overwrites) fv_ah_init filled with the segment's bytes
- * 8-15 read as a big-endian number, the remote QPN zero: the QPN is or-ed in and the word
- * swapped once (three instructions, against six from the AV's own bytes).
+ * The datagram segment's bytes 8-15 as one big-endian number, from an fv_ah's AV (ah.h): its
+ * first 8 bytes (the Q_Key and reserved words, which every WQE overwrites) fv_ah_init filled
+ * with them, the remote QPN zero; the QPN is or-ed in.
+ */
+static inline uint64_t fv__ah_av_word(const struct mlx5_wqe_av *av, uint32_t remote_qpn)
+{
+	return fv__load64(av) | (uint64_t)remote_qpn << 32;
+}
+
+/*
+ * Unit i of the datagram segment from an fv_ah's AV: the word of fv__ah_av_word swapped once
+ * (three instructions, against six from the AV's own bytes).
  */
 static inline __attribute__((always_inline)) struct fv_image fv__ah_av_image(const struct mlx5_wqe_av *av,
 							    uint32_t remote_qpn, uint32_t qkey, unsigned i)
 {
 	if (i)
 		return fv__av_image(av, remote_qpn, qkey, i);
-	return FV_IMAGE(fv__2x32(htobe32(qkey), 0), htobe64(fv__load64(av) | (uint64_t)remote_qpn << 32));
+	return fv__av_head_image(qkey, fv__ah_av_word(av, remote_qpn));
 }
 
 /* The datagram segment's three units into u. */

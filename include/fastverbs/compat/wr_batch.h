@@ -66,6 +66,7 @@ static inline void fv__wr_start_qp(struct fv_qp *qp)
 	b->need = 0;
 	FV_WR_KEPT(FV_WR_KEEP)
 }
+
 /*
  * Forget the batch: the counters of fv_wr_start again, and the meta of every block the batch
  * took made stale (end at ci, nothing forced), as fv__sq_set_pi leaves a free slot. Nothing
@@ -359,7 +360,7 @@ static FV_ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, cons
 	unsigned n = 1;
 
 	if (qpt == FV_QPT_UD) {
-		u[0] = FV_IMAGE(fv__2x32(htobe32(qkey), 0), htobe64(av_w));
+		u[0] = fv__av_head_image(qkey, av_w);
 		u[1] = fv__av_image(av, 0, 0, 1);
 		u[2] = fv__av_image(av, 0, 0, 2);
 		n = 3;
@@ -372,15 +373,15 @@ static FV_ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, cons
 
 /*
  * The datagram segment's bytes 8-15 for av and remote_qpn, as one big-endian number: an fv_ah
- * keeps them so (the QPN or-ed in, ah.h), a verbs AH's AV has its bytes 12-15. Made here, where
- * the caller's kind of AH is known: the payload setter then takes one form, one swap.
+ * keeps them so (fv__ah_av_word), a verbs AH's AV has its bytes 12-15. Made here, where the
+ * caller's kind of AH is known: the payload setter then takes one form, one swap.
  */
 static FV_ALWAYS_INLINE uint64_t fv__wr_av_word(const struct mlx5_wqe_av *av, bool av_fv, uint32_t remote_qpn)
 {
 	uint32_t rest;
 
 	if (av_fv)
-		return fv__load64(av) | (uint64_t)remote_qpn << 32;
+		return fv__ah_av_word(av, remote_qpn);
 	memcpy(&rest, (const uint8_t *)av + 12, sizeof(rest));
 	return (uint64_t)(remote_qpn | MLX5_EXTENDED_UD_AV) << 32 | be32toh(rest);
 }
