@@ -53,6 +53,18 @@ struct fv_sq_meta {
 				 * not); written only when that happens, by fv__sq_take_slow */
 };
 
+/*
+ * Between the two stores of a forced completion's meta (fv__sq_take_slow): gcc would pair
+ * them into one vector store typed as their field alone, which may alias every uint32_t of a
+ * struct fv_qp, so a caller's loop would read the ring's counters again after it. With m
+ * hidden from it, the two stores stay the struct's. clang does not pair them.
+ */
+#ifdef __clang__
+#define FV_META_APART(m) ((void)0)
+#else
+#define FV_META_APART(m) __asm__("" : "+r"(m))
+#endif
+
 /* A slot's meta, stored whole (as in FV_IMAGE, wqe.h: a compound literal in C only). */
 #ifdef __cplusplus
 static inline struct fv_sq_meta fv__sq_meta_of(uint32_t end, uint32_t forced)
@@ -253,6 +265,7 @@ static inline bool fv__sq_take_slow(struct fv_sq *sq, uint32_t pi, unsigned nbb,
 
 		fm |= FV_SIGNALED;
 		m->end = end;	/* field by field: clang takes a whole struct's store for a char one */
+		FV_META_APART(m);
 		m->forced = end;
 	}
 	if (fm & FV_SIGNALED)

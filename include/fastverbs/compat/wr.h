@@ -571,11 +571,11 @@ static FV_ALWAYS_INLINE void fv_qp_wr_local_inv(struct fv_qp *qp, uint32_t inval
 static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__wr_touch(qp);
-	switch (qp->qpt) {
-	case FV_QPT_RC:
-	case FV_QPT_UC:
+	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
 		fv__wr_sge_at(qp, FV_QPT_RC, lkey, addr, length);
 		return;
+	}
+	switch (qp->qpt) {
 	case FV_QPT_UD:
 		fv__wr_sge_at(qp, FV_QPT_UD, lkey, addr, length);
 		return;
@@ -586,7 +586,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, u
 		fv__wr_sge_at(qp, FV_QPT_RAW, lkey, addr, length);
 		return;
 	default:
-		fv__wr_fail(qp, EINVAL);
+		__builtin_unreachable();
 	}
 }
 
@@ -594,11 +594,11 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, u
 static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv__wr_touch(qp);
-	switch (qp->qpt) {
-	case FV_QPT_RC:
-	case FV_QPT_UC:
+	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
 		fv__wr_sge_list_at(qp, FV_QPT_RC, num_sge, sg_list);
 		return;
+	}
+	switch (qp->qpt) {
 	case FV_QPT_UD:
 		fv__wr_sge_list_at(qp, FV_QPT_UD, num_sge, sg_list);
 		return;
@@ -609,7 +609,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_
 		fv__wr_sge_list_at(qp, FV_QPT_RAW, num_sge, sg_list);
 		return;
 	default:
-		fv__wr_fail(qp, EINVAL);
+		__builtin_unreachable();
 	}
 }
 
@@ -617,11 +617,11 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_
 static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *addr, size_t length)
 {
 	fv__wr_touch(qp);
-	switch (qp->qpt) {
-	case FV_QPT_RC:
-	case FV_QPT_UC:
+	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
 		fv__wr_inline_at(qp, FV_QPT_RC, addr, length);
 		return;
+	}
+	switch (qp->qpt) {
 	case FV_QPT_UD:
 		fv__wr_inline_at(qp, FV_QPT_UD, addr, length);
 		return;
@@ -632,7 +632,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *ad
 		fv__wr_inline_at(qp, FV_QPT_RAW, addr, length);
 		return;
 	default:
-		fv__wr_fail(qp, EINVAL);
+		__builtin_unreachable();
 	}
 }
 
@@ -640,11 +640,11 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *ad
 static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data_list(struct fv_qp *qp, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__wr_touch(qp);
-	switch (qp->qpt) {
-	case FV_QPT_RC:
-	case FV_QPT_UC:
+	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
 		fv__wr_inline_list_at(qp, FV_QPT_RC, num_buf, buf_list);
 		return;
+	}
+	switch (qp->qpt) {
 	case FV_QPT_UD:
 		fv__wr_inline_list_at(qp, FV_QPT_UD, num_buf, buf_list);
 		return;
@@ -655,7 +655,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data_list(struct fv_qp *qp, siz
 		fv__wr_inline_list_at(qp, FV_QPT_RAW, num_buf, buf_list);
 		return;
 	default:
-		fv__wr_fail(qp, EINVAL);
+		__builtin_unreachable();
 	}
 }
 

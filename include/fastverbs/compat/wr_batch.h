@@ -34,7 +34,7 @@ FV_EXTERN_C_BEGIN
 /* Setters the open WQE still owes (struct fv_wr_batch.need). */
 enum { FV_WR_NEED_DATA = 1, FV_WR_NEED_DEST = 2 };
 
-/* A zero address vector: the placeholder of a UD WQE built before its destination is set. */
+/* A zero address vector: the placeholder of a UD WQE built before its destination is set (fv__wr_req). */
 static const struct mlx5_wqe_av fv_wr_no_av = FV_ZERO_INIT;
 
 /* Whether a WQE of opcode carries immediate data (or the rkey to invalidate) in its ctrl. */
@@ -114,14 +114,15 @@ static inline void fv__wr_abort_qp(struct fv_qp *qp)
 /*
  * A builder on a QP of type qpt: r holds the opcode and operands; wr_id and wr_flags are read
  * now, as libmlx5 reads them in its builders. The WQE needs its payload, and on UD and XRC
- * its destination too.
+ * its destination too. bad: the QP type does not have this call (fv__wr_open_any), tested
+ * with need in one branch.
  */
-static FV_ALWAYS_INLINE void fv__wr_open(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV_ALWAYS_INLINE void fv__wr_open_if(struct fv_qp *qp, enum fv_qpt qpt, unsigned bad, const struct fv_req *r)
 {
 	struct fv_wr_batch *b = &qp->wr;
 
-	if (b->need)
-		fv__wr_fail(qp, EINVAL);		/* the WQE before lacks a setter */
+	if (__builtin_expect(b->need | bad, 0))
+		fv__wr_fail(qp, EINVAL);		/* the WQE before lacks a setter, or bad */
 	b->opcode = r->opcode;
 	b->segs = r->segs;
 	if (fv__wr_has_imm(r->opcode))		/* the setter reads only what opcode and segs name */
@@ -141,9 +142,13 @@ static FV_ALWAYS_INLINE void fv__wr_open(struct fv_qp *qp, enum fv_qpt qpt, cons
 	}
 	b->wr_id = qp->wr_id;
 	b->flags = fv__send_flags(qp->wr_flags) | fv__send_csum(qpt, qp->wr_flags);
-	if (qpt == FV_QPT_UD)
-		b->av = &fv_wr_no_av;
 	b->need = FV_WR_NEED_DATA | (fv__transport_ds(qpt) ? FV_WR_NEED_DEST : 0);
+}
+
+/* A builder on a typed handle: its QP type has the call. */
+static FV_ALWAYS_INLINE void fv__wr_open(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+{
+	fv__wr_open_if(qp, qpt, 0, r);
 }
 
 /*
@@ -155,9 +160,7 @@ static FV_ALWAYS_INLINE void fv__wr_open(struct fv_qp *qp, enum fv_qpt qpt, cons
  */
 static FV_ALWAYS_INLINE void fv__wr_open_any(struct fv_qp *qp, unsigned allowed, const struct fv_req *r)
 {
-	fv__wr_open(qp, qp->qpt, r);
-	if (__builtin_expect(!(allowed >> qp->qpt & 1), 0))
-		fv__wr_fail(qp, EINVAL);		/* the man page's table: not on this QP type */
+	fv__wr_open_if(qp, qp->qpt, ~allowed >> qp->qpt & 1, r);	/* the man page's table */
 }
 
 /*
@@ -235,7 +238,7 @@ static FV_ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum fv
 		r.mss = b->mss;
 	}
 	if (qpt == FV_QPT_UD) {
-		r.av = b->av;
+		r.av = b->need & FV_WR_NEED_DEST ? &fv_wr_no_av : b->av;	/* no store of it per builder */
 		r.av_word = true;
 		r.av_w = b->av_w;
 		r.remote_qpn = (uint32_t)(b->av_w >> 32);	/* with the extended-AV bit, which it gets anyway */
