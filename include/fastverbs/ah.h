@@ -33,7 +33,7 @@ static inline void fv__ah_fill(struct fv_ah *fah, const struct mlx5_wqe_av *av)
 	memcpy(&fah->av, av, sizeof(fah->av));
 	memcpy(&rest, (const uint8_t *)av + 12, sizeof(rest));
 	w = (uint64_t)MLX5_EXTENDED_UD_AV << 32 | be32toh(rest);
-	memcpy(&fah->av, &w, sizeof(w));
+	fah->av.key.dc_key = w;	/* read back typed (wqe.h, fv__ah_av_word) */
 }
 
 /* The address vector libmlx5 keeps for ah, or NULL if ah is not an mlx5 address handle. */

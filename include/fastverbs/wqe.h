@@ -343,7 +343,7 @@ static inline struct fv_image fv__av_head_image(uint32_t qkey, uint64_t w)
  */
 static inline uint64_t fv__ah_av_word(const struct mlx5_wqe_av *av, uint32_t remote_qpn)
 {
-	return fv__load64(av) | (uint64_t)remote_qpn << 32;
+	return av->key.dc_key | (uint64_t)remote_qpn << 32;	/* typed: no load that may read anything */
 }
 
 /*

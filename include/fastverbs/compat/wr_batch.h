@@ -167,13 +167,14 @@ static FV_ALWAYS_INLINE void fv__wr_open_any(struct fv_qp *qp, unsigned allowed,
  * Before a setter's switch on a struct fv_qp's QP type: read the fields every arm's build
  * reads. Loads only some arms make may not be moved out of a caller's loop (they might
  * fault where the arm would not run); made here, on every path, they may, and the arm's own
- * loads of the same fields then reuse them.
+ * loads of the same fields then reuse them. "g": a value kept on the stack is named there,
+ * not loaded into a register for the asm alone.
  */
 static FV_ALWAYS_INLINE void fv__wr_touch(const struct fv_qp *qp)
 {
 	const struct fv_sq *sq = &qp->sq;
 
-	__asm__("" : : "r"(sq->ring.buf), "r"(sq->ring.end), "r"(sq->wr_id), "r"(sq->mask8), "r"(sq->qpn_be));
+	__asm__("" : : "g"(sq->ring.buf), "g"(sq->ring.end), "g"(sq->wr_id), "g"(sq->mask8), "g"(sq->qpn_be));
 }
 
 /*
