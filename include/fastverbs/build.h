@@ -472,7 +472,14 @@ static FV_ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const s
 		return 0;
 	}
 	if (r->payload == FV_PL_SGL && r->nsge == 1) {
+#if FV_SGE_WORD
+		uint64_t w;
+
+		memcpy(&w, &r->sgl->length, sizeof(w));
+		s.addr = r->sgl->addr, s.length = fv__sge_word_len(w), s.lkey = fv__sge_word_lkey(w);
+#else
 		s.addr = r->sgl->addr, s.length = r->sgl->length, s.lkey = r->sgl->lkey;
+#endif
 		one.sgl = &s;
 	}
 	nbb = fv__build_fast_at(qp, qpt, &one, pi);

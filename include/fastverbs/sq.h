@@ -357,12 +357,12 @@ static inline __attribute__((always_inline)) void fv__sq_ring(struct fv_sq *sq)
 	uintptr_t r;
 
 	if (bf) {
-		r = fv__db_start(sq->ring.buf, sq->dbrec, htobe32(pi & 0xffff), (uintptr_t)reg);
+		r = fv__db_start(sq->dbrec, htobe32(pi & 0xffff), (uintptr_t)reg);
 		r = fv__db_bf64_0(r, wqe);
 		for (uint32_t i = 1; i < nbb; i++)
 			r = fv__db_bf64(r, i * FV_WQEBB, fv__sq_wqe(sq, last + i));
 	} else {
-		r = fv__db_start(sq->ring.buf, sq->dbrec, htobe32(pi & 0xffff), (uintptr_t)reg);
+		r = fv__db_start(sq->dbrec, htobe32(pi & 0xffff), (uintptr_t)reg);
 		r = fv__db_word(r, fv__load64(wqe));
 	}
 	reg = (uint8_t *)fv__db_flush(r);

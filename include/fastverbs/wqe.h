@@ -129,6 +129,37 @@ struct fv_unit_words {	/* structs, not a union: clang takes a union access for a
 #endif
 
 /*
+ * Under clang a typed builder reads an SGE's length and lkey as one word (fv__build) and makes
+ * its data segment's first word from it with one swap and a rotation (fv__sge_image): clang
+ * reads a caller's copied SGE again in every WR (the copy's loads carry no type), and field by
+ * field that is two loads, a shift, an OR and a swap each time.
+ */
+#ifdef __clang__
+#define FV_SGE_WORD 1
+#else
+#define FV_SGE_WORD 0
+#endif
+
+/* An SGE's length and lkey, read as one word from its length on: each. */
+static inline uint32_t fv__sge_word_len(uint64_t w)
+{
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	return (uint32_t)w;
+#else
+	return (uint32_t)(w >> 32);
+#endif
+}
+
+static inline uint32_t fv__sge_word_lkey(uint64_t w)
+{
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	return (uint32_t)(w >> 32);
+#else
+	return (uint32_t)w;
+#endif
+}
+
+/*
  * A unit's image: its two 8-byte words as they are stored. The segment images below compute
  * a unit without storing it, so a builder can compute all of a WQE before it knows whether
  * it may write it (in a caller's loop the compiler then computes what does not change once).
@@ -284,7 +315,7 @@ static inline struct fv_image fv__data_image(uint32_t len, uint32_t lkey, uint64
  */
 static inline struct fv_image fv__sge_image(const struct ibv_sge *sge, unsigned how)
 {
-	if (how & FV_VEC)
+	if ((how & FV_VEC) && !FV_SGE_WORD)
 		return fv__data_image(sge->length, sge->lkey, sge->addr);
 
 	uint64_t len_lkey = htobe64(fv__2x32(sge->length, sge->lkey));
