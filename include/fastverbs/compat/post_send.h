@@ -23,12 +23,17 @@
 
 FV_EXTERN_C_BEGIN
 
-/* fm_ce_se bits for the IBV_SEND_* flags that have one (bits 0..2): a lookup. */
+/* fm_ce_se bits for the IBV_SEND_* flags that have one (FENCE, SIGNALED, SOLICITED). */
+#define FV_SEND_FM(f) (((f) & IBV_SEND_FENCE ? (unsigned)FV_FENCE : 0u) | \
+		       ((f) & IBV_SEND_SIGNALED ? (unsigned)FV_SIGNALED : 0u) | \
+		       ((f) & IBV_SEND_SOLICITED ? (unsigned)FV_SOLICITED : 0u))
+
+/* FV_SEND_FM of flags read from memory (a WR's): a lookup, cheaper than the tests. */
 static inline unsigned fv__send_flags(unsigned ibv_flags)
 {
 	static const uint8_t fm[8] = {
-		0, FV_FENCE, FV_SIGNALED, FV_FENCE | FV_SIGNALED, FV_SOLICITED, FV_FENCE | FV_SOLICITED,
-		FV_SIGNALED | FV_SOLICITED, FV_FENCE | FV_SIGNALED | FV_SOLICITED,
+		FV_SEND_FM(0), FV_SEND_FM(1), FV_SEND_FM(2), FV_SEND_FM(3),
+		FV_SEND_FM(4), FV_SEND_FM(5), FV_SEND_FM(6), FV_SEND_FM(7),
 	};
 
 	static_assert(IBV_SEND_FENCE == 1 && IBV_SEND_SIGNALED == 2 && IBV_SEND_SOLICITED == 4,

@@ -45,14 +45,13 @@ static FV_ALWAYS_INLINE bool fv__wr_has_imm(uint8_t opcode)
 }
 
 /*
- * fv__send_flags in shifts: the compiler then carries what it knows of wr_flags (a caller
- * that sets IBV_SEND_SIGNALED or 0: one shift), where a table lookup costs two loads.
+ * wr_flags as the ctrl's flags, computed (FV_SEND_FM), not looked up as fv_post_send does: the
+ * compiler carries what it knows of a caller's wr_flags through it (a loop that sets
+ * IBV_SEND_SIGNALED or 0 pays one shift), where a table costs its address and a load.
  */
 static FV_ALWAYS_INLINE unsigned fv__wr_flags(unsigned f)
 {
-	static_assert(IBV_SEND_FENCE == 1 && IBV_SEND_SIGNALED == 2 && IBV_SEND_SOLICITED == 4 &&
-		      FV_FENCE == 0x80 && FV_SIGNALED == 8 && FV_SOLICITED == 2, "send flag bits");
-	return (f & IBV_SEND_FENCE) << 7 | (f & IBV_SEND_SIGNALED) << 2 | (f & IBV_SEND_SOLICITED) >> 1;
+	return FV_SEND_FM(f);
 }
 
 /* Remember the batch's first error. */
