@@ -291,6 +291,12 @@ static FV_ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_re
 #define FV_EMPTY_COLD 0
 #endif
 
+/* An empty SGE in the WQE's first block (empty): the ctrl c's ds one less (its byte is the word's last). */
+static FV_ALWAYS_INLINE void fv__ctrl_drop_empty(struct fv_image *c, bool empty)
+{
+	c->a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
+}
+
 /*
  * The stores of a fast-path WQE (below) at wqe, its ctrl's image c: the ctrl, its n units
  * after it (skip_last: not the last), an inline payload. words0: the first unit as two
@@ -381,20 +387,19 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	if (!ds || __builtin_expect((((ds > 4 && !skip) || hdr == 1) && empty) || (inl1 && r->len > qp->max_inline) ||
 				    (!shared && !fv__sq_before_lim(lim, pi, nbb)), 0))
 		return shared && inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
-#if FV_EMPTY_COLD
 	/*
-	 * Under clang, a typed builder's empty SGE goes to the cold side with the test of lim:
-	 * clang reads an SGE the caller copied as a whole again in every WR (the copy's loads
-	 * carry no type), and the ctrl's ds would then cost arithmetic and a register in every
-	 * WR, against a test and a branch here.
+	 * Under clang (FV_EMPTY_COLD), a typed builder's empty SGE goes to the cold side with the
+	 * test of lim: clang reads an SGE the caller copied as a whole again in every WR (the
+	 * copy's loads carry no type), and the ctrl's ds would then cost arithmetic and a register
+	 * in every WR, against a test and a branch here.
 	 */
-	const bool past = !fv__sq_before_lim(lim, pi, nbb), empty_cold = shared && sge1 && ds <= 4;
+	const bool past = !fv__sq_before_lim(lim, pi, nbb), empty_cold = FV_EMPTY_COLD && shared && sge1 && ds <= 4;
 
-	if (sge1 && ds <= 4 && !empty_cold)	/* an empty SGE: ds one less (its byte is the word's last) */
-		c.a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
+	if (sge1 && ds <= 4 && !empty_cold)
+		fv__ctrl_drop_empty(&c, empty);
 	if (shared && __builtin_expect(past || (empty_cold && empty), 0)) {
 		if (empty_cold)
-			c.a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
+			fv__ctrl_drop_empty(&c, empty);
 		if (past) {
 			if (typed)
 				fm |= sq->sig_all;
@@ -412,18 +417,6 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 			fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
 			return (int)nbb;
 		}
-#else
-	if (sge1 && ds <= 4)	/* an empty SGE: ds one less (its byte is the word's last) */
-		c.a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
-	if (shared && __builtin_expect(!fv__sq_before_lim(lim, pi, nbb), 0)) {
-		if (typed)
-			fm |= sq->sig_all;
-		if (!fv__sq_take_slow(sq, pi, nbb, &fm))
-			return -ENOMEM;
-		if (r->flags & FV_SIGNALED)
-			fv__sq_mark_end(sq, pi, nbb);
-		c.b = fv__2x32(fm, r->imm);
-#endif
 	} else if (shared ? fm & fv__sq_fm_be(FV_SIGNALED) : r->flags & FV_SIGNALED) {
 		/*
 		 * It asks for a completion. Constant flags tell at compile time; flags decided per
