@@ -9,7 +9,8 @@
  * a duplicate row or pair, a pair naming an unknown QP type or operation each stop it with
  * "TABLE:LINE: message" and exit status 1, before it writes anything. For each allowed
  * (QP type, operation) pair this emits the typed builders (one SGE, SGE list, inline),
- * a _Generic front per operation that admits only the handles allowed to use it, the
+ * a _Generic front per operation that admits only the handles allowed to use it, which
+ * opcodes carry an immediate the fv_wr_* calls keep for their WQE (fv__op_has_imm), the
  * runtime table fv_post_send checks each ibv_send_wr against, and fv_post_send's dispatch
  * into the builders' fast path; for C++, the generic names as overloads instead of _Generic
  * fronts. Output is deterministic.
@@ -1161,6 +1162,38 @@ static void parse_table(char *buf)
 		fail(line, "no FV_QPT or no FV_OP rows");
 }
 
+/*
+ * ops.h's fv__op_has_imm: the mlx5 opcodes of ops.def's rows that have an immediate (IMM or
+ * INV) and a payload, each once. A memory window's rows (no payload) build their whole WQE
+ * in the builder, so no setter has to keep their immediate for later.
+ */
+static void emit_has_imm(void)
+{
+	const char *sep = "";
+
+	printf("/*\n"
+	       " * Whether a WQE of this mlx5 opcode, opened before its payload is set (the fv_wr_* calls),\n"
+	       " * carries the request's imm (immediate data or the rkey to invalidate) in its ctrl:\n"
+	       " * ops.def's operations with an immediate and a payload.\n"
+	       " */\n"
+	       "static FV_ALWAYS_INLINE bool fv__op_has_imm(uint8_t opcode)\n{\n\treturn ");
+	for (size_t j = 0; j < n_ops; j++) {
+		const struct op *o = &ops[j];
+		size_t k;
+
+		if (is(o->imm, "NONE") || is(o->payload, "NONE"))
+			continue;
+		for (k = 0; k < j; k++)	/* an opcode two such rows share: once */
+			if (is(ops[k].mlx5, o->mlx5) && !is(ops[k].imm, "NONE") && !is(ops[k].payload, "NONE"))
+				break;
+		if (k < j)
+			continue;
+		printf("%sopcode == %s", sep, o->mlx5);
+		sep = " ||\n\t       ";
+	}
+	printf("%s;\n}\n\n", *sep ? "" : "false");
+}
+
 int main(int argc, char **argv)
 {
 	const struct form *forms[3];
@@ -1207,6 +1240,7 @@ int main(int argc, char **argv)
 		}
 	}
 
+	emit_has_imm();
 	printf("/* ---- generic fronts: fv_write(&rc, ...) picks fv_rc_write; a handle whose QP type\n"
 	       " * does not allow the operation does not compile (C++: the overloads at the end). ---- */\n\n"
 	       "#ifndef __cplusplus\n");

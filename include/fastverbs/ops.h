@@ -851,6 +851,18 @@ static FV_ALWAYS_INLINE int fv_raw_send_tso_inline(struct fv_raw *h, uint64_t wr
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
+/*
+ * Whether a WQE of this mlx5 opcode, opened before its payload is set (the fv_wr_* calls),
+ * carries the request's imm (immediate data or the rkey to invalidate) in its ctrl:
+ * ops.def's operations with an immediate and a payload.
+ */
+static FV_ALWAYS_INLINE bool fv__op_has_imm(uint8_t opcode)
+{
+	return opcode == MLX5_OPCODE_SEND_IMM ||
+	       opcode == MLX5_OPCODE_SEND_INVAL ||
+	       opcode == MLX5_OPCODE_RDMA_WRITE_IMM;
+}
+
 /* ---- generic fronts: fv_write(&rc, ...) picks fv_rc_write; a handle whose QP type
  * does not allow the operation does not compile (C++: the overloads at the end). ---- */
 

@@ -37,13 +37,6 @@ enum { FV_WR_NEED_DATA = 1, FV_WR_NEED_DEST = 2 };
 /* A zero address vector: the placeholder of a UD WQE built before its destination is set (fv__wr_req). */
 static const struct mlx5_wqe_av fv_wr_no_av = FV_ZERO_INIT;
 
-/* Whether a WQE of opcode carries immediate data (or the rkey to invalidate) in its ctrl. */
-static FV_ALWAYS_INLINE bool fv__wr_has_imm(uint8_t opcode)
-{
-	return opcode == MLX5_OPCODE_SEND_IMM || opcode == MLX5_OPCODE_SEND_INVAL ||
-	       opcode == MLX5_OPCODE_RDMA_WRITE_IMM;
-}
-
 /*
  * wr_flags as the ctrl's flags, computed (FV_SEND_FM), not looked up as fv_post_send does: the
  * compiler carries what it knows of a caller's wr_flags through it (a loop that sets
@@ -135,7 +128,7 @@ static FV_ALWAYS_INLINE void fv__wr_open_if(struct fv_qp *qp, enum fv_qpt qpt, u
 		fv__wr_fail(qp, EINVAL);		/* the WQE before lacks a setter, or bad */
 	b->opcode = r->opcode;
 	b->segs = r->segs;
-	if (fv__wr_has_imm(r->opcode))		/* the setter reads only what opcode and segs name */
+	if (fv__op_has_imm(r->opcode))		/* the setter reads only what opcode and segs name */
 		b->imm = r->imm;
 	if (r->segs & FV_SEG_RADDR) {
 		b->raddr = r->raddr;
@@ -233,7 +226,7 @@ static FV_ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum fv
 	r.flags = b->flags;
 	r.opcode = b->opcode;
 	r.segs = b->segs;
-	r.imm = fv__wr_has_imm(b->opcode) ? b->imm : 0;
+	r.imm = fv__op_has_imm(b->opcode) ? b->imm : 0;
 	r.sge_len = true;
 	if (b->segs & FV_SEG_RADDR) {
 		r.raddr = b->raddr;
