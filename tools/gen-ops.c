@@ -1162,6 +1162,12 @@ static void parse_table(char *buf)
 		fail(line, "no FV_QPT or no FV_OP rows");
 }
 
+/* Whether an operation's WQE keeps its immediate for the setters after its builder (below). */
+static int keeps_imm(const struct op *o)
+{
+	return !is(o->imm, "NONE") && !is(o->payload, "NONE");
+}
+
 /*
  * ops.h's fv__op_has_imm: the mlx5 opcodes of ops.def's rows that have an immediate (IMM or
  * INV) and a payload, each once. A memory window's rows (no payload) build their whole WQE
@@ -1181,10 +1187,10 @@ static void emit_has_imm(void)
 		const struct op *o = &ops[j];
 		size_t k;
 
-		if (is(o->imm, "NONE") || is(o->payload, "NONE"))
+		if (!keeps_imm(o))
 			continue;
 		for (k = 0; k < j; k++)	/* an opcode two such rows share: once */
-			if (is(ops[k].mlx5, o->mlx5) && !is(ops[k].imm, "NONE") && !is(ops[k].payload, "NONE"))
+			if (keeps_imm(&ops[k]) && is(ops[k].mlx5, o->mlx5))
 				break;
 		if (k < j)
 			continue;
