@@ -314,9 +314,8 @@ static inline void fv__sq_record(struct fv_sq *sq, uint32_t pi, uint64_t wr_id, 
 
 /*
  * Move the producer past the WQE of nbb blocks built at pi. The builders do it in one place
- * whichever way they built the WQE: one store of each counter a WQE. To keep them in registers
- * across a caller's loop a compiler must order them after the WQE's stores, through a ring
- * pointer read from the QP; gcc 12 does not (README, Performance).
+ * whichever way they built the WQE: one store of each counter a WQE. gcc 12 does not keep them
+ * in registers across a caller's loop, and made to, it was slower (README, Performance).
  */
 static inline void fv__sq_advance(struct fv_sq *sq, uint32_t pi, unsigned nbb)
 {
