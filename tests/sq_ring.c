@@ -588,6 +588,42 @@ static int post_const(struct memqp *m, unsigned i, unsigned flags)
 	}
 }
 
+/*
+ * Flags decided per WR, over a ring full of stale bytes (0xff, as a wrapped ring holds an
+ * older WQE's): the ctrl's word at byte 8 (signature, reserved, fm_ce_se) and the immediate
+ * are each WQE's own, signaled or not. The typed builders store that word only when it is
+ * not 0 (wqe.h, FV_CTRL_A); the vector before it must have cleared it.
+ */
+Test(sq_ring, flags_at_run_time_clear_stale_bytes)
+{
+	static const uint8_t zero[8];
+	struct memqp m;
+	struct memqp_cfg c = cfg(16, 0xfffa);
+	const struct ibv_sge s = { 0x1000, 64, 0x77 };
+	volatile unsigned flv[12];	/* not constants: the typed builder's per-WR form */
+	unsigned signaled = 0;
+
+	memqp_init(&m, &c);
+	memset(m.sq, 0xff, m.sq_bytes);
+	for (unsigned i = 0; i < 12; i++)
+		flv[i] = i % 3 == 2 ? FV_SIGNALED : i == 7 ? FV_SOLICITED : 0;
+	for (unsigned i = 0; i < 12; i++) {
+		uint32_t pi = m.qp.sq.pi;
+		const uint8_t *b = memqp_block(&m, pi);
+		uint8_t fm;
+
+		cr_assert_eq(fv_write(rc_of(&m), i, flv[i], &s, 0x2000 + 64 * i, 0x55), 0);
+		fm = (uint8_t)(flv[i] | (memqp_forced(&m, pi) ? FV_SIGNALED : 0));
+		signaled += (fm & FV_SIGNALED) != 0;
+		cr_assert_arr_eq(b + 8, zero, 3, "WQE %u: %s", i, hexstr(b, 64));
+		cr_assert_eq(b[11], fm, "WQE %u: fm_ce_se %#x, not %#x", i, b[11], fm);
+		cr_assert_arr_eq(b + 12, zero, 4, "WQE %u: immediate: %s", i, hexstr(b, 64));
+		cr_assert_eq(idx_at(&m, pi), (uint16_t)pi, "WQE %u: index", i);
+	}
+	cr_assert_geq(signaled, 4);
+	memqp_free(&m);
+}
+
 Test(sq_ring, flags_at_run_time_build_what_constant_flags_build)
 {
 	static const unsigned fl[] = { 0, FV_SOLICITED, 0, 0, FV_SIGNALED, 0, 0, 0, 0, 0, 0,

@@ -57,7 +57,8 @@ struct fv_ring {
  *   FV_CTRL_A (fv__ctrl_put; other writers ignore it) the ctrl's first word, the same for every WQE of a builder,
  *            goes in a vector store, the second (its flags, decided per WR) over it: the
  *            first then waits in a vector register, not in one of the integer registers a
- *            caller's loop runs short of, and no vector is built per WR.
+ *            caller's loop runs short of, and no vector is built per WR. The flags word is
+ *            stored only when it is not 0.
  */
 enum { FV_WRAP = 1, FV_VEC = 2, FV_CTRL_A = 4 };
 
@@ -250,8 +251,14 @@ static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, 
 	union fv_ctrl_unit *u = (union fv_ctrl_unit *)p;
 
 	if (how & FV_CTRL_A) {
+		/*
+		 * The second word (flags, immediate) only when it is not 0, as the vector stored:
+		 * in a loop that asks for a completion every nth WR, gcc merges this test with the
+		 * builder's test of the signal, and the other WQEs go without the store.
+		 */
 		u->v = fv__u64x2_of(c.a, 0);
-		u->w[1] = c.b;
+		if (c.b)
+			u->w[1] = c.b;
 	} else if (how & FV_VEC) {
 		u->v = fv__u64x2_of(c.a, c.b);
 	} else {
