@@ -396,7 +396,7 @@ static void emit_post_fast(void)
 			printf("\t\t\t\tfv__send_wr_%s(&r, wr, flags, 1);\n", o->name);
 			if (!is(q->dest, "NONE"))
 				printf("\t\t\t\tfv__send_wr_dest(%s, wr, %s, &r);\n", q->fv, is(q->dest, "AV") ? "av" : "NULL");
-			printf("\t\t\t\treturn fv__ps_build(ps, qp, %s, &r, %s);\n\t\t\t}\n",
+			printf("\t\t\t\treturn fv__ps_build(ps, qp, %s, &r, wr, %s);\n\t\t\t}\n",
 			       q->fv, is(o->payload, "DATA") ? "inl" : "false");
 		}
 		printf("\t\tdefault:\n\t\t\treturn -1;\n\t\t}\n");

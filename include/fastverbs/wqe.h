@@ -223,9 +223,17 @@ struct __attribute__((packed)) fv_ctrl_index {
 	__be16 v;
 };
 
+/* The control segment as three words: fv__ctrl_put_w's stores. */
+struct fv_ctrl_words {
+	__be32 opcode;		/* opmod(8) | wqe index(16), stored over it | opcode(8) */
+	__be32 qpn_ds;
+	uint64_t b;		/* fm_ce_se and the immediate, as in the image */
+};
+
 union fv_ctrl_unit {
 	fv_u64x2 v;
 	uint64_t w[2];
+	struct fv_ctrl_words words;
 	struct fv_ctrl_index index;
 };
 
@@ -276,6 +284,31 @@ static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, 
 	(void)how;
 	((struct fv_unit_words *)p)->lo = c.a;
 	((struct fv_unit_words *)p)->hi = c.b;
+	((struct fv_ctrl_index *)p)->v = htobe16((uint16_t)pi);
+#endif
+	return p + FV_DS;
+}
+
+/*
+ * fv__ctrl_put for a writer that keeps no image (fv_post_send's fast path): the first word
+ * stored as its two halves, opcode (a constant) and qpn_ds (read from the QP for each WQE),
+ * one instruction fewer than joining them into one word; b is the image's second word.
+ */
+static inline uint8_t *fv__ctrl_put_w(uint8_t *p, uint32_t pi, uint8_t opcode, __be32 qpn_ds, uint64_t b)
+{
+#if FV_VEC_STORES
+	union fv_ctrl_unit *u = (union fv_ctrl_unit *)p;
+
+	u->words.opcode = htobe32(opcode);
+	u->words.qpn_ds = qpn_ds;
+	u->words.b = b;
+	u->index.v = htobe16((uint16_t)pi);
+#else
+	struct fv_ctrl_words *w = (struct fv_ctrl_words *)p;	/* through p itself, as fv__ctrl_put */
+
+	w->opcode = htobe32(opcode);
+	w->qpn_ds = qpn_ds;
+	w->b = b;
 	((struct fv_ctrl_index *)p)->v = htobe16((uint16_t)pi);
 #endif
 	return p + FV_DS;
@@ -366,6 +399,40 @@ static inline __attribute__((always_inline)) struct fv_image fv__av_image(const 
 		return FV_IMAGE(fv__load64(src + i * FV_DS), fv__load64(src + i * FV_DS + 8));
 	memcpy(&rest, src + 12, sizeof(rest));
 	return FV_IMAGE(fv__2x32(htobe32(qkey), 0), fv__2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest));
+}
+
+/*
+ * The datagram segment's first unit over a copy of the AV's (fv_post_send's fast path, which
+ * keeps no image): the AV's 16 bytes as they are, then the Q_Key word (the reserved word
+ * after it 0) and the remote QPN over them; fewer instructions than the image's bytes 8-15.
+ * The stores go through one union (gcc keeps them in order), or under clang through p at
+ * overlapping offsets, as fv__ctrl_put's.
+ */
+struct fv_av_head_words {
+	uint64_t qkey;		/* the Q_Key and the reserved word */
+	__be32 dqp;		/* remote QPN | MLX5_EXTENDED_UD_AV */
+};
+
+union fv_av_head_unit {
+	fv_u64x2 v;
+	struct fv_av_head_words w;
+};
+
+static inline void fv__av_head_put(uint8_t *p, const struct mlx5_wqe_av *av, uint32_t remote_qpn, uint32_t qkey)
+{
+	const uint8_t *src = (const uint8_t *)av;
+	const struct fv_image head = FV_IMAGE(fv__load64(src), fv__load64(src + 8));
+#if FV_VEC_STORES
+	union fv_av_head_unit *u = (union fv_av_head_unit *)p;
+
+	u->v = fv__u64x2_of(head.a, head.b);
+	u->w.qkey = fv__2x32(htobe32(qkey), 0);
+	u->w.dqp = htobe32(remote_qpn | MLX5_EXTENDED_UD_AV);
+#else
+	fv__unit_put(p, head, 0);
+	((struct fv_av_head_words *)p)->qkey = fv__2x32(htobe32(qkey), 0);
+	((struct fv_av_head_words *)p)->dqp = htobe32(remote_qpn | MLX5_EXTENDED_UD_AV);
+#endif
 }
 
 /* The datagram segment's first unit: the Q_Key, 0, and its bytes 8-15 given as one big-endian number w. */

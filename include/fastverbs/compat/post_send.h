@@ -28,17 +28,23 @@ FV_EXTERN_C_BEGIN
 		       ((f) & IBV_SEND_SIGNALED ? (unsigned)FV_SIGNALED : 0u) | \
 		       ((f) & IBV_SEND_SOLICITED ? (unsigned)FV_SOLICITED : 0u))
 
-/* FV_SEND_FM of flags read from memory (a WR's): a lookup, cheaper than the tests. */
+/*
+ * FV_SEND_FM of flags read from memory (a WR's): a lookup, cheaper than the tests. The
+ * compiler is told what the table holds: it then masks nothing out of fm_ce_se.
+ */
 static inline unsigned fv__send_flags(unsigned ibv_flags)
 {
 	static const uint8_t fm[8] = {
 		FV_SEND_FM(0), FV_SEND_FM(1), FV_SEND_FM(2), FV_SEND_FM(3),
 		FV_SEND_FM(4), FV_SEND_FM(5), FV_SEND_FM(6), FV_SEND_FM(7),
 	};
+	unsigned f = fm[ibv_flags & 7];
 
 	static_assert(IBV_SEND_FENCE == 1 && IBV_SEND_SIGNALED == 2 && IBV_SEND_SOLICITED == 4,
 		       "IBV_SEND_* bits");
-	return fm[ibv_flags & 7];
+	if (f & ~(unsigned)(FV_FENCE | FV_SIGNALED | FV_SOLICITED))
+		__builtin_unreachable();
+	return f;
 }
 
 /*
@@ -161,7 +167,9 @@ fv__post_send_list(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *
 				wr = wr->next;
 		} else {
 			fv__ps_load(&ps, qp, qpt);
-			if (qp->max_send_sge)	/* else no WR has a data segment to build */
+			/* Not on a QP without SGEs (no WR has a data segment to build), nor on a UD
+			 * one before the general path has learnt where an ibv_ah keeps its AV. */
+			if (qp->max_send_sge && (qpt != FV_QPT_UD || ps.ah_off))
 				while (wr && fv__post_send_fast_wr(&ps, qp, qpt, wr))
 					wr = wr->next;
 			fv__ps_store(&ps, qp);

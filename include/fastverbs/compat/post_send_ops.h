@@ -372,7 +372,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
@@ -381,7 +381,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
 			}
 		case IBV_WR_SEND_WITH_INV:
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
@@ -390,7 +390,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR, wr->sg_list, inl))
@@ -399,7 +399,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR, wr->sg_list, inl))
@@ -408,7 +408,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_READ:
 			if (inl)
@@ -419,7 +419,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_read(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, false);
 			}
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
@@ -430,7 +430,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_cas(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, false);
 			}
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
@@ -441,7 +441,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_fadd(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, false);
 			}
 		default:
 			return -1;
@@ -455,7 +455,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
 			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
@@ -464,7 +464,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
 			}
 		case IBV_WR_SEND_WITH_INV:
 			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
@@ -473,7 +473,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
 			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV_SEG_RADDR, wr->sg_list, inl))
@@ -482,7 +482,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
 			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV_SEG_RADDR, wr->sg_list, inl))
@@ -491,7 +491,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 				struct fv_req r = FV_ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_UC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
 			}
 		default:
 			return -1;
@@ -510,7 +510,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
-				return fv__ps_build(ps, qp, FV_QPT_UD, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UD, &r, wr, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
 			if (!(av = fv__ps_av(ps, wr->wr.ud.ah)))
@@ -522,7 +522,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
-				return fv__ps_build(ps, qp, FV_QPT_UD, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_UD, &r, wr, inl);
 			}
 		default:
 			return -1;
@@ -538,7 +538,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, inl);
 			}
 		case IBV_WR_SEND_WITH_IMM:
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
@@ -548,7 +548,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, inl);
 			}
 		case IBV_WR_SEND_WITH_INV:
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
@@ -558,7 +558,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR, wr->sg_list, inl))
@@ -568,7 +568,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 
 				fv__send_wr_write(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR, wr->sg_list, inl))
@@ -578,7 +578,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, inl);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_READ:
 			if (inl)
@@ -590,7 +590,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 
 				fv__send_wr_read(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, false);
 			}
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
@@ -602,7 +602,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 
 				fv__send_wr_cas(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, false);
 			}
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
@@ -614,7 +614,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 
 				fv__send_wr_fadd(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, false);
+				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, false);
 			}
 		default:
 			return -1;

@@ -18,19 +18,19 @@
 FV_EXTERN_C_BEGIN
 
 /*
- * The counters the fast path moves, in locals; the rest (buffer, masks, QPN, caps) it reads
- * from the QP where it uses them, as memory operands: kept in registers too they would
- * crowd out a WR's values.
+ * The counters the fast path moves, in locals; the rest (buffer, masks, QPN, caps, lim,
+ * which only the general path moves) it reads from the QP where it uses them, as memory
+ * operands: kept in registers too they would crowd out a WR's values.
  */
 struct fv__ps {
-	uint32_t pi, last_pi, lim;	/* struct fv_sq's fields of the same names */
+	uint32_t pi, last_pi;	/* struct fv_sq's fields of the same names */
 	intptr_t ah_off;	/* UD: where an ibv_ah keeps its AV (fv__ah_av_offset), 0: not known yet */
 };
 
 /* Read the counters into ps: before the first WR and after the general path built one. */
 static FV_ALWAYS_INLINE void fv__ps_load(struct fv__ps *ps, const struct fv_qp *qp, const enum fv_qpt qpt)
 {
-	ps->pi = qp->sq.pi, ps->last_pi = qp->sq.last_pi, ps->lim = qp->sq.lim;
+	ps->pi = qp->sq.pi, ps->last_pi = qp->sq.last_pi;
 	ps->ah_off = qpt == FV_QPT_UD ? __atomic_load_n(fv__ah_av_offset(), __ATOMIC_RELAXED) : 0;
 }
 
@@ -44,11 +44,12 @@ static FV_ALWAYS_INLINE void fv__ps_store(const struct fv__ps *ps, struct fv_qp 
 
 /*
  * The AV of a UD WR's address handle by the learned offset (fv__qp_av gives the same), or
- * NULL: no handle, or no offset learned yet; the general path decides then (and learns it).
+ * NULL: no handle; the general path decides then. The fast path runs on a UD QP only once
+ * the offset is known (compat/post_send.h): the general path learns it from the first WR.
  */
 static FV_ALWAYS_INLINE const struct mlx5_wqe_av *fv__ps_av(const struct fv__ps *ps, const struct ibv_ah *ah)
 {
-	if (!ah || !ps->ah_off)
+	if (!ah)
 		return NULL;
 	return (const struct mlx5_wqe_av *)(const void *)((const char *)ah + ps->ah_off);
 }
@@ -122,16 +123,19 @@ static FV_ALWAYS_INLINE bool fv__ps_fits(const struct fv__ps *ps, const struct f
 	if (inl ? hdr >= 4 || len - 1 >= (4 - hdr) * FV_DS - 4 || len > qp->max_inline
 		: !len && (hdr == 1 || hdr + 1 > 4))
 		return false;
-	return fv__sq_before_lim(ps->lim, ps->pi, fv__ps_nbb(hdr, inl));
+	return fv__sq_before_lim(qp->sq.lim, ps->pi, fv__ps_nbb(hdr, inl));
 }
 
 /*
- * Build r, which fv__ps_fits took (one SGE; with inl, the SGE's bytes inline), on a QP of
- * type qpt at ps's producer, which then moves past it: the same bytes as fv__build_fast_at
- * (an empty SGE's unit is written too, past ds, inside the block). Returns 0.
+ * Build r, which fv__ps_fits took from wr (one SGE; with inl, the SGE's bytes inline), on a
+ * QP of type qpt at ps's producer, which then moves past it: the same bytes as
+ * fv__build_fast_at (an empty SGE's unit is written too, past ds, inside the block).
+ * Returns 0. What the WQE needs of wr beyond r (UD's Q_Key and QP, the completion flag) is
+ * read from wr again where it is stored: held in r, gcc kept it in a register, or on the
+ * stack, from the first store to the last.
  */
 static FV_ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
-					 const struct fv_req *r, const bool inl)
+					 const struct fv_req *r, const struct ibv_send_wr *wr, const bool inl)
 {
 	struct fv_sq *sq = &qp->sq;
 	const unsigned hdr = fv__req_hdr_ds(qpt, r);
@@ -141,26 +145,33 @@ static FV_ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, co
 	uint32_t pi = ps->pi, len = s->length;
 	unsigned n, ds = inl ? hdr + fv__inline_ds(len) : hdr + (len != 0);
 
+	/*
+	 * UD: pi hidden from gcc's induction-variable pass, which otherwise keeps pi + 2, 8 * pi
+	 * and lim - pi in registers of their own across the caller's loop, and UD's values
+	 * (the AV, Q_Key, QP) wait on the stack.
+	 */
+	if (qpt == FV_QPT_UD)
+		__asm__("" : "+r"(pi));
+
 	uint8_t *p = fv__sq_wqe(sq, pi);
 
 	/*
 	 * Each unit stored as soon as it is computed, in the WQE's order: its reads (of the WR,
 	 * the AV) may not move before a store the compiler cannot tell from them, so values
-	 * read first would wait in registers, or on the stack, until the last store.
+	 * read first would wait in registers, or on the stack, until the last store. No
+	 * sq_sig_all WQE comes here (its QP's lim stays at pi, sq.h): fm_ce_se is the WR's alone.
 	 */
+	FV_ASSERT(!sq->sig_all);
 	fv__sq_wr_id_of(sq, pi)->v = r->wr_id;
-	p = fv__ctrl_put(p, pi, fv__ctrl_image(0, r->opcode, sq->qpn_be, ds, fv__sq_fm(sq, r->flags), r->imm), 0);
+	p = fv__ctrl_put_w(p, pi, r->opcode, sq->qpn_be | htobe32(ds), fv__2x32(fv__sq_fm_be(r->flags), r->imm));
 	/*
-	 * UD: the AV's three units (wqe.h), each read right before it is stored; the last two
-	 * as they are, one 16-byte load and store each (FV_VEC), not two words.
+	 * UD: the AV's three units as they are, one 16-byte load and store each (FV_VEC), the
+	 * WR's Q_Key and destination QP over the first (fv__av_head_put).
 	 */
 	if (qpt == FV_QPT_UD) {
 		const uint8_t *av = (const uint8_t *)r->av;
-		uint32_t rest;
 
-		memcpy(&rest, av + 12, sizeof(rest));
-		fv__unit_put(p, FV_IMAGE(fv__2x32(htobe32(r->qkey), 0),
-					 fv__2x32(htobe32(r->remote_qpn | MLX5_EXTENDED_UD_AV), rest)), 0);
+		fv__av_head_put(p, r->av, wr->wr.ud.remote_qpn, wr->wr.ud.remote_qkey);
 		for (unsigned i = 1; i < 3; i++)
 			fv__unit_put(p + i * FV_DS, FV_IMAGE(fv__load64(av + i * FV_DS), fv__load64(av + i * FV_DS + 8)), FV_VEC);
 		p += 3 * FV_DS;
@@ -181,7 +192,7 @@ static FV_ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, co
 		fv__ps_inline(p, (const void *)(uintptr_t)s->addr, len);
 	else
 		fv__unit_put(p, fv__req_data_image(r, s, 0), 0);
-	if (r->flags & FV_SIGNALED) {	/* no sq_sig_all WQE comes here: its QP's lim stays at pi (sq.h) */
+	if (wr->send_flags & IBV_SEND_SIGNALED) {	/* r->flags' FV_SIGNALED */
 		sq->sig_pi = pi + nbb;
 		fv__sq_mark_end(sq, pi, nbb);
 	}
