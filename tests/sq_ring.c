@@ -215,11 +215,11 @@ Test(sq_ring, bf_size_not_whole_blocks_refused)
 }
 
 /*
- * A BlueFlame half of more than FV_BF_NBB_MAX blocks is used as that many: a lone WQE of 4
- * blocks is copied whole and nothing past it, one of 5 goes by the 8-byte doorbell (in the
- * other half).
+ * A lone WQE is copied to the BlueFlame half whole, however many blocks the half holds: with
+ * 512-byte halves, one of 4 blocks and one of 5 (its second block on its own, the rest by the
+ * loop), and nothing past either. The second goes to the other half.
  */
-Test(sq_ring, bf_half_over_max_blocks_used_as_max)
+Test(sq_ring, bf_half_of_512_bytes_copies_a_lone_wqe_whole)
 {
 	static uint8_t ring[64 * 64] __attribute__((aligned(64)));
 	static uint8_t bf[2 * 512] __attribute__((aligned(64)));
@@ -232,22 +232,22 @@ Test(sq_ring, bf_half_over_max_blocks_used_as_max)
 	init_sges();
 	memset(bf, 0xa5, sizeof(bf));
 	cr_assert_eq(fv_qp_init_geom(&qp, &g), 0);
-	cr_assert_eq(qp.sq.bf_nbb, FV_BF_NBB_MAX);
+	cr_assert_eq(qp.sq.bf_nbb, 8u);
 
 	cr_assert_eq(fv_write_sgl(rc, 1, 0, sges, 11, RADDR, RKEY), 0);	/* ds 13: 4 blocks */
 	fv_ring(rc);
 	cr_assert_eq(qp.sq.pi, 4u);
 	cr_assert_eq(be32toh(db[MLX5_SND_DBR]), 4u);
-	cr_assert_arr_eq(bf, ring, 256, "4 blocks by BlueFlame");
-	for (size_t i = 256; i < sizeof(bf); i++)
+	cr_assert_arr_eq(bf, ring, 4 * 64, "4 blocks by BlueFlame");
+	for (size_t i = 4 * 64; i < sizeof(bf); i++)
 		cr_assert_eq(bf[i], 0xa5, "byte %zu of the register written", i);
 
 	cr_assert_eq(fv_write_sgl(rc, 2, 0, sges, 15, RADDR, RKEY), 0);	/* ds 17: 5 blocks */
 	fv_ring(rc);
 	cr_assert_eq(qp.sq.pi, 9u);
 	cr_assert_eq(be32toh(db[MLX5_SND_DBR]), 9u);
-	cr_assert_arr_eq(bf + 512, ring + 4 * 64, 8, "5 blocks: the 8-byte doorbell");
-	for (size_t i = 520; i < sizeof(bf); i++)
+	cr_assert_arr_eq(bf + 512, ring + 4 * 64, 5 * 64, "5 blocks by BlueFlame, in the other half");
+	for (size_t i = 512 + 5 * 64; i < sizeof(bf); i++)
 		cr_assert_eq(bf[i], 0xa5, "byte %zu of the register written", i);
 	fv_qp_cleanup(&qp);
 }

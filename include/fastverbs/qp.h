@@ -209,7 +209,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	fv__sq_set_pi(sq, be32toh(*sq->dbrec) & 0xffff);
 	sq->qpn_be = htobe32(g->qpn << 8);
 	sq->sig_all = htobe32(g->sq_sig_all ? FV_SIGNALED : 0);
-	sq->bf_nbb = g->bf_size / FV_WQEBB < FV_BF_NBB_MAX ? g->bf_size / FV_WQEBB : FV_BF_NBB_MAX;
+	sq->bf_nbb = g->bf_size / FV_WQEBB;
 	sq->bf_cur = (uintptr_t)g->bf_reg;
 	sq->bf_toggle = (uintptr_t)g->bf_reg ^ ((uintptr_t)g->bf_reg + g->bf_size);
 

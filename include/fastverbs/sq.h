@@ -79,12 +79,6 @@ static inline struct fv_sq_meta fv__sq_meta_of(uint32_t end, uint32_t forced)
 #endif
 
 /*
- * Blocks fv__sq_ring copies by BlueFlame at most: a half is 256 bytes on every ConnectX, and
- * a bound known at compile time lets the copy be unrolled. A larger half is used as 256 bytes.
- */
-#define FV_BF_NBB_MAX 4u
-
-/*
  * Building a WQE (inline payloads aside) stores only into the ring (through fastverbs' own
  * types, see wqe.h), the wr_id and meta tables (likewise) and 32-bit counters of this struct,
  * and calls nothing: the compiler can tell those stores apart and need not reload the
@@ -106,8 +100,8 @@ struct fv_sq {
 	__be32 sig_all;		/* FV_SIGNALED when the QP was created with sq_sig_all, as in fm_be */
 	/* Ringing: */
 	uint32_t rung_pi;	/* pi at the last doorbell */
-	uint32_t bf_nbb;	/* WQEBBs in one BlueFlame half, at most FV_BF_NBB_MAX (0: 8-byte
-				 * doorbells only): a lone WQE in as many blocks or fewer goes by BlueFlame */
+	uint32_t bf_nbb;	/* WQEBBs in one BlueFlame half (0: 8-byte doorbells only): a lone
+				 * WQE in as many blocks or fewer goes by BlueFlame */
 	uintptr_t bf_cur;	/* the BlueFlame half the next doorbell writes */
 	uintptr_t bf_toggle;	/* bf_cur ^= bf_toggle moves it to the other half */
 	volatile __be32 *dbrec;	/* send doorbell record (dbrec[MLX5_SND_DBR]) */
@@ -378,13 +372,16 @@ static inline __attribute__((always_inline)) void fv__sq_ring(struct fv_sq *sq)
 	fv__wc_start();
 	if (bf) {
 		fv__bf_copy64(reg, wqe);
-#pragma GCC unroll 4	/* FV_BF_NBB_MAX: each block at an offset the compiler knows, no counter */
-		for (uint32_t i = 1; i < FV_BF_NBB_MAX; i++) {	/* it may continue at block 0 */
-			if (i >= nbb)
-				break;
+		if (nbb > 1) {	/* its other blocks; they may continue at block 0 */
+			/* the second (a UD WQE's) on its own: no counter to set up for it */
 			wqe += FV_WQEBB;
 			fv__ring_wrap(&sq->ring, &wqe);
-			fv__bf_copy64(reg + i * FV_WQEBB, wqe);
+			fv__bf_copy64(reg + FV_WQEBB, wqe);
+			for (uint32_t i = 2; i < nbb; i++) {
+				wqe += FV_WQEBB;
+				fv__ring_wrap(&sq->ring, &wqe);
+				fv__bf_copy64(reg + i * FV_WQEBB, wqe);
+			}
 		}
 	} else {
 		fv__mmio_write64(reg, fv__load64(wqe));	/* the ctrl's first 8 bytes, as any store left them */
