@@ -148,10 +148,12 @@ static FV_ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, co
 	/*
 	 * UD: pi hidden from gcc's induction-variable pass, which otherwise keeps pi + 2, 8 * pi
 	 * and lim - pi in registers of their own across the caller's loop, and UD's values
-	 * (the AV, Q_Key, QP) wait on the stack.
+	 * (the AV, Q_Key, QP) wait on the stack. clang's code is one instruction shorter without.
 	 */
+#ifndef __clang__
 	if (qpt == FV_QPT_UD)
 		__asm__("" : "+r"(pi));
+#endif
 
 	uint8_t *p = fv__sq_wqe(sq, pi);
 
