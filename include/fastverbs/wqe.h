@@ -422,16 +422,17 @@ static inline void fv__av_head_put(uint8_t *p, const struct mlx5_wqe_av *av, uin
 {
 	const uint8_t *src = (const uint8_t *)av;
 	const struct fv_image head = FV_IMAGE(fv__load64(src), fv__load64(src + 8));
+	const struct fv_av_head_words over = { fv__2x32(htobe32(qkey), 0), htobe32(remote_qpn | MLX5_EXTENDED_UD_AV) };
 #if FV_VEC_STORES
 	union fv_av_head_unit *u = (union fv_av_head_unit *)p;
 
 	u->v = fv__u64x2_of(head.a, head.b);
-	u->w.qkey = fv__2x32(htobe32(qkey), 0);
-	u->w.dqp = htobe32(remote_qpn | MLX5_EXTENDED_UD_AV);
+	u->w.qkey = over.qkey;
+	u->w.dqp = over.dqp;
 #else
 	fv__unit_put(p, head, 0);
-	((struct fv_av_head_words *)p)->qkey = fv__2x32(htobe32(qkey), 0);
-	((struct fv_av_head_words *)p)->dqp = htobe32(remote_qpn | MLX5_EXTENDED_UD_AV);
+	((struct fv_av_head_words *)p)->qkey = over.qkey;
+	((struct fv_av_head_words *)p)->dqp = over.dqp;
 #endif
 }
 
