@@ -194,6 +194,11 @@ END {
 			check(sprintf("typed built with clang, %s, %d per doorbell (≤ 1.15 × gcc's %.1f)", adv[i], b, x),
 			      get("ir", "post", adv[i], "typed_clang", b), x == "" ? "" : sprintf("%.1f", 1.15 * x), "≤")
 		}
+	for (b = 1; b <= 32; b += 31) {	# the loop the clang target was first stated for
+		x = get("ir", "post", "write", "typed", b)
+		check(sprintf("typed built with clang, RC RDMA_WRITE same WR, %d per doorbell (≤ 1.15 × gcc's %.1f)", b, x),
+		      get("ir", "post", "write", "typed_clang", b), x == "" ? "" : sprintf("%.1f", 1.15 * x), "≤")
+	}
 	for (i = 3; i <= 4; i++)
 		for (b = 1; b <= 32; b += 31) {
 			x = get("ir", "post", "adv_write", "typed", b)

@@ -662,6 +662,44 @@ Test(sq_ring, flags_at_run_time_clear_stale_bytes)
 	memqp_free(&m);
 }
 
+/*
+ * Flags and an immediate both decided per WR, over stale bytes: a WR with neither goes down
+ * the copy of the builder where they are constants (build.h, FV_SPLIT_UNSIG), the others
+ * down the general one; either way the ctrl's second word is the WR's own, its opcode and
+ * ds too.
+ */
+Test(sq_ring, flags_and_immediate_at_run_time)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg(16, 0xfff9);
+	const struct ibv_sge s = { 0x1000, 64, 0x77 };
+	volatile unsigned flv[12];
+	volatile uint32_t immv[12];
+
+	memqp_init(&m, &c);
+	memset(m.sq, 0xff, m.sq_bytes);
+	for (unsigned i = 0; i < 12; i++) {
+		flv[i] = i % 4 == 3 ? FV_SIGNALED : i == 5 ? FV_FENCE : 0;
+		immv[i] = i % 3 == 1 ? 0xa0b0c000u + i : 0;
+	}
+	for (unsigned i = 0; i < 12; i++) {
+		uint32_t pi = m.qp.sq.pi, imm = immv[i];
+		const uint8_t *b = memqp_block(&m, pi);
+		const uint8_t want[4] = { imm >> 24, imm >> 16 & 0xff, imm >> 8 & 0xff, imm & 0xff };
+		uint8_t fm;
+
+		cr_assert_eq(fv_send_imm(rc_of(&m), i, flv[i], &s, htobe32(imm)), 0);
+		fm = (uint8_t)(flv[i] | (memqp_forced(&m, pi) ? FV_SIGNALED : 0));
+		cr_assert_eq(b[3], MLX5_OPCODE_SEND_IMM, "WQE %u: %s", i, hexstr(b, 64));
+		cr_assert_eq(b[7] & 0x3f, 2, "WQE %u: ds %u", i, b[7] & 0x3f);
+		cr_assert_eq(b[8] | b[9] | b[10], 0, "WQE %u: %s", i, hexstr(b, 64));
+		cr_assert_eq(b[11], fm, "WQE %u: fm_ce_se %#x, not %#x", i, b[11], fm);
+		cr_assert_arr_eq(b + 12, want, 4, "WQE %u: immediate: %s", i, hexstr(b, 64));
+		cr_assert_eq(fv__sq_wr_id_of(&m.qp.sq, pi)->v, i);
+	}
+	memqp_free(&m);
+}
+
 Test(sq_ring, flags_at_run_time_build_what_constant_flags_build)
 {
 	static const unsigned fl[] = { 0, FV_SOLICITED, 0, 0, FV_SIGNALED, 0, 0, 0, 0, 0, 0,
