@@ -295,9 +295,10 @@ static FV_ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_re
  * Under gcc, a typed builder whose flags are decided per WR builds a WR that has no flags and
  * no immediate (what an application leaves unsignaled) in a copy of its code in which they
  * are the constant 0 (fv__build): the caller's loop then branches on its own test of the
- * signal, once, and computes no flags word for those WRs. Not for UD or inline payloads,
- * which measured slower with it, nor under clang, which resolves __builtin_constant_p only
- * after optimising and so carries both copies' code through it.
+ * signal, once, and computes no flags word for those WRs; past lim the copy hands the WR to
+ * fv__build_wqe_at, as constant flags do. Not for UD or inline payloads, which measured
+ * slower with it, nor for a memory window's UMR WQE, nor under clang, which resolves
+ * __builtin_constant_p only after optimising and so carries both copies' code through it.
  */
 #ifdef __clang__
 #define FV_SPLIT_UNSIG 0
