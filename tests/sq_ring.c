@@ -663,10 +663,10 @@ Test(sq_ring, flags_at_run_time_clear_stale_bytes)
 }
 
 /*
- * Flags and an immediate both decided per WR, over stale bytes: a WR with neither goes down
- * the copy of the builder where they are constants (build.h, FV_SPLIT_UNSIG), the others
- * down the general one; either way the ctrl's second word is the WR's own, its opcode and
- * ds too.
+ * Flags and an immediate both decided per WR, over stale bytes: under gcc a WR with neither
+ * goes down the copy of the builder in which both are constants (build.h, FV_SPLIT_UNSIG),
+ * the others down the per-WR one; either way the ctrl's opcode, ds, flags word and immediate
+ * are the WR's own.
  */
 Test(sq_ring, flags_and_immediate_at_run_time)
 {

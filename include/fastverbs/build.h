@@ -492,7 +492,7 @@ static FV_ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const s
 	}
 	if (FV_SPLIT_UNSIG && !__builtin_constant_p(r->flags) && !r->from_wr && !r->sge_len && qpt != FV_QPT_UD &&
 	    r->payload != FV_PL_INLINE && !(r->segs & FV_SEG_UMR) && __builtin_expect(!r->flags && !r->imm, 1)) {
-		one.flags = 0, one.imm = 0;
+		one.flags = 0, one.imm = 0;	/* constants in this copy of the call (FV_SPLIT_UNSIG) */
 		nbb = fv__build_fast_at(qp, qpt, &one, pi);
 	} else {
 		nbb = fv__build_fast_at(qp, qpt, &one, pi);
