@@ -306,6 +306,12 @@ static FV_ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_re
 #define FV_SPLIT_UNSIG 1
 #endif
 
+/* A typed builder's request: not fv_post_send's (from_wr), not fv_wr_*'s (sge_len). */
+static FV_ALWAYS_INLINE bool fv__req_typed(const struct fv_req *r)
+{
+	return !r->from_wr && !r->sge_len;
+}
+
 /* An empty SGE in the WQE's first block (empty): the ctrl c's ds one less (its byte is the word's last). */
 static FV_ALWAYS_INLINE void fv__ctrl_drop_empty(struct fv_image *c, bool empty)
 {
@@ -359,7 +365,7 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	const unsigned ds = fv__fast_ds(qpt, r), nbb1 = fv__ds_to_bb(ds);
 	const bool sge1 = ds && r->payload == FV_PL_SGL, inl1 = ds && r->payload == FV_PL_INLINE;
 	const unsigned how = r->from_wr ? 0 : FV_VEC, hdr = fv__req_hdr_ds(qpt, r);
-	const bool typed = !r->from_wr && !r->sge_len;	/* not fv_post_send's, not fv_wr_*'s */
+	const bool typed = fv__req_typed(r);
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
 	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
 	uint32_t lim = sq->lim, mask8 = sq->mask8;
@@ -490,7 +496,7 @@ static FV_ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const s
 #endif
 		one.sgl = &s;
 	}
-	if (FV_SPLIT_UNSIG && !__builtin_constant_p(r->flags) && !r->from_wr && !r->sge_len && qpt != FV_QPT_UD &&
+	if (FV_SPLIT_UNSIG && !__builtin_constant_p(r->flags) && fv__req_typed(r) && qpt != FV_QPT_UD &&
 	    r->payload != FV_PL_INLINE && !(r->segs & FV_SEG_UMR) && __builtin_expect(!r->flags && !r->imm, 1)) {
 		one.flags = 0, one.imm = 0;	/* constants in this copy of the call (FV_SPLIT_UNSIG) */
 		nbb = fv__build_fast_at(qp, qpt, &one, pi);

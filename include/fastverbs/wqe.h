@@ -383,6 +383,27 @@ static inline uint64_t fv__load64(const void *p)
 	return v;
 }
 
+/* Unit i (0-2) of the AH's 48-byte extended address vector, as it is. */
+static inline __attribute__((always_inline)) struct fv_image fv__av_unit(const struct mlx5_wqe_av *av, unsigned i)
+{
+	const uint8_t *src = (const uint8_t *)av + i * FV_DS;
+
+	return FV_IMAGE(fv__load64(src), fv__load64(src + 8));
+}
+
+/* The datagram segment's words the WR fills in over the AV's first unit. */
+struct fv_av_head_words {
+	uint64_t qkey;		/* the Q_Key and the reserved word (0) after it */
+	__be32 dqp;		/* remote QPN | MLX5_EXTENDED_UD_AV */
+};
+
+static inline __attribute__((always_inline)) struct fv_av_head_words fv__av_head_words(uint32_t remote_qpn, uint32_t qkey)
+{
+	const struct fv_av_head_words w = { fv__2x32(htobe32(qkey), 0), htobe32(remote_qpn | MLX5_EXTENDED_UD_AV) };
+
+	return w;
+}
+
 /*
  * Datagram segment, three units: the AH's prebuilt 48-byte extended address vector, with the
  * Q_Key (0 in the reserved word after it), the remote QPN and the extended-AV bit filled in.
@@ -392,13 +413,15 @@ static inline uint64_t fv__load64(const void *p)
 static inline __attribute__((always_inline)) struct fv_image fv__av_image(const struct mlx5_wqe_av *av,
 							 uint32_t remote_qpn, uint32_t qkey, unsigned i)
 {
-	const uint8_t *src = (const uint8_t *)av;
 	uint32_t rest;	/* bytes 12..15: stat_rate_sl, fl_mlid, rlid */
 
 	if (i)
-		return FV_IMAGE(fv__load64(src + i * FV_DS), fv__load64(src + i * FV_DS + 8));
-	memcpy(&rest, src + 12, sizeof(rest));
-	return FV_IMAGE(fv__2x32(htobe32(qkey), 0), fv__2x32(htobe32(remote_qpn | MLX5_EXTENDED_UD_AV), rest));
+		return fv__av_unit(av, i);
+	memcpy(&rest, (const uint8_t *)av + 12, sizeof(rest));
+
+	const struct fv_av_head_words w = fv__av_head_words(remote_qpn, qkey);
+
+	return FV_IMAGE(w.qkey, fv__2x32(w.dqp, rest));
 }
 
 /*
@@ -408,11 +431,6 @@ static inline __attribute__((always_inline)) struct fv_image fv__av_image(const 
  * The stores go through one union (gcc keeps them in order), or under clang through p at
  * overlapping offsets, as fv__ctrl_put's.
  */
-struct fv_av_head_words {
-	uint64_t qkey;		/* the Q_Key and the reserved word */
-	__be32 dqp;		/* remote QPN | MLX5_EXTENDED_UD_AV */
-};
-
 union fv_av_head_unit {
 	fv_u64x2 v;
 	struct fv_av_head_words w;
@@ -420,9 +438,8 @@ union fv_av_head_unit {
 
 static inline void fv__av_head_put(uint8_t *p, const struct mlx5_wqe_av *av, uint32_t remote_qpn, uint32_t qkey)
 {
-	const uint8_t *src = (const uint8_t *)av;
-	const struct fv_image head = FV_IMAGE(fv__load64(src), fv__load64(src + 8));
-	const struct fv_av_head_words over = { fv__2x32(htobe32(qkey), 0), htobe32(remote_qpn | MLX5_EXTENDED_UD_AV) };
+	const struct fv_image head = fv__av_unit(av, 0);
+	const struct fv_av_head_words over = fv__av_head_words(remote_qpn, qkey);
 #if FV_VEC_STORES
 	union fv_av_head_unit *u = (union fv_av_head_unit *)p;
 

@@ -171,11 +171,9 @@ static FV_ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, co
 	 * WR's Q_Key and destination QP over the first (fv__av_head_put).
 	 */
 	if (qpt == FV_QPT_UD) {
-		const uint8_t *av = (const uint8_t *)r->av;
-
 		fv__av_head_put(p, r->av, wr->wr.ud.remote_qpn, wr->wr.ud.remote_qkey);
 		for (unsigned i = 1; i < 3; i++)
-			fv__unit_put(p + i * FV_DS, FV_IMAGE(fv__load64(av + i * FV_DS), fv__load64(av + i * FV_DS + 8)), FV_VEC);
+			fv__unit_put(p + i * FV_DS, fv__av_unit(r->av, i), FV_VEC);
 		p += 3 * FV_DS;
 		/*
 		 * Read again after the units, as memory operands, what the second block needs

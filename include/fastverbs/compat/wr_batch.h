@@ -368,8 +368,8 @@ static FV_ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, cons
 
 	if (qpt == FV_QPT_UD) {
 		u[0] = fv__av_head_image(qkey, av_w);
-		u[1] = fv__av_image(av, 0, 0, 1);
-		u[2] = fv__av_image(av, 0, 0, 2);
+		u[1] = fv__av_unit(av, 1);
+		u[2] = fv__av_unit(av, 2);
 		n = 3;
 	} else {
 		u[0] = fv__xrc_image(srqn);
