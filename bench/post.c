@@ -151,7 +151,17 @@ struct vals {
 
 ALWAYS struct vals vals_of(const struct args *a, enum op op, uint64_t id, int sig)
 {
+#ifdef BENCH_SGE_FIELDS
+	/*
+	 * A second clang build (bench/bench.mk): the SGE copied field by field. clang 14 makes
+	 * the whole-struct copy below loads with no type, which may alias every store in the
+	 * loop, so it reads the SGE again every WR; this build shows what that costs.
+	 */
+	const struct ibv_sge *s = op == OP_FADD ? &a->sge8 : &a->sge;
+	struct vals v = { a->raddr, { s->addr, s->length, s->lkey }, sig, 0 };
+#else
 	struct vals v = { a->raddr, op == OP_FADD ? a->sge8 : a->sge, sig, 0 };
+#endif
 	uint64_t k = id % SIG_EVERY;
 
 	if (op == OP_FADD)
@@ -716,8 +726,8 @@ static int listed(const char *var, const char *name)
 
 /*
  * FVBENCH_OPS="adv_write,ud_send" and FVBENCH_PATHS="typed,floor" run those only (while
- * working on one, or for a second build: bench/run.sh counts a clang build's typed and floor
- * paths, their names given FVBENCH_SUFFIX "_clang").
+ * working on one, or for a second build: bench/run.sh counts the clang builds' typed and floor
+ * paths, their names given FVBENCH_SUFFIX "_clang", "_clangf").
  */
 static int op_wanted(enum op op)
 {
