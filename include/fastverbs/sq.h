@@ -315,7 +315,7 @@ static inline void fv__sq_record(struct fv_sq *sq, uint32_t pi, uint64_t wr_id, 
 /*
  * Move the producer past the WQE of nbb blocks built at pi. The builders do it in one place
  * whichever way they built the WQE: one store of each counter a WQE. gcc 12 does not keep them
- * in registers across a caller's loop, and made to, it was slower (README, Performance).
+ * in registers across a caller's loop, and made to, it was slower (docs/performance.md §1.2).
  */
 static inline void fv__sq_advance(struct fv_sq *sq, uint32_t pi, unsigned nbb)
 {

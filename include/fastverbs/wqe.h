@@ -133,7 +133,9 @@ struct fv_unit_words {	/* structs, not a union: clang takes a union access for a
  * Under clang a typed builder reads an SGE's length and lkey as one word (fv__build) and makes
  * its data segment's first word from it with one swap and a rotation (fv__sge_image): clang
  * reads a caller's copied SGE again in every WR (the copy's loads carry no type), and field by
- * field that is two loads, a shift, an OR and a swap each time.
+ * field that is two loads, a shift, an OR and a swap each time. The word's read has no type
+ * either, so an SGE passed by pointer, the same every WR, is read every WR too; two typed reads
+ * would be made once, but cost the copied SGE more (docs/performance.md §1.4).
  */
 #ifdef __clang__
 #define FV_SGE_WORD 1
