@@ -113,13 +113,12 @@ for b in $progs; do
     if [ "$b" = raw ]; then count_raw; else count "$b"; fi
 done
 # the clang builds (bench/bench.mk): their typed path and floor, named typed_clang, floor_clang,
-# and with the SGE copied field by field (the loops with an SGE) typed_clangf, floor_clangf
+# and with the SGE copied field by field (bench/post.c counts the loops with an SGE only)
+# typed_clangf, floor_clangf
 if [ -x "$bin/post-clang" ] && [ -z "${FVBENCH_PROGS:-}" ]; then
     (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_clang; count post-clang)
-    if [ -x "$bin/post-clang-fields" ] && [ -z "${FVBENCH_OPS:-}" ]; then
-        (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_clangf
-         export FVBENCH_OPS=write,read,fetch_add,ud_send,adv_write,adv_write_sge,adv_ud_send
-         count post-clang-fields)
+    if [ -x "$bin/post-clang-fields" ]; then
+        (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_clangf; count post-clang-fields)
     fi
 fi
 for b in $progs; do [ "$b" = raw ] || timing "$b"; done
