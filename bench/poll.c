@@ -28,9 +28,10 @@
 #define REPS 5
 #define NQP 4			/* QPs on the shared CQ */
 
-enum path { P_IBV, P_START, P_FVCQ, P_FV, P_COUNT };
+enum path { P_IBV, P_START, P_FVCQ, P_FV, P_FVCQL, P_COUNT };
 
-static const char *const path_name[P_COUNT] = { "ibv_poll_cq", "start_poll", "fv_poll_cq", "fv_poll" };
+static const char *const path_name[P_COUNT] = { "ibv_poll_cq", "start_poll", "fv_poll_cq", "fv_poll",
+						  "fv_poll_cq_locked" };
 static const int per_call[2] = { 1, 16 };
 
 static struct ibv_wc iwc[16];
@@ -39,7 +40,7 @@ static struct fv_wc fwc[16];
 struct lane {
 	struct ibv_cq *cq;
 	struct ibv_cq_ex *cqx;	/* P_START */
-	struct fv_cq fcq;	/* P_FVCQ, P_FV */
+	struct fv_cq fcq;	/* P_FVCQ, P_FV, P_FVCQL: its lock taken for P_FVCQL only */
 	int nqp;		/* 1, or NQP on the shared CQ */
 	struct ibv_qp *qp[NQP], *peer[NQP];
 	struct fv_rc frc[NQP];
@@ -123,6 +124,7 @@ static fn_t *const fns[P_COUNT][2] = {
 	{ m_start_poll_1, m_start_poll_16 },
 	{ m_fv_poll_cq_1, m_fv_poll_cq_16 },
 	{ m_fv_poll_1, m_fv_poll_16 },
+	{ m_fv_poll_cq_1, m_fv_poll_cq_16 },	/* P_FVCQL: the same call, its CQ's lock on */
 };
 
 /* ---- setup ---- */
@@ -131,7 +133,7 @@ static void lane_open(struct ctx *c, struct lane *l, enum path p, int nqp)
 {
 	struct bench_dev *d = &c->d;
 
-	l->fv = p == P_FVCQ || p == P_FV;
+	l->fv = p == P_FVCQ || p == P_FV || p == P_FVCQL;
 	if (p == P_START) {
 		struct ibv_cq_init_attr_ex a = { .cqe = 2 * N, .wc_flags = 0 };
 
@@ -172,8 +174,8 @@ static void ctx_open(struct ctx *c)
 	c->pcq = bench_cq(d, 16);
 	for (int s = 0; s < 2; s++)
 		for (int p = 0; p < P_COUNT; p++) {
-			c->lane[s][p] = &c->lanes[s][p == P_FV ? P_FVCQ : p];
-			if (p != P_FV)
+			c->lane[s][p] = &c->lanes[s][p == P_FV || p == P_FVCQL ? P_FVCQ : p];
+			if (p != P_FV && p != P_FVCQL)
 				lane_open(c, c->lane[s][p], (enum path)p, s ? NQP : 1);
 		}
 }
@@ -239,6 +241,8 @@ static uint64_t round_once(struct ctx *c, int sh, enum path p, int ki)
 	int got, status;
 
 	fill(c, l);
+	if (l->fv)	/* the unlocked form, as libmlx5's MLX5_SINGLE_THREADED=1, but for P_FVCQL */
+		fv_set_lock(&l->fcq, p == P_FVCQL);
 	t0 = bench_now_ns();
 	got = fns[p][ki](l, N);
 	t1 = bench_now_ns();

@@ -117,6 +117,8 @@ done
 # typed_clangf, floor_clangf
 if [ -x "$bin/post-clang" ] && [ -z "${FVBENCH_PROGS:-}" ]; then
     (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_clang; count post-clang)
+    # The compat paths once more with their locks on: "locked, uncontended".
+    (export FVBENCH_PATHS=fvps,fvwr,fvwrq FVBENCH_SUFFIX=_locked FVBENCH_LOCKED=1; count post)
     if [ -x "$bin/post-clang-fields" ]; then
         (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_clangf; count post-clang-fields)
     fi

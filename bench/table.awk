@@ -26,7 +26,7 @@ BEGIN {
 	short["adv_write_sge"] = "(b) RC WRITE\\nraddr, SGE +64"
 	short["adv_ud_send"] = "(c) UD SEND\\n16 peers"
 	short["adv_write_inline16"] = "(d) RC WRITE\\ninline 16 B"
-	npaths = split("ibv wr fvps typed fvwr fvwrq floor typed_clang floor_clang typed_clangf floor_clangf", paths, " ")
+	npaths = split("ibv wr fvps typed fvwr fvwrq floor typed_clang floor_clang typed_clangf floor_clangf fvps_locked fvwr_locked fvwrq_locked", paths, " ")
 	nplot = 4	# the plot shows the first four paths
 	pname["ibv"] = "libmlx5 `ibv_post_send`"
 	pname["wr"] = "libmlx5 `ibv_wr_*`"
@@ -39,20 +39,25 @@ BEGIN {
 	pname["floor_clang"] = "floor, built with clang"
 	pname["typed_clangf"] = "fastverbs typed, built with clang, SGE copied field by field"
 	pname["floor_clangf"] = "floor, built with clang, SGE copied field by field"
-	npolls = split("ibv_poll_cq start_poll fv_poll_cq fv_poll", polls, " ")
+	pname["fvps_locked"] = "fastverbs `fv_post_send`, locked, uncontended"
+	pname["fvwr_locked"] = "fastverbs `fv_wr_*` (typed handle), locked, uncontended"
+	pname["fvwrq_locked"] = "fastverbs `fv_wr_*` (`struct fv_qp *`), locked, uncontended"
+	npolls = split("ibv_poll_cq start_poll fv_poll_cq fv_poll fv_poll_cq_locked", polls, " ")
 	qname["ibv_poll_cq"] = "libmlx5 `ibv_poll_cq`"
 	qname["start_poll"] = "libmlx5 `ibv_start_poll` / `ibv_next_poll`"
 	qname["fv_poll_cq"] = "fastverbs `fv_poll_cq` (`struct ibv_wc`)"
 	qname["fv_poll"] = "fastverbs `fv_poll` (`struct fv_wc`)"
+	qname["fv_poll_cq_locked"] = "fastverbs `fv_poll_cq`, locked, uncontended"
 	nic_mps = 330	# a ConnectX-7's message rate, M messages a second (its data sheet): the yardstick
 	nrate = split("ibv fvps typed floor", rpaths, " ")
 }
 
 { v[$1, $2, $3, $4, $5] = $6; seen[$2, $3, $4] = 1 }
 
-# The clang builds are counted, never timed: their ns cells are empty by design, not missing.
+# The clang builds and the locked posting rows are counted, never timed: their ns cells are
+# empty by design, not missing.
 function get(k, b, o, p, n) {
-	if (!((k, b, o, p, n) in v)) { if (!(k == "ns" && p ~ /_clangf?$/)) missing++; return "" }
+	if (!((k, b, o, p, n) in v)) { if (!(k == "ns" && p ~ /_(clangf?|locked)$/)) missing++; return "" }
 	return v[k, b, o, p, n]
 }
 
@@ -91,6 +96,15 @@ function post_rows(o, floor,   j, p, first, typed, ln) {
 		print ln sprintf(" %s | %s |", ns("post", o, p, 1, "ibv"), ns("post", o, p, 32, "ibv"))
 		first = 0
 	}
+}
+
+# A lock's cost: the locked row against the unlocked one, per call (b WRs or CQEs a call).
+function lock_check(what, bench, o, p, b,   x, y) {
+	x = get("ir", bench, o, p "_locked", b)
+	y = get("ir", bench, o, p, b)
+	check(sprintf("%s locked, uncontended, %s, %d per call (≤ unlocked + 8 instructions a call; unlocked %s)",
+		      what, o, b, y == "" ? "–" : sprintf("%.1f", y)),
+	      x == "" || y == "" ? "" : (x - y) * b, 8, "≤")
 }
 
 # A section of the report: its heading, its prose ("\n"-separated lines) and its table's head.
@@ -202,6 +216,15 @@ END {
 			half("`fv_wr_*` (`struct fv_qp *`)", adv[i], "fvwrq", "wr", b)
 		}
 	for (i = 1; i <= nadv; i++)
+		for (b = 1; b <= 32; b += 31) {
+			lock_check("`fv_post_send`", "post", adv[i], "fvps", b)
+			lock_check("`fv_wr_*` (typed handle)", "post", adv[i], "fvwr", b)
+			lock_check("`fv_wr_*` (`struct fv_qp *`)", "post", adv[i], "fvwrq", b)
+		}
+	for (k = 1; k <= 2; k++)
+		for (b = 1; b <= 16; b += 15)
+			lock_check("`fv_poll_cq`", "poll", k == 1 ? "cqe" : "shared", "fv_poll_cq", b)
+	for (i = 1; i <= nadv; i++)
 		for (b = 1; b <= 32; b += 31)
 			clang_check(adv[i], adv[i], b)
 	for (b = 1; b <= 32; b += 31)	# the loop the clang target was first stated for
@@ -244,7 +267,7 @@ END {
 		for (b = 1; b <= 16; b += 15) {
 			o = k == 1 ? "cqe" : "shared"
 			printf "\"%s%d per call\"", k == 1 ? "" : "shared CQ\\n", b > f
-			for (j = 1; j <= npolls; j++) {
+			for (j = 1; j <= 4; j++) {	# the plot's four columns, the locked row aside
 				x = get("ir", "poll", o, polls[j], b)
 				printf " %s", x == "" ? "NaN" : x > f
 			}

@@ -526,8 +526,10 @@ Test(run, empty_way_key_is_no_qp)
 		errno = 0;
 		cr_assert_eq(fv_poll(&c.cq, wc, i % 2 ? 1 : 16), -1, "way %d", i);
 		cr_assert_eq(errno, EINVAL);
+		cr_assert_eq(c.cq.ci, (uint32_t)i, "left for the caller");
+		cr_assert_eq(fv_cq_take_cqe(&c.cq, NULL), 0);
 	}
-	cr_assert_eq(c.cq.ci, FV_CQ_WAYS, "each consumed");
+	cr_assert_eq(c.cq.ci, FV_CQ_WAYS, "each taken");
 	cqe_cq_free(&c);
 }
 
@@ -857,12 +859,25 @@ Test(cq, undecodable_cqes)
 	qp_init(&m, FV_QPT_RC, 0x404, 16, 0, 0);
 	cqe_cq_init(&c, 8, 64, 0);
 
-	/* A QPN no fv_qp registered, first in the call: consumed, -1 / EINVAL. */
+	/* A QPN no fv_qp registered, first in the call: -1 / EINVAL, and it stays at the head. */
 	cqe_req(&c, 0x777, MLX5_OPCODE_SEND, 0, 0, 0);
 	errno = 0;
 	cr_assert_eq(fv_poll(&c.cq, wc, 8), -1);
 	cr_assert_eq(errno, EINVAL);
+	cr_assert_eq(fv_poll(&c.cq, wc, 8), -1, "still there");
+	cr_assert_eq(be32toh(c.dbrec[0]), 0, "not consumed");
+	cr_assert_eq(c.cq.ci, 0);
+
+	/* Its QP registered late, the same CQE is that QP's completion: nothing was lost. */
+	struct tqp late;
+
+	qp_init(&late, FV_QPT_RC, 0x777, 16, 0, 0);
+	cr_assert_eq(cqe_post_send(&late.qp, MLX5_OPCODE_SEND, FV_SIGNALED, 0x77, &s, 1), 0);
+	cr_assert_eq(fv_poll(&c.cq, wc, 8), 1);
+	cr_assert_eq(wc[0].wr_id, 0x77);
+	cr_assert_eq(wc[0].qp_num, 0x777);
 	cr_assert_eq(be32toh(c.dbrec[0]), 1);
+	tqp_free(&late);
 
 	/* After a good one: the good one is returned, the bad one waits for the next call. */
 	uint32_t a = cqe_post_send(&m.qp, MLX5_OPCODE_SEND, FV_SIGNALED, 0xa1, &s, 1);
@@ -875,23 +890,36 @@ Test(cq, undecodable_cqes)
 	cr_assert_eq(wc[0].wr_id, 0xa1);
 	cr_assert_eq(be32toh(c.dbrec[0]), 2);
 	struct ibv_wc iwc[8];
+	struct mlx5_cqe64 raw;
 
 	cr_assert_eq(fv_poll_cq(&c.cq, 8, iwc), -1);
+	cr_assert_eq(fv_poll_cq(&c.cq, 8, iwc), -1, "still there");
+	cr_assert_eq(be32toh(c.dbrec[0]), 2);
+	/* Taken as it is: the caller sees whose it was. */
+	cr_assert_eq(fv_cq_take_cqe(&c.cq, &raw), 0);
+	cr_assert_eq(be32toh(raw.sop_drop_qpn) & 0xffffff, 0x778);
 	cr_assert_eq(be32toh(c.dbrec[0]), 3);
 	cr_assert_eq(fv_poll_cq(&c.cq, 8, iwc), 1);
 	cr_assert_eq(iwc[0].wr_id, 0xa2);
+	cr_assert_eq(fv_cq_take_cqe(&c.cq, &raw), ENOENT, "nothing new");
+	cr_assert_eq(be32toh(c.dbrec[0]), 4);
 
 	/* A responder CQE for a QP with neither RQ nor SRQ, a resize CQE, a compressed CQE. */
 	cqe_resp(&c, &(struct cqe_resp){ .opcode = MLX5_CQE_RESP_SEND, .qpn = 0x404 });
 	cr_assert_eq(fv_poll(&c.cq, wc, 8), -1);
+	cr_assert_eq(fv_cq_take_cqe(&c.cq, NULL), 0);
 	cqe_push(&c, cqe_next(&c), MLX5_CQE_RESIZE_CQ, 0);
 	cr_assert_eq(fv_poll(&c.cq, wc, 8), -1);
+	cr_assert_eq(fv_cq_take_cqe(&c.cq, &raw), 0);
+	cr_assert_eq(raw.op_own >> 4, MLX5_CQE_RESIZE_CQ);
 	struct mlx5_cqe64 *e = cqe_next(&c);
 
 	e->sop_drop_qpn = htobe32(0x404);
 	cqe_push(&c, e, MLX5_CQE_REQ, 0x0c);
 	cr_assert_eq(fv_poll(&c.cq, wc, 8), -1);
-	cr_assert_eq(c.cq.ci, 7, "every bad one consumed");
+	cr_assert_eq(c.cq.ci, 6, "a bad one is not consumed by polling");
+	cr_assert_eq(fv_cq_take_cqe(&c.cq, NULL), 0);
+	cr_assert_eq(c.cq.ci, 7);
 	cr_assert_eq(be32toh(c.dbrec[0]), 7);
 	cr_assert_eq(m.qp.sq.ci, m.qp.sq.pi, "nothing retired by the bad ones");
 	cqe_cq_free(&c);
@@ -1229,8 +1257,8 @@ Test(srq, xrc_target_by_srq_number_or_cq_binding)
 	cr_assert_eq(errno, EINVAL);
 	cr_assert_eq(q2.srq.wrid[1], 0xe3, "nothing taken");
 
+	/* The refused CQE waited at the head: bound, the CQ decodes it now. */
 	fv_cq_bind_srq(&c.cq, &q2.srq);
-	cqe_resp(&c, &(struct cqe_resp){ .opcode = MLX5_CQE_RESP_SEND, .qpn = 0x7777, .srqn_uidx = 5, .wqe_counter = 1 });
 	cqe_resp(&c, &(struct cqe_resp){ .opcode = MLX5_CQE_RESP_SEND, .qpn = 0x7778, .srqn_uidx = 0x71, .wqe_counter = 0 });
 	cr_assert_eq(fv_poll(&c.cq, wc, 4), 2);
 	cr_assert_eq(wc[0].wr_id, 0xe3);

@@ -152,7 +152,7 @@ Test(sq_ring, debug_retire_past_pi_aborts, .signal = SIGABRT)
 	memqp_init(&m, &c);
 	cr_assert_eq(post_blocks(&m, 1, 1, FV_SIGNALED), 0);
 	sq->meta[0].end = 3;	/* past pi (1) */
-	fv__sq_retire_asked(sq, 0);
+	fv__sq_asked_end(sq, 0);
 	memqp_free(&m);
 }
 #endif

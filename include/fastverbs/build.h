@@ -184,6 +184,9 @@ static FV_ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, 
 
 	if (qpt == FV_QPT_RAW)
 		return fv__build_eth_at(qp, r, pi);
+	/* the window's length first: libmlx5 refuses a long bind before it looks at the payload */
+	if ((r->segs & FV_SEG_UMR) && r->bind && r->bind->length > FV_UMR_KLM_MAX)
+		return -EOPNOTSUPP;	/* libmlx5's errno: one KLM covers 2 GiB */
 	if (r->payload == FV_PL_SGL) {
 		if (r->nsge != 1 && (unsigned)r->nsge > qp->max_send_sge)	/* also nsge < 0 */
 			return -ENOMEM;
@@ -194,8 +197,6 @@ static FV_ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, 
 	} else {
 		max_ds = hdr;
 	}
-	if ((r->segs & FV_SEG_UMR) && r->bind && r->bind->length > FV_UMR_KLM_MAX)
-		return -EOPNOTSUPP;	/* libmlx5's errno: one KLM covers 2 GiB */
 	ds = hdr + fv__req_payload_ds(r);
 	nbb = fv__ds_to_bb(ds);
 	if (!fv__sq_take_at(sq, pi, r->flags, nbb, &fm))
@@ -467,11 +468,12 @@ static FV_ALWAYS_INLINE int fv__build_fast(struct fv_qp *qp, enum fv_qpt qpt, co
 }
 
 /*
- * The typed builders' entry: the fast path, else fv__build_wqe_at, both from one copy of a
- * single SGE read field by field up front (what a caller's loop posts again and again is
- * then read once, before the loop), and the producer moved in one place for both.
+ * One request, built: the fast path, else fv__build_wqe_at, both from one copy of a single
+ * SGE read field by field up front (what a caller's loop posts again and again is then read
+ * once, before the loop), and the producer moved in one place for both. The typed builders
+ * (fv__build) and the fv_wr_* payload setters come here.
  */
-static FV_ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV_ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	struct fv_req one = *r;
 	struct ibv_sge s = { 0, 0, 0 };
@@ -509,6 +511,17 @@ static FV_ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const s
 		return -nbb;
 	fv__build_advance(qp, r, pi, (unsigned)nbb);
 	return 0;
+}
+
+/*
+ * The typed builders' entry (ops.h). Inside an fv_wr_* batch a WQE built here would be rung
+ * with the batch, or left in a ring the batch's rollback rewinds: -DFV_DEBUG stops there.
+ */
+static FV_ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+{
+	FV_ASSERT_MSG(!qp->wr_open, "typed builder on a QP with an open fv_wr_* batch "
+		      "(fv_wr_start without fv_wr_complete or fv_wr_abort)");
+	return fv__build_any(qp, qpt, r);
 }
 
 FV_EXTERN_C_END

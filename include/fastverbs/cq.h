@@ -37,12 +37,13 @@
  * A CQE fastverbs cannot decode -- a QPN no fv_qp registered (for a responder CQE: nor an SRQ
  * found by the recv.h rule), a responder CQE for a QP with neither RQ nor SRQ, an opcode
  * other than REQ, RESP_* and *_ERR, a compressed CQE -- ends the call before it when
- * completions were already returned; otherwise it is consumed and the call returns -1 with
- * errno EINVAL (ibv_poll_cq reports such CQEs as a poll error too). Drain a QP's completions
- * before fv_qp_cleanup().
+ * completions were already returned; otherwise the call returns -1 with errno EINVAL
+ * (ibv_poll_cq reports such CQEs as a poll error too). It is never consumed, so it is not
+ * lost: register its QP (fv_qp_init; the CQE names it) and poll again, or take the CQE as it
+ * is with fv_cq_take_cqe(). Drain a QP's completions before fv_qp_cleanup().
  *
- * No locks: poll a CQ from one thread, and post to an RQ or SRQ from the thread that polls
- * its CQ (polling advances the RQ tail and relinks the SRQ free list).
+ * fv_poll locks nothing: poll a CQ from one thread (or under fv_lock, sync.h); fv_poll_cq
+ * takes the CQ's lock. A poster of the CQ's queues may be another thread (sync.h).
  */
 #ifndef FASTVERBS_CQ_H
 #define FASTVERBS_CQ_H
@@ -87,8 +88,11 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 	uint32_t extra = 0;	/* CQEs consumed without an entry: forced or bad */
 	uint8_t *o = (uint8_t *)out, *end = o + (n > 0 ? (size_t)n * osz : 0);	/* o: the next entry */
 	struct fv_registry *reg = cq->reg;
-	uint32_t tag = __atomic_load_n(&reg->gen, __ATOMIC_RELAXED) | (uint32_t)ibv;
+	uint32_t tag;
 	int bad = 0;
+
+	FV_ASSERT_MSG(reg, "polling a struct fv_cq that fv_cq_init (or fv_cq_init_geom) did not set up");
+	tag = __atomic_load_n(&reg->gen, __ATOMIC_RELAXED) | (uint32_t)ibv;
 
 	/* The ways hold while their tag is the call's; a way filled in this call takes it. */
 	if (__builtin_expect(cq->run.tag != tag, 0))
@@ -135,9 +139,10 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 		qp = fv_registry_qp_in(reg, be32toh(cqe->sop_drop_qpn) & 0xffffff);
 		r = fv__cqe_decode(cq, qp, cqe, op_own, o, ibv, 0);
 		if (__builtin_expect(r == FV_CQE_BAD, 0)) {
-			if (o != out)
-				break;	/* return what we have; this CQE comes first next time */
-			bad = 1;
+			/* Left where it is, never consumed: what the caller has, or -1 / EINVAL first;
+			 * the caller registers the QP and polls again, or takes it (fv_cq_take_cqe). */
+			bad = o == out;
+			break;
 		}
 		if (r == FV_CQE_REPORT) {
 			fv__cq_way_fill(&cq->run, qp, cqe, op_own, own, o, ibv);
@@ -150,8 +155,6 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 			off = 0;
 			own ^= 1;
 		}
-		if (bad)
-			break;
 	}
 
 	uint32_t got = (uint32_t)((size_t)(o - (uint8_t *)out) / osz);
@@ -173,6 +176,26 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 static inline __attribute__((always_inline)) int fv_poll(struct fv_cq *cq, struct fv_wc *wc, int n)
 {
 	return fv__cq_poll_core(cq, wc, n, 0);
+}
+
+/*
+ * Take the CQE at the head of cq as it is, consumed without decoding: into *out (its
+ * struct mlx5_cqe64, the last 64 bytes of a 128-byte entry; out may be NULL). For a CQE
+ * fv_poll refuses (-1 / EINVAL): one of a QP fastverbs was not given, say. Returns 0, or
+ * ENOENT when the CQ holds no new CQE. Nothing else changes: no queue of any QP moves.
+ */
+static inline int fv_cq_take_cqe(struct fv_cq *cq, struct mlx5_cqe64 *out)
+{
+	const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)(cq->buf64 + cq->off);
+	uint8_t y = cqe->op_own ^ cq->own;
+
+	if ((uint8_t)(y >> 1 | y << 7) > 0x77)	/* not new: as fv__cq_poll_core */
+		return ENOENT;
+	fv__dma_rmb();
+	if (out)
+		memcpy(out, cqe, sizeof(*out));
+	fv__cq_consumed(cq, cq->off + cq->cqe_size, cq->own, 1);
+	return 0;
 }
 
 FV_EXTERN_C_END

@@ -178,20 +178,28 @@ fv__cq_find_srq(const struct fv_cq *cq, struct fv_qp *qp, uint32_t srqn_uidx)
 	return cq->srq ? cq->srq : fv__srq_lookup(NULL, srqn_uidx & 0xffffff, 0);
 }
 
+/* The receive WQE a responder CQE consumed, to be freed once read (fv__cq_recv_free). */
+struct fv__rx {
+	struct fv_rq *rq;	/* the RQ's oldest WQE, or */
+	struct fv_srq *srq;	/* the SRQ's WQE idx */
+	uint32_t idx;
+};
+
 /*
- * Consume the receive WQE a responder (or responder error) CQE completes: the RQ's oldest,
- * or the SRQ WQE named by wqe_counter (returned to the free list). Sets *wr_id and *max_gs,
- * returns the WQE's scatter list; NULL (nothing changed) if there is no RQ or SRQ to take
- * from. rq_only: the caller knows qp has an RQ.
+ * The receive WQE a responder (or responder error) CQE completes: the RQ's oldest, or the SRQ
+ * WQE named by wqe_counter. Sets *wr_id, *max_gs and *rx, returns the WQE's scatter list;
+ * NULL (nothing changed) if there is no RQ or SRQ to take from. rq_only: the caller knows qp
+ * has an RQ. The WQE stays the poller's until fv__cq_recv_free.
  */
 static inline __attribute__((always_inline)) const struct mlx5_wqe_data_seg *
 fv__cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
-		uint64_t *wr_id, uint32_t *max_gs, const int rq_only)
+		uint64_t *wr_id, uint32_t *max_gs, struct fv__rx *rx, const int rq_only)
 {
 	if (rq_only || (qp && qp->rq.entries)) {
 		struct fv_rq *rq = &qp->rq;
-		uint32_t slot = rq->tail++ & rq->mask;
+		uint32_t slot = rq->tail & rq->mask;
 
+		rx->rq = rq, rx->srq = NULL, rx->idx = 0;
 		*wr_id = rq->wrid[slot];
 		*max_gs = rq->max_gs;
 		return (const struct mlx5_wqe_data_seg *)(rq->buf + ((size_t)slot << rq->stride_shift));
@@ -203,10 +211,25 @@ fv__cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe
 	if (!srq)
 		return NULL;
 	idx &= srq->mask;
+	rx->rq = NULL;
+	rx->srq = srq;
+	rx->idx = idx;
 	*wr_id = srq->wrid[idx];
 	*max_gs = srq->max_gs;
-	fv__srq_free(srq, idx);	/* links idx after the tail; idx's own segments stay intact */
 	return (const struct mlx5_wqe_data_seg *)(fv__srq_wqe(srq, idx) + 1);
+}
+
+/*
+ * Give the receive WQE of rx back to its poster, after its last read: the RQ's tail moves
+ * past it (a poster in another thread may fill it from then on), or the SRQ links it after
+ * its free list's tail (under the SRQ's lock when its compat calls lock, sync.h).
+ */
+static inline __attribute__((always_inline)) void fv__cq_recv_free(const struct fv__rx *rx)
+{
+	if (rx->rq)
+		fv__rq_set_tail(rx->rq, rx->rq->tail + 1);
+	else
+		fv__srq_free_locked(rx->srq, rx->idx);
 }
 
 /* What decoding one CQE gave. */
@@ -334,9 +357,11 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 	/* Each kind stores its own completion: its constants fold into the stores. */
 	if (op == MLX5_CQE_REQ) {
 		uint16_t wqe_counter = be16toh(cqe->wqe_counter);
-		uint32_t slot = qp->sq.sig_all ? fv__sq_retire(&qp->sq, wqe_counter) :
-				fv__sq_retire_asked(&qp->sq, wqe_counter), len;
+		uint32_t slot = wqe_counter & qp->sq.mask, len;
+		uint32_t end = qp->sq.sig_all ? fv__sq_done_end(&qp->sq, slot, wqe_counter) :
+			       fv__sq_asked_end(&qp->sq, slot);
 
+		/* The slot is read whole before ci frees it for a poster in another thread. */
 		wr_id = qp->sq.wr_id[slot].v;
 		e = fv_req_op[send_op];
 		len = e >> 24;
@@ -344,10 +369,13 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 			e = fv__req_more(&qp->sq, slot, e, cqe, &len);
 		if (slow && scat)
 			status = fv__scatter_send(qp, slot, fv__cqe_data(cqe, op_own), len);
-		if (__builtin_expect(fv__sq_forced(&qp->sq, slot, qp->sq.ci), 0)) {
+		if (__builtin_expect(fv__sq_forced(&qp->sq, slot, end), 0)) {
 			fv__sq_unforce(&qp->sq, slot);
+			fv__sq_set_ci(&qp->sq, end);
 			if (status == IBV_WC_SUCCESS)
 				return FV_CQE_HIDE;	/* asked by fastverbs, not by the caller */
+		} else {
+			fv__sq_set_ci(&qp->sq, end);
 		}
 		struct fv_wc w = FV_ZERO_INIT;
 
@@ -356,7 +384,8 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 		return fv__cqe_put(o, ibv, cqe, op_own, &w);
 	}
 	if (op - 1 < MLX5_CQE_RESP_SEND_INV) {	/* RESP_WR_IMM, _SEND, _SEND_IMM, _SEND_INV */
-		const struct mlx5_wqe_data_seg *sg = fv__cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, !slow);
+		struct fv__rx rx;
+		const struct mlx5_wqe_data_seg *sg = fv__cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, &rx, !slow);
 		uint32_t rqpn = be32toh(cqe->flags_rqpn), len = be32toh(cqe->byte_cnt);
 		uint32_t imm = cqe->imm_inval_pkey;	/* immediate: raw, as on the wire */
 
@@ -369,6 +398,7 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 			imm = be32toh(imm);	/* invalidated rkey: host order */
 		if (slow && scat)
 			status = fv__scatter(sg, max_gs, NULL, NULL, fv__cqe_data(cqe, op_own), len);
+		fv__cq_recv_free(&rx);
 		struct fv_wc w = FV_ZERO_INIT;
 
 		w.wr_id = wr_id, w.byte_len = len, w.qp_num = qpn, w.src_qp = rqpn & 0xffffff;
@@ -381,15 +411,20 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 
 	/* Error CQE: status from the syndrome, the WQE retired as a success would be. */
 	const struct mlx5_err_cqe *x = (const struct mlx5_err_cqe *)cqe;
+	struct fv__rx rx;
 
 	if (op == MLX5_CQE_REQ_ERR) {
-		uint32_t slot = fv__sq_retire(&qp->sq, be16toh(cqe->wqe_counter)), len;
+		uint16_t wqe_counter = be16toh(cqe->wqe_counter);
+		uint32_t slot = wqe_counter & qp->sq.mask, len;
+		uint32_t end = fv__sq_done_end(&qp->sq, slot, wqe_counter);
 
 		wr_id = qp->sq.wr_id[slot].v;
 		fv__sq_unforce(&qp->sq, slot);	/* reported, forced or not */
 		/* libmlx5 leaves the opcode undefined on errors; give the failed WQE's. */
 		e = fv__req_more(&qp->sq, slot, fv_req_op[send_op], cqe, &len) & 0xff;
-	} else if (op == MLX5_CQE_RESP_ERR && fv__cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, 0)) {
+		fv__sq_set_ci(&qp->sq, end);	/* the slot read: free it */
+	} else if (op == MLX5_CQE_RESP_ERR && fv__cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, &rx, 0)) {
+		fv__cq_recv_free(&rx);
 		e = IBV_WC_RECV;
 	} else {
 		return FV_CQE_BAD;	/* resize, tag matching, signature error: not driven here */

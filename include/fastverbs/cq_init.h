@@ -102,6 +102,8 @@ struct fv_cq {
 	struct fv_srq *srq;	/* fv_cq_bind_srq(): receives of QPs fastverbs does not own */
 	struct ibv_cq *ibcq;	/* NULL when described by raw geometry */
 	uint32_t cqn;
+	uint32_t lock;		/* fv_poll_cq, fv_lock (sync.h) */
+	uint32_t locking;	/* fv_poll_cq takes it (fv_set_lock) */
 };
 
 /* A CQ described by its raw geometry (tests, plain memory). */
@@ -148,6 +150,7 @@ static inline int fv_cq_init_geom(struct fv_cq *cq, const struct fv_cq_geom *g)
 	fv__cq_run_reset(&cq->run, 0);
 	cq->reg = fv_registry_get();
 	cq->cqn = g->cqn;
+	cq->locking = fv__locking_default();	/* as libmlx5: thread domains do not count for CQs */
 	return 0;
 }
 

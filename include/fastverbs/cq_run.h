@@ -79,10 +79,14 @@ fv__cq_way_take(const struct fv_cq_way *w, const uint8_t *c, void *o, const int 
 	struct fv_sq *sq = &w->qp->sq;
 	uint32_t slot = fv__cqe_slot(c, sq->mask);
 
-	if (sq->meta[slot].forced == sq->meta[slot].end)
+	uint32_t end = sq->meta[slot].end;
+	uint64_t wr_id;
+
+	if (sq->meta[slot].forced == end)
 		return 0;
-	sq->ci = sq->meta[slot].end;
-	fv__cqe_put_run(o, ibv, sq->wr_id[slot].v, w->t);
+	wr_id = sq->wr_id[slot].v;
+	fv__sq_set_ci(sq, end);	/* after the slot's last read: a poster may reuse it from now on */
+	fv__cqe_put_run(o, ibv, wr_id, w->t);
 	return 1;
 }
 
@@ -158,10 +162,14 @@ fv__cq_run(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, c
 		do {
 			uint32_t slot = fv__cqe_slot(c, mask);
 
-			if (meta[slot].forced == meta[slot].end)
+			uint32_t e = meta[slot].end;
+			uint64_t id;
+
+			if (meta[slot].forced == e)
 				goto out;
-			sq->ci = meta[slot].end;
-			fv__cqe_put_run(o, ibv, wr_id[slot].v, t);
+			id = wr_id[slot].v;
+			fv__sq_set_ci(sq, e);	/* after the slot's last read (fv__cq_way_take) */
+			fv__cqe_put_run(o, ibv, id, t);
 			FV__CQ_RUN_NEXT();
 		} while (k == key);
 	}

@@ -53,8 +53,10 @@ static __attribute__((noinline, cold, noreturn, unused)) void fv_assert_fail(con
 	abort();
 }
 #define FV_ASSERT(cond) ((cond) ? (void)0 : fv_assert_fail(#cond, __FILE__, __LINE__))
+#define FV_ASSERT_MSG(cond, msg) ((cond) ? (void)0 : fv_assert_fail(msg, __FILE__, __LINE__))
 #else
 #define FV_ASSERT(cond) ((void)0)
+#define FV_ASSERT_MSG(cond, msg) ((void)0)
 #endif
 
 #ifdef __cplusplus

@@ -24,7 +24,8 @@ struct fv_rq {
 	uint32_t stride_shift;	/* log2(stride) */
 	uint32_t max_gs;	/* data segments per WQE: stride / 16 */
 	uint32_t head;		/* receive WQEs posted */
-	uint32_t tail;		/* receive WQEs completed */
+	uint32_t tail;		/* receive WQEs completed: written by the poller, read by the poster
+				 * (atomically: fv__rq_tail) */
 	volatile __be32 *dbrec;	/* dbrec[MLX5_RCV_DBR] */
 	uint64_t *wrid;
 };
@@ -75,6 +76,14 @@ struct fv_qp {
 	uint64_t wr_id;
 	unsigned int wr_flags;	/* IBV_SEND_SIGNALED, _FENCE, _SOLICITED, _IP_CSUM (raw); _INLINE: no effect */
 	struct fv_wr_batch wr;	/* fv_wr_* state */
+	/* Threads (sync.h): the compat calls' locks, as libmlx5 keeps them per queue. */
+	uint32_t sq_lock;	/* fv_post_send, fv_wr_start .. fv_wr_complete, fv_lock */
+	uint32_t rq_lock;	/* fv_post_recv */
+	uint32_t locking;	/* the compat calls take the locks (fv_set_lock) */
+	uint32_t wr_open;	/* an fv_wr_* batch is open: fv_wr_start was called, its
+				 * fv_wr_complete or fv_wr_abort not yet */
+	uintptr_t sq_owner;	/* fv__self() of the thread that holds sq_lock by fv_wr_start or
+				 * fv_lock, else 0: it is refused, not deadlocked, if it posts */
 };
 
 /* Typed handles: each offers only the operations its QP type allows (ops.h). */
@@ -92,7 +101,15 @@ struct fv_raw { struct fv_qp qp; };
  * before it (WQEs, payloads) is made before the doorbell; unlike a call to ibv_post_send it
  * leaves the compiler's knowledge of memory alone: read what the device writes after fv_poll.
  */
-#define fv_ring(h) fv__sq_ring(&(h)->qp.sq)
+#define fv_ring(h) fv__ring_qp(&(h)->qp)
+
+static inline __attribute__((always_inline)) void fv__ring_qp(struct fv_qp *qp)
+{
+	/* the batch's WQEs would reach the device before fv_wr_complete decides on them */
+	FV_ASSERT_MSG(!qp->wr_open, "fv_ring on a QP with an open fv_wr_* batch "
+		      "(fv_wr_start without fv_wr_complete or fv_wr_abort)");
+	fv__sq_ring(&qp->sq);
+}
 
 /* A QP described by its raw geometry: what mlx5dv_init_obj and ibv_query_qp would give. */
 struct fv_qp_geom {
@@ -210,7 +227,12 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	sq->qpn_be = htobe32(g->qpn << 8);
 	sq->sig_all = htobe32(g->sq_sig_all ? FV_SIGNALED : 0);
 	sq->bf_nbb = g->bf_size / FV_WQEBB;
-	sq->bf_cur = (uintptr_t)g->bf_reg;
+	sq->bf = fv__registry_bf_get((uintptr_t)g->bf_reg);
+	if (!sq->bf) {
+		free(mem);
+		qp->mem = NULL;
+		return ENOMEM;
+	}
 	sq->bf_toggle = (uintptr_t)g->bf_reg ^ ((uintptr_t)g->bf_reg + g->bf_size);
 
 	struct fv_rq *rq = &qp->rq;
@@ -224,7 +246,9 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 		rq->head = rq->tail = be32toh(*rq->dbrec) & 0xffff;
 		rq->wrid = (uint64_t *)(mem + sq_n * (sizeof(struct fv_wr_id) + sizeof(struct fv_sq_meta)));
 	}
+	qp->locking = fv__locking_default();
 	if (fv_registry_set(qp->qpn, qp)) {
+		fv__registry_bf_put(sq->bf);
 		free(mem);
 		qp->mem = NULL;
 		return ENOMEM;
@@ -334,6 +358,8 @@ static inline void fv_qp_cleanup(struct fv_qp *qp)
 {
 	if (qp->mem && fv_registry_qp(qp->qpn) == qp)
 		fv_registry_set(qp->qpn, NULL);
+	if (qp->mem)
+		fv__registry_bf_put(qp->sq.bf);
 	free(qp->mem);
 	qp->mem = NULL;
 }

@@ -39,6 +39,18 @@
 
 FV_EXTERN_C_BEGIN
 
+/* The RQ's tail as the poster reads it: a poller in another thread moves it (fv__rq_set_tail). */
+static inline uint32_t fv__rq_tail(const struct fv_rq *rq)
+{
+	return fv__load_acquire(&rq->tail);
+}
+
+/* The poller frees the receive WQEs before tail, after its last read of them. */
+static inline __attribute__((always_inline)) void fv__rq_set_tail(struct fv_rq *rq, uint32_t tail)
+{
+	__atomic_store_n(&rq->tail, tail, __ATOMIC_RELEASE);
+}
+
 /* Fill one receive data segment. */
 static inline void fv__rseg(struct mlx5_wqe_data_seg *d, const struct ibv_sge *s)
 {
@@ -78,15 +90,16 @@ static inline int fv_recv(struct fv_qp *qp, uint64_t wr_id, const struct ibv_sge
 	struct fv_rq *rq = &qp->rq;
 	uint32_t slot = rq->head & rq->mask;
 
-	if (__builtin_expect(rq->head - rq->tail >= rq->entries, 0))
+	if (__builtin_expect(rq->head - fv__rq_tail(rq) >= rq->entries, 0))
 		return rq->entries ? ENOMEM : EINVAL;
 	if (__builtin_expect((unsigned)nsge > qp->max_recv_sge || (unsigned)nsge > rq->max_gs, 0))
 		return EINVAL;
+	FV__TEST_YIELD();	/* a test's window: two unlocked posters now share head */
 	fv__rsegs((struct mlx5_wqe_data_seg *)(rq->buf + ((size_t)slot << rq->stride_shift)),
 		 rq->max_gs, sgl, nsge);
 	rq->wrid[slot] = wr_id;
 	rq->head++;
-	FV_ASSERT(rq->head - rq->tail <= rq->entries);	/* the RQ holds at most its entries */
+	FV_ASSERT(rq->head - fv__rq_tail(rq) <= rq->entries);	/* the RQ holds at most its entries */
 	return 0;
 }
 
@@ -109,6 +122,8 @@ struct fv_srq {
 	volatile __be32 *dbrec;
 	uint64_t *wrid;		/* per WQE index */
 	struct ibv_srq *ibsrq;	/* key for QPs taken over from an ibv_qp */
+	uint32_t lock;		/* fv_post_srq_recv and the pollers' fv__srq_free_locked (sync.h) */
+	uint32_t locking;	/* they take it (fv_set_lock) */
 };
 
 /* An SRQ described by its raw geometry (tests, plain memory). */
@@ -160,6 +175,7 @@ static inline int fv_srq_init_geom(struct fv_srq *srq, const struct fv_srq_geom 
 	srq->counter = (uint16_t)be32toh(*g->dbrec);
 	srq->dbrec = g->dbrec;
 	srq->ibsrq = g->ibsrq;
+	srq->locking = fv__locking_default();
 	for (uint32_t i = g->head; g->link && i != g->tail; i = (i + 1) & srq->mask) {
 		struct mlx5_wqe_srq_next_seg *n =
 			(struct mlx5_wqe_srq_next_seg *)(srq->buf + ((size_t)i << srq->stride_shift));
@@ -244,6 +260,7 @@ static inline int fv_srq_recv(struct fv_srq *srq, uint64_t wr_id, const struct i
 	if (__builtin_expect(srq->head == srq->tail, 0))
 		return ENOMEM;
 	n = fv__srq_wqe(srq, srq->head);
+	FV__TEST_YIELD();	/* a test's window: two unlocked posters now share head */
 	fv__rsegs((struct mlx5_wqe_data_seg *)(n + 1), srq->max_gs, sgl, nsge);
 	srq->wrid[srq->head] = wr_id;
 	srq->head = be16toh(n->next_wqe_index) & srq->mask;
@@ -263,6 +280,22 @@ static inline void fv__srq_free(struct fv_srq *srq, uint32_t idx)
 {
 	fv__srq_wqe(srq, srq->tail)->next_wqe_index = htobe16((uint16_t)idx);
 	srq->tail = idx;
+}
+
+/*
+ * fv__srq_free by a poller: under the SRQ's lock when its compat calls lock, so that receives
+ * may be posted (fv_post_srq_recv) from a thread other than the one that polls, as libmlx5
+ * allows. Rare enough (a receive on an SRQ) not to matter beside the CQE's decoding.
+ */
+static inline void fv__srq_free_locked(struct fv_srq *srq, uint32_t idx)
+{
+	if (srq->locking) {
+		fv__spin_lock(&srq->lock);
+		fv__srq_free(srq, idx);
+		fv__spin_unlock(&srq->lock);
+	} else {
+		fv__srq_free(srq, idx);
+	}
 }
 
 /*

@@ -35,6 +35,19 @@ struct fv_srq;
 #define FV_QPN_PAGE_SHIFT 12
 #define FV_QPN_PAGES (1u << (24 - FV_QPN_PAGE_SHIFT))
 #define FV_SRQ_MAX 256
+#define FV_BF_MAX 1024
+
+/*
+ * A BlueFlame register as every fv_qp of the process on it sees it: libmlx5 may give one
+ * register to several QPs, and the half a doorbell writes alternates per register, not per
+ * QP. The lock serialises the doorbells of QPs on it that different threads post (sq.h).
+ */
+struct fv__bf {
+	uintptr_t cur;		/* the half the next doorbell writes */
+	uint32_t lock;		/* lock.h */
+	uint32_t users;		/* fv_qps on it (registry mutex) */
+	uintptr_t reg;		/* the register: its first half */
+};
 
 struct fv_registry {
 	pthread_mutex_t lock;	/* writers of all of it */
@@ -42,6 +55,7 @@ struct fv_registry {
 				 * (cq.h) is good while gen is what it was */
 	struct fv_qp **page[FV_QPN_PAGES];
 	struct fv_srq *srq[FV_SRQ_MAX];	/* the fv_srqs set up, searched on slow paths only */
+	struct fv__bf *bf[FV_BF_MAX];	/* the BlueFlame registers in use, by QP init and cleanup */
 };
 
 /* This object's anchor: the process's tables once it has looked for them. */
@@ -49,7 +63,7 @@ __attribute__((weak, visibility("hidden"), used)) struct fv_registry *fv_registr
 
 /* The tables of last resort: this object's own, if the heap cannot hold shared ones. */
 __attribute__((weak, visibility("hidden"))) struct fv_registry fv_registry_own =
-	{ PTHREAD_MUTEX_INITIALIZER, 0, FV_ZERO_INIT, FV_ZERO_INIT };
+	{ PTHREAD_MUTEX_INITIALIZER, 0, FV_ZERO_INIT, FV_ZERO_INIT, FV_ZERO_INIT };
 
 #if defined(__ELF__) && defined(__LP64__)
 #include <elf.h>
@@ -221,6 +235,49 @@ static inline int fv__registry_srq_swap(struct fv_srq *old, struct fv_srq *new_)
 static inline struct fv_srq *fv__registry_srq_at(struct fv_registry *r, unsigned i)
 {
 	return __atomic_load_n(&r->srq[i], __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The process's record of the BlueFlame register at reg, one more QP on it: the one another
+ * QP took, or a new one starting at the register's first half. NULL: no memory, or FV_BF_MAX
+ * registers in use.
+ */
+static inline struct fv__bf *fv__registry_bf_get(uintptr_t reg)
+{
+	struct fv_registry *r = fv_registry_get();
+	struct fv__bf *b = NULL, **free_slot = NULL;
+
+	pthread_mutex_lock(&r->lock);
+	for (int i = 0; i < FV_BF_MAX && !b; i++) {
+		if (r->bf[i] && r->bf[i]->reg == reg)
+			b = r->bf[i];
+		else if (!r->bf[i] && !free_slot)
+			free_slot = &r->bf[i];
+	}
+	if (!b && free_slot && (b = (struct fv__bf *)aligned_alloc(64, 64)) != NULL) {
+		memset(b, 0, 64);	/* a cache line of its own: threads of other QPs write it */
+		b->cur = b->reg = reg;
+		*free_slot = b;
+	}
+	if (b)
+		b->users++;
+	pthread_mutex_unlock(&r->lock);
+	return b;
+}
+
+/* One QP less on the register of b; the last one frees the record. */
+static inline void fv__registry_bf_put(struct fv__bf *b)
+{
+	struct fv_registry *r = fv_registry_get();
+
+	pthread_mutex_lock(&r->lock);
+	if (!--b->users) {
+		for (int i = 0; i < FV_BF_MAX; i++)
+			if (r->bf[i] == b)
+				r->bf[i] = NULL;
+		free(b);
+	}
+	pthread_mutex_unlock(&r->lock);
 }
 
 FV_EXTERN_C_END

@@ -24,6 +24,8 @@
 
 #include <errno.h>
 #include "arch.h"
+#include "lock.h"
+#include "registry.h"
 #include "wqe.h"
 
 FV_EXTERN_C_BEGIN
@@ -102,11 +104,13 @@ struct fv_sq {
 	uint32_t rung_pi;	/* pi at the last doorbell */
 	uint32_t bf_nbb;	/* WQEBBs in one BlueFlame half (0: 8-byte doorbells only): a lone
 				 * WQE in as many blocks or fewer goes by BlueFlame */
-	uintptr_t bf_cur;	/* the BlueFlame half the next doorbell writes */
-	uintptr_t bf_toggle;	/* bf_cur ^= bf_toggle moves it to the other half */
+	struct fv__bf *bf;	/* the register as the process's QPs share it: the half the next
+				 * doorbell writes, and the lock around it (registry.h) */
+	uintptr_t bf_toggle;	/* bf->cur ^= bf_toggle moves it to the other half */
 	volatile __be32 *dbrec;	/* send doorbell record (dbrec[MLX5_SND_DBR]) */
 	/* Completions and the slow path: */
-	uint32_t ci;		/* WQEBBs the device is known to be done with */
+	uint32_t ci;		/* WQEBBs the device is known to be done with: written by the poller,
+				 * read by the poster, both atomically (fv__sq_ci, fv__sq_set_ci) */
 	uint32_t sig_pi;	/* pi just past the last WQE known to ask for a completion */
 	uint32_t unsig_max;	/* longest unsignaled run before fastverbs asks for a completion */
 	uint32_t fence_cache;	/* fence the next WQE owes to a local-invalidate / bind */
@@ -118,10 +122,28 @@ static inline unsigned fv__ds_to_bb(unsigned ds)
 	return (ds + 3) / 4;
 }
 
+/*
+ * ci as the poster reads it: a poller in another thread may move it. Acquire: what the poller
+ * read of a slot (its wr_id, meta, WQE) came before it freed the slot.
+ */
+static inline uint32_t fv__sq_ci(const struct fv_sq *sq)
+{
+	return fv__load_acquire(&sq->ci);
+}
+
+/*
+ * The poller frees the WQEBBs before ci for the poster. Release: call it after the last read
+ * of the freed slots (wr_id, meta, the WQE itself), which the poster may overwrite from then on.
+ */
+static inline __attribute__((always_inline)) void fv__sq_set_ci(struct fv_sq *sq, uint32_t ci)
+{
+	__atomic_store_n(&sq->ci, ci, __ATOMIC_RELEASE);
+}
+
 /* Free WQEBBs with the producer at pi: ring size minus what the device may still read. */
 static inline uint32_t fv__sq_room_at(const struct fv_sq *sq, uint32_t pi)
 {
-	return sq->mask + 1 - (pi - sq->ci);
+	return sq->mask + 1 - (pi - fv__sq_ci(sq));
 }
 
 /* Free WQEBBs. */
@@ -196,7 +218,7 @@ static inline __attribute__((always_inline)) void fv__sq_mark_end(struct fv_sq *
 static inline __attribute__((always_inline)) void fv__sq_check(const struct fv_sq *sq)
 {
 	(void)sq;
-	FV_ASSERT(sq->pi - sq->ci <= sq->mask + 1);
+	FV_ASSERT(sq->pi - fv__sq_ci(sq) <= sq->mask + 1);
 	FV_ASSERT(sq->lim - sq->pi <= sq->mask + 1);
 	FV_ASSERT(sq->pi - sq->last_pi - 1 <= sq->mask);
 }
@@ -204,7 +226,7 @@ static inline __attribute__((always_inline)) void fv__sq_check(const struct fv_s
 /* The nearer of the two limits of the fast path (see top), both at or past the producer pi. */
 static inline uint32_t fv__sq_lim_at(const struct fv_sq *sq, uint32_t pi)
 {
-	uint32_t room_end = sq->ci + sq->mask + 1, run_end = sq->sig_pi + sq->unsig_max;
+	uint32_t room_end = fv__sq_ci(sq) + sq->mask + 1, run_end = sq->sig_pi + sq->unsig_max;
 
 	return room_end - pi < run_end - pi ? room_end : run_end;
 }
@@ -226,6 +248,19 @@ static inline void fv__sq_set_pi(struct fv_sq *sq, uint32_t pi)
 	for (uint32_t i = 0; i <= sq->mask; i++)
 		sq->meta[i] = FV_SQ_META(pi, pi - 1);
 }
+
+/*
+ * The BlueFlame register's lock (fv__sq_ring) and a test's look at the register while it
+ * holds it. A test of the lock redefines them (before including fastverbs) to take the lock
+ * only when it says so, and to check that the half holds what this doorbell wrote.
+ */
+#ifndef FV__BF_LOCK
+#define FV__BF_LOCK(bf) fv__rec_lock(&(bf)->lock, bf)
+#define FV__BF_UNLOCK(bf) fv__rec_unlock(&(bf)->lock, bf)
+#endif
+#ifndef FV__TEST_BF_RUNG
+#define FV__TEST_BF_RUNG(sq, reg, nbb) ((void)0)	/* nbb blocks copied to reg (0: 8 bytes) */
+#endif
 
 /*
  * The WQE just built rings with an 8-byte doorbell even when lone: one of ds 1 (a NOP, a SEND
@@ -335,28 +370,38 @@ static inline void fv__sq_commit(struct fv_sq *sq, uint64_t wr_id, unsigned flag
 
 /*
  * Tell the device about everything built since the last doorbell (docs/design.md §3.2):
- * WQE stores -> DMA barrier -> doorbell record -> WC start -> BlueFlame copy of a lone WQE
- * that fits one BF half, else the 8-byte doorbell of the last WQE -> WC flush -> next half.
- * Where the last WQE starts, against the last doorbell, says it all: at it, the WQE is
- * lone; before it, nothing is new; past it, a batch. Always inlined: right after a build,
- * the compiler still knows the last WQE's place.
+ * WQE stores -> DMA barrier -> doorbell record -> register lock (the WC start) -> BlueFlame
+ * copy of a lone WQE that fits one BF half, else the 8-byte doorbell of the last WQE -> WC
+ * flush -> next half -> unlock. Where the last WQE starts, against the last doorbell, says it
+ * all: at it, the WQE is lone; before it, nothing is new; past it, a batch. Always inlined:
+ * right after a build, the compiler still knows the last WQE's place.
+ *
+ * The register may serve other QPs of the process, posted from other threads (libmlx5 hands
+ * one register to several QPs): the lock keeps their copies from interleaving in one half,
+ * and the half alternates per register. The flush stays inside the lock, so that one
+ * doorbell cannot overtake another from a write-combining buffer. On x86 the exchange that
+ * takes the lock orders the record's store before the register's, as the WC start's sfence
+ * would: it takes the sfence's place.
  */
 static inline __attribute__((always_inline)) void fv__sq_ring(struct fv_sq *sq)
 {
 	uint32_t pi = sq->pi, last = sq->last_pi, nbb = pi - last;
 	int32_t since = (int32_t)(last - sq->rung_pi);	/* the two are less than 2^31 apart */
 	uint8_t *wqe = fv__sq_wqe(sq, last);
-	uint8_t *reg = (uint8_t *)sq->bf_cur;
+	struct fv__bf *bf = sq->bf;
+	uint8_t *reg;
 
 	if (since < 0)
 		return;		/* nothing new */
-	bool bf = since == 0 && nbb <= sq->bf_nbb;	/* a lone WQE that fits a half */
+	bool bf_copy = since == 0 && nbb <= sq->bf_nbb;	/* a lone WQE that fits a half */
 
 #ifdef FV_DB_CHAIN
-	/* the start in both branches: clang would otherwise keep bf in a register across it */
+	/* the start in both branches: clang would otherwise keep bf_copy in a register across it */
 	uintptr_t r;
 
-	if (bf) {
+	FV__BF_LOCK(bf);
+	reg = (uint8_t *)bf->cur;
+	if (bf_copy) {
 		r = fv__db_start(sq->dbrec, htobe32(pi & 0xffff), (uintptr_t)reg);
 		r = fv__db_bf64_0(r, wqe);
 		for (uint32_t i = 1; i < nbb; i++)
@@ -369,8 +414,12 @@ static inline __attribute__((always_inline)) void fv__sq_ring(struct fv_sq *sq)
 #else
 	fv__dma_wmb_sq(sq->ring.buf);
 	fv__dbrec_write32(sq->dbrec, htobe32(pi & 0xffff));
+	FV__BF_LOCK(bf);
+#if !defined(__x86_64__) && !defined(__i386__)
 	fv__wc_start();
-	if (bf) {
+#endif
+	reg = (uint8_t *)bf->cur;
+	if (bf_copy) {
 		fv__bf_copy64(reg, wqe);
 		if (nbb > 1) {	/* its other blocks; they may continue at block 0 */
 			/* the second (a UD WQE's) on its own: no counter to set up for it */
@@ -388,7 +437,9 @@ static inline __attribute__((always_inline)) void fv__sq_ring(struct fv_sq *sq)
 	}
 	fv__wc_flush();
 #endif
-	sq->bf_cur = (uintptr_t)reg ^ sq->bf_toggle;
+	FV__TEST_BF_RUNG(sq, reg, bf_copy ? nbb : 0);
+	bf->cur = (uintptr_t)reg ^ sq->bf_toggle;
+	FV__BF_UNLOCK(bf);
 	sq->rung_pi = pi;
 }
 
@@ -408,30 +459,35 @@ static inline uint32_t fv__sq_end(const struct fv_sq *sq, uint32_t slot, uint16_
 }
 
 /*
- * A requester completion (or error) for the WQE whose ctrl index is wqe_counter: everything
- * up to and including that WQE is retired. Returns its slot. The ring has at most 2^16
- * WQEBBs (fv_qp_init_geom), so the 16-bit index names the slot.
+ * Where the WQE whose ctrl index is wqe_counter ends: a requester completion (or error) for
+ * it retires everything up to there (fv__sq_set_ci, once the poller has read the slot). The
+ * ring has at most 2^16 WQEBBs (fv_qp_init_geom), so the 16-bit index names the slot.
  */
+static inline uint32_t fv__sq_done_end(const struct fv_sq *sq, uint32_t slot, uint16_t wqe_counter)
+{
+	uint32_t end = fv__sq_end(sq, slot, wqe_counter);
+
+	FV_ASSERT(end - sq->ci <= sq->pi - sq->ci);	/* not past pi */
+	return end;
+}
+
+/*
+ * fv__sq_done_end for a WQE known to have asked for its completion (FV_SIGNALED, or forced by
+ * fastverbs): its end was written. A successful requester completion on a QP without
+ * sq_sig_all is one (the device completes only WQEs that ask, or fail).
+ */
+static inline uint32_t fv__sq_asked_end(const struct fv_sq *sq, uint32_t slot)
+{
+	FV_ASSERT(sq->meta[slot].end - sq->ci <= sq->pi - sq->ci);	/* not past pi */
+	return sq->meta[slot].end;
+}
+
+/* Retire everything up to and including the WQE whose ctrl index is wqe_counter; its slot. */
 static inline uint32_t fv__sq_retire(struct fv_sq *sq, uint16_t wqe_counter)
 {
 	uint32_t slot = wqe_counter & sq->mask;
 
-	FV_ASSERT(fv__sq_end(sq, slot, wqe_counter) - sq->ci <= sq->pi - sq->ci);	/* not past pi */
-	sq->ci = fv__sq_end(sq, slot, wqe_counter);
-	return slot;
-}
-
-/*
- * fv__sq_retire for a WQE known to have asked for its completion (FV_SIGNALED, or forced by
- * fastverbs): its end was written. A successful requester completion on a QP without
- * sq_sig_all is one (the device completes only WQEs that ask, or fail).
- */
-static inline uint32_t fv__sq_retire_asked(struct fv_sq *sq, uint16_t wqe_counter)
-{
-	uint32_t slot = wqe_counter & sq->mask;
-
-	FV_ASSERT(sq->meta[slot].end - sq->ci <= sq->pi - sq->ci);	/* not past pi */
-	sq->ci = sq->meta[slot].end;
+	fv__sq_set_ci(sq, fv__sq_done_end(sq, slot, wqe_counter));
 	return slot;
 }
 

@@ -9,6 +9,7 @@
 #define FASTVERBS_COMPAT_POLL_CQ_H
 
 #include "../cq.h"
+#include "../sync.h"
 
 FV_EXTERN_C_BEGIN
 
@@ -18,7 +19,13 @@ FV_EXTERN_C_BEGIN
  */
 static inline __attribute__((always_inline)) int fv_poll_cq(struct fv_cq *cq, int n, struct ibv_wc *wc)
 {
-	return fv__cq_poll_core(cq, wc, n, 1);
+	uint32_t on = cq->locking;
+	int got;
+
+	fv__enter(&cq->lock, on);	/* the CQ's lock, as libmlx5's ibv_poll_cq (sync.h) */
+	got = fv__cq_poll_core(cq, wc, n, 1);
+	fv__leave(&cq->lock, on);
+	return got;
 }
 
 FV_EXTERN_C_END

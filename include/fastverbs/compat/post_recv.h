@@ -4,19 +4,25 @@
  * stop at the first WR that cannot be posted, set *bad_wr to it and return its errno value
  * (EINVAL: too many SGEs or no RQ; ENOMEM: queue full). The WRs before it are posted and
  * published with one doorbell-record write at the end; nothing of the bad WR is written.
+ * Each holds its queue's lock over the list and the doorbell record (sync.h), as libmlx5 does:
+ * receives may be posted from any thread, the poller's included.
  */
 #ifndef FASTVERBS_COMPAT_POST_RECV_H
 #define FASTVERBS_COMPAT_POST_RECV_H
 
-#include "../recv.h"
+#include "../sync.h"
 
 FV_EXTERN_C_BEGIN
 
 /* Post a list of receive WRs on qp's RQ, as ibv_post_recv(qp->ibqp, wr, bad_wr) would. */
 static inline int fv_post_recv(struct fv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
-	uint32_t head = qp->rq.head;
+	uint32_t head, on = qp->locking;
 	int err = 0;
+
+	fv__enter(&qp->rq_lock, on);
+	head = qp->rq.head;
+	FV__TEST_YIELD();
 
 	for (; wr; wr = wr->next) {
 		err = fv_recv(qp, wr->wr_id, wr->sg_list, wr->num_sge);
@@ -27,14 +33,20 @@ static inline int fv_post_recv(struct fv_qp *qp, struct ibv_recv_wr *wr, struct 
 	}
 	if (qp->rq.head != head)
 		fv_recv_ring(qp);
+	fv__leave(&qp->rq_lock, on);
 	return err;
 }
 
 /* Post a list of receive WRs on srq, as ibv_post_srq_recv(srq->ibsrq, wr, bad_wr) would. */
 static inline int fv_post_srq_recv(struct fv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
-	uint16_t counter = srq->counter;
+	uint32_t on = srq->locking;
+	uint16_t counter;
 	int err = 0;
+
+	fv__enter(&srq->lock, on);
+	counter = srq->counter;
+	FV__TEST_YIELD();
 
 	for (; wr; wr = wr->next) {
 		err = fv_srq_recv(srq, wr->wr_id, wr->sg_list, wr->num_sge);
@@ -45,6 +57,7 @@ static inline int fv_post_srq_recv(struct fv_srq *srq, struct ibv_recv_wr *wr, s
 	}
 	if (srq->counter != counter)
 		fv_srq_ring(srq);
+	fv__leave(&srq->lock, on);
 	return err;
 }
 

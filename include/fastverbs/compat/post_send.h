@@ -19,6 +19,7 @@
 #define FASTVERBS_COMPAT_POST_SEND_H
 
 #include "../ops.h"		/* the typed builders come with the compat calls, as they always did */
+#include "../sync.h"
 #include "post_send_ops.h"
 
 FV_EXTERN_C_BEGIN
@@ -167,6 +168,7 @@ fv__post_send_list(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *
 				wr = wr->next;
 		} else {
 			fv__ps_load(&ps, qp, qpt);
+			FV__TEST_YIELD();	/* a test's window: two unlocked posters now share pi */
 			/* Not on a QP without SGEs (no WR has a data segment to build), nor on a UD
 			 * one before the general path has learnt where an ibv_ah keeps its AV. */
 			if (qp->max_send_sge && (qpt != FV_QPT_UD || ps.ah_off))
@@ -187,12 +189,18 @@ fv__post_send_list(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *
 
 /*
  * ibv_post_send(3) on a QP taken over with fv_qp_init. Returns 0, or the errno of the first
- * refused WR with *bad_wr set to it; the WRs before it are posted and rung.
+ * refused WR with *bad_wr set to it; the WRs before it are posted and rung. Holds the send
+ * queue's lock over the list and the doorbell, as libmlx5 does (sync.h); EINVAL, nothing
+ * posted, while this thread holds the queue (an open fv_wr_* batch, fv_lock).
  */
 static inline int fv_post_send(struct fv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
-	int err;
+	int err = fv__sq_enter(qp);
 
+	if (__builtin_expect(err, 0)) {
+		*bad_wr = wr;
+		return err;
+	}
 	switch (qp->qpt) {
 	case FV_QPT_RC:
 		err = fv__post_send_list(qp, FV_QPT_RC, wr, bad_wr);
@@ -210,7 +218,9 @@ static inline int fv_post_send(struct fv_qp *qp, struct ibv_send_wr *wr, struct 
 		err = fv__post_send_list(qp, FV_QPT_XRC, wr, bad_wr);
 		break;
 	}
+	FV__TEST_YIELD();
 	fv__sq_ring(&qp->sq);
+	fv__sq_leave(qp);
 	return err;
 }
 

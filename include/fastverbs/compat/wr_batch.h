@@ -59,15 +59,42 @@ static inline void fv__wr_fail(struct fv_qp *qp, int err)
 #define FV_WR_KEEP(f)    b->f = sq->f;
 #define FV_WR_RESTORE(f) sq->f = b->f;
 
-/* fv_wr_start on a struct fv_qp. */
+/*
+ * fv_wr_start on a struct fv_qp: takes the send queue (its lock, sync.h) until fv_wr_complete
+ * or fv_wr_abort, as libmlx5 does; inside this thread's fv_lock the queue is held already, and
+ * stays held after the batch. A second fv_wr_start by the thread of an open batch cannot begin
+ * another: it fails the open one instead (its fv_wr_complete returns EINVAL, posting nothing),
+ * so no work is posted or dropped unseen.
+ */
 static inline void fv__wr_start_qp(struct fv_qp *qp)
 {
 	const struct fv_sq *sq = &qp->sq;
 	struct fv_wr_batch *b = &qp->wr;
 
+	/* wr_open is the holder's: read it only once the queue is this thread's */
+	if (__builtin_expect(fv__sq_hold(qp, qp->locking), 0)) {
+		if (qp->wr_open) {
+			FV_ASSERT_MSG(0, "fv_wr_start on a QP whose fv_wr_* batch is open");
+			fv__wr_fail(qp, EINVAL);
+			return;
+		}
+		qp->wr_open = 2;	/* inside this thread's fv_lock, which keeps the queue */
+	} else {
+		qp->wr_open = 1;
+	}
 	b->err = 0;
 	b->need = 0;
 	FV_WR_KEPT(FV_WR_KEEP)
+}
+
+/* The batch is over: the send queue goes back, unless fv_lock keeps it. */
+static inline void fv__wr_end(struct fv_qp *qp)
+{
+	uint32_t open = qp->wr_open;
+
+	qp->wr_open = 0;
+	if (open == 1)
+		fv__sq_drop(qp, qp->locking);
 }
 
 /*
@@ -82,36 +109,51 @@ static inline void fv__wr_rollback(struct fv_qp *qp)
 
 	struct fv_sq_meta stale = FV_ZERO_INIT;
 
-	stale.end = sq->ci;
-	stale.forced = sq->ci - 1;
+	stale.end = fv__sq_ci(sq);
+	stale.forced = stale.end - 1;
 	for (uint32_t i = b->pi; i != sq->pi; i++)
 		sq->meta[i & sq->mask] = stale;
 	FV_WR_KEPT(FV_WR_RESTORE)
 	b->need = 0;
 }
 
-/* fv_wr_complete on a struct fv_qp: 0 and one doorbell, or the first error and nothing rung. */
+/*
+ * fv_wr_complete on a struct fv_qp: 0 and one doorbell, or the first error and nothing rung.
+ * EINVAL without an open batch (no fv_wr_start, or it was refused).
+ */
 static FV_ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp)
 {
 	int err;
 
+	if (__builtin_expect(!qp->wr_open, 0)) {
+		FV_ASSERT_MSG(0, "fv_wr_complete without fv_wr_start");
+		return EINVAL;
+	}
 	if (qp->wr.need)
 		fv__wr_fail(qp, EINVAL);		/* the last WQE lacks a setter */
 	err = qp->wr.err;
 	if (__builtin_expect(err, 0)) {
 		fv__wr_rollback(qp);
 		qp->wr.err = 0;
+		fv__wr_end(qp);
 		return err;
 	}
+	FV__TEST_YIELD();
 	fv__sq_ring(&qp->sq);
+	fv__wr_end(qp);
 	return 0;
 }
 
 /* fv_wr_abort on a struct fv_qp: the batch is dropped, nothing rung. */
 static inline void fv__wr_abort_qp(struct fv_qp *qp)
 {
+	if (!qp->wr_open) {
+		FV_ASSERT_MSG(0, "fv_wr_abort without fv_wr_start");
+		return;
+	}
 	fv__wr_rollback(qp);
 	qp->wr.err = 0;
+	fv__wr_end(qp);
 }
 
 /*
@@ -197,7 +239,7 @@ static FV_ALWAYS_INLINE void fv__wr_umr(struct fv_qp *qp, enum fv_qpt qpt, struc
 	r->wr_id = qp->wr_id;
 	r->flags = fv__send_flags(qp->wr_flags);
 	r->payload = FV_PL_NONE;
-	err = fv__build(qp, qpt, r);	/* also after an earlier error: rolled back anyway */
+	err = fv__build_any(qp, qpt, r);	/* also after an earlier error: rolled back anyway */
 	if (__builtin_expect(err, 0))
 		fv__wr_fail(qp, err);
 }
@@ -277,7 +319,7 @@ static FV_ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, c
 	else if (r->payload == FV_PL_INLINE && r->nsge == 1)
 		err = fv__wr_inline_build(qp, qpt, r);	/* no call: see compat/wr_inline.h */
 	else	/* also after an earlier error: the batch is rolled back anyway */
-		err = fv__build(qp, qpt, r);
+		err = fv__build_any(qp, qpt, r);
 	if (__builtin_expect(err, 0))
 		fv__wr_fail(qp, err);
 }

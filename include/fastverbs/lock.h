@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The spinlock under the compat calls' threading contract (sync.h) and the BlueFlame register
+ * (sq.h): one 32-bit word, 0 free, 1 held. Taking it is one exchange; a waiter reads the word
+ * until it looks free before it tries again (test-and-test-and-set), with a pause, and yields
+ * the CPU now and then: a holder preempted on a machine with few CPUs gets it back.
+ *
+ * FV__TEST_YIELD() runs inside every critical section of the compat calls. It is empty; a test
+ * defines it (before including fastverbs) to yield there, so that a race the lock prevents
+ * happens every time on two CPUs when the lock is off.
+ */
+#ifndef FASTVERBS_LOCK_H
+#define FASTVERBS_LOCK_H
+
+#include "portable.h"
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+FV_EXTERN_C_BEGIN
+
+#ifndef FV__TEST_YIELD
+#define FV__TEST_YIELD() ((void)0)
+#endif
+
+/* Spin-wait hint: lets the other hyperthread run and saves power while the word is held. */
+static inline void fv__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("pause" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/*
+ * Something that tells the calling thread from every other live thread: the thread pointer
+ * where one instruction reads it, else pthread_self(). Never 0.
+ */
+static inline uintptr_t fv__self(void)
+{
+	uintptr_t t;
+
+#if defined(__x86_64__) && defined(__linux__)
+	__asm__("mov %%fs:0, %0" : "=r"(t));	/* the TCB's pointer to itself (x86-64 TLS ABI) */
+#elif defined(__aarch64__) && defined(__linux__)
+	__asm__("mrs %0, tpidr_el0" : "=r"(t));
+#else
+	t = (uintptr_t)pthread_self();
+#endif
+	return t;
+}
+
+/* Take the word if it is free: one exchange, a full barrier (the critical section starts after it). */
+static inline bool fv__spin_try(uint32_t *l)
+{
+	return !__atomic_exchange_n(l, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Wait for the word and take it: out of line, the uncontended path is fv__spin_try alone. */
+static __attribute__((noinline, cold, unused)) void fv__spin_wait(uint32_t *l)
+{
+	for (unsigned n = 1;; n++) {
+		while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
+			fv__cpu_relax();
+			if (!(++n & 255))
+				sched_yield();
+		}
+		if (fv__spin_try(l))
+			return;
+	}
+}
+
+static inline void fv__spin_lock(uint32_t *l)
+{
+	if (__builtin_expect(!fv__spin_try(l), 0))
+		fv__spin_wait(l);
+}
+
+/* Release: every store of the critical section is visible before the word reads 0. */
+static inline void fv__spin_unlock(uint32_t *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * A 32-bit word another thread stores to, loaded with acquire semantics. On x86 an aligned
+ * load is one, and inline asm reads the word without a C11 atomic: gcc 12 takes one for a
+ * barrier to the code around it, and the producer's loop would then read again, every WR,
+ * what it keeps in registers (docs/design.md §4.1). Volatile: read anew each time.
+ */
+static inline uint32_t fv__load_acquire(const uint32_t *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint32_t v;
+
+	__asm__ __volatile__("movl %1, %0" : "=r"(v) : "m"(*p));
+	return v;
+#else
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+/*
+ * A lock word taken and released without telling the compiler that other memory changes: the
+ * BlueFlame register's (sq.h), whose critical section is the register record *rec (the word
+ * lies in it) and stores to the register, which are volatile. A C11 atomic here would make
+ * every doorbell a compiler barrier, and a caller's loop would reload what it keeps in
+ * registers after each ring. The exchange is a full barrier for the CPU on x86; elsewhere
+ * the C11 atomics are used, barrier and all.
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#define fv__rec_lock(l, rec)                                                                       \
+	do {                                                                                       \
+		uint32_t fv__v = 1;                                                                \
+		__asm__ __volatile__("1:\txchgl %0, (%2)\n\t"                                       \
+				     "testl %0, %0\n\t"                                              \
+				     "jz 3f\n"                                                        \
+				     "2:\tpause\n\t"                                                  \
+				     "cmpl $0, (%2)\n\t"                                              \
+				     "jne 2b\n\t"                                                     \
+				     "movl $1, %0\n\t"                                                \
+				     "jmp 1b\n"                                                        \
+				     "3:"                                                             \
+				     : "+&r"(fv__v), "+m"(*(rec))                                     \
+				     : "r"(l)                                                         \
+				     : "cc");                                                         \
+	} while (0)
+#define fv__rec_unlock(l, rec) __asm__ __volatile__("movl $0, (%1)" : "+m"(*(rec)) : "r"(l))
+#else
+#define fv__rec_lock(l, rec) fv__spin_lock(l)
+#define fv__rec_unlock(l, rec) fv__spin_unlock(l)
+#endif
+
+/*
+ * Whether the compat calls lock by default, as libmlx5 decides at context creation: not when
+ * the environment sets MLX5_SINGLE_THREADED to exactly "1".
+ */
+static inline bool fv__locking_default(void)
+{
+	const char *s = getenv("MLX5_SINGLE_THREADED");
+
+	return !(s && !strcmp(s, "1"));
+}
+
+FV_EXTERN_C_END
+
+#endif /* FASTVERBS_LOCK_H */

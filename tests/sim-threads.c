@@ -1,0 +1,565 @@
+/*
+ * libmlx5's threading contract, kept by fastverbs' compat calls, on the software device:
+ * several threads post on one QP (fv_post_send, fv_wr_* batches), receives are posted by
+ * threads other than the poller (fv_post_recv, fv_post_srq_recv), a typed poster and a typed
+ * poller split one QP, all while a poller thread drains the CQ. Every WR tags its own remote
+ * slot or carries its own sequence number, so the checks see a lost, doubled or misplaced WR.
+ *
+ * Negative controls: the same runs with the locks switched off (fv_set_lock) and a yield
+ * inside each critical section (FV__TEST_YIELD), which makes the race happen on two CPUs;
+ * the checks must then report loss. Every run is bounded: a stall of STALL_MS ends it.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <time.h>
+
+static int mt_yield;	/* yield inside the compat calls' critical sections */
+#define FV__TEST_YIELD() (mt_yield ? (void)sched_yield() : (void)0)
+
+#include <fastverbs/fastverbs.h>
+#include <criterion/criterion.h>
+
+#include "sim-util.h"
+
+#define T_MAX 4
+#define M 20000		/* WRs per posting thread */
+#define SIG 16		/* every SIG-th WR of a thread is signaled: its last one too */
+#define STALL_MS 4000
+#define SLOT 8
+
+static struct simt_dev d;
+static struct ibv_cq *cqa, *cqb;
+static struct ibv_qp *qa, *qb;
+static uint8_t *buf;	/* [0, HALF): sources, [HALF, 2 HALF): targets */
+static struct ibv_mr *mr;
+static const struct simt_pair fx = SIMT_PAIR;
+static struct fv_qp fqa, fqb;
+static struct fv_cq fcqa, fcqb;
+
+#define HALF ((size_t)T_MAX * M * SLOT)
+
+static void setup(void)
+{
+	struct setup_qp_cfg cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.type = IBV_QPT_RC, cfg.max_send_wr = 256, cfg.max_recv_wr = 256;
+	simt_pair_open(&fx, 2 * HALF, 2 * HALF, SIMT_ACCESS_ALL, 1024);
+	simt_pair_connect(&fx, cfg, SIMT_ACCESS_ALL, 7, 7);
+	cr_assert_eq(fv_qp_init(&fqa, qa), 0);
+	cr_assert_eq(fv_qp_init(&fqb, qb), 0);
+	cr_assert_eq(fv_cq_init(&fcqa, cqa), 0);
+	cr_assert_eq(fv_cq_init(&fcqb, cqb), 0);
+}
+
+static void teardown(void)
+{
+	fv_qp_cleanup(&fqa);
+	fv_qp_cleanup(&fqb);
+	simt_pair_close(&fx);
+}
+
+TestSuite(sim_threads, .init = setup, .fini = teardown, .timeout = 120);
+
+static uint64_t tag(unsigned t, unsigned seq)
+{
+	return (uint64_t)(t + 1) << 32 | seq;
+}
+
+static uint8_t *src(unsigned t, unsigned seq) { return buf + ((size_t)t * M + seq) * SLOT; }
+static uint8_t *dst(unsigned t, unsigned seq) { return buf + HALF + ((size_t)t * M + seq) * SLOT; }
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* What a run saw; the test asserts on it (or, for a negative control, that it is not clean). */
+struct result {
+	unsigned completions, dup, bad_status, bad_id, post_err, missing, stalled;
+};
+
+static struct result res;
+static unsigned n_threads, expect_comp;
+static volatile int posters_done, stop;
+static long last_progress;
+static uint8_t seen[T_MAX][M / SIG];
+
+static void progress(void)
+{
+	__atomic_store_n(&last_progress, now_ms(), __ATOMIC_RELAXED);
+}
+
+static int stalled(void)
+{
+	return now_ms() - __atomic_load_n(&last_progress, __ATOMIC_RELAXED) > STALL_MS;
+}
+
+enum mode { BY_POST_SEND, BY_WR_BATCH };
+static enum mode mode;
+
+/* WR seq of thread t: an 8-byte RDMA WRITE of its tag to its own slot. */
+static int post_write(unsigned t, unsigned seq)
+{
+	struct ibv_sge s = { (uintptr_t)src(t, seq), SLOT, mr->lkey };
+	struct ibv_send_wr w, *bad;
+
+	memset(&w, 0, sizeof(w));
+	w.wr_id = tag(t, seq), w.sg_list = &s, w.num_sge = 1, w.opcode = IBV_WR_RDMA_WRITE;
+	w.send_flags = seq % SIG == SIG - 1 ? IBV_SEND_SIGNALED : 0;
+	w.wr.rdma.remote_addr = (uintptr_t)dst(t, seq), w.wr.rdma.rkey = mr->rkey;
+	return fv_post_send(&fqa, &w, &bad);
+}
+
+/* WRs seq .. seq + 3 of thread t as one fv_wr_* batch. */
+static int post_batch(unsigned t, unsigned seq)
+{
+	fv_wr_start(&fqa);
+	for (unsigned k = seq; k < seq + 4; k++) {
+		fqa.wr_id = tag(t, k);
+		fqa.wr_flags = k % SIG == SIG - 1 ? IBV_SEND_SIGNALED : 0;
+		fv_wr_rdma_write(&fqa, mr->rkey, (uintptr_t)dst(t, k));
+		fv_wr_set_sge(&fqa, mr->lkey, (uintptr_t)src(t, k), SLOT);
+	}
+	return fv_wr_complete(&fqa);
+}
+
+static void *poster(void *arg)
+{
+	unsigned t = (unsigned)(uintptr_t)arg;
+
+	for (unsigned seq = 0; seq < M && !stop;) {
+		int err = mode == BY_POST_SEND ? post_write(t, seq) : post_batch(t, seq);
+
+		if (err == ENOMEM) {	/* full: the poller frees room */
+			if (stalled())
+				break;
+			sched_yield();
+			continue;
+		}
+		if (err) {
+			__atomic_fetch_add(&res.post_err, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		seq += mode == BY_POST_SEND ? 1 : 4;
+	}
+	__atomic_fetch_add(&posters_done, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* Drains the send CQ with fv_poll_cq until every signaled WR completed, or a stall. */
+static void *poller(void *arg)
+{
+	struct ibv_wc wc[16];
+
+	(void)arg;
+	while (res.completions < expect_comp && !stalled()) {
+		int n = fv_poll_cq(&fcqa, 16, wc);
+
+		if (n < 0) {
+			res.bad_status++;
+			break;
+		}
+		if (n)
+			progress();
+		for (int i = 0; i < n; i++) {
+			uint64_t id = wc[i].wr_id;
+			unsigned t = (unsigned)(id >> 32) - 1, seq = (unsigned)id;
+
+			res.completions++;
+			if (wc[i].status != IBV_WC_SUCCESS)
+				res.bad_status++;
+			else if (t >= n_threads || seq >= M || seq % SIG != SIG - 1)
+				res.bad_id++;
+			else if (seen[t][seq / SIG]++)
+				res.dup++;
+		}
+		if (!n)
+			sched_yield();
+	}
+	stop = 1;
+	return NULL;
+}
+
+/* T posting threads and a poller on QP A; then every slot's tag is checked. */
+static struct result run(unsigned threads, enum mode m)
+{
+	pthread_t pt[T_MAX], pp;
+
+	mode = m, n_threads = threads, expect_comp = threads * (M / SIG);
+	memset(&res, 0, sizeof(res));
+	memset(seen, 0, sizeof(seen));
+	for (unsigned t = 0; t < threads; t++)
+		for (unsigned seq = 0; seq < M; seq++) {
+			uint64_t v = tag(t, seq);
+
+			memcpy(src(t, seq), &v, SLOT);
+		}
+	progress();
+	cr_assert_eq(pthread_create(&pp, NULL, poller, NULL), 0);
+	for (unsigned t = 0; t < threads; t++)
+		cr_assert_eq(pthread_create(&pt[t], NULL, poster, (void *)(uintptr_t)t), 0);
+	for (unsigned t = 0; t < threads; t++)
+		pthread_join(pt[t], NULL);
+	pthread_join(pp, NULL);
+	res.stalled = res.completions < expect_comp;
+	for (unsigned t = 0; t < threads; t++)
+		for (unsigned seq = 0; seq < M; seq++)
+			res.missing += memcmp(dst(t, seq), src(t, seq), SLOT) != 0;
+	return res;
+}
+
+static void expect_clean(struct result r, const char *what)
+{
+	cr_assert_eq(r.post_err, 0, "%s: a post failed", what);
+	cr_assert_eq(r.bad_status, 0, "%s: error completions", what);
+	cr_assert_eq(r.bad_id + r.dup, 0, "%s: %u unknown, %u doubled completions", what, r.bad_id, r.dup);
+	cr_assert_eq(r.completions, expect_comp, "%s: %u of %u completions", what, r.completions, expect_comp);
+	cr_assert_eq(r.missing, 0, "%s: %u WRITEs never landed", what, r.missing);
+}
+
+static int dirty(struct result r)
+{
+	return r.post_err || r.bad_status || r.bad_id || r.dup || r.stalled || r.missing;
+}
+
+Test(sim_threads, post_send_2_threads) { expect_clean(run(2, BY_POST_SEND), "2 threads"); }
+Test(sim_threads, post_send_4_threads) { expect_clean(run(4, BY_POST_SEND), "4 threads"); }
+Test(sim_threads, wr_batches_2_threads) { expect_clean(run(2, BY_WR_BATCH), "2 threads"); }
+Test(sim_threads, wr_batches_4_threads) { expect_clean(run(4, BY_WR_BATCH), "4 threads"); }
+
+/* Locks off, the race provoked: the checks above must see the damage. */
+Test(sim_threads, post_send_unlocked_loses_work)
+{
+	fv_set_lock(&fqa, 0);
+	mt_yield = 1;
+	cr_assert(dirty(run(2, BY_POST_SEND)), "no loss without the lock: the test cannot see the race");
+}
+
+Test(sim_threads, wr_batches_unlocked_lose_work)
+{
+	fv_set_lock(&fqa, 0);
+	mt_yield = 1;
+	cr_assert(dirty(run(2, BY_WR_BATCH)), "no loss without the lock: the test cannot see the race");
+}
+
+/* ---- receives posted by threads other than the poller ---- */
+
+#define NRECV 20000
+#define RSLOTS 1024	/* receive buffers, each SLOT bytes, from the start of the target half */
+
+static struct ibv_srq *srq;
+static struct fv_srq fsrq;
+static unsigned recv_posted, sent;
+static uint8_t got_seq[NRECV];
+static uint32_t slot_free[RSLOTS];	/* 1: a receive may be posted into slot */
+
+/* A receive into a free slot by a receive-posting thread: its own half of the slots. */
+static void *recv_poster(void *arg)
+{
+	unsigned half = (unsigned)(uintptr_t)arg;
+
+	while (!stop && __atomic_load_n(&recv_posted, __ATOMIC_RELAXED) < NRECV) {
+		int posted = 0;
+
+		for (unsigned s = half; s < RSLOTS; s += 2) {
+			if (!__atomic_load_n(&slot_free[s], __ATOMIC_ACQUIRE))
+				continue;
+			struct ibv_sge g = { (uintptr_t)buf + HALF + s * SLOT, SLOT, mr->lkey };
+			struct ibv_recv_wr w = { s, NULL, &g, 1 }, *bad;
+			int err = srq ? fv_post_srq_recv(&fsrq, &w, &bad) : fv_post_recv(&fqb, &w, &bad);
+
+			if (err == ENOMEM)
+				break;
+			if (err) {
+				__atomic_fetch_add(&res.post_err, 1, __ATOMIC_RELAXED);
+				stop = 1;
+				break;
+			}
+			__atomic_store_n(&slot_free[s], 0, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&recv_posted, 1, __ATOMIC_RELEASE);
+			posted = 1;
+			if (__atomic_load_n(&recv_posted, __ATOMIC_RELAXED) >= NRECV)
+				break;
+		}
+		if (!posted) {
+			if (stalled())
+				break;
+			sched_yield();
+		}
+	}
+	return NULL;
+}
+
+/* Sends seq 0..NRECV-1 as 8-byte SENDs from QP A, never more than receives are posted. */
+static void *sender(void *arg)
+{
+	struct ibv_wc wc[16];
+
+	(void)arg;
+	for (unsigned seq = 0; seq < NRECV && !stop;) {
+		if (seq >= __atomic_load_n(&recv_posted, __ATOMIC_ACQUIRE) || seq - sent >= 128) {
+			int n = fv_poll_cq(&fcqa, 16, wc);	/* its own send CQ */
+
+			for (int i = 0; i < n; i++)
+				if (wc[i].status != IBV_WC_SUCCESS)
+					res.bad_status++, stop = 1;
+			if (n > 0)
+				sent += (unsigned)n * SIG;
+			if (stalled())
+				break;
+			sched_yield();
+			continue;
+		}
+		uint64_t v = tag(0, seq);
+
+		memcpy(src(0, seq), &v, SLOT);
+
+		struct ibv_sge s = { (uintptr_t)src(0, seq), SLOT, mr->lkey };
+		struct ibv_send_wr w, *bad;
+
+		memset(&w, 0, sizeof(w));
+		w.wr_id = seq, w.sg_list = &s, w.num_sge = 1, w.opcode = IBV_WR_SEND;
+		w.send_flags = seq % SIG == SIG - 1 ? IBV_SEND_SIGNALED : 0;
+		int err = fv_post_send(&fqa, &w, &bad);
+
+		if (err == ENOMEM) {
+			sched_yield();
+			continue;
+		}
+		if (err) {
+			res.post_err++, stop = 1;
+			break;
+		}
+		seq++;
+	}
+	return NULL;
+}
+
+/* The receive CQ's poller: each completion names its slot; the slot holds a sequence number. */
+static void *recv_poller(void *arg)
+{
+	struct ibv_wc wc[16];
+
+	(void)arg;
+	while (res.completions < NRECV && !stop && !stalled()) {
+		int n = fv_poll_cq(&fcqb, 16, wc);
+
+		if (n < 0) {
+			res.bad_status++;
+			break;
+		}
+		if (n)
+			progress();
+		for (int i = 0; i < n; i++) {
+			uint64_t v;
+			unsigned s = (unsigned)wc[i].wr_id;
+
+			res.completions++;
+			if (wc[i].status != IBV_WC_SUCCESS || s >= RSLOTS) {
+				res.bad_status += wc[i].status != IBV_WC_SUCCESS, res.bad_id += s >= RSLOTS;
+				continue;
+			}
+			memcpy(&v, buf + HALF + s * SLOT, SLOT);
+			if ((v >> 32) != 1 || (uint32_t)v >= NRECV)
+				res.bad_id++;
+			else if (got_seq[(uint32_t)v]++)
+				res.dup++;
+			__atomic_store_n(&slot_free[s], 1, __ATOMIC_RELEASE);
+		}
+		if (!n)
+			sched_yield();
+	}
+	stop = 1;
+	return NULL;
+}
+
+static struct result run_recv(void)
+{
+	pthread_t rp[2], snd, pol;
+
+	memset(&res, 0, sizeof(res));
+	memset(got_seq, 0, sizeof(got_seq));
+	for (unsigned s = 0; s < RSLOTS; s++)
+		slot_free[s] = 1;
+	progress();
+	cr_assert_eq(pthread_create(&pol, NULL, recv_poller, NULL), 0);
+	for (unsigned i = 0; i < 2; i++)
+		cr_assert_eq(pthread_create(&rp[i], NULL, recv_poster, (void *)(uintptr_t)i), 0);
+	cr_assert_eq(pthread_create(&snd, NULL, sender, NULL), 0);
+	pthread_join(snd, NULL);
+	pthread_join(pol, NULL);
+	stop = 1;
+	for (unsigned i = 0; i < 2; i++)
+		pthread_join(rp[i], NULL);
+	for (unsigned i = 0; i < NRECV; i++)
+		res.missing += got_seq[i] != 1;
+	return res;
+}
+
+static void expect_recv_clean(struct result r, const char *what)
+{
+	cr_assert_eq(r.post_err, 0, "%s: a post failed", what);
+	cr_assert_eq(r.bad_status, 0, "%s: error completions", what);
+	cr_assert_eq(r.bad_id + r.dup, 0, "%s: %u unknown, %u doubled", what, r.bad_id, r.dup);
+	cr_assert_eq(r.missing, 0, "%s: %u of %u messages not received once", what, r.missing, NRECV);
+}
+
+Test(sim_threads, post_recv_from_two_threads_beside_the_poller)
+{
+	expect_recv_clean(run_recv(), "RQ");
+}
+
+Test(sim_threads, post_recv_unlocked_loses_work)
+{
+	fv_set_lock(&fqb, 0);
+	mt_yield = 1;
+	struct result r = run_recv();
+
+	cr_assert(r.post_err || r.bad_status || r.bad_id || r.dup || r.missing,
+		  "no loss without the lock: the test cannot see the race");
+}
+
+/* QP B again, on an SRQ: the poller frees SRQ WQEs while two threads post to it. */
+static void srq_setup(void)
+{
+	struct ibv_srq_init_attr sa;
+	struct setup_qp_cfg cfg;
+
+	setup();
+	ibv_destroy_qp(qb);
+	fv_qp_cleanup(&fqb);
+	memset(&sa, 0, sizeof(sa));
+	sa.attr.max_wr = 256, sa.attr.max_sge = 1;
+	srq = ibv_create_srq(d.pd, &sa);
+	cr_assert(srq, "ibv_create_srq: %s", strerror(errno));
+	cr_assert_eq(fv_srq_init(&fsrq, srq), 0);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.type = IBV_QPT_RC, cfg.max_send_wr = 256, cfg.srq = srq, cfg.scq = cqb;
+	qb = simt_qp(&d, &cfg);
+	ibv_destroy_qp(qa);
+	fv_qp_cleanup(&fqa);
+	cfg.srq = NULL, cfg.max_recv_wr = 16, cfg.scq = cqa;
+	qa = simt_qp(&d, &cfg);
+	simt_connect(qa, d.lid, qb->qp_num, SIMT_ACCESS_ALL, 7, 7);
+	simt_connect(qb, d.lid, qa->qp_num, SIMT_ACCESS_ALL, 7, 7);
+	cr_assert_eq(fv_qp_init(&fqa, qa), 0);
+	cr_assert_eq(fv_qp_init(&fqb, qb), 0);
+}
+
+static void srq_teardown(void)
+{
+	fv_qp_cleanup(&fqa);
+	fv_qp_cleanup(&fqb);
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	qa = qb = NULL;
+	fv_srq_cleanup(&fsrq);
+	ibv_destroy_srq(srq);
+	srq = NULL;
+	simt_pair_close(&fx);
+}
+
+Test(sim_threads_srq, post_srq_recv_from_two_threads_beside_the_poller, .init = srq_setup,
+     .fini = srq_teardown, .timeout = 120)
+{
+	expect_recv_clean(run_recv(), "SRQ");
+}
+
+Test(sim_threads_srq, post_srq_recv_unlocked_loses_work, .init = srq_setup, .fini = srq_teardown,
+     .timeout = 120)
+{
+	fv_set_lock(&fsrq, 0);
+	mt_yield = 1;
+	struct result r = run_recv();
+
+	cr_assert(r.post_err || r.bad_status || r.bad_id || r.dup || r.missing,
+		  "no loss without the lock: the test cannot see the race");
+}
+
+/* ---- a typed poster and a typed poller on two threads, no lock at all ---- */
+
+static void *typed_poster(void *arg)
+{
+	struct fv_rc *rc = (struct fv_rc *)(void *)&fqa;
+
+	(void)arg;
+	for (unsigned seq = 0; seq < M && !stop;) {
+		struct ibv_sge s = { (uintptr_t)src(0, seq), SLOT, mr->lkey };
+		int err = fv_write(rc, tag(0, seq), seq % SIG == SIG - 1 ? FV_SIGNALED : 0, &s,
+				   (uintptr_t)dst(0, seq), mr->rkey);
+
+		if (err == ENOMEM) {
+			fv_ring(rc);
+			if (stalled())
+				break;
+			sched_yield();
+			continue;
+		}
+		if (err) {
+			res.post_err++;
+			break;
+		}
+		if (++seq % 8 == 0 || seq == M)
+			fv_ring(rc);
+	}
+	return NULL;
+}
+
+static void *typed_poller(void *arg)
+{
+	struct fv_wc wc[16];
+
+	(void)arg;
+	while (res.completions < M / SIG && !stalled()) {
+		int n = fv_poll(&fcqa, wc, 16);
+
+		if (n < 0) {
+			res.bad_status++;
+			break;
+		}
+		if (n)
+			progress();
+		for (int i = 0; i < n; i++) {
+			unsigned seq = (unsigned)wc[i].wr_id;
+
+			res.completions++;
+			if (wc[i].status != IBV_WC_SUCCESS)
+				res.bad_status++;
+			else if (wc[i].wr_id >> 32 != 1 || seq >= M || seq % SIG != SIG - 1)
+				res.bad_id++;
+			else if (seen[0][seq / SIG]++)
+				res.dup++;
+		}
+		if (!n)
+			sched_yield();
+	}
+	stop = 1;
+	return NULL;
+}
+
+Test(sim_threads, typed_poster_and_poller_split)
+{
+	pthread_t a, b;
+
+	memset(&res, 0, sizeof(res));
+	memset(seen, 0, sizeof(seen));
+	for (unsigned seq = 0; seq < M; seq++) {
+		uint64_t v = tag(0, seq);
+
+		memcpy(src(0, seq), &v, SLOT);
+	}
+	n_threads = 1, expect_comp = M / SIG;
+	progress();
+	cr_assert_eq(pthread_create(&b, NULL, typed_poller, NULL), 0);
+	cr_assert_eq(pthread_create(&a, NULL, typed_poster, NULL), 0);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	for (unsigned seq = 0; seq < M; seq++)
+		res.missing += memcmp(dst(0, seq), src(0, seq), SLOT) != 0;
+	expect_clean(res, "typed split");
+}
