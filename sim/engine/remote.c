@@ -21,7 +21,7 @@
  * travel by value, the destination device by index. These fields travel as they are. */
 #define MSG_FIELDS(X)                                                                       \
 	X(slid) X(op) X(se) X(sl) X(src_type) X(grh) X(src_qpn) X(src_qkey) X(dqpn) X(rkey) \
-	X(qkey) X(xrc_srqn) X(raddr) X(len) X(swap_add) X(compare)
+	X(qkey) X(xrc_srqn) X(raddr) X(len) X(swap_add) X(compare) X(dc_key)
 
 static void to_wire(const struct sim_msg *m, struct sim_wire *w)
 {

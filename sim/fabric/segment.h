@@ -42,7 +42,7 @@ bool sim_fabric_attach(const char *name);
 /* Below: the layout and helpers shared by registry.c and mailbox.c only. */
 
 #define FAB_MAGIC 0x66767366u /* "fvsf" */
-#define FAB_VERSION 7u
+#define FAB_VERSION 8u
 #define FAB_QPS 4096
 #define FAB_MRS 4096
 #define FAB_PROCS 64
