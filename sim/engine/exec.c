@@ -353,8 +353,7 @@ enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 	if (!m.dst_dev)
 		return complete(qp, w, &m, rel ? SIM_R_UNREACHABLE : SIM_R_ACK, now);
 	if (sim_fabric_on() && !sim_idmap_get(&m.dst_dev->qps, m.dqpn)) {
-		/* Direct placement knows RC targets only; a DCT checks its key at home. */
-		if (qp->type != IBV_QPT_DRIVER && sim_remote_direct(qp, &m))
+		if (sim_remote_direct(qp, &m))
 			return complete(qp, w, &m, SIM_R_ACK, now);
 		return post_remote(qp, w, &m, now);
 	}

@@ -57,14 +57,17 @@ static void from_wire(const struct sim_wire *w, pid_t src, struct sim_msg *m)
 
 bool sim_remote_direct(const struct sim_qp *qp, const struct sim_msg *m)
 {
+	/* A DCI (IBV_QPT_DRIVER) writes to DCTs, which take only their own key. */
+	uint32_t rx = qp->type == IBV_QPT_RC ? SIM_FAB_RX_RC :
+		      qp->type == IBV_QPT_DRIVER ? SIM_FAB_RX_DCT : SIM_FAB_RX_NONE;
 	uint64_t host;
 	uint32_t pdn;
 	pid_t pid;
 	int ticket, err;
 
-	if (m->op != OP_RDMA_WRITE || qp->type != IBV_QPT_RC || !sim_world.cfg.direct ||
-	    !sim_fabric_rc_target(m->dst_dev->index, m->dqpn, IBV_ACCESS_REMOTE_WRITE, &pid,
-				  &pdn))
+	if (m->op != OP_RDMA_WRITE || rx == SIM_FAB_RX_NONE || !sim_world.cfg.direct ||
+	    !sim_fabric_rx_target(m->dst_dev->index, m->dqpn, rx, m->dc_key,
+				  IBV_ACCESS_REMOTE_WRITE, &pid, &pdn))
 		return false;
 	if (!m->len)
 		return true;

@@ -109,9 +109,11 @@ struct fab_qp {
 	int32_t pid; /* 0: free entry */
 	uint16_t dev, proc;
 	uint32_t qpn;
-	/* What a requester needs to place an RDMA WRITE itself (mrtab.h): an RC QP able to
-	 * receive (rc_rx 1), its remote access flags and its PD number. */
-	uint32_t rc_rx, access, pdn;
+	/* What a requester needs to place an RDMA WRITE itself (mrtab.h): an RC QP or DCT
+	 * able to receive (rx, SIM_FAB_RX_*), its remote access flags, PD number and the
+	 * DCT's key. */
+	uint32_t rx, access, pdn;
+	uint64_t dc_key;
 };
 
 /* An MR of a process, published so that requesters in other processes can place RDMA

@@ -206,16 +206,21 @@ int sim_qp_destroy(struct sim_qp *qp)
 	return 0;
 }
 
-/* Requesters in other processes place RDMA WRITEs into an RC QP's memory themselves only
- * while it can receive; they read that, its access flags and PD from the registry. */
+/* Requesters in other processes place RDMA WRITEs into an RC QP's or a DCT's memory
+ * themselves only while it can receive; they read that, its access flags, PD and DC key
+ * from the registry. */
 void sim_qp_publish(const struct sim_qp *qp)
 {
 	bool rx = qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS ||
 		  qp->state == IBV_QPS_SQD || qp->state == IBV_QPS_SQE;
 
+	uint32_t kind = !rx ? SIM_FAB_RX_NONE :
+			qp->type == IBV_QPT_RC ? SIM_FAB_RX_RC :
+			qp->dc == SIM_DC_DCT ? SIM_FAB_RX_DCT : SIM_FAB_RX_NONE;
+
 	if (qp->fab_reg >= 0)
-		sim_fabric_qp_state(qp->fab_reg, rx && qp->type == IBV_QPT_RC, qp->access,
-				    qp->pd ? qp->pd->pdn : 0);
+		sim_fabric_qp_state(qp->fab_reg, kind, qp->access, qp->pd ? qp->pd->pdn : 0,
+				    qp->dc_key);
 }
 
 int sim_dct_number(struct sim_qp *qp)
