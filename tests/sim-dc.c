@@ -417,6 +417,97 @@ Test(sim_dc, access_and_rnr)
 	dct_side_down(&d);
 }
 
+/* A DCI's atomics: compare-and-swap and fetch-and-add on a DCT with remote atomics, the
+ * old value back in the DCI's buffer. */
+Test(sim_dc, atomics)
+{
+	struct dct_side d;
+	struct ibv_qp *q = dci(7);
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(q);
+	struct ibv_wc wc;
+	uint64_t *target = (uint64_t *)(mem + 512), *old = (uint64_t *)(mem + 520);
+
+	dct_side_up(&d, KEY, IBV_ACCESS_REMOTE_ATOMIC);
+	*target = 40;
+	ibv_wr_start(x);
+	x->wr_id = 40;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_fetch_add(x, mr->rkey, (uintptr_t)target, 2);
+	mlx5dv_wr_set_dc_addr(mlx5dv_qp_ex_from_ibv_qp_ex(x), d.dest.ah, d.dest.dctn, KEY);
+	ibv_wr_set_sge(x, mr->lkey, (uintptr_t)old, 8);
+	x->wr_id = 41;
+	ibv_wr_atomic_cmp_swp(x, mr->rkey, (uintptr_t)target, 42, 7);
+	mlx5dv_wr_set_dc_addr(mlx5dv_qp_ex_from_ibv_qp_ex(x), d.dest.ah, d.dest.dctn, KEY);
+	ibv_wr_set_sge(x, mr->lkey, (uintptr_t)old + 8, 8);
+	cr_assert_eq(ibv_wr_complete(x), 0);
+	expect_wc(scq, 40, IBV_WC_SUCCESS, &wc);
+	expect_wc(scq, 41, IBV_WC_SUCCESS, &wc);
+	cr_expect_eq(old[0], 40);
+	cr_expect_eq(old[1], 42);
+	cr_expect_eq(*target, 7);
+	cr_expect_eq(ibv_destroy_qp(q), 0);
+	dct_side_down(&d);
+}
+
+/* A DCI WQE written by hand, as UCX writes them: the AV's reserved word and, without a
+ * GRH, its MAC, traffic class, hop limit and GID are left holding garbage. The device
+ * reads only the key, the DCT number, SL and LID: the send arrives. */
+Test(sim_dc, stale_av_bytes_ignored)
+{
+	struct dct_side d;
+	struct ibv_qp *q = dci(7);
+	struct mlx5dv_qp dq;
+	struct mlx5dv_obj o = { .qp = { .in = q, .out = &dq } };
+	struct ibv_wc wc;
+	uint8_t *w;
+	uint32_t word;
+	uint64_t key;
+
+	dct_side_up(&d, KEY, IBV_ACCESS_REMOTE_WRITE);
+	simt_post_srq_recv(d.srq, 7, mem + 1024, 64, mr->lkey);
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_QP), 0);
+	w = (uint8_t *)dq.sq.buf;
+	memset(w, 0xa5, 128); /* everything not written below is garbage */
+	word = htobe32(0x0a); /* index 0, SEND */
+	memcpy(w, &word, 4);
+	word = htobe32(q->qp_num << 8 | 5); /* ctrl + 48-byte AV + one data segment */
+	memcpy(w + 4, &word, 4);
+	memset(w + 8, 0, 3);
+	w[11] = 0x08; /* CQ update */
+	key = htobe64(KEY);
+	memcpy(w + 16, &key, 8);
+	word = htobe32(d.dest.dctn | 0x80000000u); /* extended AV */
+	memcpy(w + 24, &word, 4);
+	w[28] = 0; /* rate, SL */
+	w[29] = 0;
+	word = htobe32(dev.lid); /* fl_mlid 0, rlid */
+	memcpy(w + 28, &word, 4);
+	word = 0; /* no GRH: the GID index and flow label are zero, the rest stays stale */
+	memcpy(w + 44, &word, 4);
+	memcpy(mem, "stale bytes", 11);
+	word = htobe32(11);
+	memcpy(w + 64, &word, 4);
+	word = htobe32(mr->lkey);
+	memcpy(w + 68, &word, 4);
+	key = htobe64((uintptr_t)mem);
+	memcpy(w + 72, &key, 8);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	dq.dbrec[MLX5_SND_DBR] = htobe32(2); /* two WQEBBs */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (dq.bf.size)
+		memcpy(dq.bf.reg, w, 8);
+	else
+		*(volatile uint64_t *)dq.bf.reg = *(uint64_t *)w;
+	/* (libmlx5 did not post it: the wr_id it reports means nothing) */
+	cr_assert_eq(dc_wait(scq, &wc, 5000), 1);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	expect_wc(d.cq, 7, IBV_WC_SUCCESS, &wc);
+	cr_expect_eq(wc.byte_len, 11);
+	cr_expect_arr_eq(mem + 1024, "stale bytes", 11);
+	cr_expect_eq(ibv_destroy_qp(q), 0);
+	dct_side_down(&d);
+}
+
 /* Run as a child with FVSIM_NO_DC=1 (SIM_DC_PROBE set): both kinds of DC QP are refused
  * with EOPNOTSUPP, the answer of a kernel on an HCA without DC. Exit 0 if so. */
 static int probe_no_dc(void)
