@@ -519,17 +519,29 @@ static int probe_no_dc(void)
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
 	struct ibv_srq *srq = pd ? ibv_create_srq(pd, &sa) : NULL;
 	struct dc_cfg c = { .dct = true, .pd = pd, .cq = cq, .srq = srq, .key = KEY };
-	int dct_err, dci_err;
+	int dct_err = -1, dci_err = -1;
 
-	if (!srq || !cq)
-		return 2;
-	errno = 0;
-	dct_err = dc_create(ctx, &c) ? 0 : errno;
-	c.dct = false;
-	c.srq = NULL;
-	errno = 0;
-	dci_err = dc_create(ctx, &c) ? 0 : errno;
-	printf("DCT: %s\nDCI: %s\n", strerror(dct_err), strerror(dci_err));
+	if (srq && cq) {
+		errno = 0;
+		dct_err = dc_create(ctx, &c) ? 0 : errno;
+		c.dct = false;
+		c.srq = NULL;
+		errno = 0;
+		dci_err = dc_create(ctx, &c) ? 0 : errno;
+		printf("DCT: %s\nDCI: %s\n", strerror(dct_err), strerror(dci_err));
+		fflush(stdout);
+	}
+	/* (A QP that was made anyway stays: the exit code reports it.) */
+	if (srq)
+		ibv_destroy_srq(srq);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	if (ctx)
+		ibv_close_device(ctx);
+	if (list)
+		ibv_free_device_list(list);
 	return dct_err == EOPNOTSUPP && dci_err == EOPNOTSUPP ? 0 : 1;
 }
 
