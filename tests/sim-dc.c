@@ -11,6 +11,9 @@
 
 #include <criterion/criterion.h>
 
+#include <rdma/ib_user_verbs.h>
+#include <rdma/mlx5-abi.h>
+
 #include "sim-dc.h"
 #include "sim-proc.h"
 #include "sim-util.h"
@@ -87,6 +90,20 @@ static void dct_side_down(struct dct_side *d)
 	cr_assert_eq(ibv_destroy_cq(d->cq), 0);
 }
 
+static int dct_up_rtr(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_4096;
+	a.min_rnr_timer = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.dlid = dev.lid;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV |
+					     IBV_QP_PATH_MTU);
+}
+
 static struct ibv_qp *dci(int rnr_retry)
 {
 	struct dc_cfg c = { .pd = dev.pd, .cq = scq };
@@ -140,6 +157,129 @@ Test(sim_dc, create_refusals)
 	cr_assert(qp, "DCI with SRQ: %s", strerror(errno));
 	cr_expect_neq(qp->qp_num, 0);
 	cr_expect_eq(ibv_destroy_qp(qp), 0);
+	cr_expect_eq(ibv_destroy_srq(srq), 0);
+}
+
+/* write() of a command, legacy or extended (the core request then the driver request):
+ * 0 or errno. */
+static int raw_cmd(uint32_t command, bool ex, const void *core, size_t core_len, const void *drv,
+		   size_t drv_len, uint64_t resp, size_t out_core, size_t out_drv)
+{
+	uint8_t msg[1024];
+	struct ib_uverbs_cmd_hdr *h = (void *)msg;
+	struct ib_uverbs_ex_cmd_hdr *x = (void *)(msg + sizeof(*h));
+	size_t off = sizeof(*h) + (ex ? sizeof(*x) : 0);
+
+	cr_assert(off + core_len + drv_len <= sizeof(msg));
+	memset(msg, 0, off);
+	h->command = command | (ex ? IB_USER_VERBS_CMD_FLAG_EXTENDED : 0);
+	memcpy(msg + off, core, core_len);
+	memcpy(msg + off + core_len, drv, drv_len);
+	if (ex) {
+		cr_assert(core_len % 8 == 0 && drv_len % 8 == 0 && out_core % 8 == 0 &&
+			  out_drv % 8 == 0);
+		h->in_words = (uint16_t)(core_len / 8);
+		h->out_words = (uint16_t)(out_core / 8);
+		x->response = resp;
+		x->provider_in_words = (uint16_t)(drv_len / 8);
+		x->provider_out_words = (uint16_t)(out_drv / 8);
+	} else {
+		h->in_words = (uint16_t)((off + core_len + drv_len) / 4);
+		h->out_words = (uint16_t)((out_core + out_drv) / 4);
+	}
+	if (write(dev.ctx->cmd_fd, msg, off + core_len + drv_len) ==
+	    (ssize_t)(off + core_len + drv_len))
+		return 0;
+	return errno;
+}
+
+/* The device's own checks of a DC create, which libmlx5 never lets a request reach:
+ * neither or both type flags, DCI streams, core create flags on a DCT. And a DCT cannot
+ * reach RTR through the legacy MODIFY_QP, which has no room for its number. */
+Test(sim_dc, device_refusals)
+{
+	static uint8_t qbuf[16384] __attribute__((aligned(4096)));
+	static uint32_t db[16] __attribute__((aligned(64)));
+	struct ibv_srq *srq = make_srq();
+	struct ib_uverbs_create_qp core;
+	struct ib_uverbs_ex_create_qp ex;
+	struct mlx5_ib_create_qp drv;
+	struct {
+		struct ib_uverbs_ex_create_qp_resp core;
+		struct mlx5_ib_create_qp_resp drv;
+	} resp;
+	struct dc_cfg c = { .dct = true, .pd = dev.pd, .cq = scq, .srq = srq, .key = KEY };
+	struct ibv_qp *dct;
+	struct ibv_qp_attr a;
+
+	memset(&core, 0, sizeof(core));
+	memset(&drv, 0, sizeof(drv));
+	core.response = (uintptr_t)&resp;
+	core.pd_handle = dev.pd->handle;
+	core.send_cq_handle = core.recv_cq_handle = scq->handle;
+	core.max_send_wr = 16;
+	core.max_send_sge = 1;
+	core.qp_type = IBV_QPT_DRIVER;
+	drv.buf_addr = (uintptr_t)qbuf;
+	drv.db_addr = (uintptr_t)db;
+	drv.sq_wqe_count = 64;
+	drv.flags = 0;
+	cr_expect_eq(raw_cmd(IB_USER_VERBS_CMD_CREATE_QP, false, &core, sizeof(core), &drv,
+			     sizeof(drv), 0, sizeof(resp.core.base), sizeof(resp.drv)),
+		     EINVAL, "no DC type flag");
+	drv.flags = MLX5_QP_FLAG_TYPE_DCI | MLX5_QP_FLAG_TYPE_DCT;
+	cr_expect_eq(raw_cmd(IB_USER_VERBS_CMD_CREATE_QP, false, &core, sizeof(core), &drv,
+			     sizeof(drv), 0, sizeof(resp.core.base), sizeof(resp.drv)),
+		     EINVAL, "both DC type flags");
+	drv.flags = MLX5_QP_FLAG_TYPE_DCI | MLX5_QP_FLAG_DCI_STREAM;
+	cr_expect_eq(raw_cmd(IB_USER_VERBS_CMD_CREATE_QP, false, &core, sizeof(core), &drv,
+			     sizeof(drv), 0, sizeof(resp.core.base), sizeof(resp.drv)),
+		     EINVAL, "DCI streams");
+
+	memset(&ex, 0, sizeof(ex));
+	ex.pd_handle = dev.pd->handle;
+	ex.send_cq_handle = ex.recv_cq_handle = scq->handle;
+	ex.srq_handle = srq->handle;
+	ex.is_srq = 1;
+	ex.qp_type = IBV_QPT_DRIVER;
+	ex.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	memset(&drv, 0, sizeof(drv));
+	drv.flags = MLX5_QP_FLAG_TYPE_DCT;
+	drv.access_key = KEY;
+	cr_expect_eq(raw_cmd(IB_USER_VERBS_EX_CMD_CREATE_QP, true, &ex, sizeof(ex), &drv,
+			     sizeof(drv), (uintptr_t)&resp, sizeof(resp.core), sizeof(resp.drv)),
+		     EINVAL, "core create flags on a DCT");
+
+	dct = dc_create(dev.ctx, &c);
+	cr_assert(dct);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	cr_assert_eq(ibv_modify_qp(dct, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+						    IBV_QP_ACCESS_FLAGS),
+		     0);
+	{
+		struct ib_uverbs_modify_qp m;
+		struct mlx5_ib_modify_qp dm;
+
+		memset(&m, 0, sizeof(m));
+		memset(&dm, 0, sizeof(dm));
+		m.qp_handle = dct->handle;
+		m.attr_mask = IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU;
+		m.qp_state = IBV_QPS_RTR;
+		m.path_mtu = IBV_MTU_4096;
+		m.min_rnr_timer = 1;
+		m.dest.port_num = 1;
+		m.dest.dlid = dev.lid;
+		cr_expect_eq(raw_cmd(IB_USER_VERBS_CMD_MODIFY_QP, false, &m, sizeof(m), &dm,
+				     sizeof(dm), 0, 0, 0),
+			     EINVAL, "legacy MODIFY_QP to RTR: nowhere to put the DCT number");
+	}
+	cr_expect_eq(dct->qp_num, 0);
+	cr_expect_eq(dct_up_rtr(dct), 0);
+	cr_expect_neq(dct->qp_num, 0);
+	cr_expect_eq(ibv_destroy_qp(dct), 0);
 	cr_expect_eq(ibv_destroy_srq(srq), 0);
 }
 
