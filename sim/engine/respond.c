@@ -330,8 +330,8 @@ enum sim_resp sim_respond(struct sim_msg *m)
 	 * ready to receive: reliable requesters time out, the others never know. */
 	if (!dst || !peer_type_ok(m->src_type, dst) || !can_receive(dst->state))
 		return rel ? SIM_R_UNREACHABLE : SIM_R_ACK;
-	/* A DCT drops a request with the wrong DC key without answering (hardware counts it
-	 * as an access violation): the DCI retries and fails with retry-exceeded. */
+	/* A DCT drops a request with the wrong DC key without answering: the DCI retries
+	 * and fails with retry-exceeded (sim/README.md, DC transport). */
 	if (dst->dc == SIM_DC_DCT && m->dc_key != dst->dc_key) {
 		sim_dbg("DCT 0x%x: DC key 0x%llx mismatch from QP 0x%x, dropped", dst->qpn,
 			(unsigned long long)m->dc_key, m->src_qpn);
