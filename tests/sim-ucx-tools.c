@@ -218,3 +218,12 @@ Test(sim_ucx_tools, ucp_tag_latency_over_dc_mlx5)
 	cr_expect_geq(simt_count_lines(fab.cli_out, "tag(dc_mlx5/mlx5_0:1)"), 1, "UCP chose no dc_mlx5 lane");
 	cr_expect_geq(simt_count_lines(fab.srv_out, "tag(dc_mlx5/mlx5_0:1)"), 1, "UCP chose no dc_mlx5 lane");
 }
+
+/* UCP's rendezvous over DC (64 KiB tags: the receiver READs the data from the sender's
+ * memory) with DCIs picked at random per endpoint (UCX_DC_MLX5_TX_POLICY=rand). */
+Test(sim_ucx_tools, ucp_tag_rendezvous_over_dc_mlx5_rand)
+{
+	setenv("UCX_TLS", "dc_mlx5,self", 1);
+	setenv("UCX_DC_MLX5_TX_POLICY", "rand", 1);
+	perftest((const char *const[]){ "-t", "tag_bw", "-s", "65536", "-n", "100", "-w", "5", NULL });
+}
