@@ -1,7 +1,8 @@
 /* UCX 1.13 (Debian ucx-utils) on the software device with its default settings:
- * ucx_info lists mlx5_0 with the mlx5 transports, and ucx_perftest runs between two
- * processes of one fabric over rc_mlx5, through UCT (put, active messages, atomics) and
- * through UCP (tag matching, where UCP's own choice of transport must be rc_mlx5). Each
+ * ucx_info lists mlx5_0 with the mlx5 transports, DC included, and ucx_perftest runs
+ * between two processes of one fabric over rc_mlx5 and dc_mlx5, through UCT (put, active
+ * messages, atomics) and through UCP (tag matching, where UCP's own choice of transport
+ * must be rc_mlx5, or dc_mlx5 when that is all it may use). Each
  * test has its own fabric and TCP port (ucx_perftest exchanges addresses over TCP), and
  * every program runs within a time limit. Runs are short: the point is that UCX's WQEs
  * go through, not how fast. */
@@ -135,7 +136,9 @@ Test(sim_ucx_tools, ucx_info_lists_mlx5_transports)
 	cr_expect_eq(simt_count_lines(fab.cli_out, "Transport: ud_mlx5"), 1);
 	cr_expect_eq(simt_count_lines(fab.cli_out, "Transport: rc_verbs"), 1);
 	cr_expect_eq(simt_count_lines(fab.cli_out, "Transport: ud_verbs"), 1);
-	cr_expect_eq(simt_count_lines(fab.cli_out, "Device: mlx5_0:1"), 4);
+	/* UCX lists dc_mlx5 once its probe DCT reaches RTR (and opens the interface). */
+	cr_expect_eq(simt_count_lines(fab.cli_out, "Transport: dc_mlx5"), 1);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "Device: mlx5_0:1"), 5);
 	cr_expect_eq(simt_count_lines(fab.cli_out, "failed to open memory domain"), 0);
 }
 
@@ -185,4 +188,42 @@ Test(sim_ucx_tools, ucp_tag_latency_over_rc_mlx5)
 	perftest((const char *const[]){ "-t", "tag_lat", "-n", "100", "-w", "5", NULL });
 	cr_expect_geq(simt_count_lines(fab.cli_out, "tag(rc_mlx5/mlx5_0:1)"), 1, "UCP chose no rc_mlx5 lane");
 	cr_expect_geq(simt_count_lines(fab.srv_out, "tag(rc_mlx5/mlx5_0:1)"), 1, "UCP chose no rc_mlx5 lane");
+}
+
+/* UCT over dc_mlx5: UCX's DCIs address the peer's DCT in every WQE. */
+Test(sim_ucx_tools, uct_dc_put_short_latency)
+{
+	perftest((const char *const[]){ "-d", "mlx5_0:1", "-x", "dc_mlx5", "-t", "put_lat", "-n", "100",
+					"-w", "5", NULL });
+}
+
+Test(sim_ucx_tools, uct_dc_am_short_latency)
+{
+	perftest((const char *const[]){ "-d", "mlx5_0:1", "-x", "dc_mlx5", "-t", "am_lat", "-n", "100",
+					"-w", "5", NULL });
+}
+
+Test(sim_ucx_tools, uct_dc_put_zcopy_bandwidth)
+{
+	perftest((const char *const[]){ "-d", "mlx5_0:1", "-x", "dc_mlx5", "-t", "put_bw", "-D", "zcopy",
+					"-s", "4096", "-n", "200", "-w", "5", NULL });
+}
+
+/* UCP with DC alone (and self): its tag lane must be dc_mlx5. */
+Test(sim_ucx_tools, ucp_tag_latency_over_dc_mlx5)
+{
+	setenv("UCX_TLS", "dc_mlx5,self", 1);
+	setenv("UCX_LOG_LEVEL", "info", 1);
+	perftest((const char *const[]){ "-t", "tag_lat", "-n", "100", "-w", "5", NULL });
+	cr_expect_geq(simt_count_lines(fab.cli_out, "tag(dc_mlx5/mlx5_0:1)"), 1, "UCP chose no dc_mlx5 lane");
+	cr_expect_geq(simt_count_lines(fab.srv_out, "tag(dc_mlx5/mlx5_0:1)"), 1, "UCP chose no dc_mlx5 lane");
+}
+
+/* UCP's rendezvous over DC (64 KiB tags: the receiver READs the data from the sender's
+ * memory) with DCIs picked at random per endpoint (UCX_DC_MLX5_TX_POLICY=rand). */
+Test(sim_ucx_tools, ucp_tag_rendezvous_over_dc_mlx5_rand)
+{
+	setenv("UCX_TLS", "dc_mlx5,self", 1);
+	setenv("UCX_DC_MLX5_TX_POLICY", "rand", 1);
+	perftest((const char *const[]){ "-t", "tag_bw", "-s", "65536", "-n", "100", "-w", "5", NULL });
 }

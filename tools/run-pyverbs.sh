@@ -1,8 +1,9 @@
 #!/bin/sh
 # Runs rdma-core's own test suite (Debian python3-pyverbs ships it, gzipped, in
 # /usr/share/doc/rdma-core/tests) on the software device through $SIM_RUN, twice: on an
-# InfiniBand port and on an Ethernet (RoCE) one. Prints the counts of each and fails on
-# any failure or error, or if a pass does not finish in time.
+# InfiniBand port and on an Ethernet (RoCE) one; then its DC tests with DC turned off.
+# Prints the counts of each and fails on any failure or error, or if a pass does not
+# finish in time.
 # Usage: run-pyverbs.sh BUILD_DIR   (the suite is unpacked into BUILD_DIR/pyverbs-suite)
 # Environment: PYVERBS_TESTS (suite directory), PYVERBS_TIMEOUT (seconds, default 900).
 set -u
@@ -63,7 +64,25 @@ run_pass() {
 }
 count() { printf '%s\n' "$verdict" | sed -n "s/.*[(, ]$1=\([0-9]*\).*/\1/p"; }
 
+# no_dc_pass: the DC tests once more with DC turned off (FVSIM_NO_DC=1): creation must be
+# refused as a kernel without DC refuses it, so each of them skips, none fails.
+no_dc_pass() {
+    log=$work/run-no-dc.log
+    env FVSIM_NO_DC=1 timeout "$limit" $SIM_RUN /usr/bin/python3 "$work/tests/run_tests.py" -v \
+        -k test_mlx5_dc -k test_scatter_to_cqe_control_by_qp >"$log" 2>&1
+    rc=$?
+    ran=$(sed -n 's/^Ran \([0-9]*\) tests* in .*/\1/p' "$log" | tail -n 1)
+    refused=$(grep -c "skipped 'Create DC QP is not supported'" "$log")
+    echo "pyverbs (DC off): ${ran:-no} DC tests, $refused skipped as 'Create DC QP is not supported'"
+    if [ $rc -ne 0 ] || [ -z "$ran" ] || [ "$refused" -lt 5 ] || ! grep -q '^OK' "$log"; then
+        tail -n 40 "$log" >&2
+        echo "pyverbs (DC off): FAILED (exit $rc)" >&2
+        return 1
+    fi
+}
+
 ok=0
 run_pass InfiniBand "$work/tests" "$work/run.log" FVSIM_LINK=ib || ok=1
 run_pass Ethernet "$work/tests-eth" "$work/run-eth.log" FVSIM_LINK=eth || ok=1
+no_dc_pass || ok=1
 exit $ok

@@ -57,6 +57,7 @@ void sim_config_load(struct sim_config *cfg)
 	cfg->poll_mode = mode && !strcmp(mode, "poll");
 	cfg->no_blueflame = env_int("FVSIM_NO_BLUEFLAME", 0, 0, 1);
 	cfg->direct = env_int("FVSIM_DIRECT", 1, 0, 1);
+	cfg->no_dc = env_int("FVSIM_NO_DC", 0, 0, 1);
 	cfg->fabric[0] = 0;
 	/* The name becomes part of a shared-memory object name: keep it to safe characters. */
 	if (fab && *fab && strlen(fab) < sizeof(cfg->fabric) &&

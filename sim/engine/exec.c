@@ -26,9 +26,16 @@
 /* Decoded WQE scratch space; the engine only runs under the world lock. */
 static struct sim_wqe wqe;
 
+/* A DCI (the only IBV_QPT_DRIVER QP with a send queue) is acknowledged like RC. */
 static bool reliable(uint8_t type)
 {
-	return type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
+	return type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND || type == IBV_QPT_DRIVER;
+}
+
+/* QPs that name the destination in each WQE's address vector: UD and DCI. */
+static bool addressed_per_wqe(uint8_t type)
+{
+	return type == IBV_QPT_UD || type == IBV_QPT_DRIVER;
 }
 
 static void req_cqe(struct sim_qp *qp, const struct sim_wqe *w, uint32_t ci, uint8_t synd,
@@ -174,7 +181,7 @@ static void build_grh(struct sim_qp *qp, const struct sim_av *av, uint64_t len, 
  * no LIDs; a RoCE AV's rlid field holds the UDP source port instead). */
 static struct sim_dev *route(const struct sim_qp *qp, const struct sim_wqe *w, int *port)
 {
-	bool ud = qp->type == IBV_QPT_UD;
+	bool ud = addressed_per_wqe(qp->type);
 	uint8_t sport = ud || !qp->path.port ? qp->port : qp->path.port;
 
 	if (qp->ctx->dev->port[sport].eth)
@@ -331,6 +338,12 @@ enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 			m.grh = true;
 			build_grh(qp, &w->av, m.len, m.grh_bytes);
 		}
+	} else if (qp->type == IBV_QPT_DRIVER) {
+		/* DC: the DCT and its key from the AV; the DCT's CQE reports this DCI. */
+		m.dqpn = w->av.dqpn;
+		m.dc_key = w->av.dc_key;
+		m.sl = w->av.sl;
+		m.slid = src_dev->port[qp->port].lid;
 	} else {
 		m.dqpn = qp->dest_qpn;
 		m.sl = qp->path.sl;

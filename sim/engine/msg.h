@@ -31,6 +31,7 @@ struct sim_msg {
 	uint64_t swap_add, compare;
 	uint32_t qkey; /* UD */
 	uint32_t xrc_srqn; /* XRC */
+	uint64_t dc_key; /* DC: the access key from the DCI's address vector */
 	bool grh; /* UD: a GRH precedes the payload */
 	uint8_t grh_bytes[40];
 	uint8_t nak; /* out: syndrome for the requester on SIM_R_NAK */

@@ -21,7 +21,7 @@
  * travel by value, the destination device by index. These fields travel as they are. */
 #define MSG_FIELDS(X)                                                                       \
 	X(slid) X(op) X(se) X(sl) X(src_type) X(grh) X(src_qpn) X(src_qkey) X(dqpn) X(rkey) \
-	X(qkey) X(xrc_srqn) X(raddr) X(len) X(swap_add) X(compare)
+	X(qkey) X(xrc_srqn) X(raddr) X(len) X(swap_add) X(compare) X(dc_key)
 
 static void to_wire(const struct sim_msg *m, struct sim_wire *w)
 {
@@ -57,14 +57,17 @@ static void from_wire(const struct sim_wire *w, pid_t src, struct sim_msg *m)
 
 bool sim_remote_direct(const struct sim_qp *qp, const struct sim_msg *m)
 {
+	/* A DCI (IBV_QPT_DRIVER) writes to DCTs, which take only their own key. */
+	uint32_t rx = qp->type == IBV_QPT_RC ? SIM_FAB_RX_RC :
+		      qp->type == IBV_QPT_DRIVER ? SIM_FAB_RX_DCT : SIM_FAB_RX_NONE;
 	uint64_t host;
 	uint32_t pdn;
 	pid_t pid;
 	int ticket, err;
 
-	if (m->op != OP_RDMA_WRITE || qp->type != IBV_QPT_RC || !sim_world.cfg.direct ||
-	    !sim_fabric_rc_target(m->dst_dev->index, m->dqpn, IBV_ACCESS_REMOTE_WRITE, &pid,
-				  &pdn))
+	if (m->op != OP_RDMA_WRITE || rx == SIM_FAB_RX_NONE || !sim_world.cfg.direct ||
+	    !sim_fabric_rx_target(m->dst_dev->index, m->dqpn, rx, m->dc_key,
+				  IBV_ACCESS_REMOTE_WRITE, &pid, &pdn))
 		return false;
 	if (!m->len)
 		return true;

@@ -18,14 +18,28 @@
 
 static bool reliable(uint8_t type)
 {
-	return type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV;
+	return type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV ||
+	       type == IBV_QPT_DRIVER;
 }
 
-static bool peer_type_ok(uint8_t src, uint8_t dst)
+/* A DCI (IBV_QPT_DRIVER) talks to DCTs only. */
+static bool peer_type_ok(uint8_t src, const struct sim_qp *dst)
 {
 	if (src == IBV_QPT_XRC_SEND)
-		return dst == IBV_QPT_XRC_RECV;
-	return src == dst;
+		return dst->type == IBV_QPT_XRC_RECV;
+	if (src == IBV_QPT_DRIVER)
+		return dst->dc == SIM_DC_DCT;
+	return src == dst->type;
+}
+
+/* A responder error takes an RC responder to error; a DCT serves every DCI and stays. */
+static bool responder_to_error(struct sim_qp *qp)
+{
+	if (qp->dc == SIM_DC_DCT || qp->state == IBV_QPS_ERR)
+		return false;
+	qp->state = IBV_QPS_ERR;
+	sim_qp_publish(qp);
+	return true;
 }
 
 static bool can_receive(uint8_t state)
@@ -47,11 +61,8 @@ struct rx {
  * (with an async event naming the class) and the requester gets the matching NAK. */
 static enum sim_resp nak(struct sim_msg *m, struct rx *rx, uint8_t synd, uint32_t event)
 {
-	if (rx->qp->state != IBV_QPS_ERR) {
-		rx->qp->state = IBV_QPS_ERR;
-		sim_qp_publish(rx->qp);
+	if (responder_to_error(rx->qp))
 		sim_async_event(rx->qp->ctx, rx->qp->event_chan, rx->qp->user_handle, event);
-	}
 	m->nak = synd;
 	return SIM_R_NAK;
 }
@@ -83,8 +94,7 @@ static enum sim_resp recv_error(struct sim_msg *m, struct rx *rx, const struct s
 {
 	resp_err_cqe(rx, w, synd);
 	consume(rx, w);
-	rx->qp->state = IBV_QPS_ERR;
-	sim_qp_publish(rx->qp);
+	responder_to_error(rx->qp);
 	if (!reliable(m->src_type))
 		return SIM_R_ACK;
 	m->nak = synd == SYND_LOC_LEN ? SYND_REM_INV_REQ : SYND_REM_OP;
@@ -318,8 +328,15 @@ enum sim_resp sim_respond(struct sim_msg *m)
 
 	/* Nobody answers a packet for a missing QP, a QP of another transport or one not
 	 * ready to receive: reliable requesters time out, the others never know. */
-	if (!dst || !peer_type_ok(m->src_type, dst->type) || !can_receive(dst->state))
+	if (!dst || !peer_type_ok(m->src_type, dst) || !can_receive(dst->state))
 		return rel ? SIM_R_UNREACHABLE : SIM_R_ACK;
+	/* A DCT drops a request with the wrong DC key without answering: the DCI retries
+	 * and fails with retry-exceeded (sim/README.md, DC transport). */
+	if (dst->dc == SIM_DC_DCT && m->dc_key != dst->dc_key) {
+		sim_dbg("DCT 0x%x: DC key 0x%llx mismatch from QP 0x%x, dropped", dst->qpn,
+			(unsigned long long)m->dc_key, m->src_qpn);
+		return SIM_R_UNREACHABLE;
+	}
 	if (dst->type == IBV_QPT_UD) {
 		uint32_t qkey = (m->qkey & 0x80000000u) ? m->src_qkey : m->qkey;
 

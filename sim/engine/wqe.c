@@ -71,8 +71,8 @@ static bool opcode_allowed(uint8_t type, uint8_t op)
 		return type != IBV_QPT_UD;
 	case OP_RDMA_READ:
 	case OP_ATOMIC_CS:
-	case OP_ATOMIC_FA:
-		return type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
+	case OP_ATOMIC_FA: /* a DCI (IBV_QPT_DRIVER) has RC's operations */
+		return type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND || type == IBV_QPT_DRIVER;
 	default:
 		return false; /* masked atomics, TSO: not modelled */
 	}
@@ -82,6 +82,7 @@ static void parse_av(const uint8_t *p, struct sim_av *av)
 {
 	uint32_t grh = ld_be32(p + 28);
 
+	av->dc_key = ld_be64(p);
 	av->qkey = ld_be32(p);
 	av->dqpn = ld_be32(p + 8) & 0xffffff;
 	av->sl = p[12] & 0xf;
@@ -141,7 +142,10 @@ int sim_wqe_parse(const struct sim_qp *qp, uint32_t ci, struct sim_wqe *w)
 		w->xrc_srqn = ld_be32(w->raw + pos) & 0xffffff;
 		pos += 16;
 	}
-	if (type == IBV_QPT_UD) {
+	/* A DCI's WQE names its DCT the way a UD WQE names its QP: by the address vector.
+	 * Only what the AV's flags say is present is read (a producer may leave the rest
+	 * stale, UCX the reserved word and, without a GRH, the GRH fields). */
+	if (type == IBV_QPT_UD || type == IBV_QPT_DRIVER) {
 		uint32_t avlen;
 
 		if (pos + 16 > total)

@@ -17,6 +17,7 @@ struct sim_piece {
 };
 
 struct sim_av {
+	uint64_t dc_key; /* DCI: the 8-byte key field (UD uses its low half as the Q_Key) */
 	uint32_t qkey, dqpn;
 	uint16_t rlid;
 	uint8_t sl;

@@ -79,7 +79,7 @@ void sim_fabric_mr_withdraw(int dev, uint32_t key)
 	}
 }
 
-void sim_fabric_qp_state(int reg, bool rc_rx, uint32_t access, uint32_t pdn)
+void sim_fabric_qp_state(int reg, uint32_t rx, uint32_t access, uint32_t pdn, uint64_t dc_key)
 {
 	struct fab_qp *e;
 
@@ -90,12 +90,14 @@ void sim_fabric_qp_state(int reg, bool rc_rx, uint32_t access, uint32_t pdn)
 	if (e->pid == getpid()) {
 		e->access = access;
 		e->pdn = pdn;
-		e->rc_rx = rc_rx;
+		e->dc_key = dc_key;
+		e->rx = rx;
 	}
 	sim_fab_unlock();
 }
 
-bool sim_fabric_rc_target(int dev, uint32_t qpn, uint32_t need, pid_t *pid, uint32_t *pdn)
+bool sim_fabric_rx_target(int dev, uint32_t qpn, uint32_t rx, uint64_t dc_key, uint32_t need,
+			  pid_t *pid, uint32_t *pdn)
 {
 	bool ok = false;
 	int i;
@@ -104,7 +106,8 @@ bool sim_fabric_rc_target(int dev, uint32_t qpn, uint32_t need, pid_t *pid, uint
 	if ((i = sim_fab_find_qp(dev, qpn)) >= 0) {
 		const struct fab_qp *e = &sim_fab->qp[i];
 
-		ok = e->rc_rx && (e->access & need) == need &&
+		ok = e->rx == rx && (rx != SIM_FAB_RX_DCT || e->dc_key == dc_key) &&
+		     (e->access & need) == need &&
 		     sim_fab->proc[e->proc].pid == e->pid;
 		*pid = e->pid;
 		*pdn = e->pdn;

@@ -20,14 +20,19 @@
 void sim_fabric_mr_publish(int dev, uint32_t key, uint32_t pdn, uint32_t access,
 			   uint64_t iova, uint64_t len, uint64_t host);
 void sim_fabric_mr_withdraw(int dev, uint32_t key);
-/* Owner: QP (dev, qpn) of this process, registry entry reg (sim_fabric_add_qp), is an
- * RC QP able to receive (rc_rx) with these remote access flags and PD number. */
-void sim_fabric_qp_state(int reg, bool rc_rx, uint32_t access, uint32_t pdn);
+/* What a QP able to take direct writes is: none, an RC QP, or a DCT (whose requesters
+ * must present its DC key). */
+enum { SIM_FAB_RX_NONE, SIM_FAB_RX_RC, SIM_FAB_RX_DCT };
 
-/* Requester. The owner of (dev, qpn) if it is another live process whose QP is an RC
- * QP able to receive with all of the access bits need: its pid and the QP's PD number;
- * false otherwise. */
-bool sim_fabric_rc_target(int dev, uint32_t qpn, uint32_t need, pid_t *pid, uint32_t *pdn);
+/* Owner: QP (dev, qpn) of this process, registry entry reg (sim_fabric_add_qp), can
+ * receive as rx (SIM_FAB_RX_*) with these remote access flags, PD number and DC key. */
+void sim_fabric_qp_state(int reg, uint32_t rx, uint32_t access, uint32_t pdn, uint64_t dc_key);
+
+/* Requester. The owner of (dev, qpn) if it is another live process whose QP receives as
+ * rx, with the DC key dc_key for a DCT, with all of the access bits need: its pid and the
+ * QP's PD number; false otherwise. */
+bool sim_fabric_rx_target(int dev, uint32_t qpn, uint32_t rx, uint64_t dc_key, uint32_t need,
+			  pid_t *pid, uint32_t *pdn);
 /* Enters the entry of rkey if it is pid's, on dev, in PD pdn, grants need and covers
  * [raddr, raddr + len): true with *host (the address in pid's memory) and *ticket; the
  * caller copies and then leaves. false: not published there, use the mailbox. */

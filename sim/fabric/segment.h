@@ -42,7 +42,7 @@ bool sim_fabric_attach(const char *name);
 /* Below: the layout and helpers shared by registry.c and mailbox.c only. */
 
 #define FAB_MAGIC 0x66767366u /* "fvsf" */
-#define FAB_VERSION 7u
+#define FAB_VERSION 8u
 #define FAB_QPS 4096
 #define FAB_MRS 4096
 #define FAB_PROCS 64
@@ -109,9 +109,11 @@ struct fab_qp {
 	int32_t pid; /* 0: free entry */
 	uint16_t dev, proc;
 	uint32_t qpn;
-	/* What a requester needs to place an RDMA WRITE itself (mrtab.h): an RC QP able to
-	 * receive (rc_rx 1), its remote access flags and its PD number. */
-	uint32_t rc_rx, access, pdn;
+	/* What a requester needs to place an RDMA WRITE itself (mrtab.h): an RC QP or DCT
+	 * able to receive (rx, SIM_FAB_RX_*), its remote access flags, PD number and the
+	 * DCT's key. */
+	uint32_t rx, access, pdn;
+	uint64_t dc_key;
 };
 
 /* An MR of a process, published so that requesters in other processes can place RDMA

@@ -16,6 +16,7 @@ struct sim_wire {
 	uint8_t pad[2];
 	uint32_t src_qpn, src_qkey, dqpn, rkey, qkey, xrc_srqn, niov;
 	uint64_t raddr, len, swap_add, compare;
+	uint64_t dc_key; /* DC: the access key the DCI presents */
 	uint8_t imm[4];
 	uint8_t grh_bytes[40];
 	struct sim_iov iov[SIM_MAX_IOV];

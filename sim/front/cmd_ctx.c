@@ -158,6 +158,10 @@ int sim_cmd_query_device_ex(struct sim_cmd *c)
 	dresp.response_length = sizeof(dresp);
 	dresp.tso_caps.max_tso = SIM_MAX_TSO;
 	dresp.tso_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+	/* DC as a ConnectX-5 has it: DCTs may ask for scatter to CQE (a request the device
+	 * may leave unused: libmlx5 reads the data from the buffer when the CQE carries
+	 * none), and no DCI streams (dci_streams_caps 0). */
+	dresp.flags = MLX5_IB_QUERY_DEV_RESP_FLAGS_SCAT2CQE_DCT;
 	CMD_DRV_RESP(c, dresp);
 	/* Fields past the caller's room are not reported; it learns so from the length. */
 	resp.response_length = (uint32_t)(c->out_core < sizeof(resp) ? c->out_core : sizeof(resp));

@@ -46,6 +46,9 @@ static int create(struct sim_cmd *c, const struct ib_uverbs_create_qp *req, uint
 	CMD_DRV(c, dreq);
 	if (flags & ~CORE_CREATE_FLAGS)
 		return EINVAL; /* the uverbs core knows no such flag */
+	/* DC: the driver decides on its vendor flags before it looks at the core ones. */
+	if (req->qp_type == IBV_QPT_DRIVER && (err = sim_dc_create_flags(dreq.flags, flags)))
+		return err;
 	/* Blocking multicast loopback holds trivially: the device has no multicast. The
 	 * others (cross-channel, scatter FCS, VLAN stripping, source QPN, end padding) are
 	 * capabilities it lacks. */
@@ -75,6 +78,7 @@ static int create(struct sim_cmd *c, const struct ib_uverbs_create_qp *req, uint
 	}
 	in.buf = dreq.buf_addr;
 	in.sq_buf = dreq.sq_buf_addr;
+	in.dc_key = dreq.access_key; /* the same bytes: a DCT has no SQ buffer */
 	in.dbrec = dreq.db_addr;
 	in.sq_wqe_cnt = dreq.sq_wqe_count;
 	in.rq_wqe_cnt = dreq.rq_wqe_count;
@@ -180,13 +184,40 @@ static void path_to_uverbs(struct ib_uverbs_qp_dest *d, const struct sim_path *p
 	memcpy(d->dgid, p->dgid, 16);
 }
 
+/* A DCT's move to RTR answers its new number in the driver response, which needs room
+ * for at least the length and the number (the legacy command has none). */
+static int dct_rtr_room(const struct sim_cmd *c, const struct sim_qp *qp,
+			const struct ib_uverbs_modify_qp *r)
+{
+	bool to_rtr = (r->attr_mask & IBV_QP_STATE) && r->qp_state == IBV_QPS_RTR;
+
+	if (qp->dc != SIM_DC_DCT || !to_rtr || qp->state != IBV_QPS_INIT)
+		return 0;
+	return c->out_drv < offsetof(struct mlx5_ib_modify_qp_resp, ece_options) ? EINVAL : 0;
+}
+
+static void dct_rtr_resp(struct sim_cmd *c, const struct sim_qp *qp)
+{
+	struct mlx5_ib_modify_qp_resp dresp = { 0 };
+
+	dresp.response_length = c->out_drv < sizeof(dresp) ?
+					offsetof(struct mlx5_ib_modify_qp_resp, ece_options) :
+					sizeof(dresp);
+	dresp.dctn = qp->qpn;
+	CMD_DRV_RESP(c, dresp);
+}
+
 static int modify(struct sim_cmd *c, const struct ib_uverbs_modify_qp *r)
 {
 	struct sim_qp_attr a = { 0 };
 	struct sim_qp *qp;
+	uint8_t before;
 	int err;
 
 	CMD_OBJ(c, r->qp_handle, SIM_UOBJ_QP, qp);
+	if ((err = dct_rtr_room(c, qp, r)))
+		return err;
+	before = qp->state;
 	a.mask = r->attr_mask;
 	a.state = r->qp_state;
 	a.cur_state = r->cur_qp_state;
@@ -215,6 +246,8 @@ static int modify(struct sim_cmd *c, const struct ib_uverbs_modify_qp *r)
 	/* A message still out at another process is forgotten when the QP stops. */
 	if (!err && (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_ERR))
 		sim_remote_cancel(qp);
+	if (!err && qp->dc == SIM_DC_DCT && before == IBV_QPS_INIT)
+		dct_rtr_resp(c, qp);
 	return err;
 }
 
@@ -251,6 +284,8 @@ int sim_cmd_query_qp(struct sim_cmd *c)
 
 	CMD_REQ(c, req);
 	CMD_OBJ(c, req.qp_handle, SIM_UOBJ_QP, qp);
+	if (qp->dc == SIM_DC_DCT && sim_dct_query_mask(qp, req.attr_mask))
+		return EINVAL;
 	path_to_uverbs(&r.dest, &qp->path);
 	path_to_uverbs(&r.alt_dest, &qp->alt_path);
 	r.max_send_wr = qp->cap.max_send_wr;

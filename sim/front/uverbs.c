@@ -180,6 +180,7 @@ static int run(struct sim_ctx *ctx, const uint8_t *buf, size_t count, bool *crea
 		drv_room = (size_t)exh.provider_out_words * 8;
 	}
 	c->out_core = core_room;
+	c->out_drv = drv_room;
 
 	sim_lock();
 	if (!ctx->live && d->num != IB_USER_VERBS_CMD_GET_CONTEXT)

@@ -33,6 +33,7 @@ struct sim_cmd {
 	uint8_t drv_resp[512]; /* driver response */
 	size_t drv_resp_len;
 	size_t out_core; /* room the caller gave for the core response */
+	size_t out_drv; /* room the caller gave for the driver response */
 	bool context_created; /* GET_CONTEXT succeeded: start the device thread */
 };
 

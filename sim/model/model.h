@@ -71,6 +71,7 @@ struct sim_qp_init {
 	struct sim_xrcd *xrcd;
 	uint32_t sq_wqe_cnt, rq_wqe_cnt, rq_wqe_shift, flags, uidx;
 	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge, max_inline;
+	uint64_t dc_key; /* DCT: access key (the driver request's union with sq_buf) */
 };
 int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_qp **out);
 /* A QP whose head WQE is in flight to another process (fab_ticket >= 0) must have that
@@ -81,6 +82,18 @@ int sim_qp_destroy(struct sim_qp *qp);
 /* The QP's state, access flags or PD changed: tell the fabric (after every change of
  * qp->state outside sim_qp_modify too). */
 void sim_qp_publish(const struct sim_qp *qp);
+
+/* DC (dc.c). The mlx5 vendor flags and core create flags of a CREATE_QP of type
+ * IBV_QPT_DRIVER: 0 or the errno the kernel gives (EOPNOTSUPP with DC off). */
+int sim_dc_create_flags(uint32_t vendor, uint32_t core);
+/* The DC role the vendor flags name (after sim_dc_create_flags accepted them). */
+uint8_t sim_dc_role(uint32_t vendor);
+/* The attributes a DCI or DCT may change in this transition: 0 or EINVAL. */
+int sim_dc_modify_mask(const struct sim_qp *qp, uint8_t next, uint32_t mask);
+/* QUERY_QP on a DCT: only in RTR, only these attributes. */
+int sim_dct_query_mask(const struct sim_qp *qp, uint32_t mask);
+/* A DCT entering RTR gets its number from the QPN space (qp.c). */
+int sim_dct_number(struct sim_qp *qp);
 
 /* Steering rules (flow.c). flow is the caller's filled template (qp, type, port,
  * priority, specs); the model copies it. A QP with rules cannot be destroyed (EBUSY). */

@@ -168,13 +168,19 @@ struct sim_path {
 
 struct sim_wqe;
 
+/* Dynamically Connected QPs, both of type IBV_QPT_DRIVER: a DCI is a requester that names
+ * its destination DCT per WQE; a DCT is a responder without queues of its own. */
+enum { SIM_DC_NONE, SIM_DC_DCI, SIM_DC_DCT };
+
 struct sim_qp {
 	struct sim_list link; /* world.qps */
 	struct sim_ctx *ctx;
 	uint32_t handle, qpn;
 	uint64_t user_handle;
 	uint8_t type; /* IBV_QPT_* */
+	uint8_t dc; /* SIM_DC_*: which DC role an IBV_QPT_DRIVER QP has */
 	uint8_t state; /* IBV_QPS_* */
+	uint64_t dc_key; /* DCT: the access key a DCI's address vector must carry */
 	struct sim_pd *pd;
 	struct sim_cq *scq, *rcq;
 	struct sim_srq *srq;

@@ -14,8 +14,6 @@
 
 #define MAX_WQE_CNT 32768u /* log_max_qp_sz 15, also what we report as max_send_wqebb */
 #define MLX5_QP_FLAG_SIGNATURE 1u
-#define MLX5_QP_FLAG_TYPE_DCT (1u << 4)
-#define MLX5_QP_FLAG_TYPE_DCI (1u << 5)
 
 static bool pow2_or_zero(uint32_t v)
 {
@@ -62,6 +60,19 @@ static bool has_eth_port(const struct sim_dev *dev)
 	return false;
 }
 
+/* The kernel's check_qp_attr: a DCT receives through an SRQ and its CQ only; a DCI has
+ * no receive side (an SRQ it is given is never used). */
+static int check_dc(const struct sim_qp_init *in)
+{
+	if (!in->pd || (in->srq && in->srq->xrc))
+		return EINVAL;
+	if (sim_dc_role(in->flags) == SIM_DC_DCT)
+		return in->srq && in->rcq ? 0 : EINVAL;
+	if (in->max_recv_wr || in->max_recv_sge || in->rq_wqe_cnt)
+		return EINVAL;
+	return in->scq ? 0 : EINVAL;
+}
+
 static int check_type(const struct sim_qp_init *in)
 {
 	switch (in->type) {
@@ -82,7 +93,7 @@ static int check_type(const struct sim_qp_init *in)
 			return EOPNOTSUPP; /* raw Ethernet needs an Ethernet port */
 		return in->pd && in->scq && in->rcq && !(in->srq && in->srq->xrc) ? 0 : EINVAL;
 	case IBV_QPT_DRIVER:
-		return EOPNOTSUPP; /* no DC */
+		return check_dc(in);
 	default:
 		return EINVAL;
 	}
@@ -94,15 +105,20 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 	struct sim_qp *qp;
 	int err;
 
-	if ((err = check_type(in)) || (err = check_geometry(in)))
+	uint8_t dc = in->type == IBV_QPT_DRIVER ? sim_dc_role(in->flags) : SIM_DC_NONE;
+
+	/* A DCT has no queue buffer or doorbell record: nothing to check. */
+	if ((err = check_type(in)) || (dc != SIM_DC_DCT && (err = check_geometry(in))))
 		return err;
-	if (in->flags & (MLX5_QP_FLAG_TYPE_DCT | MLX5_QP_FLAG_TYPE_DCI))
-		return EOPNOTSUPP;
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return ENOMEM;
 	qp->ctx = ctx;
-	qp->qpn = sim_fabric_on() ? sim_fabric_next_qpn(dev->index) : dev->next_qpn++;
+	qp->dc = dc;
+	qp->dc_key = dc == SIM_DC_DCT ? in->dc_key : 0;
+	/* A DCT gets its number when it reaches RTR (sim_dct_number); until then it is 0. */
+	if (dc != SIM_DC_DCT)
+		qp->qpn = sim_fabric_on() ? sim_fabric_next_qpn(dev->index) : dev->next_qpn++;
 	qp->fab_ticket = -1;
 	qp->fab_reg = -1;
 	qp->user_handle = in->user_handle;
@@ -140,7 +156,7 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 	qp->cap.max_inline = in->max_inline;
 	qp->port = 1;
 	qp->path_mtu = IBV_MTU_4096;
-	if (sim_idmap_put(&dev->qps, qp->qpn, qp)) {
+	if (qp->qpn && sim_idmap_put(&dev->qps, qp->qpn, qp)) {
 		free(qp);
 		return ENOMEM;
 	}
@@ -155,9 +171,10 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 	if (qp->xrcd)
 		qp->xrcd->users++;
 	sim_list_add_tail(&sim_world.qps, &qp->link);
-	ctx->nqp_created++;
+	if (qp->sq_cnt)
+		ctx->nqp_created++;
 	/* Everything but an XRC initiator can be addressed by other processes. */
-	if (sim_fabric_on() && qp->type != IBV_QPT_XRC_SEND)
+	if (sim_fabric_on() && qp->type != IBV_QPT_XRC_SEND && qp->qpn)
 		qp->fab_reg = sim_fabric_add_qp(dev->index, qp->qpn);
 	sim_dbg("%s: QP 0x%x type %d sq %u rq %u<<%u uidx %u", dev->name, qp->qpn, qp->type,
 		qp->sq_cnt, qp->rq_cnt, qp->rq_shift, qp->uidx);
@@ -169,11 +186,12 @@ int sim_qp_destroy(struct sim_qp *qp)
 {
 	if (!sim_list_empty(&qp->flows))
 		return EBUSY; /* its steering rules hold it, as in the kernel */
-	if (sim_fabric_on() && qp->type != IBV_QPT_XRC_SEND)
+	if (sim_fabric_on() && qp->type != IBV_QPT_XRC_SEND && qp->qpn)
 		sim_fabric_del_qp(qp->ctx->dev->index, qp->qpn);
 	free(qp->inflight);
 	sim_list_del(&qp->link);
-	sim_idmap_del(&qp->ctx->dev->qps, qp->qpn);
+	if (qp->qpn)
+		sim_idmap_del(&qp->ctx->dev->qps, qp->qpn);
 	if (qp->pd)
 		qp->pd->users--;
 	if (qp->scq)
@@ -188,14 +206,33 @@ int sim_qp_destroy(struct sim_qp *qp)
 	return 0;
 }
 
-/* Requesters in other processes place RDMA WRITEs into an RC QP's memory themselves only
- * while it can receive; they read that, its access flags and PD from the registry. */
+/* Requesters in other processes place RDMA WRITEs into an RC QP's or a DCT's memory
+ * themselves only while it can receive; they read that, its access flags, PD and DC key
+ * from the registry. */
 void sim_qp_publish(const struct sim_qp *qp)
 {
 	bool rx = qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS ||
 		  qp->state == IBV_QPS_SQD || qp->state == IBV_QPS_SQE;
 
+	uint32_t kind = !rx ? SIM_FAB_RX_NONE :
+			qp->type == IBV_QPT_RC ? SIM_FAB_RX_RC :
+			qp->dc == SIM_DC_DCT ? SIM_FAB_RX_DCT : SIM_FAB_RX_NONE;
+
 	if (qp->fab_reg >= 0)
-		sim_fabric_qp_state(qp->fab_reg, rx && qp->type == IBV_QPT_RC, qp->access,
-				    qp->pd ? qp->pd->pdn : 0);
+		sim_fabric_qp_state(qp->fab_reg, kind, qp->access, qp->pd ? qp->pd->pdn : 0,
+				    qp->dc_key);
+}
+
+int sim_dct_number(struct sim_qp *qp)
+{
+	struct sim_dev *dev = qp->ctx->dev;
+	uint32_t n = sim_fabric_on() ? sim_fabric_next_qpn(dev->index) : dev->next_qpn++;
+
+	if (sim_idmap_put(&dev->qps, n, qp))
+		return ENOMEM;
+	qp->qpn = n;
+	if (sim_fabric_on())
+		qp->fab_reg = sim_fabric_add_qp(dev->index, n);
+	sim_dbg("%s: DCT 0x%x key 0x%llx", dev->name, n, (unsigned long long)qp->dc_key);
+	return 0;
 }

@@ -188,12 +188,20 @@ int sim_qp_modify(struct sim_qp *qp, const struct sim_qp_attr *a)
 	if (next >= NSTATES || qp->state >= NSTATES)
 		return EINVAL;
 	t = &table[qp->state][next];
-	if (!t->valid)
-		return EINVAL;
-	allowed = S | t->req[tc] | t->opt[tc];
-	if ((a->mask & t->req[tc]) != t->req[tc] || (a->mask & ~allowed))
-		return EINVAL;
+	if (qp->dc) {
+		if ((err = sim_dc_modify_mask(qp, next, a->mask)))
+			return err;
+	} else {
+		if (!t->valid)
+			return EINVAL;
+		allowed = S | t->req[tc] | t->opt[tc];
+		if ((a->mask & t->req[tc]) != t->req[tc] || (a->mask & ~allowed))
+			return EINVAL;
+	}
 	if ((err = check_values(qp, a)))
+		return err;
+	/* The DCT exists in the HCA, with its number, from RTR on. */
+	if (qp->dc == SIM_DC_DCT && next == IBV_QPS_RTR && (err = sim_dct_number(qp)))
 		return err;
 
 	if (a->mask & PORT)
