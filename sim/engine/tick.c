@@ -28,7 +28,7 @@
 #include "now.h"
 
 /* A real-time signal far from SIGRTMIN, which programs and libraries take first. */
-#define SIGNAL (SIGRTMAX - 3)
+#define SIGNAL SIM_TICK_SIGNAL
 #define QUIET_NS 20000000ull
 /* A tick costs about 5 us on the 2-CPU VM this was measured on (timer interrupt, signal
  * frame, pass); every 10 us left the program too little time between ticks. */
@@ -97,6 +97,7 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 		/* Stopped before hot drops, so a restart (sim_tick_wake) is not undone. */
 		arm(0);
 		__atomic_store_n(&hot, 0, __ATOMIC_RELEASE);
+		sim_mailbox_kick_to(0);
 		sim_mailbox_polling(0);
 		errno = saved;
 		return;
@@ -207,6 +208,7 @@ void sim_tick_wake(void)
 		return;
 	last_work = sim_now_ns();
 	__atomic_store_n(&hot, 1, __ATOMIC_RELEASE);
+	sim_mailbox_kick_to(owner);
 	arm(period_ns);
 }
 
