@@ -72,6 +72,12 @@ $(B)/tests/lib/%.o: tests/lib/%.c $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -c -o $@ $<
 
+# tests/sim-mpi runs the MPI ranks of tests/mpi/, built with Open MPI's compiler wrapper.
+$(B)/tests/sim-mpi: $(B)/tests/mpi/mpi-check
+$(B)/tests/mpi/mpi-check: tests/mpi/mpi-check.c
+	@mkdir -p $(@D)
+	mpicc -std=c11 -Wall -Wextra -Werror -O2 -g -o $@ $<
+
 # tests/sim-examples runs the example programs.
 $(B)/tests/sim-examples: $(EX_BINS)
 
