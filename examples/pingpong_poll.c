@@ -73,8 +73,8 @@ static int tcp_connect(const char *host)
 		if (fd < 0)
 			continue;
 		if (host) {
-			/* The server may not listen yet: try for a while. */
-			for (int i = 0; i < 100; i++) {
+			/* The server may not listen yet: try for 30 s. */
+			for (int i = 0; i < 300; i++) {
 				if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
 					goto done;
 				usleep(100000);
