@@ -12,7 +12,8 @@
  *   pingpong_poll [-p port] [-n iterations] [-s bytes] [-d device] HOST       client
  *
  * On the software device both run on one fabric:
- *   FVSIM_FABRIC=pp sim/fvsim-run pingpong_poll & FVSIM_FABRIC=pp sim/fvsim-run pingpong_poll localhost
+ *   FVSIM_FABRIC=pp sim/fvsim-run pingpong_poll &
+ *   FVSIM_FABRIC=pp sim/fvsim-run pingpong_poll localhost
  */
 #include <arpa/inet.h>
 #include <getopt.h>
