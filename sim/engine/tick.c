@@ -14,7 +14,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -30,9 +29,6 @@
 /* A real-time signal far from SIGRTMIN, which programs and libraries take first. */
 #define SIGNAL SIM_TICK_SIGNAL
 #define QUIET_NS 20000000ull
-/* A tick costs about 5 us on the 2-CPU VM this was measured on (timer interrupt, signal
- * frame, pass); every 10 us left the program too little time between ticks. */
-#define DEFAULT_NS 20000L
 #define MAX_SKIP 16
 
 static timer_t timer;
@@ -147,11 +143,10 @@ static void forked(void)
 
 static bool setup(void)
 {
-	const char *env = getenv("FVSIM_TICK_US");
 	struct sigaction sa;
 
-	period_ns = env && *env ? strtol(env, NULL, 10) * 1000 : DEFAULT_NS;
-	if (period_ns <= 0 || period_ns >= 1000000000)
+	period_ns = sim_world.cfg.tick_us * 1000L;
+	if (period_ns <= 0)
 		return false;
 	/* A program that uses the signal itself keeps it; its pollers then rely on the device
 	 * thread. */
