@@ -78,8 +78,8 @@ $(B)/tests/mpi/mpi-check: tests/mpi/mpi-check.c
 	@mkdir -p $(@D)
 	mpicc -std=c11 -Wall -Wextra -Werror -O2 -g -o $@ $<
 
-# tests/sim-examples runs the example programs.
-$(B)/tests/sim-examples: $(EX_BINS)
+# tests/sim-examples runs the example programs, and tests/sim-tick one of them.
+$(B)/tests/sim-examples $(B)/tests/sim-tick: $(EX_BINS)
 
 # The rdma_cm example also links librdmacm.
 $(B)/examples/rdma_cm_pingpong: VERBS_LIBS += -lrdmacm
