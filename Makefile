@@ -72,8 +72,14 @@ $(B)/tests/lib/%.o: tests/lib/%.c $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -c -o $@ $<
 
-# tests/sim-examples runs the example programs.
-$(B)/tests/sim-examples: $(EX_BINS)
+# tests/sim-mpi runs the MPI ranks of tests/mpi/, built with Open MPI's compiler wrapper.
+$(B)/tests/sim-mpi: $(B)/tests/mpi/mpi-check
+$(B)/tests/mpi/mpi-check: tests/mpi/mpi-check.c
+	@mkdir -p $(@D)
+	mpicc -std=c11 -Wall -Wextra -Werror -O2 -g -o $@ $<
+
+# tests/sim-examples runs the example programs, and tests/sim-tick one of them.
+$(B)/tests/sim-examples $(B)/tests/sim-tick: $(EX_BINS)
 
 # The rdma_cm example also links librdmacm.
 $(B)/examples/rdma_cm_pingpong: VERBS_LIBS += -lrdmacm

@@ -9,6 +9,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "sim-proc.h"
+#include "sim-tcp.h"
+
 /* Run the example name (built under FV_BUILD) with args; its status, its first line in out. */
 static int run_example(const char *name, const char *args, char *out, size_t n)
 {
@@ -61,4 +64,29 @@ Test(sim_examples, raw_eth)
 	cr_expect_eq(frames, 7, "3 UDP frames and 4 TSO segments printed");
 	cr_assert(strstr(last, "raw_eth: 3 UDP frames and a TSO burst of 4000 bytes in 4 segments of at most 1000 "
 			       "arrived, checksums good"), "%s", last);
+}
+
+/*
+ * pingpong_poll between two processes of one fabric (through fvsim-run, FVSIM_RUN): both
+ * exit 0 (each checks every byte it receives) and the client prints its round trips.
+ */
+Test(sim_examples, pingpong_poll)
+{
+	struct simt_fabric fab;
+	char port[16], path[512];
+	int rc_srv, rc_cli;
+	pid_t srv;
+
+	simt_fabric_join(&fab, "ppoll");
+	snprintf(port, sizeof(port), "%d", simt_free_port());
+	snprintf(path, sizeof(path), "%s/%s/examples/pingpong_poll", FV_TOP, FV_BUILD);
+	char *s_args[] = { path, "-p", port, "-n", "300", "-s", "32", NULL };
+	char *c_args[] = { path, "-p", port, "-n", "300", "-s", "32", "127.0.0.1", NULL };
+	srv = simt_spawn(s_args, fab.srv_out);
+	rc_cli = simt_finish_within(simt_spawn(c_args, fab.cli_out), 120);
+	rc_srv = simt_finish_within(srv, 120);
+	cr_expect_eq(rc_cli, 0, "client exit %d", rc_cli);
+	cr_expect_eq(rc_srv, 0, "server exit %d", rc_srv);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "round trip (us): min"), 1);
+	simt_fabric_leave(&fab);
 }

@@ -259,6 +259,45 @@ Test(sim_rdmacm, rc_connect_send_disconnect)
 	TEARDOWN(ch, s, c, l);
 }
 
+/* Retry counts above the IB CM's 3 bits (libfabric's RxM asks for 15) connect, clamped to
+ * 7 on both QPs as the kernel's cma.c does, instead of failing the RTS transition. */
+Test(sim_rdmacm, retry_counts_over_7_are_clamped)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *l, *c, *s;
+	struct rdma_cm_event *e;
+	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1,
+				      .retry_count = 15, .rnr_retry_count = 15 };
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
+
+	cr_assert(ch);
+	l = listener(ch, RDMA_PS_TCP, "127.0.0.1", 7477);
+	c = resolved(ch, RDMA_PS_TCP, "127.0.0.1", 7477);
+	make_qp(c, IBV_QPT_RC);
+	cr_assert_eq(rdma_connect(c, &cp), 0, "connect: %s", strerror(errno));
+	e = expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	s = e->id;
+	ack(e);
+	make_qp(s, IBV_QPT_RC);
+	cr_assert_eq(rdma_accept(s, &cp), 0, "accept: %s", strerror(errno));
+	ack(expect(ch, RDMA_CM_EVENT_ESTABLISHED));
+	ack(expect(ch, RDMA_CM_EVENT_ESTABLISHED));
+	for (int i = 0; i < 2; i++) {
+		struct ibv_qp *qp = i ? s->qp : c->qp;
+
+		cr_assert_eq(ibv_query_qp(qp, &qa, IBV_QP_STATE | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY,
+					  &qia), 0);
+		cr_assert_eq(qa.qp_state, IBV_QPS_RTS);
+		cr_assert_eq(qa.retry_cnt, 7, "%s: retry_cnt %u", i ? "server" : "client", qa.retry_cnt);
+		cr_assert_eq(qa.rnr_retry, 7, "%s: rnr_retry %u", i ? "server" : "client", qa.rnr_retry);
+	}
+	cr_assert_eq(rdma_disconnect(c), 0);
+	ack(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
+	ack(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
+	TEARDOWN(ch, s, c, l);
+}
+
 Test(sim_rdmacm, reject_carries_reason_and_data)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();

@@ -6,17 +6,14 @@
  * test has its own fabric and TCP port (ucx_perftest exchanges addresses over TCP), and
  * every program runs within a time limit. Runs are short: the point is that UCX's WQEs
  * go through, not how fast. */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
 
 #include "sim-proc.h"
+#include "sim-tcp.h"
 
 #define LIMIT_S 90
 
@@ -58,50 +55,6 @@ static void leave_fabric(void)
 
 TestSuite(sim_ucx_tools, .init = join_fabric, .fini = leave_fabric, .timeout = 240);
 
-/* A TCP port nobody uses right now (the kernel's choice for a bind to port 0). */
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int s = socket(AF_INET, SOCK_STREAM, 0);
-
-	cr_assert_geq(s, 0);
-	cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof(a)), 0, "%s", strerror(errno));
-	cr_assert_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
-	close(s);
-	return ntohs(a.sin_port);
-}
-
-/* Whether some process listens on TCP port (IPv4 or IPv6), per /proc/net/tcp*. */
-static bool listening(int port)
-{
-	static const char *const tables[] = { "/proc/net/tcp", "/proc/net/tcp6" };
-	char line[512], want[16];
-
-	snprintf(want, sizeof(want), ":%04X ", port);
-	for (size_t t = 0; t < 2; t++) {
-		FILE *f = fopen(tables[t], "r");
-
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			const char *local = strchr(line, ':'), *st;
-
-			/* "sl: local_address rem_address st ...": state 0A is LISTEN. */
-			if (!local || !(local = strchr(local + 1, ':')) || strncmp(local, want, strlen(want)))
-				continue;
-			st = local + strlen(want);
-			st = strchr(st, ' ');
-			if (st && !strncmp(st + 1, "0A", 2)) {
-				fclose(f);
-				return true;
-			}
-		}
-		fclose(f);
-	}
-	return false;
-}
-
 /* ucx_perftest as server, then (once it listens) as client with the test's arguments;
  * both must exit 0 within the limit and the client print its final line. */
 static void perftest(const char *const test[])
@@ -111,14 +64,14 @@ static void perftest(const char *const test[])
 	int n = 4, rc_cli, rc_srv;
 	pid_t s;
 
-	snprintf(port, sizeof(port), "%d", free_port());
+	snprintf(port, sizeof(port), "%d", simt_free_port());
 	for (int i = 0; test[i] && n < 31; i++)
 		cli[n++] = (char *)test[i];
 	cli[n] = NULL;
 	s = simt_spawn(srv, fab.srv_out);
-	for (int i = 0; i < LIMIT_S * 20 && !listening(atoi(port)); i++)
+	for (int i = 0; i < LIMIT_S * 20 && !simt_listening(atoi(port)); i++)
 		usleep(50 * 1000);
-	cr_assert(listening(atoi(port)), "ucx_perftest never listened on port %s", port);
+	cr_assert(simt_listening(atoi(port)), "ucx_perftest never listened on port %s", port);
 	rc_cli = simt_finish_within(simt_spawn(cli, fab.cli_out), LIMIT_S);
 	rc_srv = simt_finish_within(s, LIMIT_S);
 	cr_expect_eq(rc_cli, 0, "client exit %d", rc_cli);

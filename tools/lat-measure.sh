@@ -2,8 +2,10 @@
 # lat-measure.sh [-r ROUNDS] [-n ITERS] [-t "TOOLS"] [-q | -Q] [DIR...]
 # Round-trip latency of the stock busy-polling tools between two processes on the
 # software device (FVSIM_FABRIC): ib_send_lat, ib_write_lat (perftest, median
-# t_typical, reported one way: printed here as the round trip, 2 x t_typical) and
-# ibv_rc_pingpong (mean usec/iter, a round trip). Each DIR is a directory holding a
+# t_typical, reported one way: printed here as the round trip, 2 x t_typical),
+# ibv_rc_pingpong (mean usec/iter, a round trip), and programs that poll memory:
+# ucx_put_lat and ucx_am_lat (ucx_perftest -t put_lat / am_lat over rc_mlx5, typical,
+# one way: printed as 2 x typical) and pingpong_poll (examples/, fv_poll; its median). Each DIR is a directory holding a
 # libfvsim.so and fvsim-sysfs (default: build/sim); with several, each round runs them
 # back to back (before/after comparisons). -q runs every pair in a session of its own
 # whose autogroup has nice -20 (root only), the nearest to an idle machine a shared one
@@ -22,7 +24,7 @@ case " $* " in
 esac
 here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=5 iters=1000 quiet=0
-tools="ib_send_lat ib_write_lat ibv_rc_pingpong"
+tools="ib_send_lat ib_write_lat ibv_rc_pingpong ucx_put_lat ucx_am_lat pingpong_poll"
 while getopts r:n:t:qQ o; do
     case $o in
         r) rounds=$OPTARG ;;
@@ -47,25 +49,29 @@ fab=latm$$
 one() {
     tool=$1 dir=$2
     port=$((port + 1))
+    sargs="-p $port -n $iters" cargs=localhost prog=$tool
     case $tool in
-        ibv_rc_pingpong) sargs="-p $port -n $iters" ;;
-        *) sargs="-p $port -n $iters" ;;
+        ucx_*) prog=ucx_perftest sargs="-p $port"
+               cargs="-d mlx5_0:1 -x rc_mlx5 -t ${tool#ucx_} -n $iters localhost" ;;
+        pingpong_poll) prog=$here/build/examples/pingpong_poll ;;
     esac
-    run="env FVSIM_BUILD=$dir FVSIM_FABRIC=$fab-$port ${TASKSET:-} $here/sim/fvsim-run $tool $sargs"
+    run="env FVSIM_BUILD=$dir FVSIM_FABRIC=$fab-$port ${TASKSET:-} $here/sim/fvsim-run $prog $sargs"
     wrap=""
     [ "$quiet" = 1 ] && wrap="setsid sh -c 'echo -20 > /proc/self/autogroup; exec \"\$0\" \"\$@\"'"
-    eval "$wrap $run" > "$tmp/srv" 2>&1 &
+    eval "$wrap timeout 150 $run" > "$tmp/srv" 2>&1 &
     srv=$!
     ok=0
     for _ in $(seq 50); do
         sleep 0.1
-        if eval "$wrap $run localhost" > "$tmp/cli" 2>&1; then ok=1; break; fi
+        if eval "$wrap timeout 120 $run $cargs" > "$tmp/cli" 2>&1; then ok=1; break; fi
     done
     wait $srv || ok=0
     rm -f "/dev/shm/fvsim-$(id -u)-$fab-$port"
     [ $ok = 1 ] || { echo fail; return; }
     case $tool in
         ibv_rc_pingpong) awk '/usec\/iter/ { print $(NF-1); exit }' "$tmp/cli" ;;
+        ucx_*) awk '/^Final:/ { printf "%.2f\n", 2 * $3; exit }' "$tmp/cli" ;;
+        pingpong_poll) awk '/^round trip/ { print $7; exit }' "$tmp/cli" ;;
         *) awk -v n="$iters" '$2 == n && NF >= 6 { printf "%.2f\n", 2 * $5; exit }' "$tmp/cli" ;;
     esac
 }
@@ -86,7 +92,7 @@ for r in $(seq "$rounds"); do
         echo "$line us"
     done
 done
-echo "# median of $rounds rounds, round trip in us (perftest: 2 x t_typical; ibv_rc_pingpong: usec/iter); load now: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# median of $rounds rounds, round trip in us (perftest: 2 x t_typical; ibv_rc_pingpong: usec/iter; ucx: 2 x typical; pingpong_poll: median); load now: $(cut -d' ' -f1-3 /proc/loadavg)"
 for tool in $tools; do
     line="$tool:"
     i=0

@@ -47,14 +47,16 @@ static void reply(const struct cm_id *id, uint8_t kind, uint8_t status)
 	cm_send(&id->peer, &m);
 }
 
-/* The user's connection parameters as REQ and REP carry them. */
+/* The user's connection parameters as REQ and REP carry them: the IB CM's retry fields
+ * are 3 bits wide, and the kernel's cma.c clamps both counts to 7 (libfabric's RxM asks
+ * for 15 retries, which would make the QP's RTS transition fail with EINVAL). */
 static struct sim_wire_cm_conn conn_of(const struct rdma_ucm_conn_param *p)
 {
 	return (struct sim_wire_cm_conn){
 		.resp_res = p->responder_resources,
 		.init_depth = p->initiator_depth,
 		.flow_control = p->flow_control,
-		.retry = p->retry_count,
+		.retry = p->retry_count < 7 ? p->retry_count : 7,
 		.rnr_retry = p->rnr_retry_count < 7 ? p->rnr_retry_count : 7,
 		.srq = p->srq,
 	};

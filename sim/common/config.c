@@ -58,6 +58,9 @@ void sim_config_load(struct sim_config *cfg)
 	cfg->no_blueflame = env_int("FVSIM_NO_BLUEFLAME", 0, 0, 1);
 	cfg->direct = env_int("FVSIM_DIRECT", 1, 0, 1);
 	cfg->no_dc = env_int("FVSIM_NO_DC", 0, 0, 1);
+	/* A tick costs about 5 us on a 2-CPU VM (timer interrupt, signal frame, pass): every
+	 * 10 us left a poller too little time between ticks under load. */
+	cfg->tick_us = env_int("FVSIM_TICK_US", 20, 0, 100000);
 	cfg->fabric[0] = 0;
 	/* The name becomes part of a shared-memory object name: keep it to safe characters. */
 	if (fab && *fab && strlen(fab) < sizeof(cfg->fabric) &&

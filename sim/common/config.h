@@ -32,6 +32,7 @@ struct sim_config {
 	int no_blueflame; /* FVSIM_NO_BLUEFLAME=1: every QP gets bfreg 0 (doorbell only) */
 	int direct; /* FVSIM_DIRECT=0: RDMA WRITEs to other processes always go by mailbox */
 	int no_dc; /* FVSIM_NO_DC=1: no DC transport, DCI/DCT creation is refused */
+	int tick_us; /* FVSIM_TICK_US: poller tick period (engine/tick.h), 0: none */
 	char fabric[64]; /* FVSIM_FABRIC: shared fabric name, "" for a private device */
 	bool eth[SIM_MAX_PORTS + 1]; /* FVSIM_LINK: port p (1-based) is Ethernet (RoCE) */
 	char link[16]; /* FVSIM_LINK as accepted ("" = all InfiniBand), names the sysfs tree */

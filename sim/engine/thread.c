@@ -13,6 +13,7 @@
 #include "../fabric/mailbox.h"
 #include "engine.h"
 #include "now.h"
+#include "tick.h"
 
 /* Last time (sim_now_ns) an application's poll ran a pass. */
 static uint64_t driven_ns;
@@ -84,6 +85,7 @@ static void *device_main(void *arg)
 		sim_unlock();
 		if (done) {
 			idle = 0;
+			sim_tick_wake();
 			/* A parked poller may be waiting for what this pass wrote. */
 			sim_mailbox_wake_parked();
 			continue;
@@ -92,7 +94,8 @@ static void *device_main(void *arg)
 		/* Sleeps end early when another process of the fabric rings our doorbell. */
 		if (step)
 			sim_mailbox_wait(bell, 1000000);
-		else if (sim_now_ns() - __atomic_load_n(&driven_ns, __ATOMIC_RELAXED) < DRIVEN_NS)
+		else if (sim_tick_hot() ||
+			 sim_now_ns() - __atomic_load_n(&driven_ns, __ATOMIC_RELAXED) < DRIVEN_NS)
 			sim_mailbox_wait(bell, DRIVEN_WAIT_NS);
 		else if (idle > 50000)
 			sim_mailbox_wait(bell, 1000000);
@@ -230,6 +233,7 @@ void sim_thread_for_memory_pollers(void)
 {
 	__atomic_store_n(&memory_pollers, true, __ATOMIC_RELEASE);
 	sim_thread_ensure();
+	sim_tick_claim();
 }
 
 void sim_thread_ensure(void)

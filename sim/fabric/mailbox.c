@@ -64,6 +64,11 @@ static bool ring(int proc, bool force)
 		return true;
 	}
 	if (!force && polling(p)) {
+		uint32_t tid = __atomic_load_n(&p->kick, __ATOMIC_ACQUIRE);
+
+		/* A signal reaches a running thread on its own CPU within microseconds. */
+		if (tid)
+			syscall(SYS_tgkill, p->pid, (pid_t)tid, SIM_TICK_SIGNAL);
 		__atomic_store_n(&nudge_due, now_ns() + FAB_POLLING_NS, __ATOMIC_RELAXED);
 		return false;
 	}
@@ -95,6 +100,14 @@ static struct fab_proc *mine(void)
 bool sim_mailbox_present(void)
 {
 	return mine() != NULL;
+}
+
+void sim_mailbox_kick_to(pid_t tid)
+{
+	struct fab_proc *p = mine();
+
+	if (p)
+		__atomic_store_n(&p->kick, (uint32_t)tid, __ATOMIC_RELEASE);
 }
 
 uint32_t sim_mailbox_news(void)

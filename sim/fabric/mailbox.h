@@ -11,6 +11,7 @@
 #ifndef FVSIM_MAILBOX_H
 #define FVSIM_MAILBOX_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -75,6 +76,11 @@ void sim_mailbox_wake_self(void);
  * any more); park waits at most ns unless the counter moved from seen; wake_parked wakes
  * the parked threads (the device thread wrote what they may be waiting for). */
 bool sim_mailbox_present(void); /* this process has an inbox on a fabric */
+/* A thread that polls memory and runs device passes on SIM_TICK_SIGNAL (engine/tick.h):
+ * while kick names it (0: none), news rung for this process while it counts as polling
+ * sends it that signal, so the pass runs at once instead of at its next tick. */
+#define SIM_TICK_SIGNAL (SIGRTMAX - 3)
+void sim_mailbox_kick_to(pid_t tid);
 uint32_t sim_mailbox_news(void);
 void sim_mailbox_polling(uint64_t now);
 void sim_mailbox_park(uint32_t seen, long ns);

@@ -77,7 +77,10 @@ struct fab_proc {
 	 * wait on (parked of them), and, unless one of its threads polled a CQ within
 	 * FAB_POLLING_NS (poll_ns, 0: none polls) and will see the news itself, dbell, which
 	 * its device thread waits on. */
-	uint32_t bell, dbell, parked, pad;
+	uint32_t bell, dbell, parked;
+	/* The thread of this process that takes SIM_TICK_SIGNAL (mailbox.h) while it polls
+	 * memory, 0 if none: news for the process is handed to it by that signal. */
+	uint32_t kick;
 	uint64_t poll_ns; /* CLOCK_MONOTONIC */
 	struct fab_slot slot[FAB_SLOTS];
 	/* CM messages for this process: cm_head - cm_tail of them wait at

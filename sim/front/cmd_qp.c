@@ -8,6 +8,7 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/mlx5-abi.h>
 
+#include "../common/log.h"
 #include "../engine/remote.h"
 #include "../model/model.h"
 #include "../model/world.h"
@@ -243,6 +244,12 @@ static int modify(struct sim_cmd *c, const struct ib_uverbs_modify_qp *r)
 	path_from_uverbs(&a.path, &r->dest);
 	path_from_uverbs(&a.alt_path, &r->alt_dest);
 	err = sim_qp_modify(qp, &a);
+	/* Which attribute was refused is what a user debugging a stock program needs. */
+	if (err)
+		sim_dbg("QP 0x%x: MODIFY_QP %d -> %d (mask 0x%x) refused: rd_atomic %u/%u, "
+			"timeout %u, retry %u, rnr %u/%u, access 0x%x", qp->qpn, qp->state, a.state,
+			a.mask, a.max_rd_atomic, a.max_dest_rd_atomic, a.timeout, a.retry_cnt,
+			a.rnr_retry, a.min_rnr_timer, a.access);
 	/* A message still out at another process is forgotten when the QP stops. */
 	if (!err && (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_ERR))
 		sim_remote_cancel(qp);

@@ -1,0 +1,60 @@
+/* TCP ports for tests that start stock client/server programs which exchange addresses
+ * over TCP: a port free right now, and whether a server listens on one yet. */
+#ifndef SIM_TCP_H
+#define SIM_TCP_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+/* A TCP port nobody uses right now (the kernel's choice for a bind to port 0). */
+static inline int simt_free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	cr_assert_geq(s, 0);
+	cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof(a)), 0, "%s", strerror(errno));
+	cr_assert_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
+	close(s);
+	return ntohs(a.sin_port);
+}
+
+/* Whether some process listens on TCP port (IPv4 or IPv6), per /proc/net/tcp*. */
+static inline bool simt_listening(int port)
+{
+	static const char *const tables[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+	char line[512], want[16];
+
+	snprintf(want, sizeof(want), ":%04X ", port);
+	for (size_t t = 0; t < 2; t++) {
+		FILE *f = fopen(tables[t], "r");
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			const char *local = strchr(line, ':'), *st;
+
+			/* "sl: local_address rem_address st ...": state 0A is LISTEN. */
+			if (!local || !(local = strchr(local + 1, ':')) || strncmp(local, want, strlen(want)))
+				continue;
+			st = strchr(local + strlen(want), ' ');
+			if (st && !strncmp(st + 1, "0A", 2)) {
+				fclose(f);
+				return true;
+			}
+		}
+		fclose(f);
+	}
+	return false;
+}
+
+#endif

@@ -1,0 +1,45 @@
+/* Open MPI (Debian openmpi-bin) over UCX on the software device: mpirun starts two ranks of
+ * tests/mpi/mpi-check, each through sim/fvsim-run on one fabric, with the UCX PML and UCX
+ * limited to the device's transports (it would take shared memory between local ranks
+ * otherwise). The ranks exchange messages of 1 byte to 1 MiB and check every byte, run an
+ * allreduce and a broadcast, and ping-pong. Bounded by mpirun's own timeout and ours. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <criterion/criterion.h>
+
+#include "sim-proc.h"
+
+#define LIMIT_S 150
+
+static struct simt_fabric fab;
+
+static void join_fabric(void)
+{
+	simt_fabric_join(&fab, "mpi");
+	/* mpirun refuses root unless told twice. */
+	setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+	setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+	setenv("UCX_TLS", "rc_mlx5,ud_mlx5,self", 1);
+}
+
+static void leave_fabric(void)
+{
+	simt_fabric_leave(&fab);
+}
+
+TestSuite(sim_mpi, .init = join_fabric, .fini = leave_fabric, .timeout = 240);
+
+Test(sim_mpi, two_ranks_over_ucx)
+{
+	char *args[] = { "mpirun", "-np", "2", "--allow-run-as-root", "--oversubscribe",
+			 "--timeout", "120", "--mca", "pml", "ucx", "--mca", "btl", "self",
+			 "-x", "UCX_TLS", "-x", "FVSIM_FABRIC", getenv("FVSIM_RUN"),
+			 FV_TOP "/" FV_BUILD "/tests/mpi/mpi-check", "200", NULL };
+	int rc = simt_finish_within(simt_spawn(args, fab.cli_out), LIMIT_S);
+
+	cr_expect_eq(rc, 0, "mpirun exit %d", rc);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "there and back, every byte checked"), 6);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "allreduce and broadcast checked"), 1);
+	cr_expect_eq(simt_count_lines(fab.cli_out, "1-byte ping-pong, 200 round trips"), 1);
+}
