@@ -169,9 +169,11 @@ check-codegen:
 deps:
 	@tools/deps.sh
 
-# Install into a scratch prefix and build a C and a C++ program through pkg-config alone.
+# The install recipes of docs/install.md tried (pkg-config, CMake and Meson consumers, the
+# installed fvsim-run), then the Debian packages built in a scratch copy and checked.
 check-install:
 	@tools/check-install.sh "$(CC)" "$(CXX)"
+	@tools/check-deb.sh
 
 # test: install what is missing, check the generated header, build and run everything,
 # run rdma-core's own test suite on the software device, then build and run the whole
