@@ -1,12 +1,12 @@
 #!/bin/sh
 # The two install recipes of docs/install.md, tried as users follow them:
 #  1. a packager's: make install DESTDIR=root PREFIX=/usr. The tree holds exactly the headers,
-#     fastverbs.pc, the CMake package, the manual pages and the software device; a C and a C++
-#     program build through pkg-config (PKG_CONFIG_SYSROOT_DIR=root, as /usr/include is a
-#     system directory pkg-config leaves out), a CMake consumer through
-#     find_package(fastverbs CONFIG) and a Meson one through pkg-config, all against root's
-#     headers; the installed fvsim-run, started from another directory, shows mlx5_0 and runs
-#     the program built; uninstall leaves no file.
+#     fastverbs.pc, the CMake package, the manual pages, the examples (share/doc/fastverbs) and
+#     the software device; a C and a C++ program build through pkg-config
+#     (PKG_CONFIG_SYSROOT_DIR=root, as /usr/include is a system directory pkg-config leaves
+#     out), a CMake consumer through find_package(fastverbs CONFIG) and a Meson one through
+#     pkg-config, all against root's headers; the installed fvsim-run, started from another
+#     directory, shows mlx5_0 and runs the program built; uninstall leaves no file.
 #  2. a user's: make install PREFIX=$HOME/.local, with ~/.local/bin in PATH: fvsim-run found
 #     there runs ibv_devinfo, pkg-config and CMake find the package with no more settings.
 # Then install and uninstall under a prefix that holds other packages' files, which stay.
@@ -80,7 +80,7 @@ inst install DESTDIR="$root" PREFIX=/usr
 extra=$(cd "$root/usr" && find . -type f ! -path './include/fastverbs/*.h' ! -path './include/fastverbs/compat/*.h' \
         ! -path './lib/pkgconfig/fastverbs.pc' ! -path './lib/cmake/fastverbs/fastverbs-config*.cmake' \
         ! -path './share/man/man[137]/*.[137]' ! -path ./bin/fvsim-run ! -path ./include/fvsim.h \
-        ! -path ./lib/fastverbs/libfvsim.so ! -path ./lib/fastverbs/fvsim-sysfs)
+        ! -path ./lib/fastverbs/libfvsim.so ! -path ./lib/fastverbs/fvsim-sysfs ! -path './share/doc/fastverbs/examples/*')
 [ -z "$extra" ] || fail "installed besides what the package is: $extra"
 for f in bin/fvsim-run lib/fastverbs/libfvsim.so lib/fastverbs/fvsim-sysfs lib/cmake/fastverbs/fastverbs-config.cmake \
          share/man/man1/fvsim-run.1 share/man/man7/fvsim.7 include/fvsim.h; do
