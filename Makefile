@@ -5,6 +5,13 @@
 PREFIX  ?= /usr/local
 DESTDIR ?=
 MANDIR  ?= $(PREFIX)/share/man
+# Where make install puts the rest (docs/install.md): the software device's library and helper
+# in SIMDIR, fastverbs.pc in PKGCONFIGDIR, the CMake package in CMAKEDIR.
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+SIMDIR       ?= $(LIBDIR)/fastverbs
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+CMAKEDIR     ?= $(LIBDIR)/cmake/fastverbs
 ifeq ($(origin CC),default)
 CC := gcc
 endif
@@ -168,9 +175,11 @@ check-codegen:
 deps:
 	@tools/deps.sh
 
-# Install into a scratch prefix and build a C and a C++ program through pkg-config alone.
+# The install recipes of docs/install.md tried (pkg-config, CMake and Meson consumers, the
+# installed fvsim-run), then the Debian packages built in a scratch copy and checked.
 check-install:
 	@tools/check-install.sh "$(CC)" "$(CXX)"
+	@tools/check-deb.sh
 
 # test: install what is missing, check the generated header, build and run everything,
 # run rdma-core's own test suite on the software device, then build and run the whole
@@ -232,20 +241,42 @@ fuzz: sim-all $(B)/tests/sim-fuzz
 run: $(EX_BINS) sim-all
 	@SIM_RUN="$(SIM_RUN)" tools/run-example.sh $(B)/examples/rc_pingpong -n 20000
 
-fastverbs.pc: fastverbs.pc.in
+# What install writes names PREFIX, so it is written afresh each time, in $(B)/install: fastverbs.pc,
+# and the CMake package, which finds the prefix from its own directory (a DESTDIR copy then
+# points at its own headers).
+INSTALL_GEN := $(B)/install/fastverbs.pc $(B)/install/fastverbs-config.cmake $(B)/install/fastverbs-config-version.cmake
+.PHONY: $(INSTALL_GEN) install-check-dirs
+$(B)/install/fastverbs.pc: fastverbs.pc.in
+	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e "s|@VERSION@|$$(tools/version.sh)|g" $< > $@
+$(B)/install/fastverbs-config.cmake: cmake/fastverbs-config.cmake.in
+	@mkdir -p $(@D)
+	sed -e "s|@PREFIX_FROM_HERE@|$$(realpath -m --relative-to='$(CMAKEDIR)' '$(PREFIX)')|g" $< > $@
+$(B)/install/fastverbs-config-version.cmake: cmake/fastverbs-config-version.cmake.in
+	@mkdir -p $(@D)
+	sed -e "s|@VERSION@|$$(tools/version.sh)|g" $< > $@
 
-# Only what users include: the headers (ops.def is the generator's input, not included).
-install: fastverbs.pc
-	install -d $(DESTDIR)$(PREFIX)/include/fastverbs/compat $(DESTDIR)$(PREFIX)/lib/pkgconfig
+install-check-dirs:
+	@for d in '$(PREFIX)' '$(BINDIR)' '$(SIMDIR)' '$(PKGCONFIGDIR)' '$(CMAKEDIR)' '$(MANDIR)'; do \
+	    case $$d in /*) ;; *) echo "install: $$d is not an absolute path" >&2; exit 1 ;; esac; done
+
+# What users include (ops.def is the generator's input, not included), fastverbs.pc, the CMake
+# package and the manual pages; then the software device (tools/sim-install.sh).
+install: install-check-dirs $(INSTALL_GEN) sim-all
+	install -d $(DESTDIR)$(PREFIX)/include/fastverbs/compat $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(CMAKEDIR)
 	install -m 0644 include/fastverbs/*.h $(DESTDIR)$(PREFIX)/include/fastverbs/
 	install -m 0644 include/fastverbs/compat/*.h $(DESTDIR)$(PREFIX)/include/fastverbs/compat/
-	install -m 0644 fastverbs.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/fastverbs.pc
+	install -m 0644 $(B)/install/fastverbs.pc $(DESTDIR)$(PKGCONFIGDIR)/fastverbs.pc
+	install -m 0644 $(B)/install/fastverbs-config.cmake $(B)/install/fastverbs-config-version.cmake $(DESTDIR)$(CMAKEDIR)/
 	tools/man-install.sh install $(DESTDIR)$(MANDIR)
+	tools/sim-install.sh install '$(DESTDIR)' $(BINDIR) $(SIMDIR) $(PREFIX)/include
 
-uninstall:
-	rm -rf $(DESTDIR)$(PREFIX)/include/fastverbs $(DESTDIR)$(PREFIX)/lib/pkgconfig/fastverbs.pc
+uninstall: install-check-dirs
+	rm -rf $(DESTDIR)$(PREFIX)/include/fastverbs $(DESTDIR)$(PKGCONFIGDIR)/fastverbs.pc
+	rm -f $(DESTDIR)$(CMAKEDIR)/fastverbs-config.cmake $(DESTDIR)$(CMAKEDIR)/fastverbs-config-version.cmake
+	rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null || true
 	tools/man-install.sh uninstall $(DESTDIR)$(MANDIR)
+	tools/sim-install.sh uninstall '$(DESTDIR)' $(BINDIR) $(SIMDIR) $(PREFIX)/include
 
 clean:
 	rm -rf build build-san build-clang build-debug fastverbs.pc

@@ -6,6 +6,9 @@ SIM_OUT    := build/sim
 SIM_RUN    := sim/fvsim-run
 SIM_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g -D_GNU_SOURCE -fPIC -fvisibility=hidden
 SIM_HDRS   := $(wildcard sim/*.h sim/*/*.h)
+# Flags a packager adds (debian/rules: dpkg-buildflags' hardening flags).
+SIM_CFLAGS += $(SIM_EXTRA_CFLAGS)
+SIM_LDFLAGS ?=
 
 SIM_LIB_SRCS := $(wildcard sim/common/*.c sim/model/*.c sim/engine/*.c sim/fabric/*.c sim/cm/*.c) \
                 sim/api.c \
@@ -22,10 +25,10 @@ $(SIM_OUT)/obj/%.o: sim/%.c $(SIM_HDRS) sim/sim.mk
 	$(CC) $(SIM_CFLAGS) -c -o $@ $<
 
 $(SIM_OUT)/libfvsim.so: $(SIM_LIB_OBJS)
-	$(CC) -shared -o $@ $^ -ldl -lpthread
+	$(CC) $(SIM_LDFLAGS) -shared -o $@ $^ -ldl -lpthread
 
 $(SIM_OUT)/fvsim-sysfs: $(SIM_TOOL_OBJS)
-	$(CC) -o $@ $^
+	$(CC) $(SIM_LDFLAGS) -o $@ $^
 
 # Every test binary depends on include/fastverbs/ops.def, which the library side adds.
 # Until it exists on this branch, an empty rule lets the sim tests build; once the file
