@@ -5,6 +5,7 @@
 PREFIX  ?= /usr/local
 DESTDIR ?=
 MANDIR  ?= $(PREFIX)/share/man
+DOCDIR  ?= $(PREFIX)/share/doc/fastverbs
 ifeq ($(origin CC),default)
 CC := gcc
 endif
@@ -35,7 +36,7 @@ GEN_OPS    := $(B)/tools/gen-ops
 GEN_MAN    := $(B)/tools/gen-man
 
 # sim/sim.mk defines sim-all (build the software device) and SIM_RUN (sim/fvsim-run).
-.PHONY: sim-all all test test-run test-plain test-clang test-debug test-pyverbs test-san bench run fuzz install uninstall gen check-gen \
+.PHONY: sim-all all test test-run test-plain test-clang test-debug test-pyverbs test-san bench run hello fuzz install uninstall gen check-gen \
         check-compile-fail check-headers check-clang check-codegen check-install deps clean
 
 all: $(TEST_BINS) $(EX_BINS) sim-all
@@ -223,23 +224,36 @@ fuzz: sim-all $(B)/tests/sim-fuzz
 	echo "fuzz: seed $$seed, $$rounds rounds"; \
 	FVSIM_FUZZ_SEED=$$seed FVSIM_FUZZ_ROUNDS=$$rounds $(SIM_RUN) $(B)/tests/sim-fuzz --verbose
 
-run: $(EX_BINS) sim-all
+# run and hello build only what they run, on every CPU unless make was given -j.
+RUN_JOBS := $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
+run:
+	@$(MAKE) --no-print-directory $(RUN_JOBS) $(B)/examples/rc_pingpong sim-all
 	@SIM_RUN="$(SIM_RUN)" tools/run-example.sh $(B)/examples/rc_pingpong -n 20000
+
+# The first program (examples/hello.c), the way run runs the flagship.
+hello:
+	@$(MAKE) --no-print-directory $(RUN_JOBS) $(B)/examples/hello sim-all
+	@SIM_RUN="$(SIM_RUN)" tools/run-example.sh $(B)/examples/hello
 
 fastverbs.pc: fastverbs.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e "s|@VERSION@|$$(tools/version.sh)|g" $< > $@
 
-# Only what users include: the headers (ops.def is the generator's input, not included).
+# Only what users include: the headers (ops.def is the generator's input, not included);
+# the pages; the examples with setup.h, as sources to start from.
 install: fastverbs.pc
 	install -d $(DESTDIR)$(PREFIX)/include/fastverbs/compat $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 0644 include/fastverbs/*.h $(DESTDIR)$(PREFIX)/include/fastverbs/
 	install -m 0644 include/fastverbs/compat/*.h $(DESTDIR)$(PREFIX)/include/fastverbs/compat/
 	install -m 0644 fastverbs.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/fastverbs.pc
 	tools/man-install.sh install $(DESTDIR)$(MANDIR)
+	install -d $(DESTDIR)$(DOCDIR)/examples
+	install -m 0644 examples/*.c examples/*.cpp examples/*.h $(DESTDIR)$(DOCDIR)/examples/
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/fastverbs $(DESTDIR)$(PREFIX)/lib/pkgconfig/fastverbs.pc
 	tools/man-install.sh uninstall $(DESTDIR)$(MANDIR)
+	rm -rf $(DESTDIR)$(DOCDIR)/examples
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 clean:
 	rm -rf build build-san build-clang build-debug fastverbs.pc

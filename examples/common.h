@@ -45,6 +45,9 @@ struct fv_cq;
 struct ibv_wc ex_wait_one(struct fv_cq *cq);
 
 uint64_t ex_now_ns(void);
+/* What a timing line ends with: on the software device, a note that its times measure the
+ * simulator, not a NIC; on hardware nothing. */
+const char *ex_time_note(void);
 __attribute__((noreturn)) void ex_die(const char *what, int err);
 __attribute__((noreturn, format(printf, 1, 2))) void ex_fail(const char *fmt, ...);
 

@@ -127,8 +127,8 @@ int main(int argc, char **argv)
 			send_msg(&r, sbuf, i);
 	}
 	if (!server)
-		printf("%u round trips of %u bytes: %.2f us each\n", iters, msg_size,
-		       (double)(ex_now_ns() - t0) / iters / 1000.0);
+		printf("%u round trips of %u bytes: %.2f us each%s\n", iters, msg_size,
+		       (double)(ex_now_ns() - t0) / iters / 1000.0, ex_time_note());
 	rdma_disconnect(id);
 	fv_rdma_cleanup(&r);
 	rdma_dereg_mr(mr);

@@ -9,8 +9,9 @@ cxx=${2:-g++}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 make --no-print-directory -s install PREFIX="$tmp/usr" >/dev/null
 rm -f fastverbs.pc
-extra=$(cd "$tmp/usr" && find . -type f ! -name '*.h' ! -path './lib/pkgconfig/fastverbs.pc' ! -path './share/man/*')
-[ -z "$extra" ] || { echo "check-install: FAIL, installed besides headers, fastverbs.pc and pages: $extra"; exit 1; }
+extra=$(cd "$tmp/usr" && find . -type f ! -name '*.h' ! -path './lib/pkgconfig/fastverbs.pc' ! -path './share/man/*' \
+        ! -path './share/doc/fastverbs/examples/*')
+[ -z "$extra" ] || { echo "check-install: FAIL, installed besides headers, fastverbs.pc, pages and examples: $extra"; exit 1; }
 cat > "$tmp/prog.c" <<'PROG'
 #include <fastverbs/fastverbs.h>
 int main(void)
@@ -32,6 +33,8 @@ $cc -std=c11 -Wall -Wextra -Werror $flags -o "$tmp/prog" "$tmp/prog.c" $libs
 "$tmp/prog"
 $cxx -std=c++17 -Wall -Wextra -Werror $flags -o "$tmp/progxx" "$tmp/prog.cpp" $libs
 "$tmp/progxx"
+# The first program builds from where it is installed, as README tells a user to build it.
+$cc -std=c11 -Wall -Wextra -Werror $flags -o "$tmp/hello" "$tmp/usr/share/doc/fastverbs/examples/hello.c" $libs
 echo "check-install: installed headers and fastverbs.pc ($(pkg-config --modversion fastverbs): $libs) build a C and a C++ program"
 
 # install and uninstall with DESTDIR and PREFIX: the manual pages land under MANDIR (a link page
