@@ -227,12 +227,12 @@ fuzz: sim-all $(B)/tests/sim-fuzz
 # run and hello build only what they run, on every CPU unless make was given -j.
 RUN_JOBS := $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
 run:
-	@$(MAKE) --no-print-directory $(RUN_JOBS) $(B)/examples/rc_pingpong sim-all
+	@$(MAKE) -s --no-print-directory $(RUN_JOBS) $(B)/examples/rc_pingpong sim-all
 	@SIM_RUN="$(SIM_RUN)" tools/run-example.sh $(B)/examples/rc_pingpong -n 20000
 
 # The first program (examples/hello.c), the way run runs the flagship.
 hello:
-	@$(MAKE) --no-print-directory $(RUN_JOBS) $(B)/examples/hello sim-all
+	@$(MAKE) -s --no-print-directory $(RUN_JOBS) $(B)/examples/hello sim-all
 	@SIM_RUN="$(SIM_RUN)" tools/run-example.sh $(B)/examples/hello
 
 fastverbs.pc: fastverbs.pc.in
