@@ -88,11 +88,39 @@ struct fv_raw { struct fv_qp qp; };
 #define fv__qp_of(h) (&(h)->qp)
 
 /*
- * Ring the doorbell once for everything built on handle h since the last ring. Every store
- * before it (WQEs, payloads) is made before the doorbell; unlike a call to ibv_post_send it
- * leaves the compiler's knowledge of memory alone: read what the device writes after fv_poll.
+ * Ring the doorbell once for everything built on h (a typed handle or a struct fv_qp *)
+ * since the last ring. Every store before it (WQEs, payloads) is made before the doorbell;
+ * unlike a call to ibv_post_send it leaves the compiler's knowledge of memory alone: read
+ * what the device writes after fv_poll.
  */
-#define fv_ring(h) fv__sq_ring(&(h)->qp.sq)
+#define fv_ring(h) fv__sq_ring(&fv__ring_qp(h)->sq)
+
+/* The struct fv_qp of h, the first member of every typed handle; anything else is refused
+ * at compile time with a message naming fv_ring. */
+#ifndef __cplusplus
+struct fv_qp *fv__ring_not_a_qp(const void *h)
+	FV__COMPILE_ERROR("fv_ring takes a struct fv_qp * or a typed handle (struct fv_rc *, fv_uc *, fv_ud *, fv_xrc *, fv_raw *)");
+#define fv__ring_qp(h) _Generic((h), struct fv_qp *: (struct fv_qp *)(void *)(h), \
+	struct fv_rc *: (struct fv_qp *)(void *)(h), struct fv_uc *: (struct fv_qp *)(void *)(h), \
+	struct fv_ud *: (struct fv_qp *)(void *)(h), struct fv_xrc *: (struct fv_qp *)(void *)(h), \
+	struct fv_raw *: (struct fv_qp *)(void *)(h), default: fv__ring_not_a_qp(h))
+#else
+} /* the overloads need C++ linkage */
+static inline struct fv_qp *fv__ring_qp(struct fv_qp *q) { return q; }
+static inline struct fv_qp *fv__ring_qp(struct fv_rc *h) { return &h->qp; }
+static inline struct fv_qp *fv__ring_qp(struct fv_uc *h) { return &h->qp; }
+static inline struct fv_qp *fv__ring_qp(struct fv_ud *h) { return &h->qp; }
+static inline struct fv_qp *fv__ring_qp(struct fv_xrc *h) { return &h->qp; }
+static inline struct fv_qp *fv__ring_qp(struct fv_raw *h) { return &h->qp; }
+template <class H> struct fv__ring_refused { static const bool value = false; };
+template <class H> struct fv_qp *fv__ring_qp(H)
+{
+	static_assert(fv__ring_refused<H>::value,
+		      "fv_ring takes a struct fv_qp * or a typed handle (struct fv_rc *, fv_uc *, fv_ud *, fv_xrc *, fv_raw *)");
+	return 0;
+}
+extern "C" {
+#endif
 
 /* A QP described by its raw geometry: what mlx5dv_init_obj and ibv_query_qp would give. */
 struct fv_qp_geom {
