@@ -122,6 +122,13 @@ template <class H> struct fv_qp *fv__ring_qp(H)
 extern "C" {
 #endif
 
+/*
+ * Free 64-byte blocks (WQEBBs) in the send ring of h (a typed handle or a struct fv_qp *) now:
+ * a WQE of n blocks fits while it is at least n. Space comes back as fv_poll retires the
+ * completions of WQEs rung. (fv_sq_room(3): the blocks each request takes.)
+ */
+#define fv_sq_room(h) fv__sq_room(&fv__ring_qp(h)->sq)
+
 /* A QP described by its raw geometry: what mlx5dv_init_obj and ibv_query_qp would give. */
 struct fv_qp_geom {
 	enum fv_qpt qpt;
