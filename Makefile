@@ -228,7 +228,7 @@ fuzz: sim-all $(B)/tests/sim-fuzz
 RUN_JOBS := $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
 run:
 	@$(MAKE) -s --no-print-directory $(RUN_JOBS) $(B)/examples/rc_pingpong sim-all
-	@SIM_RUN="$(SIM_RUN)" tools/run-example.sh $(B)/examples/rc_pingpong -n 20000
+	@SIM_RUN="$(SIM_RUN)" tools/run-example.sh $(B)/examples/rc_pingpong -n 10000
 
 # The first program (examples/hello.c), the way run runs the flagship.
 hello:
