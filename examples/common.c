@@ -79,6 +79,17 @@ struct setup_dev *ex_open(const char *name)
 	return d;
 }
 
+void ex_need_device(void)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	int any = l && l[0];
+
+	if (l)
+		ibv_free_device_list(l);
+	if (!any)
+		ex_fail("no RDMA device found: run it under sim/fvsim-run");
+}
+
 void ex_close(struct setup_dev *d)
 {
 	ibv_dealloc_pd(d->pd);

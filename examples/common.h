@@ -26,6 +26,8 @@ struct ex_qp {
  * RoCE the GID row is EX_GID_INDEX from the environment, default 0. */
 struct setup_dev *ex_open(const char *name);
 void ex_close(struct setup_dev *d);
+/* Exits with the message ex_open gives when the machine has no RDMA device. */
+void ex_need_device(void);
 
 /* A QP of the given type with its own CQ and buffer, moved to INIT (UD: up to RTS). */
 void ex_qp_create(struct setup_dev *d, struct ex_qp *q, enum ibv_qp_type type, uint32_t depth);

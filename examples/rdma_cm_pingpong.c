@@ -36,6 +36,7 @@ static struct rdma_cm_id *connect_id(struct rdma_cm_id **listen_out)
 	struct rdma_cm_id *listen_id = NULL, *id;
 	int err;
 
+	ex_need_device();	/* librdmacm would only say "Bad value for ai_flags" */
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_port_space = RDMA_PS_TCP;
 	if (server)

@@ -63,14 +63,15 @@ Test(sim_examples, hello)
  * examples say where to find one. */
 Test(sim_examples, no_device)
 {
-	static const char *const names[] = { "hello", "rc_pingpong", "ud_pingpong" };
+	static const char *const runs[][2] = { { "hello", "" }, { "rc_pingpong", "" }, { "ud_pingpong", "" },
+					       { "wr_api", "" }, { "rdma_cm_pingpong", "-c 127.0.0.1" } };
 	char out[4096];
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		int rc = run_all("env -u LD_PRELOAD SYSFS_PATH=/nonexistent", names[i], "", out, sizeof(out));
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		int rc = run_all("env -u LD_PRELOAD SYSFS_PATH=/nonexistent", runs[i][0], runs[i][1], out, sizeof(out));
 
-		cr_expect_eq(rc, 1, "%s exited %d: %s", names[i], rc, out);
-		cr_expect(strstr(out, "no RDMA device found: run it under sim/fvsim-run"), "%s: %s", names[i], out);
+		cr_expect_eq(rc, 1, "%s exited %d: %s", runs[i][0], rc, out);
+		cr_expect(strstr(out, "no RDMA device found: run it under sim/fvsim-run"), "%s: %s", runs[i][0], out);
 	}
 }
 
