@@ -1,5 +1,5 @@
 # fastverbs: header-only mlx5 data path, its software device (sim/), tests and benchmarks.
-# Targets: all test bench run fuzz install uninstall gen clean (plus check-gen, check-docs,
+# Targets: all test bench run hello fuzz install uninstall gen clean (plus check-gen, check-docs,
 # check-man, check-compile-fail, check-headers, check-clang, check-codegen, check-install).
 
 PREFIX  ?= /usr/local
