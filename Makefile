@@ -1,5 +1,5 @@
 # fastverbs: header-only mlx5 data path, its software device (sim/), tests and benchmarks.
-# Targets: all test bench run fuzz install uninstall gen clean (plus check-gen, check-docs,
+# Targets: all test bench run hello fuzz install uninstall gen clean (plus check-gen, check-docs,
 # check-man, check-compile-fail, check-headers, check-clang, check-codegen, check-install).
 
 PREFIX  ?= /usr/local
@@ -12,6 +12,7 @@ LIBDIR       ?= $(PREFIX)/lib
 SIMDIR       ?= $(LIBDIR)/fastverbs
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 CMAKEDIR     ?= $(LIBDIR)/cmake/fastverbs
+DOCDIR  ?= $(PREFIX)/share/doc/fastverbs
 ifeq ($(origin CC),default)
 CC := gcc
 endif
@@ -42,7 +43,7 @@ GEN_OPS    := $(B)/tools/gen-ops
 GEN_MAN    := $(B)/tools/gen-man
 
 # sim/sim.mk defines sim-all (build the software device) and SIM_RUN (sim/fvsim-run).
-.PHONY: sim-all all test test-run test-plain test-clang test-debug test-pyverbs test-san bench run fuzz install uninstall gen check-gen \
+.PHONY: sim-all all test test-run test-plain test-clang test-debug test-pyverbs test-san bench run hello fuzz install uninstall gen check-gen \
         check-compile-fail check-headers check-clang check-codegen check-install deps clean
 
 all: $(TEST_BINS) $(EX_BINS) sim-all
@@ -238,8 +239,16 @@ fuzz: sim-all $(B)/tests/sim-fuzz
 	echo "fuzz: seed $$seed, $$rounds rounds"; \
 	FVSIM_FUZZ_SEED=$$seed FVSIM_FUZZ_ROUNDS=$$rounds $(SIM_RUN) $(B)/tests/sim-fuzz --verbose
 
-run: $(EX_BINS) sim-all
-	@SIM_RUN="$(SIM_RUN)" tools/run-example.sh $(B)/examples/rc_pingpong -n 20000
+# run and hello build only what they run, on every CPU unless make was given -j.
+RUN_JOBS := $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
+run:
+	@$(MAKE) -s --no-print-directory $(RUN_JOBS) $(B)/examples/rc_pingpong sim-all
+	@SIM_RUN="$(SIM_RUN)" tools/run-example.sh $(B)/examples/rc_pingpong -n 10000
+
+# The first program (examples/hello.c), the way run runs the flagship.
+hello:
+	@$(MAKE) -s --no-print-directory $(RUN_JOBS) $(B)/examples/hello sim-all
+	@SIM_RUN="$(SIM_RUN)" tools/run-example.sh $(B)/examples/hello
 
 # What install writes names PREFIX, so it is written afresh each time, in $(B)/install: fastverbs.pc,
 # and the CMake package, which finds the prefix from its own directory (a DESTDIR copy then
@@ -257,11 +266,12 @@ $(B)/install/fastverbs-config-version.cmake: cmake/fastverbs-config-version.cmak
 	sed -e "s|@VERSION@|$$(tools/version.sh)|g" $< > $@
 
 install-check-dirs:
-	@for d in '$(PREFIX)' '$(BINDIR)' '$(SIMDIR)' '$(PKGCONFIGDIR)' '$(CMAKEDIR)' '$(MANDIR)'; do \
+	@for d in '$(PREFIX)' '$(BINDIR)' '$(SIMDIR)' '$(PKGCONFIGDIR)' '$(CMAKEDIR)' '$(MANDIR)' '$(DOCDIR)'; do \
 	    case $$d in /*) ;; *) echo "install: $$d is not an absolute path" >&2; exit 1 ;; esac; done
 
 # What users include (ops.def is the generator's input, not included), fastverbs.pc, the CMake
-# package and the manual pages; then the software device (tools/sim-install.sh).
+# package, the manual pages, the examples with setup.h (sources to start from); then the
+# software device (tools/sim-install.sh).
 install: install-check-dirs $(INSTALL_GEN) sim-all
 	install -d $(DESTDIR)$(PREFIX)/include/fastverbs/compat $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(CMAKEDIR)
 	install -m 0644 include/fastverbs/*.h $(DESTDIR)$(PREFIX)/include/fastverbs/
@@ -270,6 +280,8 @@ install: install-check-dirs $(INSTALL_GEN) sim-all
 	install -m 0644 $(B)/install/fastverbs-config.cmake $(B)/install/fastverbs-config-version.cmake $(DESTDIR)$(CMAKEDIR)/
 	tools/man-install.sh install $(DESTDIR)$(MANDIR)
 	tools/sim-install.sh install '$(DESTDIR)' $(BINDIR) $(SIMDIR) $(PREFIX)/include
+	install -d $(DESTDIR)$(DOCDIR)/examples
+	install -m 0644 examples/*.c examples/*.cpp examples/*.h $(DESTDIR)$(DOCDIR)/examples/
 
 uninstall: install-check-dirs
 	rm -rf $(DESTDIR)$(PREFIX)/include/fastverbs $(DESTDIR)$(PKGCONFIGDIR)/fastverbs.pc
@@ -277,6 +289,8 @@ uninstall: install-check-dirs
 	rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null || true
 	tools/man-install.sh uninstall $(DESTDIR)$(MANDIR)
 	tools/sim-install.sh uninstall '$(DESTDIR)' $(BINDIR) $(SIMDIR) $(PREFIX)/include
+	rm -rf $(DESTDIR)$(DOCDIR)/examples
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 clean:
 	rm -rf build build-san build-clang build-debug fastverbs.pc

@@ -23,6 +23,15 @@ struct ibv_wc ex_wait_one(struct fv_cq *cq)
 	return wc;
 }
 
+/* Defined by the software device's preloaded library (sim/fvsim.h), absent elsewhere: weak,
+ * so the examples need no link flag and stay free of sim/. */
+__attribute__((weak)) int fvsim_step(void);
+
+const char *ex_time_note(void)
+{
+	return fvsim_step ? " [software device: its times are not hardware figures]" : "";
+}
+
 uint64_t ex_now_ns(void)
 {
 	struct timespec ts;
@@ -62,12 +71,23 @@ struct setup_dev *ex_open(const char *name)
 	if (err == ENODEV && name)
 		ex_fail("cannot open %s", name);
 	if (err == ENODEV)
-		ex_fail("no RDMA device found (on a machine without one, run under sim/fvsim-run)");
+		ex_fail("no RDMA device found: run it under sim/fvsim-run");
 	if (err == ENETDOWN)
 		ex_fail("port %u of %s is not active", d->port_num, ibv_get_device_name(d->ctx->device));
 	if (err)
 		ex_die(what, err);
 	return d;
+}
+
+void ex_need_device(void)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	int any = l && l[0];
+
+	if (l)
+		ibv_free_device_list(l);
+	if (!any)
+		ex_fail("no RDMA device found: run it under sim/fvsim-run");
 }
 
 void ex_close(struct setup_dev *d)

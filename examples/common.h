@@ -26,6 +26,8 @@ struct ex_qp {
  * RoCE the GID row is EX_GID_INDEX from the environment, default 0. */
 struct setup_dev *ex_open(const char *name);
 void ex_close(struct setup_dev *d);
+/* Exits with the message ex_open gives when the machine has no RDMA device. */
+void ex_need_device(void);
 
 /* A QP of the given type with its own CQ and buffer, moved to INIT (UD: up to RTS). */
 void ex_qp_create(struct setup_dev *d, struct ex_qp *q, enum ibv_qp_type type, uint32_t depth);
@@ -45,6 +47,9 @@ struct fv_cq;
 struct ibv_wc ex_wait_one(struct fv_cq *cq);
 
 uint64_t ex_now_ns(void);
+/* What a timing line ends with: on the software device, a note that its times measure the
+ * simulator, not a NIC; on hardware nothing. */
+const char *ex_time_note(void);
 __attribute__((noreturn)) void ex_die(const char *what, int err);
 __attribute__((noreturn, format(printf, 1, 2))) void ex_fail(const char *fmt, ...);
 

@@ -154,10 +154,10 @@ int main(int argc, char **argv)
 	double sum = 0;
 	for (uint32_t i = 0; i < iters; i++)
 		sum += (double)rtt[i];
-	printf("round trip (us): min %.2f  median %.2f  p99 %.2f  max %.2f  mean %.2f\n",
+	printf("round trip (us): min %.2f  median %.2f  p99 %.2f  max %.2f  mean %.2f%s\n",
 	       rtt[0] / 1e3, rtt[iters / 2] / 1e3, rtt[(uint64_t)iters * 99 / 100] / 1e3,
-	       rtt[iters - 1] / 1e3, sum / iters / 1e3);
-	printf("one-way latency estimate: %.2f us\n", rtt[iters / 2] / 2e3);
+	       rtt[iters - 1] / 1e3, sum / iters / 1e3, ex_time_note());
+	printf("one-way latency estimate: %.2f us%s\n", rtt[iters / 2] / 2e3, ex_time_note());
 	free(rtt);
 	for (int i = 0; i < 2; i++) {
 		fv_cq_cleanup(&sides[i]->cq);

@@ -115,8 +115,9 @@ int main(int argc, char **argv)
 			total += burst;
 		}
 		const std::chrono::duration<double, std::nano> dt = std::chrono::steady_clock::now() - t0;
-		std::printf("rc_write: %llu RDMA WRITEs of %u bytes in %u batches, %.1f ns per WR\n",
-			    static_cast<unsigned long long>(total), kMsg, batches, dt.count() / total);
+		std::printf("rc_write: %llu RDMA WRITEs of %u bytes in %u batches, %.1f ns per WR%s\n",
+			    static_cast<unsigned long long>(total), kMsg, batches, dt.count() / total,
+			    ex_time_note());
 	}
 	ex_close(d);
 	return 0;

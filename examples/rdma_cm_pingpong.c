@@ -36,6 +36,7 @@ static struct rdma_cm_id *connect_id(struct rdma_cm_id **listen_out)
 	struct rdma_cm_id *listen_id = NULL, *id;
 	int err;
 
+	ex_need_device();	/* librdmacm would only say "Bad value for ai_flags" */
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_port_space = RDMA_PS_TCP;
 	if (server)
@@ -127,8 +128,8 @@ int main(int argc, char **argv)
 			send_msg(&r, sbuf, i);
 	}
 	if (!server)
-		printf("%u round trips of %u bytes: %.2f us each\n", iters, msg_size,
-		       (double)(ex_now_ns() - t0) / iters / 1000.0);
+		printf("%u round trips of %u bytes: %.2f us each%s\n", iters, msg_size,
+		       (double)(ex_now_ns() - t0) / iters / 1000.0, ex_time_note());
 	rdma_disconnect(id);
 	fv_rdma_cleanup(&r);
 	rdma_dereg_mr(mr);

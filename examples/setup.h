@@ -38,7 +38,7 @@ static inline int setup_open(struct setup_dev *d, const char *name, int index, u
 	d->port_num = port_num;
 	*what = "ibv_get_device_list";
 	list = ibv_get_device_list(&n);
-	if (!list)
+	if (!list && errno != ENOSYS)	/* ENOSYS: no RDMA stack in the kernel, so no device */
 		return errno ? errno : ENODEV;
 	for (int i = 0; i < n && !d->ctx; i++) {
 		if (name ? strcmp(ibv_get_device_name(list[i]), name) : i != index)
@@ -51,7 +51,8 @@ static inline int setup_open(struct setup_dev *d, const char *name, int index, u
 			return err;
 		}
 	}
-	ibv_free_device_list(list);
+	if (list)
+		ibv_free_device_list(list);
 	*what = "no such RDMA device";
 	if (!d->ctx)
 		return ENODEV;

@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "  %u/%u round trips\n", i + 1, iters);
 	}
 	double us = (double)(ex_now_ns() - t0) / 1e3 / iters;
-	printf("mean round trip: %.2f us (both ends in one thread)\n", us);
+	printf("mean round trip: %.2f us (both ends in one thread)%s\n", us, ex_time_note());
 
 	ibv_destroy_ah(ibah);
 	for (int i = 0; i < 2; i++) {

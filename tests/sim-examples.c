@@ -30,6 +30,91 @@ static int run_example(const char *name, const char *args, char *out, size_t n)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* Run the example name (built under FV_BUILD) with args after the command prefix (env ...);
+ * all it prints, stdout and stderr, in out; its exit status. */
+static int run_all(const char *prefix, const char *name, const char *args, char *out, size_t n)
+{
+	char cmd[1024];
+	size_t len = 0;
+	FILE *p;
+	int c;
+
+	snprintf(cmd, sizeof(cmd), "%s %s/%s/examples/%s %s 2>&1", prefix, FV_TOP, FV_BUILD, name, args);
+	p = popen(cmd, "r");
+	cr_assert(p, "popen %s", cmd);
+	while ((c = fgetc(p)) != EOF)
+		if (len + 1 < n)
+			out[len++] = (char)c;
+	out[len] = 0;
+	int st = pclose(p);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The first program of README: three RDMA WRITEs, their completions, the data checked. */
+Test(sim_examples, hello)
+{
+	char out[4096];
+	int rc = run_all("", "hello", "", out, sizeof(out));
+
+	cr_assert_eq(rc, 0, "hello exited %d: %s", rc, out);
+	cr_assert(strstr(out, "hello: 3 RDMA WRITEs of 64 bytes completed; dst holds \"hello, RDMA WRITE 2\""),
+		  "%s", out);
+}
+
+/* Without a device (libibverbs pointed at an empty sysfs, the device not preloaded) the
+ * examples say where to find one. */
+Test(sim_examples, no_device)
+{
+	static const char *const runs[][2] = { { "hello", "" }, { "rc_pingpong", "" }, { "ud_pingpong", "" },
+					       { "wr_api", "" }, { "rdma_cm_pingpong", "-c 127.0.0.1" } };
+	char out[4096];
+
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		int rc = run_all("env -u LD_PRELOAD SYSFS_PATH=/nonexistent", runs[i][0], runs[i][1], out, sizeof(out));
+
+		cr_expect_eq(rc, 1, "%s exited %d: %s", runs[i][0], rc, out);
+		cr_expect(strstr(out, "no RDMA device found: run it under sim/fvsim-run"), "%s: %s", runs[i][0], out);
+	}
+}
+
+/* On the software device every timing line says that its times are not hardware figures. */
+Test(sim_examples, timing_lines_name_the_device)
+{
+	static const char *const runs[][2] = { { "rc_pingpong", "-n 20" }, { "ud_pingpong", "-n 20" },
+					       { "rc_write", "-n 2 -b 8" } };
+	const char *note = "[software device: its times are not hardware figures]";
+	char out[8192];
+
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		int rc = run_all("", runs[i][0], runs[i][1], out, sizeof(out));
+		int lines = 0;
+
+		cr_assert_eq(rc, 0, "%s exited %d: %s", runs[i][0], rc, out);
+		for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			const char *e = strchr(l, '\n');
+			size_t len = e ? (size_t)(e - l) : strlen(l);
+			int timed = !!memmem(l, len, " us", 3) || !!memmem(l, len, " ns per WR", 10);
+
+			if (timed) {
+				lines++;
+				cr_expect(memmem(l, len, note, strlen(note)), "%s: %.*s", runs[i][0], (int)len, l);
+			}
+		}
+		cr_expect_gt(lines, 0, "%s printed no timing line: %s", runs[i][0], out);
+	}
+}
+
+/* An rdma_cm client with no server in its process and no fabric hears of FVSIM_FABRIC. */
+Test(sim_examples, rdma_cm_client_without_fabric)
+{
+	char out[4096];
+	int rc = run_all("env -u FVSIM_FABRIC", "rdma_cm_pingpong", "-c 127.0.0.1", out, sizeof(out));
+
+	cr_assert_neq(rc, 0, "the client connected to nothing: %s", out);
+	cr_assert(strstr(out, "reached only when both run with the same FVSIM_FABRIC=name"), "%s", out);
+}
+
 Test(sim_examples, wr_api)
 {
 	char line[512];

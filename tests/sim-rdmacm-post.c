@@ -155,7 +155,7 @@ static int do_call(struct ptwin *p, int s, struct env *e, struct pargs *a, int *
 		break;
 	case C_SENDV:
 		rc = s == LIB ? rdma_post_sendv(id, a->context, a->sgl, a->nsge, a->flags)
-			      : fv__rdma_post_sendv(r, a->context, a->sgl, a->nsge, a->flags);
+			      : fv_rdma_post_sendv(r, a->context, a->sgl, a->nsge, a->flags);
 		break;
 	case C_WRITE:
 		rc = s == LIB ? rdma_post_write(id, a->context, a->addr, a->length, a->mr, a->flags, a->raddr, a->rkey)
@@ -163,7 +163,7 @@ static int do_call(struct ptwin *p, int s, struct env *e, struct pargs *a, int *
 		break;
 	case C_WRITEV:
 		rc = s == LIB ? rdma_post_writev(id, a->context, a->sgl, a->nsge, a->flags, a->raddr, a->rkey)
-			      : fv__rdma_post_writev(r, a->context, a->sgl, a->nsge, a->flags, a->raddr, a->rkey);
+			      : fv_rdma_post_writev(r, a->context, a->sgl, a->nsge, a->flags, a->raddr, a->rkey);
 		break;
 	case C_READ:
 		rc = s == LIB ? rdma_post_read(id, a->context, a->addr, a->length, a->mr, a->flags, a->raddr, a->rkey)
@@ -171,7 +171,7 @@ static int do_call(struct ptwin *p, int s, struct env *e, struct pargs *a, int *
 		break;
 	case C_READV:
 		rc = s == LIB ? rdma_post_readv(id, a->context, a->sgl, a->nsge, a->flags, a->raddr, a->rkey)
-			      : fv__rdma_post_readv(r, a->context, a->sgl, a->nsge, a->flags, a->raddr, a->rkey);
+			      : fv_rdma_post_readv(r, a->context, a->sgl, a->nsge, a->flags, a->raddr, a->rkey);
 		break;
 	case C_UD_SEND:
 		rc = s == LIB ? rdma_post_ud_send(id, a->context, a->addr, a->length, a->mr, a->flags, e->ah, qpn)
@@ -311,14 +311,14 @@ Test(sim_rdmacm_post, refusals, .init = fsetup, .fini = fteardown)
 
 	expect_refused(fv_rdma_post_ud_send(r, NULL, fe.local, 8, mr, 0, NULL, 1), EINVAL, "ud_send without ah");
 	expect_refused(fv_rdma_post_send(r, NULL, fe.local, 8, mr, 0), EINVAL, "send on UD (no ah)");
-	expect_refused(fv__rdma_post_sendv(r, NULL, &sge, 1, 0), EINVAL, "sendv on UD (no ah)");
+	expect_refused(fv_rdma_post_sendv(r, NULL, &sge, 1, 0), EINVAL, "sendv on UD (no ah)");
 	expect_refused(fv_rdma_post_write(r, NULL, fe.local, 8, mr, 0, 0, 1), EINVAL, "write on UD");
 	expect_refused(fv_rdma_post_read(r, NULL, fe.local, 8, NULL, 0, 0, 1), EINVAL, "read without mr");
 	expect_refused(fv_rdma_post_recv(r, NULL, fe.local, 8, NULL), EINVAL, "recv without mr");
 	expect_refused(fv_rdma_post_recv(r, NULL, fe.local - 1, 8, mr), EINVAL, "recv before mr");
 	expect_refused(fv_rdma_post_recv(r, NULL, end - 7, 8, mr), EINVAL, "recv past mr");
 	expect_refused(fv_rdma_post_recv(r, NULL, end, (size_t)-1, mr), EINVAL, "recv length wrapping");
-	expect_refused(fv__rdma_post_recvv(r, NULL, &sge, -1), EINVAL, "recvv negative nsge");
+	expect_refused(fv_rdma_post_recvv(r, NULL, &sge, -1), EINVAL, "recvv negative nsge");
 	{
 		struct ibv_wc wc;
 		struct rdma_cm_id noqp;
@@ -389,7 +389,7 @@ Test(sim_rdmacm_post, before_rts)
 		BOTH("write", send_err[k], rdma_post_write(&id[LIB], NULL, buf, 8, mr, 0, (uintptr_t)buf, mr->rkey),
 		     fv_rdma_post_write(&r, NULL, buf, 8, mr, 0, (uintptr_t)buf, mr->rkey));
 		BOTH("readv", send_err[k], rdma_post_readv(&id[LIB], NULL, NULL, 0, 0, (uintptr_t)buf, mr->rkey),
-		     fv__rdma_post_readv(&r, NULL, NULL, 0, 0, (uintptr_t)buf, mr->rkey));
+		     fv_rdma_post_readv(&r, NULL, NULL, 0, 0, (uintptr_t)buf, mr->rkey));
 		for (int s = LIB; s <= FV && k == 0; s++) {	/* to INIT */
 			struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
 

@@ -138,7 +138,7 @@ static void rr_call(struct rr *e, int use_srq, int round, struct rr_stats *st)
 			rc[s] = vec ? rdma_post_recvv(&e->id[LIB], ctx, sgl, nsge)
 				    : rdma_post_recv(&e->id[LIB], ctx, addr, len, e->mr);
 		else
-			rc[s] = vec ? fv__rdma_post_recvv(&e->r, ctx, sgl, nsge)
+			rc[s] = vec ? fv_rdma_post_recvv(&e->r, ctx, sgl, nsge)
 				    : fv_rdma_post_recv(&e->r, ctx, addr, len, e->mr);
 		err[s] = errno;
 	}

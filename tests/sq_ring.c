@@ -744,3 +744,36 @@ Test(sq_ring, flags_at_run_time_build_what_constant_flags_build)
 	memqp_free(&a);
 	memqp_free(&b);
 }
+
+/*
+ * fv_sq_room (qp.h): the free blocks a typed user sees, on the handle and on its struct fv_qp
+ * alike; it falls by each WQE's blocks, and at 0 the next builder refuses with ENOMEM. A
+ * request past the QP's caps is refused while room remains: fv_sq_room tells the two apart
+ * (fv_sq_room(3)).
+ */
+Test(sq_ring, room_counts_blocks)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg(16, 0);
+	struct ibv_sge many[17];
+
+	init_sges();
+	memqp_init(&m, &c);
+	cr_assert_eq(fv_sq_room(rc_of(&m)), 16);
+	cr_assert_eq(post_blocks(&m, 1, 1, FV_SIGNALED), 0);
+	cr_assert_eq(post_blocks(&m, 3, 2, FV_SIGNALED), 0);
+	cr_assert_eq(fv_sq_room(rc_of(&m)), 12, "room %u", fv_sq_room(rc_of(&m)));
+	cr_assert_eq(fv_sq_room(&m.qp), 12);
+	for (unsigned i = 0; i < 17; i++)
+		many[i] = sges[0];
+	cr_assert_eq(fv_write_sgl(rc_of(&m), 3, 0, many, 17, RADDR, RKEY), ENOMEM);	/* max_send_sge 16 */
+	cr_assert_eq(fv_sq_room(rc_of(&m)), 12, "a refused request takes no room");
+	for (unsigned i = 0; i < 12; i++)
+		cr_assert_eq(post_blocks(&m, 1, 4 + i, FV_SIGNALED), 0);
+	cr_assert_eq(fv_sq_room(rc_of(&m)), 0);
+	cr_assert_eq(post_blocks(&m, 1, 99, FV_SIGNALED), ENOMEM);
+	fv_ring(rc_of(&m));
+	fv_ring(&m.qp);		/* a struct fv_qp * rings too: nothing new, nothing written */
+	cr_assert_eq(memqp_sq_dbr(&m), 16);
+	memqp_free(&m);
+}

@@ -93,6 +93,9 @@ case " $flags " in *" -I$root/usr/include "*) ;; *) fail "pkg-config --cflags gi
 $cc -std=c11 -Wall -Wextra -Werror $flags -o "$tmp/prog" "$tmp/prog.c" $libs
 $cxx -std=c++17 -Wall -Wextra -Werror $flags -o "$tmp/progxx" "$tmp/prog.cpp" $libs
 "$tmp/prog" && "$tmp/progxx" || fail "the programs built through pkg-config fail"
+# The first program builds from where it is installed, as README tells a user to build it.
+$cc -std=c11 -Wall -Wextra -Werror $flags -o "$tmp/hello" "$root/usr/share/doc/fastverbs/examples/hello.c" $libs ||
+    fail "the installed examples/hello.c does not build"
 if command -v meson >/dev/null 2>&1 && command -v ninja >/dev/null 2>&1; then
     mkdir -p "$tmp/meson" && cp "$tmp/prog.c" "$tmp/meson/"
     cat > "$tmp/meson/meson.build" <<'MESON'

@@ -3,7 +3,8 @@
 #  - the public functions are the fv_* names README's "API at a glance" section mentions (struct
 #    tags aside) and every builder, generic front and typed init ops.h defines on a handle;
 #    each must be defined in include/ and named in the NAME section of a page;
-#  - every page renders without a warning (mandoc -T lint, groff -ww as man(1) runs it), is
+#  - every page renders without a warning (mandoc -T lint; groff -ww with tbl at a line length of
+#    78n, no wider than man(1) shows a page on an 80-column terminal: a table wider warns), is
 #    titled after its file, has the sections a reader looks for, and refers (SEE ALSO, .BR)
 #    only to fastverbs pages that exist;
 #  - every EXAMPLES section is a C file that compiles warning-free against include/ ($CC;
@@ -39,7 +40,7 @@ done
 
 for p in $pages; do
     base=${p##*/} sect=${p##*.}
-    out=$(mandoc -T lint -W warning "$p" 2>&1; groff -man -ww -z -Tutf8 "$p" 2>&1) || true
+    out=$(mandoc -T lint -W warning "$p" 2>&1; groff -t -man -ww -z -Tutf8 -rLL=78n "$p" 2>&1) || true
     [ -z "$out" ] || { fail "$p does not render cleanly:"; echo "$out" >&2; }
     title=$(sed -n 's/^\.TH \([^ ]*\) \([0-9]\).*/\1 \2/p' "$p")
     [ "$title" = "$(echo "${base%.*}" | tr a-z A-Z) $sect" ] || fail "$p: .TH says '$title'"

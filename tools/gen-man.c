@@ -8,7 +8,8 @@
  * there are exactly what a reader gets, and ops.h is what `make gen` makes from ops.def first.
  * What it reads:
  *   #define fv_<name>(h, ...) _Generic((h), \          a generic front, in ops.def order,
- *           struct fv_<qpt> *: fv_<qpt>_<name>, \        with the handles it admits
+ *           struct fv_<qpt> *: fv_<qpt>_<name>, \        with the handles it admits (and
+ *           struct fv_<qpt> *: fv__no_<name>_on_<qpt>, \ those it refuses, skipped)
  *   / * fv_<qpt>_<name>: <what> on a <IBV type> QP, ... * /
  *   static FV_ALWAYS_INLINE int fv_<qpt>_<name>(struct fv_<qpt> *h, <params>)
  * An operation's kind (remote address, atomic, immediate, destination) comes from the names
@@ -139,6 +140,9 @@ static int read_ops_h(const char *path)
 			continue;
 		for (int j = i + 1; j < n && sscanf(lines[j], "\tstruct fv_%7[a-z] *:", q) == 1; j++) {
 			int qi = 0;
+
+			if (strstr(lines[j], ": fv__no_"))	/* a handle without it: a compile error */
+				continue;
 
 			while (qi < o->nq && strcmp(o->qpt[qi], q))
 				qi++;

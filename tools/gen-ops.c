@@ -183,13 +183,44 @@ static void emit_builder(const struct qpt *q, const struct op *o, const struct f
 	printf("\treturn fv__build(&h->qp, %s, &r);\n}\n\n", q->fv);
 }
 
+/* The handles that have operation o, as "struct fv_rc *, struct fv_xrc *". */
+static const char *handles_of(const struct op *o)
+{
+	static char buf[256];
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < n_qpts; i++)
+		if (allowed(qpts[i].name, o->name))
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%sstruct fv_%s *", n ? ", " : "", qpts[i].name);
+	return buf;
+}
+
+/*
+ * What a C front picks for a handle without the operation: a function that is never defined,
+ * whose call is a compile error naming the operation and the handle (FV__COMPILE_ERROR).
+ * One per (operation, handle type) and one for anything else.
+ */
+static void emit_refusals(const struct op *o)
+{
+	for (size_t i = 0; i < n_qpts; i++)
+		if (!allowed(qpts[i].name, o->name))
+			printf("int fv__no_%s_on_%s(const void *h, ...) FV__COMPILE_ERROR(\"fv_%s is not an operation of "
+			       "struct fv_%s * (a %s QP); it takes %s\");\n", o->name, qpts[i].name, o->name,
+			       qpts[i].name, qpts[i].ibv + 8, handles_of(o));
+	printf("int fv__no_%s(const void *h, ...) FV__COMPILE_ERROR(\"fv_%s: the first argument is not a "
+	       "fastverbs handle; it takes %s\");\n", o->name, o->name, handles_of(o));
+}
+
 static void emit_front(const struct op *o, const struct form *f)
 {
 	printf("#define fv_%s%s(h, ...) _Generic((h)", o->name, f->suffix);
 	for (size_t i = 0; i < n_qpts; i++)
 		if (allowed(qpts[i].name, o->name))
 			printf(", \\\n\tstruct fv_%s *: fv_%s_%s%s", qpts[i].name, qpts[i].name, o->name, f->suffix);
-	printf(")((h), __VA_ARGS__)\n");
+		else
+			printf(", \\\n\tstruct fv_%s *: fv__no_%s_on_%s", qpts[i].name, o->name, qpts[i].name);
+	printf(", \\\n\tdefault: fv__no_%s)((h), __VA_ARGS__)\n", o->name);
 }
 
 /*
@@ -430,7 +461,9 @@ static void emit_cxx_overloads(void)
 {
 	const struct form *forms[3];
 
-	printf("#ifdef __cplusplus\n/* ---- generic names as C++ overloads (outside extern \"C\") ---- */\n\n");
+	printf("#ifdef __cplusplus\n/* ---- generic names as C++ overloads (outside extern \"C\") ---- */\n\n"
+	       "/* A handle without the operation takes the template that says so (static_assert). */\n"
+	       "template <class...> struct fv__false { static const bool value = false; };\n\n");
 	for (size_t j = 0; j < n_ops; j++) {
 		const struct op *o = &ops[j];
 		int n = forms_of(o, forms);
@@ -440,8 +473,13 @@ static void emit_cxx_overloads(void)
 				const struct qpt *q = &qpts[i];
 				const struct form *f = forms[k];
 
-				if (!allowed(q->name, o->name))
+				if (!allowed(q->name, o->name)) {
+					printf("template <class... A> int fv_%s%s(struct fv_%s *, A...)\n{\n\tstatic_assert(fv__false<A...>::value, "
+					       "\"fv_%s%s is not an operation of struct fv_%s * (a %s QP); it takes %s\");\n"
+					       "\treturn 0;\n}\n\n", o->name, f->suffix, q->name, o->name, f->suffix, q->name,
+					       q->ibv + 8, handles_of(o));
 					continue;
+				}
 				printf("static FV_ALWAYS_INLINE int fv_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s%s)\n"
 				       "{\n\treturn fv_%s_%s%s(h, wr_id, flags", o->name, f->suffix, q->name, lead_params(o),
 				       f->params, remote_part(o).params, imm_part(o).params, dest_part(q, o).params, q->name, o->name,
@@ -1250,6 +1288,9 @@ int main(int argc, char **argv)
 	printf("/* ---- generic fronts: fv_write(&rc, ...) picks fv_rc_write; a handle whose QP type\n"
 	       " * does not allow the operation does not compile (C++: the overloads at the end). ---- */\n\n"
 	       "#ifndef __cplusplus\n");
+	for (size_t j = 0; j < n_ops; j++)
+		emit_refusals(&ops[j]);
+	printf("\n");
 	for (size_t j = 0; j < n_ops; j++) {
 		int n = forms_of(&ops[j], forms);
 		for (int k = 0; k < n; k++)

@@ -10,5 +10,6 @@ if [ -z "${SIM_RUN:-}" ] || [ ! -x "${SIM_RUN%% *}" ]; then
     echo "run: no mlx5 device here and the software device (sim/) is not built" >&2
     exit 1
 fi
-echo "run: no mlx5 device here: running on the software device ($SIM_RUN)"
+echo "run: no mlx5 device here: running on the software device ($SIM_RUN)."
+echo "run: its times measure the simulator on this machine's CPUs, not an RDMA NIC: they mean nothing for hardware."
 exec $SIM_RUN "$@"

@@ -867,118 +867,242 @@ static FV_ALWAYS_INLINE bool fv__op_has_imm(uint8_t opcode)
  * does not allow the operation does not compile (C++: the overloads at the end). ---- */
 
 #ifndef __cplusplus
+int fv__no_send(const void *h, ...) FV__COMPILE_ERROR("fv_send: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_raw *");
+int fv__no_send_imm_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_send_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
+int fv__no_send_imm(const void *h, ...) FV__COMPILE_ERROR("fv_send_imm: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
+int fv__no_send_inv_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_send_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_send_inv_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_send_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_send_inv(const void *h, ...) FV__COMPILE_ERROR("fv_send_inv: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_write_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_write is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_write_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_write is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_write(const void *h, ...) FV__COMPILE_ERROR("fv_write: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_write_imm_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_write_imm is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_write_imm_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_write_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_write_imm(const void *h, ...) FV__COMPILE_ERROR("fv_write_imm: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_read_on_uc(const void *h, ...) FV__COMPILE_ERROR("fv_read is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
+int fv__no_read_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_read is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
+int fv__no_read_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_read is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
+int fv__no_read(const void *h, ...) FV__COMPILE_ERROR("fv_read: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_xrc *");
+int fv__no_cas_on_uc(const void *h, ...) FV__COMPILE_ERROR("fv_cas is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
+int fv__no_cas_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_cas is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
+int fv__no_cas_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_cas is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
+int fv__no_cas(const void *h, ...) FV__COMPILE_ERROR("fv_cas: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_xrc *");
+int fv__no_fadd_on_uc(const void *h, ...) FV__COMPILE_ERROR("fv_fadd is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
+int fv__no_fadd_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_fadd is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
+int fv__no_fadd_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_fadd is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
+int fv__no_fadd(const void *h, ...) FV__COMPILE_ERROR("fv_fadd: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_xrc *");
+int fv__no_nop_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_nop is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
+int fv__no_nop(const void *h, ...) FV__COMPILE_ERROR("fv_nop: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
+int fv__no_bind_mw_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_bind_mw is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_bind_mw_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_bind_mw is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_bind_mw(const void *h, ...) FV__COMPILE_ERROR("fv_bind_mw: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_send_tso_on_rc(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_rc * (a RC QP); it takes struct fv_raw *");
+int fv__no_send_tso_on_uc(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_uc * (a UC QP); it takes struct fv_raw *");
+int fv__no_send_tso_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_ud * (a UD QP); it takes struct fv_raw *");
+int fv__no_send_tso_on_xrc(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_xrc * (a XRC_SEND QP); it takes struct fv_raw *");
+int fv__no_send_tso(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso: the first argument is not a fastverbs handle; it takes struct fv_raw *");
+int fv__no_local_inv_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_local_inv_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+
 #define fv_send(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send, \
 	struct fv_uc *: fv_uc_send, \
 	struct fv_ud *: fv_ud_send, \
 	struct fv_xrc *: fv_xrc_send, \
-	struct fv_raw *: fv_raw_send)((h), __VA_ARGS__)
+	struct fv_raw *: fv_raw_send, \
+	default: fv__no_send)((h), __VA_ARGS__)
 #define fv_send_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_sgl, \
 	struct fv_uc *: fv_uc_send_sgl, \
 	struct fv_ud *: fv_ud_send_sgl, \
 	struct fv_xrc *: fv_xrc_send_sgl, \
-	struct fv_raw *: fv_raw_send_sgl)((h), __VA_ARGS__)
+	struct fv_raw *: fv_raw_send_sgl, \
+	default: fv__no_send)((h), __VA_ARGS__)
 #define fv_send_inline(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_inline, \
 	struct fv_uc *: fv_uc_send_inline, \
 	struct fv_ud *: fv_ud_send_inline, \
 	struct fv_xrc *: fv_xrc_send_inline, \
-	struct fv_raw *: fv_raw_send_inline)((h), __VA_ARGS__)
+	struct fv_raw *: fv_raw_send_inline, \
+	default: fv__no_send)((h), __VA_ARGS__)
 #define fv_send_imm(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_imm, \
 	struct fv_uc *: fv_uc_send_imm, \
 	struct fv_ud *: fv_ud_send_imm, \
-	struct fv_xrc *: fv_xrc_send_imm)((h), __VA_ARGS__)
+	struct fv_xrc *: fv_xrc_send_imm, \
+	struct fv_raw *: fv__no_send_imm_on_raw, \
+	default: fv__no_send_imm)((h), __VA_ARGS__)
 #define fv_send_imm_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_imm_sgl, \
 	struct fv_uc *: fv_uc_send_imm_sgl, \
 	struct fv_ud *: fv_ud_send_imm_sgl, \
-	struct fv_xrc *: fv_xrc_send_imm_sgl)((h), __VA_ARGS__)
+	struct fv_xrc *: fv_xrc_send_imm_sgl, \
+	struct fv_raw *: fv__no_send_imm_on_raw, \
+	default: fv__no_send_imm)((h), __VA_ARGS__)
 #define fv_send_imm_inline(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_imm_inline, \
 	struct fv_uc *: fv_uc_send_imm_inline, \
 	struct fv_ud *: fv_ud_send_imm_inline, \
-	struct fv_xrc *: fv_xrc_send_imm_inline)((h), __VA_ARGS__)
+	struct fv_xrc *: fv_xrc_send_imm_inline, \
+	struct fv_raw *: fv__no_send_imm_on_raw, \
+	default: fv__no_send_imm)((h), __VA_ARGS__)
 #define fv_send_inv(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_inv, \
 	struct fv_uc *: fv_uc_send_inv, \
-	struct fv_xrc *: fv_xrc_send_inv)((h), __VA_ARGS__)
+	struct fv_ud *: fv__no_send_inv_on_ud, \
+	struct fv_xrc *: fv_xrc_send_inv, \
+	struct fv_raw *: fv__no_send_inv_on_raw, \
+	default: fv__no_send_inv)((h), __VA_ARGS__)
 #define fv_send_inv_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_inv_sgl, \
 	struct fv_uc *: fv_uc_send_inv_sgl, \
-	struct fv_xrc *: fv_xrc_send_inv_sgl)((h), __VA_ARGS__)
+	struct fv_ud *: fv__no_send_inv_on_ud, \
+	struct fv_xrc *: fv_xrc_send_inv_sgl, \
+	struct fv_raw *: fv__no_send_inv_on_raw, \
+	default: fv__no_send_inv)((h), __VA_ARGS__)
 #define fv_send_inv_inline(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_inv_inline, \
 	struct fv_uc *: fv_uc_send_inv_inline, \
-	struct fv_xrc *: fv_xrc_send_inv_inline)((h), __VA_ARGS__)
+	struct fv_ud *: fv__no_send_inv_on_ud, \
+	struct fv_xrc *: fv_xrc_send_inv_inline, \
+	struct fv_raw *: fv__no_send_inv_on_raw, \
+	default: fv__no_send_inv)((h), __VA_ARGS__)
 #define fv_write(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_write, \
 	struct fv_uc *: fv_uc_write, \
-	struct fv_xrc *: fv_xrc_write)((h), __VA_ARGS__)
+	struct fv_ud *: fv__no_write_on_ud, \
+	struct fv_xrc *: fv_xrc_write, \
+	struct fv_raw *: fv__no_write_on_raw, \
+	default: fv__no_write)((h), __VA_ARGS__)
 #define fv_write_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_write_sgl, \
 	struct fv_uc *: fv_uc_write_sgl, \
-	struct fv_xrc *: fv_xrc_write_sgl)((h), __VA_ARGS__)
+	struct fv_ud *: fv__no_write_on_ud, \
+	struct fv_xrc *: fv_xrc_write_sgl, \
+	struct fv_raw *: fv__no_write_on_raw, \
+	default: fv__no_write)((h), __VA_ARGS__)
 #define fv_write_inline(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_write_inline, \
 	struct fv_uc *: fv_uc_write_inline, \
-	struct fv_xrc *: fv_xrc_write_inline)((h), __VA_ARGS__)
+	struct fv_ud *: fv__no_write_on_ud, \
+	struct fv_xrc *: fv_xrc_write_inline, \
+	struct fv_raw *: fv__no_write_on_raw, \
+	default: fv__no_write)((h), __VA_ARGS__)
 #define fv_write_imm(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_write_imm, \
 	struct fv_uc *: fv_uc_write_imm, \
-	struct fv_xrc *: fv_xrc_write_imm)((h), __VA_ARGS__)
+	struct fv_ud *: fv__no_write_imm_on_ud, \
+	struct fv_xrc *: fv_xrc_write_imm, \
+	struct fv_raw *: fv__no_write_imm_on_raw, \
+	default: fv__no_write_imm)((h), __VA_ARGS__)
 #define fv_write_imm_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_write_imm_sgl, \
 	struct fv_uc *: fv_uc_write_imm_sgl, \
-	struct fv_xrc *: fv_xrc_write_imm_sgl)((h), __VA_ARGS__)
+	struct fv_ud *: fv__no_write_imm_on_ud, \
+	struct fv_xrc *: fv_xrc_write_imm_sgl, \
+	struct fv_raw *: fv__no_write_imm_on_raw, \
+	default: fv__no_write_imm)((h), __VA_ARGS__)
 #define fv_write_imm_inline(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_write_imm_inline, \
 	struct fv_uc *: fv_uc_write_imm_inline, \
-	struct fv_xrc *: fv_xrc_write_imm_inline)((h), __VA_ARGS__)
+	struct fv_ud *: fv__no_write_imm_on_ud, \
+	struct fv_xrc *: fv_xrc_write_imm_inline, \
+	struct fv_raw *: fv__no_write_imm_on_raw, \
+	default: fv__no_write_imm)((h), __VA_ARGS__)
 #define fv_read(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_read, \
-	struct fv_xrc *: fv_xrc_read)((h), __VA_ARGS__)
+	struct fv_uc *: fv__no_read_on_uc, \
+	struct fv_ud *: fv__no_read_on_ud, \
+	struct fv_xrc *: fv_xrc_read, \
+	struct fv_raw *: fv__no_read_on_raw, \
+	default: fv__no_read)((h), __VA_ARGS__)
 #define fv_read_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_read_sgl, \
-	struct fv_xrc *: fv_xrc_read_sgl)((h), __VA_ARGS__)
+	struct fv_uc *: fv__no_read_on_uc, \
+	struct fv_ud *: fv__no_read_on_ud, \
+	struct fv_xrc *: fv_xrc_read_sgl, \
+	struct fv_raw *: fv__no_read_on_raw, \
+	default: fv__no_read)((h), __VA_ARGS__)
 #define fv_cas(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_cas, \
-	struct fv_xrc *: fv_xrc_cas)((h), __VA_ARGS__)
+	struct fv_uc *: fv__no_cas_on_uc, \
+	struct fv_ud *: fv__no_cas_on_ud, \
+	struct fv_xrc *: fv_xrc_cas, \
+	struct fv_raw *: fv__no_cas_on_raw, \
+	default: fv__no_cas)((h), __VA_ARGS__)
 #define fv_cas_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_cas_sgl, \
-	struct fv_xrc *: fv_xrc_cas_sgl)((h), __VA_ARGS__)
+	struct fv_uc *: fv__no_cas_on_uc, \
+	struct fv_ud *: fv__no_cas_on_ud, \
+	struct fv_xrc *: fv_xrc_cas_sgl, \
+	struct fv_raw *: fv__no_cas_on_raw, \
+	default: fv__no_cas)((h), __VA_ARGS__)
 #define fv_fadd(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_fadd, \
-	struct fv_xrc *: fv_xrc_fadd)((h), __VA_ARGS__)
+	struct fv_uc *: fv__no_fadd_on_uc, \
+	struct fv_ud *: fv__no_fadd_on_ud, \
+	struct fv_xrc *: fv_xrc_fadd, \
+	struct fv_raw *: fv__no_fadd_on_raw, \
+	default: fv__no_fadd)((h), __VA_ARGS__)
 #define fv_fadd_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_fadd_sgl, \
-	struct fv_xrc *: fv_xrc_fadd_sgl)((h), __VA_ARGS__)
+	struct fv_uc *: fv__no_fadd_on_uc, \
+	struct fv_ud *: fv__no_fadd_on_ud, \
+	struct fv_xrc *: fv_xrc_fadd_sgl, \
+	struct fv_raw *: fv__no_fadd_on_raw, \
+	default: fv__no_fadd)((h), __VA_ARGS__)
 #define fv_nop(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_nop, \
 	struct fv_uc *: fv_uc_nop, \
 	struct fv_ud *: fv_ud_nop, \
-	struct fv_xrc *: fv_xrc_nop)((h), __VA_ARGS__)
+	struct fv_xrc *: fv_xrc_nop, \
+	struct fv_raw *: fv__no_nop_on_raw, \
+	default: fv__no_nop)((h), __VA_ARGS__)
 #define fv_bind_mw(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_bind_mw, \
 	struct fv_uc *: fv_uc_bind_mw, \
-	struct fv_xrc *: fv_xrc_bind_mw)((h), __VA_ARGS__)
+	struct fv_ud *: fv__no_bind_mw_on_ud, \
+	struct fv_xrc *: fv_xrc_bind_mw, \
+	struct fv_raw *: fv__no_bind_mw_on_raw, \
+	default: fv__no_bind_mw)((h), __VA_ARGS__)
 #define fv_send_tso(h, ...) _Generic((h), \
-	struct fv_raw *: fv_raw_send_tso)((h), __VA_ARGS__)
+	struct fv_rc *: fv__no_send_tso_on_rc, \
+	struct fv_uc *: fv__no_send_tso_on_uc, \
+	struct fv_ud *: fv__no_send_tso_on_ud, \
+	struct fv_xrc *: fv__no_send_tso_on_xrc, \
+	struct fv_raw *: fv_raw_send_tso, \
+	default: fv__no_send_tso)((h), __VA_ARGS__)
 #define fv_send_tso_sgl(h, ...) _Generic((h), \
-	struct fv_raw *: fv_raw_send_tso_sgl)((h), __VA_ARGS__)
+	struct fv_rc *: fv__no_send_tso_on_rc, \
+	struct fv_uc *: fv__no_send_tso_on_uc, \
+	struct fv_ud *: fv__no_send_tso_on_ud, \
+	struct fv_xrc *: fv__no_send_tso_on_xrc, \
+	struct fv_raw *: fv_raw_send_tso_sgl, \
+	default: fv__no_send_tso)((h), __VA_ARGS__)
 #define fv_send_tso_inline(h, ...) _Generic((h), \
-	struct fv_raw *: fv_raw_send_tso_inline)((h), __VA_ARGS__)
+	struct fv_rc *: fv__no_send_tso_on_rc, \
+	struct fv_uc *: fv__no_send_tso_on_uc, \
+	struct fv_ud *: fv__no_send_tso_on_ud, \
+	struct fv_xrc *: fv__no_send_tso_on_xrc, \
+	struct fv_raw *: fv_raw_send_tso_inline, \
+	default: fv__no_send_tso)((h), __VA_ARGS__)
 #define fv_local_inv(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_local_inv, \
 	struct fv_uc *: fv_uc_local_inv, \
-	struct fv_xrc *: fv_xrc_local_inv)((h), __VA_ARGS__)
+	struct fv_ud *: fv__no_local_inv_on_ud, \
+	struct fv_xrc *: fv_xrc_local_inv, \
+	struct fv_raw *: fv__no_local_inv_on_raw, \
+	default: fv__no_local_inv)((h), __VA_ARGS__)
 #endif
 
 FV_EXTERN_C_END
 
 #ifdef __cplusplus
 /* ---- generic names as C++ overloads (outside extern "C") ---- */
+
+/* A handle without the operation takes the template that says so (static_assert). */
+template <class...> struct fv__false { static const bool value = false; };
 
 static FV_ALWAYS_INLINE int fv_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
@@ -1075,6 +1199,12 @@ static FV_ALWAYS_INLINE int fv_send_imm(struct fv_xrc *h, uint64_t wr_id, unsign
 	return fv_xrc_send_imm(h, wr_id, flags, sge, imm, remote_srqn);
 }
 
+template <class... A> int fv_send_imm(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
 	return fv_rc_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm);
@@ -1093,6 +1223,12 @@ static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, uns
 static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm, remote_srqn);
+}
+
+template <class... A> int fv_send_imm_sgl(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_imm_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
@@ -1115,6 +1251,12 @@ static FV_ALWAYS_INLINE int fv_send_imm_inline(struct fv_xrc *h, uint64_t wr_id,
 	return fv_xrc_send_imm_inline(h, wr_id, flags, data, len, imm, remote_srqn);
 }
 
+template <class... A> int fv_send_imm_inline(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_imm_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
 {
 	return fv_rc_send_inv(h, wr_id, flags, sge, inv_rkey);
@@ -1125,9 +1267,21 @@ static FV_ALWAYS_INLINE int fv_send_inv(struct fv_uc *h, uint64_t wr_id, unsigne
 	return fv_uc_send_inv(h, wr_id, flags, sge, inv_rkey);
 }
 
+template <class... A> int fv_send_inv(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_send_inv(h, wr_id, flags, sge, inv_rkey, remote_srqn);
+}
+
+template <class... A> int fv_send_inv(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
@@ -1140,9 +1294,21 @@ static FV_ALWAYS_INLINE int fv_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, uns
 	return fv_uc_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey);
 }
 
+template <class... A> int fv_send_inv_sgl(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_inv_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey, remote_srqn);
+}
+
+template <class... A> int fv_send_inv_sgl(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_inv_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
@@ -1155,9 +1321,21 @@ static FV_ALWAYS_INLINE int fv_send_inv_inline(struct fv_uc *h, uint64_t wr_id, 
 	return fv_uc_send_inv_inline(h, wr_id, flags, data, len, inv_rkey);
 }
 
+template <class... A> int fv_send_inv_inline(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_inv_inline is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_send_inv_inline(h, wr_id, flags, data, len, inv_rkey, remote_srqn);
+}
+
+template <class... A> int fv_send_inv_inline(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_inv_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
@@ -1170,9 +1348,21 @@ static FV_ALWAYS_INLINE int fv_write(struct fv_uc *h, uint64_t wr_id, unsigned f
 	return fv_uc_write(h, wr_id, flags, sge, raddr, rkey);
 }
 
+template <class... A> int fv_write(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_write is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_write(h, wr_id, flags, sge, raddr, rkey, remote_srqn);
+}
+
+template <class... A> int fv_write(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_write is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
@@ -1185,9 +1375,21 @@ static FV_ALWAYS_INLINE int fv_write_sgl(struct fv_uc *h, uint64_t wr_id, unsign
 	return fv_uc_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey);
 }
 
+template <class... A> int fv_write_sgl(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_write_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, remote_srqn);
+}
+
+template <class... A> int fv_write_sgl(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_write_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
@@ -1200,9 +1402,21 @@ static FV_ALWAYS_INLINE int fv_write_inline(struct fv_uc *h, uint64_t wr_id, uns
 	return fv_uc_write_inline(h, wr_id, flags, data, len, raddr, rkey);
 }
 
+template <class... A> int fv_write_inline(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_write_inline is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_write_inline(h, wr_id, flags, data, len, raddr, rkey, remote_srqn);
+}
+
+template <class... A> int fv_write_inline(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_write_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
@@ -1215,9 +1429,21 @@ static FV_ALWAYS_INLINE int fv_write_imm(struct fv_uc *h, uint64_t wr_id, unsign
 	return fv_uc_write_imm(h, wr_id, flags, sge, raddr, rkey, imm);
 }
 
+template <class... A> int fv_write_imm(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_write_imm is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_write_imm(h, wr_id, flags, sge, raddr, rkey, imm, remote_srqn);
+}
+
+template <class... A> int fv_write_imm(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_write_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
@@ -1230,9 +1456,21 @@ static FV_ALWAYS_INLINE int fv_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, un
 	return fv_uc_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm);
 }
 
+template <class... A> int fv_write_imm_sgl(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_write_imm_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm, remote_srqn);
+}
+
+template <class... A> int fv_write_imm_sgl(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_write_imm_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
@@ -1245,9 +1483,21 @@ static FV_ALWAYS_INLINE int fv_write_imm_inline(struct fv_uc *h, uint64_t wr_id,
 	return fv_uc_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm);
 }
 
+template <class... A> int fv_write_imm_inline(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_write_imm_inline is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm, remote_srqn);
+}
+
+template <class... A> int fv_write_imm_inline(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_write_imm_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
@@ -1255,9 +1505,27 @@ static FV_ALWAYS_INLINE int fv_read(struct fv_rc *h, uint64_t wr_id, unsigned fl
 	return fv_rc_read(h, wr_id, flags, sge, raddr, rkey);
 }
 
+template <class... A> int fv_read(struct fv_uc *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_read is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
+}
+
+template <class... A> int fv_read(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_read is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_read(h, wr_id, flags, sge, raddr, rkey, remote_srqn);
+}
+
+template <class... A> int fv_read(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_read is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
@@ -1265,9 +1533,27 @@ static FV_ALWAYS_INLINE int fv_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigne
 	return fv_rc_read_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey);
 }
 
+template <class... A> int fv_read_sgl(struct fv_uc *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_read_sgl is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
+}
+
+template <class... A> int fv_read_sgl(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_read_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_read_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, remote_srqn);
+}
+
+template <class... A> int fv_read_sgl(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_read_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
@@ -1275,9 +1561,27 @@ static FV_ALWAYS_INLINE int fv_cas(struct fv_rc *h, uint64_t wr_id, unsigned fla
 	return fv_rc_cas(h, wr_id, flags, sge, raddr, rkey, compare, swap);
 }
 
+template <class... A> int fv_cas(struct fv_uc *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_cas is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
+}
+
+template <class... A> int fv_cas(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_cas is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
 	return fv_xrc_cas(h, wr_id, flags, sge, raddr, rkey, compare, swap, remote_srqn);
+}
+
+template <class... A> int fv_cas(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_cas is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
@@ -1285,9 +1589,27 @@ static FV_ALWAYS_INLINE int fv_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned
 	return fv_rc_cas_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, compare, swap);
 }
 
+template <class... A> int fv_cas_sgl(struct fv_uc *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_cas_sgl is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
+}
+
+template <class... A> int fv_cas_sgl(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_cas_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
 	return fv_xrc_cas_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, compare, swap, remote_srqn);
+}
+
+template <class... A> int fv_cas_sgl(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_cas_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
@@ -1295,9 +1617,27 @@ static FV_ALWAYS_INLINE int fv_fadd(struct fv_rc *h, uint64_t wr_id, unsigned fl
 	return fv_rc_fadd(h, wr_id, flags, sge, raddr, rkey, add);
 }
 
+template <class... A> int fv_fadd(struct fv_uc *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_fadd is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
+}
+
+template <class... A> int fv_fadd(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_fadd is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
 	return fv_xrc_fadd(h, wr_id, flags, sge, raddr, rkey, add, remote_srqn);
+}
+
+template <class... A> int fv_fadd(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_fadd is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
@@ -1305,9 +1645,27 @@ static FV_ALWAYS_INLINE int fv_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigne
 	return fv_rc_fadd_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, add);
 }
 
+template <class... A> int fv_fadd_sgl(struct fv_uc *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_fadd_sgl is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
+}
+
+template <class... A> int fv_fadd_sgl(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_fadd_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
 	return fv_xrc_fadd_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, add, remote_srqn);
+}
+
+template <class... A> int fv_fadd_sgl(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_fadd_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
@@ -1330,6 +1688,12 @@ static FV_ALWAYS_INLINE int fv_nop(struct fv_xrc *h, uint64_t wr_id, unsigned fl
 	return fv_xrc_nop(h, wr_id, flags);
 }
 
+template <class... A> int fv_nop(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_nop is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
 	return fv_rc_bind_mw(h, wr_id, flags, mw, rkey, bind);
@@ -1340,9 +1704,45 @@ static FV_ALWAYS_INLINE int fv_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned
 	return fv_uc_bind_mw(h, wr_id, flags, mw, rkey, bind);
 }
 
+template <class... A> int fv_bind_mw(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_bind_mw is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
 	return fv_xrc_bind_mw(h, wr_id, flags, mw, rkey, bind);
+}
+
+template <class... A> int fv_bind_mw(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_bind_mw is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
+}
+
+template <class... A> int fv_send_tso(struct fv_rc *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_tso is not an operation of struct fv_rc * (a RC QP); it takes struct fv_raw *");
+	return 0;
+}
+
+template <class... A> int fv_send_tso(struct fv_uc *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_tso is not an operation of struct fv_uc * (a UC QP); it takes struct fv_raw *");
+	return 0;
+}
+
+template <class... A> int fv_send_tso(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_tso is not an operation of struct fv_ud * (a UD QP); it takes struct fv_raw *");
+	return 0;
+}
+
+template <class... A> int fv_send_tso(struct fv_xrc *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_tso is not an operation of struct fv_xrc * (a XRC_SEND QP); it takes struct fv_raw *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sge)
@@ -1350,9 +1750,57 @@ static FV_ALWAYS_INLINE int fv_send_tso(struct fv_raw *h, uint64_t wr_id, unsign
 	return fv_raw_send_tso(h, wr_id, flags, hdr, hdr_sz, mss, sge);
 }
 
+template <class... A> int fv_send_tso_sgl(struct fv_rc *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_tso_sgl is not an operation of struct fv_rc * (a RC QP); it takes struct fv_raw *");
+	return 0;
+}
+
+template <class... A> int fv_send_tso_sgl(struct fv_uc *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_tso_sgl is not an operation of struct fv_uc * (a UC QP); it takes struct fv_raw *");
+	return 0;
+}
+
+template <class... A> int fv_send_tso_sgl(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_tso_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_raw *");
+	return 0;
+}
+
+template <class... A> int fv_send_tso_sgl(struct fv_xrc *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_tso_sgl is not an operation of struct fv_xrc * (a XRC_SEND QP); it takes struct fv_raw *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sgl, int nsge)
 {
 	return fv_raw_send_tso_sgl(h, wr_id, flags, hdr, hdr_sz, mss, sgl, nsge);
+}
+
+template <class... A> int fv_send_tso_inline(struct fv_rc *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_tso_inline is not an operation of struct fv_rc * (a RC QP); it takes struct fv_raw *");
+	return 0;
+}
+
+template <class... A> int fv_send_tso_inline(struct fv_uc *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_tso_inline is not an operation of struct fv_uc * (a UC QP); it takes struct fv_raw *");
+	return 0;
+}
+
+template <class... A> int fv_send_tso_inline(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_tso_inline is not an operation of struct fv_ud * (a UD QP); it takes struct fv_raw *");
+	return 0;
+}
+
+template <class... A> int fv_send_tso_inline(struct fv_xrc *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_tso_inline is not an operation of struct fv_xrc * (a XRC_SEND QP); it takes struct fv_raw *");
+	return 0;
 }
 
 static FV_ALWAYS_INLINE int fv_send_tso_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const void *data, uint32_t len)
@@ -1370,9 +1818,21 @@ static FV_ALWAYS_INLINE int fv_local_inv(struct fv_uc *h, uint64_t wr_id, unsign
 	return fv_uc_local_inv(h, wr_id, flags, inv_rkey);
 }
 
+template <class... A> int fv_local_inv(struct fv_ud *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_local_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
+}
+
 static FV_ALWAYS_INLINE int fv_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
 	return fv_xrc_local_inv(h, wr_id, flags, inv_rkey);
+}
+
+template <class... A> int fv_local_inv(struct fv_raw *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_local_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	return 0;
 }
 
 #endif /* __cplusplus */

@@ -6,7 +6,14 @@
 #ifndef FASTVERBS_PORTABLE_H
 #define FASTVERBS_PORTABLE_H
 
+/* C11 at least: the headers rely on _Generic and static_assert. One error says so; naming
+ * the keyword gcc and clang know in any mode keeps C99's missing macro from adding dozens. */
+#if !defined(__cplusplus) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L)
+#error "fastverbs needs C11 or later: compile with -std=c11 (or gnu11, c17, ...)"
+#define static_assert _Static_assert
+#else
 #include <assert.h>	/* static_assert: a macro in C11, a keyword in C++ */
+#endif
 #include <endian.h>
 
 /*
@@ -35,6 +42,14 @@
 #else
 #define FV_EXTERN_C_BEGIN
 #define FV_EXTERN_C_END
+#endif
+
+/* On a function named only where calling it is the mistake (a _Generic branch of an
+ * operation the handle lacks, ops.h): the compile error that names the mistake. */
+#if defined(__GNUC__) || defined(__clang__)
+#define FV__COMPILE_ERROR(msg) __attribute__((error(msg)))
+#else
+#define FV__COMPILE_ERROR(msg)
 #endif
 
 /* An initializer that zeroes every member, without a warning in either language. */

@@ -97,19 +97,54 @@ struct fv_raw { struct fv_qp qp; };
 #define fv__qp_of(h) (&(h)->qp)
 
 /*
- * Ring the doorbell once for everything built on handle h since the last ring. Every store
- * before it (WQEs, payloads) is made before the doorbell; unlike a call to ibv_post_send it
- * leaves the compiler's knowledge of memory alone: read what the device writes after fv_poll.
+ * Ring the doorbell once for everything built on h (a typed handle or a struct fv_qp *)
+ * since the last ring. Every store before it (WQEs, payloads) is made before the doorbell;
+ * unlike a call to ibv_post_send it leaves the compiler's knowledge of memory alone: read
+ * what the device writes after fv_poll.
  */
-#define fv_ring(h) fv__ring_qp(&(h)->qp)
+#define fv_ring(h) fv__ring_checked(fv__ring_qp(h))
 
-static inline __attribute__((always_inline)) void fv__ring_qp(struct fv_qp *qp)
+static inline __attribute__((always_inline)) void fv__ring_checked(struct fv_qp *qp)
 {
 	/* the batch's WQEs would reach the device before fv_wr_complete decides on them */
 	FV_ASSERT_MSG(!qp->wr_open, "fv_ring on a QP with an open fv_wr_* batch "
 		      "(fv_wr_start without fv_wr_complete or fv_wr_abort)");
 	fv__sq_ring(&qp->sq);
 }
+
+/* The struct fv_qp of h, the first member of every typed handle; anything else is refused
+ * at compile time with a message naming fv_ring. */
+#ifndef __cplusplus
+struct fv_qp *fv__ring_not_a_qp(const void *h)
+	FV__COMPILE_ERROR("fv_ring takes a struct fv_qp * or a typed handle (struct fv_rc *, fv_uc *, fv_ud *, fv_xrc *, fv_raw *)");
+#define fv__ring_qp(h) _Generic((h), struct fv_qp *: (struct fv_qp *)(void *)(h), \
+	struct fv_rc *: (struct fv_qp *)(void *)(h), struct fv_uc *: (struct fv_qp *)(void *)(h), \
+	struct fv_ud *: (struct fv_qp *)(void *)(h), struct fv_xrc *: (struct fv_qp *)(void *)(h), \
+	struct fv_raw *: (struct fv_qp *)(void *)(h), default: fv__ring_not_a_qp(h))
+#else
+} /* the overloads need C++ linkage */
+static inline struct fv_qp *fv__ring_qp(struct fv_qp *q) { return q; }
+static inline struct fv_qp *fv__ring_qp(struct fv_rc *h) { return &h->qp; }
+static inline struct fv_qp *fv__ring_qp(struct fv_uc *h) { return &h->qp; }
+static inline struct fv_qp *fv__ring_qp(struct fv_ud *h) { return &h->qp; }
+static inline struct fv_qp *fv__ring_qp(struct fv_xrc *h) { return &h->qp; }
+static inline struct fv_qp *fv__ring_qp(struct fv_raw *h) { return &h->qp; }
+template <class H> struct fv__ring_refused { static const bool value = false; };
+template <class H> struct fv_qp *fv__ring_qp(H)
+{
+	static_assert(fv__ring_refused<H>::value,
+		      "fv_ring takes a struct fv_qp * or a typed handle (struct fv_rc *, fv_uc *, fv_ud *, fv_xrc *, fv_raw *)");
+	return 0;
+}
+extern "C" {
+#endif
+
+/*
+ * Free 64-byte blocks (WQEBBs) in the send ring of h (a typed handle or a struct fv_qp *) now:
+ * a WQE of n blocks fits while it is at least n. Space comes back as fv_poll retires the
+ * completions of WQEs rung. (fv_sq_room(3): the blocks each request takes.)
+ */
+#define fv_sq_room(h) fv__sq_room(&fv__ring_qp(h)->sq)
 
 /* A QP described by its raw geometry: what mlx5dv_init_obj and ibv_query_qp would give. */
 struct fv_qp_geom {

@@ -26,10 +26,15 @@ void cm_send_req(struct sim_wire_cm *m)
 
 	if (!cm_listens(m->ps, (struct sockaddr *)&m->dst_addr))
 		inbox = cm_listener_inbox(m->ps, (struct sockaddr *)&m->dst_addr);
-	if (inbox >= 0)
+	if (inbox >= 0) {
 		cm_send_out((uint32_t)inbox + 1, m);
-	else
-		cm_recv(m); /* ours, or nobody's: cm_recv refuses it */
+		return;
+	}
+	/* Without a fabric a server in another process is out of reach: say how to reach it. */
+	if (!cm_self() && !cm_listens(m->ps, (struct sockaddr *)&m->dst_addr))
+		sim_warn("rdma_cm: no listener on that address in this process; a server in another "
+			 "process is reached only when both run with the same FVSIM_FABRIC=name");
+	cm_recv(m); /* ours, or nobody's: cm_recv refuses it */
 }
 
 /* The peer's depths, seen from this side: IB CM swaps them on receipt. */

@@ -1,5 +1,5 @@
-// In C++ too: SEND with immediate on a raw Ethernet handle matches no overload.
-// expect-error: no matching function for call to
+// In C++ too: SEND with immediate on a raw Ethernet handle takes the overload that refuses it.
+// expect-error: fv_send_imm is not an operation of struct fv_raw
 #include <fastverbs/fastverbs.h>
 
 int f(fv_raw *bad, fv_rc *good, ibv_sge *s)

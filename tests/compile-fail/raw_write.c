@@ -1,5 +1,5 @@
 /* A raw Ethernet QP sends frames only: RDMA WRITE on a struct fv_raw must not compile.
- * expect-error: not compatible with any
+ * expect-error: fv_write is not an operation of struct fv_raw
  */
 #include <fastverbs/compat/post_send.h>
 

@@ -1,5 +1,5 @@
 /* TSO is raw Ethernet's: fv_send_tso on an RC handle must not compile.
- * expect-error: not compatible with any
+ * expect-error: fv_send_tso is not an operation of struct fv_rc
  */
 #include <fastverbs/compat/post_send.h>
 

@@ -1,5 +1,5 @@
 /* An illegal (QP type, operation) pair: RDMA READ on a UC handle must not compile.
- * expect-error: not compatible with any
+ * expect-error: fv_read is not an operation of struct fv_uc
  */
 #include <fastverbs/compat/post_send.h>
 

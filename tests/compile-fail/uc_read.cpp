@@ -1,5 +1,5 @@
-// An illegal (QP type, operation) pair in C++: RDMA READ on a UC handle matches no overload.
-// expect-error: no matching function for call to
+// An illegal (QP type, operation) pair in C++: RDMA READ on a UC handle takes the overload that refuses it.
+// expect-error: fv_read is not an operation of struct fv_uc
 #include <fastverbs/fastverbs.h>
 
 int f(fv_uc *bad, fv_xrc *good, ibv_sge *s)

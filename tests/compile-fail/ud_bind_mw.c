@@ -1,5 +1,5 @@
 /* Memory windows are not for datagrams: a bind on a UD handle must not compile.
- * expect-error: not compatible with any
+ * expect-error: fv_bind_mw is not an operation of struct fv_ud
  */
 #include <fastverbs/compat/post_send.h>
 

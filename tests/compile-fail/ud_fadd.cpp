@@ -1,6 +1,6 @@
-// An illegal (QP type, operation) pair in C++: fetch-and-add on a UD handle matches no
-// overload, even with the UD destination arguments.
-// expect-error: no matching function for call to
+// An illegal (QP type, operation) pair in C++: fetch-and-add on a UD handle takes the
+// overload that refuses it, even with the UD destination arguments.
+// expect-error: fv_fadd is not an operation of struct fv_ud
 #include <fastverbs/fastverbs.h>
 
 int f(fv_ud *bad, fv_rc *good, ibv_sge *s, fv_ah *ah)

@@ -1,5 +1,5 @@
 /* Memory windows are not for datagrams: a local invalidate on a UD handle must not compile.
- * expect-error: not compatible with any
+ * expect-error: fv_local_inv is not an operation of struct fv_ud
  */
 #include <fastverbs/compat/post_send.h>
 

@@ -1,5 +1,5 @@
-// An illegal (QP type, operation) pair in C++: RDMA WRITE on a UD handle matches no overload.
-// expect-error: no matching function for call to
+// An illegal (QP type, operation) pair in C++: RDMA WRITE on a UD handle takes the overload that refuses it.
+// expect-error: fv_write is not an operation of struct fv_ud
 #include <fastverbs/fastverbs.h>
 
 int f(fv_ud *bad, fv_rc *good, ibv_sge *s)

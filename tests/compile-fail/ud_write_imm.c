@@ -1,5 +1,5 @@
 /* An illegal (QP type, operation) pair: RDMA WRITE with immediate on a UD handle must not compile.
- * expect-error: not compatible with any
+ * expect-error: fv_write_imm is not an operation of struct fv_ud
  */
 #include <fastverbs/compat/post_send.h>
 

@@ -1,4 +1,4 @@
-// fv_wr_* in C++: a UD destination on an RC handle matches no overload.
+// fv_wr_* in C++: a UD destination on an RC handle takes the overload that refuses it.
 // expect-error: no matching function for call to
 #include <fastverbs/compat/verbs.h>
 

@@ -1,4 +1,4 @@
-// fv_wr_* in C++: RDMA READ on a UC handle matches no overload.
+// fv_wr_* in C++: RDMA READ on a UC handle takes the overload that refuses it.
 // expect-error: no matching function for call to
 #include <fastverbs/compat/verbs.h>
 

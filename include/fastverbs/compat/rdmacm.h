@@ -166,7 +166,7 @@ static inline void fv__rdma_wr(struct ibv_send_wr *wr, void *context, struct ibv
  * rdma_post_recvv: one receive of the list sgl, on the id's SRQ if it has one, else its RQ.
  * A QP in RESET takes no receive WR (libmlx5: EINVAL; its SGE limit is -1 there).
  */
-static inline int fv__rdma_post_recvv(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge)
+static inline int fv_rdma_post_recvv(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge)
 {
 	struct ibv_recv_wr wr, *bad;
 
@@ -182,7 +182,7 @@ static inline int fv__rdma_post_recvv(struct fv_rdma *r, void *context, struct i
 }
 
 /* rdma_post_sendv: a SEND of the list sgl; flags are IBV_SEND_* (INLINE, SIGNALED, ...). */
-static inline int fv__rdma_post_sendv(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags)
+static inline int fv_rdma_post_sendv(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags)
 {
 	struct ibv_send_wr wr;
 
@@ -203,14 +203,14 @@ static inline int fv__rdma_post_rdma(struct fv_rdma *r, void *context, struct ib
 }
 
 /* rdma_post_readv: an RDMA READ of rkey's memory at remote_addr into the list sgl. */
-static inline int fv__rdma_post_readv(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags,
+static inline int fv_rdma_post_readv(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags,
 				     uint64_t remote_addr, uint32_t rkey)
 {
 	return fv__rdma_post_rdma(r, context, sgl, nsge, flags, IBV_WR_RDMA_READ, remote_addr, rkey);
 }
 
 /* rdma_post_writev: an RDMA WRITE of the list sgl to rkey's memory at remote_addr. */
-static inline int fv__rdma_post_writev(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags,
+static inline int fv_rdma_post_writev(struct fv_rdma *r, void *context, struct ibv_sge *sgl, int nsge, int flags,
 				      uint64_t remote_addr, uint32_t rkey)
 {
 	return fv__rdma_post_rdma(r, context, sgl, nsge, flags, IBV_WR_RDMA_WRITE, remote_addr, rkey);
@@ -240,7 +240,7 @@ static inline int fv_rdma_post_recv(struct fv_rdma *r, void *context, void *addr
 	    length > mr->length - (size_t)((uint8_t *)addr - (uint8_t *)mr->addr))
 		return fv__rdma_seterrno(EINVAL);
 	sge = fv__rdma_sge(addr, length, mr);
-	return fv__rdma_post_recvv(r, context, &sge, 1);
+	return fv_rdma_post_recvv(r, context, &sge, 1);
 }
 
 /* rdma_post_send: a SEND of one buffer; mr may be NULL with IBV_SEND_INLINE. */
@@ -249,7 +249,7 @@ static inline int fv_rdma_post_send(struct fv_rdma *r, void *context, void *addr
 {
 	struct ibv_sge sge = fv__rdma_sge(addr, length, mr);
 
-	return fv__rdma_post_sendv(r, context, &sge, 1, flags);
+	return fv_rdma_post_sendv(r, context, &sge, 1, flags);
 }
 
 /* rdma_post_read: an RDMA READ into one buffer of mr (EINVAL without mr). */
@@ -261,7 +261,7 @@ static inline int fv_rdma_post_read(struct fv_rdma *r, void *context, void *addr
 	if (!mr)
 		return fv__rdma_seterrno(EINVAL);
 	sge = fv__rdma_sge(addr, length, mr);
-	return fv__rdma_post_readv(r, context, &sge, 1, flags, remote_addr, rkey);
+	return fv_rdma_post_readv(r, context, &sge, 1, flags, remote_addr, rkey);
 }
 
 /* rdma_post_write: an RDMA WRITE of one buffer; mr may be NULL with IBV_SEND_INLINE. */
@@ -270,7 +270,7 @@ static inline int fv_rdma_post_write(struct fv_rdma *r, void *context, void *add
 {
 	struct ibv_sge sge = fv__rdma_sge(addr, length, mr);
 
-	return fv__rdma_post_writev(r, context, &sge, 1, flags, remote_addr, rkey);
+	return fv_rdma_post_writev(r, context, &sge, 1, flags, remote_addr, rkey);
 }
 
 /*
