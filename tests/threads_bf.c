@@ -16,8 +16,8 @@
 struct fv_sq;
 static void bf_check(const struct fv_sq *sq, const uint8_t *reg, unsigned nbb);
 static int bf_nolock;		/* the negative control: the register is not locked */
-#define FV__BF_LOCK(bf) do { if (!bf_nolock) fv__rec_lock(&(bf)->lock, bf); } while (0)
-#define FV__BF_UNLOCK(bf) do { if (!bf_nolock) fv__rec_unlock(&(bf)->lock, bf); } while (0)
+#define FV__BF_LOCK(bf) do { if (!bf_nolock) fv__bf_lock(bf); } while (0)
+#define FV__BF_UNLOCK(bf) do { if (!bf_nolock) fv__bf_unlock(bf); } while (0)
 #define FV__TEST_BF_RUNG(sq, reg, nbb) bf_check(sq, reg, nbb)
 
 #include <fastverbs/fastverbs.h>

@@ -107,15 +107,47 @@ static inline uint32_t fv__load_acquire(const uint32_t *p)
 }
 
 /*
- * A lock word taken and released without telling the compiler that other memory changes: the
- * BlueFlame register's (sq.h), whose critical section is the register record *rec (the word
- * lies in it) and stores to the register, which are volatile. A C11 atomic here would make
- * every doorbell a compiler barrier, and a caller's loop would reload what it keeps in
- * registers after each ring. The exchange is a full barrier for the CPU on x86; elsewhere
- * the C11 atomics are used, barrier and all.
+ * Lock words taken and released without telling the compiler that other memory changes: a C11
+ * atomic, or a call, would make each lock a compiler barrier, and a caller's loop around a
+ * compat call or a doorbell would reload, every time, what it keeps in registers (even with
+ * locking off: the barrier sits on a branch the compiler cannot rule out). Instead the asm
+ * names rec, the object whose fields the critical section reads and writes: they stay inside
+ * it. What they point to (rings, tables) is reached through fields read inside, and leaves it
+ * through the doorbell's own barrier (sq.h). The locked instruction is a full barrier for the
+ * CPU (x86). A waiter spins with pause and, every 256 spins, gives the CPU up (sched_yield as
+ * a bare system call, which touches no memory of the program). Elsewhere: C11 atomics.
+ *
+ *   fv__rec_lock(w, rec)           32-bit word w: 0 free, 1 held
+ *   fv__own_lock(w, me, rec, r)    64-bit word w: 0 free, else its holder; r = 1 when me holds
+ *                                  it already (nothing taken), else 0 once taken
  */
-#if defined(__x86_64__) || defined(__i386__)
-#define fv__rec_lock(l, rec)                                                                       \
+#if defined(__x86_64__) && defined(__linux__)
+#define FV__LOCK_WAIT(cmp)                                                                        \
+	"movl $256, %k[n]\n"                                                                      \
+	"2:\tpause\n\t"                                                                           \
+	cmp "\n\t"                                                                                \
+	"je 1b\n\t"                                                                               \
+	"subl $1, %k[n]\n\t"                                                                      \
+	"jnz 2b\n\t"                                                                              \
+	"movl $24, %%eax\n\t"	/* __NR_sched_yield */                                            \
+	"syscall\n\t"                                                                             \
+	"jmp 1b\n"
+#define fv__rec_lock(lw_, rec)                                                                     \
+	do {                                                                                       \
+		unsigned fv__n;                                                                    \
+		__asm__ __volatile__("1:\tmovl $1, %%eax\n\t"                                      \
+				     "xchgl %%eax, (%[w])\n\t"                                     \
+				     "testl %%eax, %%eax\n\t"                                      \
+				     "jz 3f\n\t"                                                   \
+				     FV__LOCK_WAIT("cmpl $0, (%[w])")                              \
+				     "3:"                                                          \
+				     : [n] "=&r"(fv__n), "+m"(*(rec))                              \
+				     : [w] "r"(lw_)                                                \
+				     : "rax", "rcx", "r11", "cc");                                 \
+	} while (0)
+#define fv__rec_unlock(w, rec) __asm__ __volatile__("movl $0, (%1)" : "+m"(*(rec)) : "r"(w))
+/* fv__rec_lock for the BlueFlame register, held for a few stores: a spin, fewer registers taken. */
+#define fv__spin_rec_lock(w, rec)                                                                  \
 	do {                                                                                       \
 		uint32_t fv__v = 1;                                                                \
 		__asm__ __volatile__("1:\txchgl %0, (%2)\n\t"                                       \
@@ -128,13 +160,48 @@ static inline uint32_t fv__load_acquire(const uint32_t *p)
 				     "jmp 1b\n"                                                        \
 				     "3:"                                                             \
 				     : "+&r"(fv__v), "+m"(*(rec))                                     \
-				     : "r"(l)                                                         \
+				     : "r"(w)                                                         \
 				     : "cc");                                                         \
 	} while (0)
-#define fv__rec_unlock(l, rec) __asm__ __volatile__("movl $0, (%1)" : "+m"(*(rec)) : "r"(l))
+#define fv__own_lock(lw_, me_, rec, r_)                                                                \
+	do {                                                                                       \
+		unsigned fv__n;                                                                    \
+		__asm__ __volatile__("1:\txorl %%eax, %%eax\n\t"                                   \
+				     "lock cmpxchgq %[me], (%[w])\n\t"                             \
+				     "je 3f\n\t"                                                   \
+				     "cmpq %[me], %%rax\n\t"                                       \
+				     "je 4f\n\t"                                                   \
+				     FV__LOCK_WAIT("cmpq $0, (%[w])")                              \
+				     "3:\txorl %k[r], %k[r]\n\t"                                   \
+				     "jmp 5f\n"                                                    \
+				     "4:\tmovl $1, %k[r]\n"                                        \
+				     "5:"                                                          \
+				     : [r] "=&r"(r_), [n] "=&r"(fv__n), "+m"(*(rec))               \
+				     : [w] "r"(lw_), [me] "r"(me_)                                \
+				     : "rax", "rcx", "r11", "cc");                                 \
+	} while (0)
+#define fv__own_unlock(w, rec) __asm__ __volatile__("movq $0, (%1)" : "+m"(*(rec)) : "r"(w))
 #else
-#define fv__rec_lock(l, rec) fv__spin_lock(l)
-#define fv__rec_unlock(l, rec) fv__spin_unlock(l)
+#define fv__rec_lock(lw_, rec) fv__spin_lock(lw_)
+#define fv__spin_rec_lock(w, rec) fv__spin_lock(w)
+#define fv__rec_unlock(w, rec) fv__spin_unlock(w)
+#define fv__own_lock(lw_, me_, rec, r_) ((r_) = fv__own_lock_c(lw_, me_))
+#define fv__own_unlock(w, rec) __atomic_store_n(w, (uint64_t)0, __ATOMIC_RELEASE)
+
+static inline int fv__own_lock_c(uint64_t *w, uint64_t me)
+{
+	for (unsigned n = 1;; n++) {
+		uint64_t v = 0;
+
+		if (__atomic_compare_exchange_n(w, &v, me, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return 0;
+		if (v == me)
+			return 1;
+		fv__cpu_relax();
+		if (!(n & 255))
+			sched_yield();
+	}
+}
 #endif
 
 /*

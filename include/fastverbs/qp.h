@@ -77,13 +77,13 @@ struct fv_qp {
 	unsigned int wr_flags;	/* IBV_SEND_SIGNALED, _FENCE, _SOLICITED, _IP_CSUM (raw); _INLINE: no effect */
 	struct fv_wr_batch wr;	/* fv_wr_* state */
 	/* Threads (sync.h): the compat calls' locks, as libmlx5 keeps them per queue. */
-	uint32_t sq_lock;	/* fv_post_send, fv_wr_start .. fv_wr_complete, fv_lock */
+	uint64_t sq_lock;	/* fv_post_send, fv_wr_start .. fv_wr_complete, fv_lock: 0 free,
+				 * else fv__self() of the holder, so that a thread that holds it
+				 * (an open batch, fv_lock) and posts is refused, not deadlocked */
 	uint32_t rq_lock;	/* fv_post_recv */
 	uint32_t locking;	/* the compat calls take the locks (fv_set_lock) */
 	uint32_t wr_open;	/* an fv_wr_* batch is open: fv_wr_start was called, its
-				 * fv_wr_complete or fv_wr_abort not yet */
-	uintptr_t sq_owner;	/* fv__self() of the thread that holds sq_lock by fv_wr_start or
-				 * fv_lock, else 0: it is refused, not deadlocked, if it posts */
+				 * fv_wr_complete or fv_wr_abort not yet (1; 2: inside fv_lock) */
 };
 
 /* Typed handles: each offers only the operations its QP type allows (ops.h). */

@@ -290,9 +290,9 @@ static inline void fv__srq_free(struct fv_srq *srq, uint32_t idx)
 static inline void fv__srq_free_locked(struct fv_srq *srq, uint32_t idx)
 {
 	if (srq->locking) {
-		fv__spin_lock(&srq->lock);
+		fv__rec_lock(&srq->lock, srq);
 		fv__srq_free(srq, idx);
-		fv__spin_unlock(&srq->lock);
+		fv__rec_unlock(&srq->lock, srq);
 	} else {
 		fv__srq_free(srq, idx);
 	}

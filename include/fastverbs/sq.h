@@ -255,9 +255,20 @@ static inline void fv__sq_set_pi(struct fv_sq *sq, uint32_t pi)
  * only when it says so, and to check that the half holds what this doorbell wrote.
  */
 #ifndef FV__BF_LOCK
-#define FV__BF_LOCK(bf) fv__rec_lock(&(bf)->lock, bf)
-#define FV__BF_UNLOCK(bf) fv__rec_unlock(&(bf)->lock, bf)
+#define FV__BF_LOCK(bf) fv__bf_lock(bf)
+#define FV__BF_UNLOCK(bf) fv__bf_unlock(bf)
 #endif
+/* The register's lock (lock.h): its critical section is the record (the half it names). */
+static inline __attribute__((always_inline)) void fv__bf_lock(struct fv__bf *bf)
+{
+	fv__spin_rec_lock(&bf->lock, bf);
+}
+
+static inline __attribute__((always_inline)) void fv__bf_unlock(struct fv__bf *bf)
+{
+	fv__rec_unlock(&bf->lock, bf);
+}
+
 #ifndef FV__TEST_BF_RUNG
 #define FV__TEST_BF_RUNG(sq, reg, nbb) ((void)0)	/* nbb blocks copied to reg (0: 8 bytes) */
 #endif

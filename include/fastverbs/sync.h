@@ -32,99 +32,69 @@
 FV_EXTERN_C_BEGIN
 
 /*
- * The send queue's word is held: by another thread (wait for it, then take it: 0), or by this
- * one through fv_wr_start or fv_lock (EINVAL: waiting would never end).
- */
-static __attribute__((noinline, cold, unused)) int fv__sq_wait(struct fv_qp *qp)
-{
-	uintptr_t me = fv__self();
-
-	for (unsigned n = 1;; n++) {
-		if (__atomic_load_n(&qp->sq_owner, __ATOMIC_RELAXED) == me)
-			return EINVAL;
-		if (!__atomic_load_n(&qp->sq_lock, __ATOMIC_RELAXED) && fv__spin_try(&qp->sq_lock))
-			return 0;
-		fv__cpu_relax();
-		if (!(n & 255))
-			sched_yield();
-	}
-}
-
-/*
  * Enter the send queue for a compat call: 0, or EINVAL when this thread holds it already (an
- * open fv_wr_* batch, fv_lock). Without locking no other thread touches the word (the
- * caller's promise), so plain accesses do, and cost the compiler nothing.
+ * open fv_wr_* batch, fv_lock). Without locking no other thread touches the queue (the
+ * caller's promise): plain reads of the batch mark and the word do.
  */
 static FV_ALWAYS_INLINE int fv__sq_enter(struct fv_qp *qp)
 {
-	if (__builtin_expect(qp->locking, 1))
-		return __builtin_expect(fv__spin_try(&qp->sq_lock), 1) ? 0 : fv__sq_wait(qp);
-	return qp->sq_lock ? EINVAL : 0;
+	int held;
+
+	if (!__builtin_expect(qp->locking, 1))
+		return qp->wr_open || qp->sq_lock ? EINVAL : 0;
+	fv__own_lock(&qp->sq_lock, (uint64_t)fv__self(), qp, held);
+	return held ? EINVAL : 0;
 }
 
 /* Leave it. */
 static FV_ALWAYS_INLINE void fv__sq_leave(struct fv_qp *qp)
 {
 	if (__builtin_expect(qp->locking, 1))
-		fv__spin_unlock(&qp->sq_lock);
+		fv__own_unlock(&qp->sq_lock, qp);
 }
 
 /*
- * Hold the send queue across calls (fv_wr_start, fv_lock), atomically when lock: as
- * fv__sq_enter, and own it. sq_owner is read by waiting threads: atomically when locking.
+ * Hold the send queue across calls (fv_wr_start with locking, fv_lock): as fv__sq_enter's
+ * locked form. Without locking a batch is marked by wr_open alone.
  */
-static inline int fv__sq_hold(struct fv_qp *qp, bool lock)
+static inline int fv__sq_hold(struct fv_qp *qp)
 {
-	if (!lock) {
-		if (qp->sq_lock)
-			return EINVAL;
-		qp->sq_lock = 1;
-		qp->sq_owner = fv__self();
-		return 0;
-	}
-	if (!fv__spin_try(&qp->sq_lock) && fv__sq_wait(qp))
-		return EINVAL;
-	__atomic_store_n(&qp->sq_owner, fv__self(), __ATOMIC_RELAXED);
-	return 0;
+	int held;
+
+	fv__own_lock(&qp->sq_lock, (uint64_t)fv__self(), qp, held);
+	return held ? EINVAL : 0;
 }
 
 /* Release what fv__sq_hold took. */
-static inline void fv__sq_drop(struct fv_qp *qp, bool lock)
+static inline void fv__sq_drop(struct fv_qp *qp)
 {
-	if (!lock) {
-		qp->sq_owner = 0;
-		qp->sq_lock = 0;
-		return;
-	}
-	__atomic_store_n(&qp->sq_owner, 0, __ATOMIC_RELAXED);
-	fv__spin_unlock(&qp->sq_lock);
+	fv__own_unlock(&qp->sq_lock, qp);
 }
 
-/* Lock word w when on (a receive queue, an SRQ, a CQ) for a compat call, and release it. */
-static FV_ALWAYS_INLINE void fv__enter(uint32_t *w, uint32_t on)
-{
-	if (on)
-		fv__spin_lock(w);
-}
-
-static FV_ALWAYS_INLINE void fv__leave(uint32_t *w, uint32_t on)
-{
-	if (on)
-		fv__spin_unlock(w);
-}
+/* Lock word w of object rec when on (a receive queue, an SRQ, a CQ) for a compat call. */
+#define fv__enter(w, on, rec)                                                                      \
+	do {                                                                                       \
+		if (on)                                                                            \
+			fv__rec_lock(w, rec);                                                      \
+	} while (0)
+#define fv__leave(w, on, rec)                                                                      \
+	do {                                                                                       \
+		if (on)                                                                            \
+			fv__rec_unlock(w, rec);                                                    \
+	} while (0)
 
 /* ---- public: fv_lock, fv_unlock, fv_set_lock ---- */
 
 static inline int fv__lock_qp(struct fv_qp *qp)
 {
-	return fv__sq_hold(qp, true);
+	return fv__sq_hold(qp);
 }
 
 static inline int fv__unlock_qp(struct fv_qp *qp)
 {
-	if (__atomic_load_n(&qp->sq_owner, __ATOMIC_RELAXED) != fv__self() || qp->wr_open)
+	if (__atomic_load_n(&qp->sq_lock, __ATOMIC_RELAXED) != (uint64_t)fv__self() || qp->wr_open)
 		return EPERM;	/* not held by this thread through fv_lock */
-	fv__sq_drop(qp, true);
+	fv__sq_drop(qp);
 	return 0;
 }
 

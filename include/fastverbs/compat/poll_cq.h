@@ -22,9 +22,9 @@ static inline __attribute__((always_inline)) int fv_poll_cq(struct fv_cq *cq, in
 	uint32_t on = cq->locking;
 	int got;
 
-	fv__enter(&cq->lock, on);	/* the CQ's lock, as libmlx5's ibv_poll_cq (sync.h) */
+	fv__enter(&cq->lock, on, cq);	/* the CQ's lock, as libmlx5's ibv_poll_cq (sync.h) */
 	got = fv__cq_poll_core(cq, wc, n, 1);
-	fv__leave(&cq->lock, on);
+	fv__leave(&cq->lock, on, cq);
 	return got;
 }
 

@@ -20,7 +20,7 @@ static inline int fv_post_recv(struct fv_qp *qp, struct ibv_recv_wr *wr, struct 
 	uint32_t head, on = qp->locking;
 	int err = 0;
 
-	fv__enter(&qp->rq_lock, on);
+	fv__enter(&qp->rq_lock, on, qp);
 	head = qp->rq.head;
 	FV__TEST_YIELD();
 
@@ -33,7 +33,7 @@ static inline int fv_post_recv(struct fv_qp *qp, struct ibv_recv_wr *wr, struct 
 	}
 	if (qp->rq.head != head)
 		fv_recv_ring(qp);
-	fv__leave(&qp->rq_lock, on);
+	fv__leave(&qp->rq_lock, on, qp);
 	return err;
 }
 
@@ -44,7 +44,7 @@ static inline int fv_post_srq_recv(struct fv_srq *srq, struct ibv_recv_wr *wr, s
 	uint16_t counter;
 	int err = 0;
 
-	fv__enter(&srq->lock, on);
+	fv__enter(&srq->lock, on, srq);
 	counter = srq->counter;
 	FV__TEST_YIELD();
 
@@ -57,7 +57,7 @@ static inline int fv_post_srq_recv(struct fv_srq *srq, struct ibv_recv_wr *wr, s
 	}
 	if (srq->counter != counter)
 		fv_srq_ring(srq);
-	fv__leave(&srq->lock, on);
+	fv__leave(&srq->lock, on, srq);
 	return err;
 }
 

@@ -70,18 +70,18 @@ static inline void fv__wr_start_qp(struct fv_qp *qp)
 {
 	const struct fv_sq *sq = &qp->sq;
 	struct fv_wr_batch *b = &qp->wr;
+	uint32_t open = 1;
 
-	/* wr_open is the holder's: read it only once the queue is this thread's */
-	if (__builtin_expect(fv__sq_hold(qp, qp->locking), 0)) {
+	/* wr_open is the holder's: with locking, read it only once the queue is this thread's */
+	if (__builtin_expect(qp->locking, 1) ? fv__sq_hold(qp) : qp->wr_open || qp->sq_lock) {
 		if (qp->wr_open) {
 			FV_ASSERT_MSG(0, "fv_wr_start on a QP whose fv_wr_* batch is open");
 			fv__wr_fail(qp, EINVAL);
 			return;
 		}
-		qp->wr_open = 2;	/* inside this thread's fv_lock, which keeps the queue */
-	} else {
-		qp->wr_open = 1;
+		open = 2;	/* inside this thread's fv_lock, which keeps the queue */
 	}
+	qp->wr_open = open;
 	b->err = 0;
 	b->need = 0;
 	FV_WR_KEPT(FV_WR_KEEP)
@@ -93,8 +93,8 @@ static inline void fv__wr_end(struct fv_qp *qp)
 	uint32_t open = qp->wr_open;
 
 	qp->wr_open = 0;
-	if (open == 1)
-		fv__sq_drop(qp, qp->locking);
+	if (open == 1 && __builtin_expect(qp->locking, 1))
+		fv__sq_drop(qp);
 }
 
 /*
