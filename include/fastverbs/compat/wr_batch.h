@@ -93,8 +93,8 @@ static inline void fv__wr_end(struct fv_qp *qp)
 	uint32_t open = qp->wr_open;
 
 	qp->wr_open = 0;
-	if (open == 1 && __builtin_expect(qp->locking, 1))
-		fv__sq_drop(qp);
+	if (open == 1)
+		fv__sq_drop(qp);	/* without locking the word is 0 already: no test */
 }
 
 /*
