@@ -563,3 +563,90 @@ Test(sim_threads, typed_poster_and_poller_split)
 		res.missing += memcmp(dst(0, seq), src(0, seq), SLOT) != 0;
 	expect_clean(res, "typed split");
 }
+
+/* ---- QPs of two threads on one BlueFlame register ---- */
+
+#define NQP 24	/* libmlx5 gives a context's first QPs registers of their own, then shares */
+
+static struct ibv_qp *xq[NQP], *xp[NQP];
+static struct fv_qp fx_q[NQP];
+
+struct shared_poster {
+	struct fv_rc *rc;
+	unsigned t;
+};
+
+/* Lone signaled WRITEs, each rung by itself (a BlueFlame copy), each waited for. */
+static void *shared_post(void *arg)
+{
+	struct shared_poster *p = (struct shared_poster *)arg;
+	struct fv_wc wc;
+	struct fv_cq *cq = p->t ? &fcqb : &fcqa;
+
+	for (unsigned seq = 0; seq < 2000 && !stop; seq++) {
+		struct ibv_sge s = { (uintptr_t)src(p->t, seq), SLOT, mr->lkey };
+		int n;
+
+		if (fv_write(p->rc, tag(p->t, seq), FV_SIGNALED, &s, (uintptr_t)dst(p->t, seq), mr->rkey)) {
+			__atomic_fetch_add(&res.post_err, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		fv_ring(p->rc);
+		long t0 = now_ms();
+
+		while ((n = fv_poll(cq, &wc, 1)) == 0 && now_ms() - t0 < STALL_MS)
+			sched_yield();
+		if (n != 1 || wc.status != IBV_WC_SUCCESS || wc.wr_id != tag(p->t, seq)) {
+			__atomic_fetch_add(&res.bad_status, 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	return NULL;
+}
+
+Test(sim_threads, two_threads_on_qps_that_share_a_register)
+{
+	struct setup_qp_cfg cfg;
+	int a = -1, b = -1;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.type = IBV_QPT_RC, cfg.max_send_wr = 64;
+	for (int i = 0; i < NQP && b < 0; i++) {
+		cfg.scq = i % 2 ? cqb : cqa;	/* each poster polls its own CQ */
+		xq[i] = simt_qp(&d, &cfg);
+		xp[i] = simt_qp(&d, &cfg);
+		simt_connect(xq[i], d.lid, xp[i]->qp_num, SIMT_ACCESS_ALL, 7, 7);
+		simt_connect(xp[i], d.lid, xq[i]->qp_num, SIMT_ACCESS_ALL, 7, 7);
+		cr_assert_eq(fv_qp_init(&fx_q[i], xq[i]), 0);
+		for (int j = 0; j < i && b < 0; j++)
+			if (fx_q[j].sq.bf == fx_q[i].sq.bf && j % 2 != i % 2)
+				a = j, b = i;
+	}
+	cr_assert(b >= 0, "no two QPs on one BlueFlame register among %d", NQP);
+	cr_assert_eq(fx_q[a].sq.bf->users, 2, "the register's record counts both");
+
+	struct shared_poster pa = { (struct fv_rc *)(void *)&fx_q[a], (unsigned)(a % 2) };
+	struct shared_poster pb = { (struct fv_rc *)(void *)&fx_q[b], (unsigned)(b % 2) };
+	pthread_t ta, tb;
+
+	memset(&res, 0, sizeof(res));
+	for (unsigned t = 0; t < 2; t++)
+		for (unsigned seq = 0; seq < 2000; seq++) {
+			uint64_t v = tag(t, seq);
+
+			memcpy(src(t, seq), &v, SLOT);
+		}
+	cr_assert_eq(pthread_create(&ta, NULL, shared_post, &pa), 0);
+	cr_assert_eq(pthread_create(&tb, NULL, shared_post, &pb), 0);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	cr_assert_eq(res.post_err + res.bad_status, 0, "a WRITE failed or did not complete");
+	for (unsigned t = 0; t < 2; t++)
+		for (unsigned seq = 0; seq < 2000; seq++)
+			cr_assert_eq(memcmp(dst(t, seq), src(t, seq), SLOT), 0, "thread %u WRITE %u missing", t, seq);
+	for (int i = 0; i <= b; i++) {
+		fv_qp_cleanup(&fx_q[i]);
+		ibv_destroy_qp(xq[i]);
+		ibv_destroy_qp(xp[i]);
+	}
+}
