@@ -342,7 +342,7 @@ Test(sim_commands, qp_create_flags)
 
 /* A dup()'d command fd is the same device, as the kernel's shared file is: fstat names
  * the device, and closing the copy keeps the context. ibv_import_device() takes one
- * (sim-import tests what the imported context does). */
+ * (device/import tests what the imported context does). */
 Test(sim_commands, dup_of_command_fd)
 {
 	struct ibv_context *ic;
