@@ -45,7 +45,8 @@ TEST_NAMES := $(filter $(SLOW_TESTS),$(patsubst tests/%,%,$(basename $(TEST_SRCS
               $(filter-out $(SLOW_TESTS),$(patsubst tests/%,%,$(basename $(TEST_SRCS))))
 TEST_BINS  := $(TEST_NAMES:%=$(B)/tests/%)
 # The plain-memory tests, and those plus the differential ones (fastverbs against libmlx5).
-UNIT_TESTS := $(filter unit/%,$(TEST_NAMES)) $(filter-out sim-% %/%,$(TEST_NAMES))
+LOOSE_TESTS := $(foreach t,$(TEST_NAMES),$(if $(findstring /,$(t)),,$(t)))
+UNIT_TESTS := $(filter unit/%,$(TEST_NAMES)) $(filter-out sim-%,$(LOOSE_TESTS))
 DIFF_TESTS := $(UNIT_TESTS) $(filter diff/% sim-diff%,$(TEST_NAMES))
 # Tests that run with no other test beside them: they pin threads or load both CPUs.
 SOLO_TESTS := fabric/park fabric/ucx-tools
