@@ -33,17 +33,39 @@ TEST_LIBS  := -lcriterion $(VERBS_LIBS) -lrdmacm -lpthread
 B ?= build
 
 HEADERS    := $(wildcard include/fastverbs/*.h include/fastverbs/compat/*.h) include/fastverbs/ops.def
-TEST_SRCS  := $(wildcard tests/*.c) $(wildcard tests/*.cpp)
+# Tests by kind, one folder each; the folder decides how a test runs (tools/run-test.sh):
+#   tests/unit/    fastverbs on plain memory, no device (run as they are)
+#   tests/diff/    fastverbs against libmlx5, byte for byte, on twin queues of the device
+#   tests/device/  the software device through unmodified rdma-core, in one process
+#   tests/fabric/  several processes on one fabric
+#   tests/rdmacm/  librdmacm on the device, and fastverbs' rdma_* calls against it
+#   tests/e2e/     fastverbs end to end on the device: the examples, C++
+# Every folder but unit/ runs on the device through sim/fvsim-run. A file at the top of tests/
+# runs too, on the device when named sim-*, until it is moved into its folder.
+TEST_DIRS  := unit diff device fabric rdmacm e2e
+TEST_SRCS  := $(wildcard tests/*.c tests/*.cpp $(foreach d,$(TEST_DIRS),tests/$(d)/*.c tests/$(d)/*.cpp))
 TEST_LIB   := $(wildcard tests/lib/*.c)
+TEST_LIBO  := $(TEST_LIB:%.c=$(B)/%.o)
 TEST_LIBH  := $(wildcard tests/lib/*.h) examples/setup.h
-TEST_BINS  := $(patsubst tests/%,$(B)/tests/%,$(basename $(TEST_SRCS)))
+# Names as folder/name; the longest-running first, so that make -j starts them early.
+SLOW_TESTS := fabric/ucx-tools fabric/mpi device/fuzz rdmacm/tools fabric/xproc device/mw fabric/park \
+              fabric/libfabric-tools device/threads device/dc-fuzz
+TEST_NAMES := $(filter $(SLOW_TESTS),$(patsubst tests/%,%,$(basename $(TEST_SRCS)))) \
+              $(filter-out $(SLOW_TESTS),$(patsubst tests/%,%,$(basename $(TEST_SRCS))))
+TEST_BINS  := $(TEST_NAMES:%=$(B)/tests/%)
+# The plain-memory tests, and those plus the differential ones (fastverbs against libmlx5).
+LOOSE_TESTS := $(foreach t,$(TEST_NAMES),$(if $(findstring /,$(t)),,$(t)))
+UNIT_TESTS := $(filter unit/%,$(TEST_NAMES)) $(filter-out sim-%,$(LOOSE_TESTS))
+DIFF_TESTS := $(UNIT_TESTS) $(filter diff/% sim-diff%,$(TEST_NAMES))
+# Tests that run with no other test beside them: they pin threads or load both CPUs.
+SOLO_TESTS := fabric/park fabric/ucx-tools fabric/mpi fabric/libfabric-tools fabric/tick device/threads
 EX_SRCS    := $(filter-out examples/common.c,$(wildcard examples/*.c examples/*.cpp))
 EX_BINS    := $(patsubst examples/%,$(B)/examples/%,$(basename $(EX_SRCS)))
 GEN_OPS    := $(B)/tools/gen-ops
 GEN_MAN    := $(B)/tools/gen-man
 
 # sim/sim.mk defines sim-all (build the software device) and SIM_RUN (sim/fvsim-run).
-.PHONY: sim-all all test test-run test-plain test-clang test-debug test-pyverbs test-san bench run hello fuzz install uninstall gen check-gen \
+.PHONY: sim-all all test test-plain test-clang test-debug test-pyverbs test-san bench run hello fuzz install uninstall gen check-gen \
         check-compile-fail check-headers check-clang check-codegen check-install deps clean
 
 all: $(TEST_BINS) $(EX_BINS) sim-all
@@ -56,15 +78,15 @@ sim-all: ;
 SIM_RUN ?=
 endif
 
-$(B)/tests/%: tests/%.c $(TEST_LIB) $(TEST_LIBH) $(HEADERS)
+$(B)/tests/%: tests/%.c $(TEST_LIBO) $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -DFV_BUILD='"$(B)"' $(TEST_DEFS) -o $@ $< $(TEST_LIB) $(TEST_LIBS)
+	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -DFV_BUILD='"$(B)"' $(TEST_DEFS) -o $@ $< $(TEST_LIBO) $(TEST_LIBS)
 
-# tests/registry loads two libraries that embed fastverbs the way libraries do: every
+# tests/unit/registry loads two libraries that embed fastverbs the way libraries do: every
 # symbol hidden but their entry points (tests/so/plugin.c, built twice).
 PLUGINS := $(B)/tests/so/libfvplug-a.so $(B)/tests/so/libfvplug-b.so
-$(B)/tests/registry: $(PLUGINS)
-$(B)/tests/registry: TEST_DEFS = -DFV_PLUGIN_DIR='"$(CURDIR)/$(B)/tests/so"'
+$(B)/tests/unit/registry: $(PLUGINS)
+$(B)/tests/unit/registry: TEST_DEFS = -DFV_PLUGIN_DIR='"$(CURDIR)/$(B)/tests/so"'
 $(PLUGINS): tests/so/plugin.c $(HEADERS)
 	@mkdir -p $(@D)
 	printf '{ global: plugin_*; local: *; };\n' > $@.map
@@ -72,22 +94,24 @@ $(PLUGINS): tests/so/plugin.c $(HEADERS)
 	    -o $@ $< $(VERBS_LIBS)
 
 # C++ programs (tests/*.cpp, examples/*.cpp) link the C helpers built as C.
-$(B)/tests/%: tests/%.cpp $(TEST_LIB:%.c=$(B)/%.o) $(TEST_LIBH) $(HEADERS)
+$(B)/tests/%: tests/%.cpp $(TEST_LIBO) $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -o $@ $< $(TEST_LIB:%.c=$(B)/%.o) $(TEST_LIBS)
+	$(CXX) $(CXXFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -o $@ $< $(TEST_LIBO) $(TEST_LIBS)
 
 $(B)/tests/lib/%.o: tests/lib/%.c $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -c -o $@ $<
 
-# tests/sim-mpi runs the MPI ranks of tests/mpi/, built with Open MPI's compiler wrapper.
-$(B)/tests/sim-mpi: $(B)/tests/mpi/mpi-check
+# tests/fabric/mpi runs the MPI ranks of tests/mpi/, built with Open MPI's compiler wrapper.
+$(B)/tests/fabric/mpi: $(B)/tests/mpi/mpi-check
 $(B)/tests/mpi/mpi-check: tests/mpi/mpi-check.c
 	@mkdir -p $(@D)
 	mpicc -std=c11 -Wall -Wextra -Werror -O2 -g -o $@ $<
 
-# tests/sim-examples runs the example programs, and tests/sim-tick one of them.
-$(B)/tests/sim-examples $(B)/tests/sim-tick: $(EX_BINS)
+# tests/e2e/examples and tests/fabric/tick run the example programs, tests/rdmacm/tools the
+# rdma_cm one.
+$(B)/tests/e2e/examples $(B)/tests/fabric/tick: $(EX_BINS)
+$(B)/tests/rdmacm/tools: $(B)/examples/rdma_cm_pingpong
 
 # The rdma_cm example also links librdmacm.
 $(B)/examples/rdma_cm_pingpong: VERBS_LIBS += -lrdmacm
@@ -164,8 +188,8 @@ check-headers:
 check-clang:
 	@if command -v $(CLANG) >/dev/null 2>&1; then \
 	    $(MAKE) --no-print-directory B=build-clang CC=$(CLANG) CXX=$(CLANGXX) \
-	        $(patsubst tests/%,build-clang/tests/%,$(basename $(TEST_SRCS))) >/dev/null && \
-	    echo "check-clang: $(words $(TEST_SRCS)) test programs build warning-free with $(CLANG)"; \
+	        $(TEST_NAMES:%=build-clang/tests/%) >/dev/null && \
+	    echo "check-clang: $(words $(TEST_NAMES)) test programs build warning-free with $(CLANG)"; \
 	else echo "check-clang: $(CLANG) not installed, skipped"; fi
 
 # The send doorbell's barrier keeps the payload's stores before it, in the code that gcc
@@ -182,62 +206,97 @@ check-install:
 	@tools/check-install.sh "$(CC)" "$(CXX)"
 	@tools/check-deb.sh
 
-# test: install what is missing, check the generated header, build and run everything,
-# run rdma-core's own test suite on the software device, then build and run the whole
-# suite again under ASan+UBSan.
+# test: install what is missing and check the generated headers; then everything else at once,
+# TEST_JOBS jobs (default: one per CPU): the checks, rdma-core's pyverbs suite on both link
+# layers, and the passes below. A pass builds its tests and runs each as soon as it is built,
+# one line per binary (tools/run-test.sh), and closes with the Criterion details of what failed
+# and "tests (PASS): N passed, N failed" (tools/test-summary.sh). The last line adds them all up.
+TEST_JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+TEST_CHUNKS := test-san test-pyverbs-ib test-pyverbs-eth test-plain test-clang test-O0 test-notune \
+               test-debug check-compile-fail check-headers check-man check-codegen check-install check-docs
+SUMMARY_FILE ?=
+
 test: deps
 	@$(MAKE) --no-print-directory check-gen
-	@$(MAKE) --no-print-directory check-docs
-	@$(MAKE) --no-print-directory check-man
-	@$(MAKE) --no-print-directory check-compile-fail
-	@$(MAKE) --no-print-directory check-headers
-	@$(MAKE) --no-print-directory check-codegen
-	@$(MAKE) --no-print-directory check-install
-	@$(MAKE) --no-print-directory test-plain
-	@$(MAKE) --no-print-directory test-clang
-	@$(MAKE) --no-print-directory test-debug
-	@$(MAKE) --no-print-directory test-pyverbs
-	@$(MAKE) --no-print-directory test-san
+	@$(MAKE) -s --no-print-directory sim-all
+	@mkdir -p build && rm -f build/test-summary
+	@$(MAKE) -k -j$(TEST_JOBS) --no-print-directory SUMMARY_FILE=$(CURDIR)/build/test-summary \
+	    $(TEST_CHUNKS:%=test-chunk-%); tools/test-total.sh build/test-summary $$?
 
-test-plain:
-	@$(MAKE) --no-print-directory B=build all
-	@B=build SIM_RUN="$(SIM_RUN)" tools/run-tests.sh build/tests $(TEST_BINS:$(B)/tests/%=%)
+# A check that fails counts as one failure in make test's last line; passes and pyverbs
+# write their own counts.
+test-chunk-%:
+	@$(MAKE) --no-print-directory $* || { case $* in check-*) \
+	    echo "$*: 0 passed, 1 failed" >> "$(SUMMARY_FILE)";; esac; exit 1; }
 
-# The whole suite built with clang (check-clang) and run, on the software device test-plain
-# built: clang takes the library's clang-only paths (FV_VEC_STORES 0, FV_DB_CHAIN, the relaxed
-# load of the producer), which the other passes never run.
-test-clang: check-clang sim-all
+# One pass of tests: PASS names it, B is its build directory, PASS_TESTS the tests it runs.
+PASS       ?= plain
+PASS_TESTS ?= $(TEST_NAMES)
+PASS_FLAGS  = -s -k --no-print-directory
+PASS_SUM    = SUMMARY_FILE="$(SUMMARY_FILE)" tools/test-summary.sh
+.PHONY: pass-results test-O0 test-notune test-pyverbs-ib test-pyverbs-eth
+pass-results: $(PASS_TESTS:%=$(B)/results/%.res)
+$(B)/results/%.res: $(B)/tests/%
+	@SIM_RUN="$(SIM_RUN)" tools/run-test.sh $(PASS) $(B)/tests $* $(B)/results "$(SOLO_TESTS)"
+
+test-plain: sim-all
+	@rm -rf build/results
+	@$(MAKE) $(PASS_FLAGS) B=build PASS=plain pass-results; \
+	$(PASS_SUM) plain build/results $(TEST_NAMES)
+
+# The whole suite built with clang, on the software device test-plain built: clang takes the
+# library's clang-only paths (FV_VEC_STORES 0, FV_DB_CHAIN, the relaxed load of the producer),
+# which the other passes never run.
+test-clang: sim-all
 	@if command -v $(CLANG) >/dev/null 2>&1; then \
-	    B=build-clang SIM_RUN="$(SIM_RUN)" tools/run-tests.sh build-clang/tests $(TEST_BINS:$(B)/tests/%=%); \
-	fi
+	    rm -rf build-clang/results; \
+	    $(MAKE) $(PASS_FLAGS) B=build-clang CC=$(CLANG) CXX=$(CLANGXX) PASS=clang pass-results; \
+	    $(PASS_SUM) clang build-clang/results $(TEST_NAMES); \
+	else echo "test-clang: $(CLANG) not installed, skipped"; fi
 
 # rdma-core's test suite (python3-pyverbs) on the software device, once and not under ASan:
-# it exercises the device, not our code. Fails on any failure or error.
+# it exercises the device, not our code. Fails on any failure or error. The InfiniBand and
+# the Ethernet run are independent.
 test-pyverbs: sim-all
-	@SIM_RUN="$(SIM_RUN)" tools/run-pyverbs.sh build
+	@SIM_RUN="$(SIM_RUN)" SUMMARY_FILE="$(SUMMARY_FILE)" tools/run-pyverbs.sh build
+test-pyverbs-ib test-pyverbs-eth: test-pyverbs-%: sim-all
+	@SIM_RUN="$(SIM_RUN)" SUMMARY_FILE="$(SUMMARY_FILE)" tools/run-pyverbs.sh build $*
 
 # The library's own unit tests (plain memory, no software device) once more with -DFV_DEBUG: the
 # ring invariants asserted (FV_ASSERT, portable.h). Small on purpose: the other passes run the rest.
-DEBUG_TESTS := $(filter-out sim-%,$(TEST_BINS:$(B)/tests/%=%))
 test-debug:
-	@$(MAKE) --no-print-directory B=build-debug EXTRA_CFLAGS=-DFV_DEBUG $(DEBUG_TESTS:%=build-debug/tests/%)
-	@B=build-debug tools/run-tests.sh build-debug/tests $(DEBUG_TESTS)
+	@rm -rf build-debug/results
+	@$(MAKE) $(PASS_FLAGS) B=build-debug EXTRA_CFLAGS=-DFV_DEBUG PASS=debug PASS_TESTS="$(UNIT_TESTS)" pass-results; \
+	$(PASS_SUM) debug build-debug/results $(UNIT_TESTS)
 
-test-san:
-	@$(MAKE) --no-print-directory B=build-san OPT="-O1 -g" EXTRA_CFLAGS="$(SAN_FLAGS)" all
-	@B=build-san SIM_RUN="$(SIM_RUN)" tools/run-tests.sh build-san/tests $(TEST_BINS:$(B)/tests/%=%)
+# The unit and the differential tests (fastverbs against libmlx5) built at -O0, and built with
+# -DFV_NO_TUNE (no compiler-specific tuning): the paths __builtin_constant_p and the tuning
+# switches choose at -O2 are not the only ones tested.
+test-O0: sim-all
+	@rm -rf build-O0/results
+	@$(MAKE) $(PASS_FLAGS) B=build-O0 OPT="-O0 -g" PASS=O0 PASS_TESTS="$(DIFF_TESTS)" pass-results; \
+	$(PASS_SUM) O0 build-O0/results $(DIFF_TESTS)
+test-notune: sim-all
+	@rm -rf build-notune/results
+	@$(MAKE) $(PASS_FLAGS) B=build-notune EXTRA_CFLAGS=-DFV_NO_TUNE PASS=notune PASS_TESTS="$(DIFF_TESTS)" pass-results; \
+	$(PASS_SUM) notune build-notune/results $(DIFF_TESTS)
+
+test-san: sim-all
+	@rm -rf build-san/results
+	@$(MAKE) $(PASS_FLAGS) B=build-san OPT="-O1 -g" EXTRA_CFLAGS='$$(SAN_FLAGS)' PASS=san pass-results; \
+	$(PASS_SUM) san build-san/results $(TEST_NAMES)
 
 # Cost per request and per completion, fastverbs against libmlx5: bench/bench.mk, bench/run.sh.
 bench:
 	@$(MAKE) --no-print-directory -f Makefile -f bench/bench.mk bench-run
 
 # The flagship example: on a real mlx5 device when there is one, otherwise on sim/.
-# A long fuzz run of the software device (tests/sim-fuzz.c) with a fresh seed, printed so
+# A long fuzz run of the software device (tests/device/fuzz.c) with a fresh seed, printed so
 # a failure can be replayed: FVSIM_FUZZ_SEED=N make fuzz. make test runs a short one.
-fuzz: sim-all $(B)/tests/sim-fuzz
+fuzz: sim-all $(B)/tests/device/fuzz
 	@seed=$${FVSIM_FUZZ_SEED:-$$(date +%s)}; rounds=$${FVSIM_FUZZ_ROUNDS:-20000}; \
 	echo "fuzz: seed $$seed, $$rounds rounds"; \
-	FVSIM_FUZZ_SEED=$$seed FVSIM_FUZZ_ROUNDS=$$rounds $(SIM_RUN) $(B)/tests/sim-fuzz --verbose
+	FVSIM_FUZZ_SEED=$$seed FVSIM_FUZZ_ROUNDS=$$rounds $(SIM_RUN) $(B)/tests/device/fuzz --verbose
 
 # run and hello build only what they run, on every CPU unless make was given -j.
 RUN_JOBS := $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
@@ -293,4 +352,4 @@ uninstall: install-check-dirs
 	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 clean:
-	rm -rf build build-san build-clang build-debug fastverbs.pc
+	rm -rf build build-san build-clang build-debug build-O0 build-notune fastverbs.pc

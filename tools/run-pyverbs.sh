@@ -1,14 +1,16 @@
 #!/bin/sh
 # Runs rdma-core's own test suite (Debian python3-pyverbs ships it, gzipped, in
 # /usr/share/doc/rdma-core/tests) on the software device through $SIM_RUN, twice: on an
-# InfiniBand port and on an Ethernet (RoCE) one; then its DC tests with DC turned off.
-# Prints the counts of each and fails on any failure or error, or if a pass does not
-# finish in time.
-# Usage: run-pyverbs.sh BUILD_DIR   (the suite is unpacked into BUILD_DIR/pyverbs-suite)
-# Environment: PYVERBS_TESTS (suite directory), PYVERBS_TIMEOUT (seconds, default 900).
+# InfiniBand port and on an Ethernet (RoCE) one, and after the InfiniBand one its DC tests
+# with DC turned off. Prints the counts of each and fails on
+# any failure or error, or if a pass does not finish in time.
+# Usage: run-pyverbs.sh BUILD_DIR [ib|eth]   (both when none is named; each unpacks the suite
+# into its own BUILD_DIR/pyverbs-suite-ib or -eth, so that the two can run at once)
+# Environment: PYVERBS_TESTS (suite directory), PYVERBS_TIMEOUT (seconds, default 900),
+# SUMMARY_FILE (when set, each run appends "pyverbs (NAME): N passed, N failed" to it).
 set -u
 src=${PYVERBS_TESTS:-/usr/share/doc/rdma-core/tests}
-work=$1/pyverbs-suite
+build=$1; which=${2:-both}
 limit=${PYVERBS_TIMEOUT:-900}
 
 [ -n "${SIM_RUN:-}" ] || { echo "pyverbs: needs the software device (SIM_RUN unset)" >&2; exit 1; }
@@ -16,16 +18,13 @@ if [ ! -f "$src/run_tests.py" ]; then
     echo "pyverbs: $src/run_tests.py missing: install python3-pyverbs (make deps)" >&2
     exit 1
 fi
-rm -rf "$work"
-mkdir -p "$work"
-cp -r "$src" "$work/tests"
-find "$work/tests" -name '*.gz' -exec gunzip -f {} +
-# The Ethernet pass runs the same suite on a RoCE port (FVSIM_LINK=eth), where the
-# raw-packet, flow-steering and RoCE tests run instead of skipping. Its copy leaves out
-# test_rss_traffic.py: RSS needs work queues and indirection tables, which the device
-# does not model, and that test errors instead of skipping when they are refused.
-cp -r "$work/tests" "$work/tests-eth"
-rm -f "$work/tests-eth/test_rss_traffic.py"
+# unpack WORK: a fresh copy of the suite in WORK/tests.
+unpack() {
+    rm -rf "$1"
+    mkdir -p "$1"
+    cp -r "$src" "$1/tests"
+    find "$1/tests" -name '*.gz' -exec gunzip -f {} +
+}
 
 # run_pass NAME SUITE_DIR LOG [ENV...]: runs the suite once, prints its counts; fails on
 # any failure or error, or if the suite does not finish in time.
@@ -46,12 +45,15 @@ run_pass() {
     xfail=${xfail:-0}; xpass=${xpass:-0}
 
     if [ -z "$ran" ] || [ -z "$verdict" ]; then
+        record 0 1
         [ $rc -eq 124 ] && echo "pyverbs ($name): the suite did not finish within ${limit}s" >&2
         echo "pyverbs ($name): no unittest summary (exit $rc); the end of $log:" >&2
         tail -n 40 "$log" >&2
         return 1
     fi
     passed=$((ran - failures - errors - skipped - xfail - xpass))
+    bad=$((failures + errors + xpass)); [ $rc -ne 0 ] && [ $bad -eq 0 ] && bad=1
+    record $passed $bad
     echo "pyverbs ($name): $ran tests in ${secs}s: $passed passed, $skipped skipped, $failures failed, $errors errors"
     # Every skip should name a feature the device does not claim (sim/README.md lists them).
     echo "pyverbs ($name): $(grep -oE "skipped '.*'\$" "$log" | sort -u | wc -l) distinct skip reasons, listed in $log"
@@ -63,6 +65,7 @@ run_pass() {
     fi
 }
 count() { printf '%s\n' "$verdict" | sed -n "s/.*[(, ]$1=\([0-9]*\).*/\1/p"; }
+record() { [ -z "${SUMMARY_FILE:-}" ] || echo "pyverbs ($name): $1 passed, $2 failed" >> "$SUMMARY_FILE"; }
 
 # no_dc_pass: the DC tests once more with DC turned off (FVSIM_NO_DC=1): creation must be
 # refused as a kernel without DC refuses it, so each of them skips, none fails.
@@ -74,15 +77,29 @@ no_dc_pass() {
     ran=$(sed -n 's/^Ran \([0-9]*\) tests* in .*/\1/p' "$log" | tail -n 1)
     refused=$(grep -c "skipped 'Create DC QP is not supported'" "$log")
     echo "pyverbs (DC off): ${ran:-no} DC tests, $refused skipped as 'Create DC QP is not supported'"
+    name="DC off"
     if [ $rc -ne 0 ] || [ -z "$ran" ] || [ "$refused" -lt 5 ] || ! grep -q '^OK' "$log"; then
         tail -n 40 "$log" >&2
         echo "pyverbs (DC off): FAILED (exit $rc)" >&2
+        record 0 1
         return 1
     fi
+    record "$refused" 0
 }
 
 ok=0
-run_pass InfiniBand "$work/tests" "$work/run.log" FVSIM_LINK=ib || ok=1
-run_pass Ethernet "$work/tests-eth" "$work/run-eth.log" FVSIM_LINK=eth || ok=1
-no_dc_pass || ok=1
+if [ "$which" != eth ]; then
+    unpack "$build/pyverbs-suite-ib"
+    run_pass InfiniBand "$build/pyverbs-suite-ib/tests" "$build/pyverbs-suite-ib/run.log" FVSIM_LINK=ib || ok=1
+    work=$build/pyverbs-suite-ib no_dc_pass || ok=1
+fi
+# The Ethernet run is the same suite on a RoCE port (FVSIM_LINK=eth), where the raw-packet,
+# flow-steering and RoCE tests run instead of skipping. Its copy leaves out
+# test_rss_traffic.py: RSS needs work queues and indirection tables, which the device does
+# not model, and that test errors instead of skipping when they are refused.
+if [ "$which" != ib ]; then
+    unpack "$build/pyverbs-suite-eth"
+    rm -f "$build/pyverbs-suite-eth/tests/test_rss_traffic.py"
+    run_pass Ethernet "$build/pyverbs-suite-eth/tests" "$build/pyverbs-suite-eth/run.log" FVSIM_LINK=eth || ok=1
+fi
 exit $ok

@@ -1,5 +1,5 @@
 /*
- * The send side of the differential test (tests/sim-diff.c, tests/sim-diff-xrc.c).
+ * The send side of the differential test (tests/diff/send.c, tests/diff/xrc.c).
  *
  * Twin QPs with the same type and caps: one is driven by libmlx5 (ibv_post_send +
  * ibv_poll_cq), the other is taken over by fastverbs (fv_post_send + fv_poll_cq). Each twin

@@ -1,5 +1,5 @@
 /*
- * Shared by the differential tests (tests/sim-diff*.c): twin queues on the software device,
+ * Shared by the differential tests (tests/diff/): twin queues on the software device,
  * one driven by libmlx5 (ibv_*), the other by fastverbs (fv_*), compared byte for byte.
  * Here: the seeded generator, trace output, hex dumps and the completion comparison.
  */

@@ -1,4 +1,4 @@
-/* Raw Ethernet test helpers shared by the suites that send frames (sim-raw.c, sim-raw-lib.c):
+/* Raw Ethernet test helpers shared by the suites that send frames (device/raw.c, e2e/raw.c):
  * steering rules, UDP/TCP frames, checksum checks computed here, independently of the device. */
 #ifndef RAW_FRAME_H
 #define RAW_FRAME_H

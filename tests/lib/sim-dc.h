@@ -1,4 +1,4 @@
-/* Helpers for the DC tests of the software device (tests/sim-dc.c, tests/sim-xdc.c): DCIs
+/* Helpers for the DC tests of the software device (tests/device/dc.c, tests/fabric/xdc.c): DCIs
  * and DCTs made and brought up with libmlx5's own mlx5dv_create_qp, and DCI work requests
  * posted with ibv_wr_* and mlx5dv_wr_set_dc_addr. Plain verbs, no Criterion asserts, so a
  * forked peer can use them too; each returns 0 or an errno. */

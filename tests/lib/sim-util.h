@@ -1,6 +1,6 @@
-/* Helpers for the tests of the software device (tests/sim-*.c): open it, build QPs,
- * connect them in loopback, and wait for completions. Header-only so they only exist in
- * the sim tests. The verbs steps are examples/setup.h (shared with the examples and the
+/* Helpers for the tests on the software device (every folder of tests/ but unit/): open it,
+ * build QPs, connect them in loopback, and wait for completions. Header-only so they only
+ * exist in those tests. The verbs steps are examples/setup.h (shared with the examples and the
  * benchmarks), asserted here; device control (step mode) comes from sim/fvsim.h. */
 #ifndef SIM_UTIL_H
 #define SIM_UTIL_H

@@ -1,4 +1,4 @@
-/* Helpers for the tests of processes on one fabric (tests/sim-x*.c): a fabric name per
+/* Helpers for the tests of processes on one fabric (tests/fabric/): a fabric name per
  * test, and one side of a connection (device, PD, 8 KiB MR, CQ, RC QP) brought up, connected
  * and driven with plain verbs, so a forked peer can use them too; stock programs started
  * on the fabric, and the stock ibv_rc_pingpong as server and client. Header-only like

@@ -37,7 +37,7 @@ static inline int parse_hex(const char *s, uint8_t *out, int max)
 	return n;
 }
 
-/* Read all send cases of the file at path (receive cases are tested in tests/recv.c). */
+/* Read all send cases of the file at path (receive cases are tested in tests/unit/recv.c). */
 static inline int vec_load(const char *path, struct vcase *cases, int max)
 {
 	FILE *f = fopen(path, "r");

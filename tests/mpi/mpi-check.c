@@ -1,4 +1,4 @@
-/* Two MPI ranks over UCX on the software device (tests/sim-mpi.c starts them under
+/* Two MPI ranks over UCX on the software device (tests/fabric/mpi.c starts them under
  * mpirun): rank 0 sends messages of several sizes, rank 1 checks every byte and sends each
  * back transformed, rank 0 checks that; then a collective (allreduce and broadcast), and a
  * 1-byte ping-pong whose median round trip is printed. Any wrong byte aborts the job. */

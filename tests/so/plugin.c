@@ -1,5 +1,5 @@
 /*
- * A shared library that uses fastverbs internally, built (tests/registry.c) twice, as two
+ * A shared library that uses fastverbs internally, built (tests/unit/registry.c) twice, as two
  * .so files, with -fvisibility=hidden and a version script exporting only plugin_*: the way
  * libraries usually embed it. Each has its own copy of everything fastverbs defines.
  */

@@ -115,7 +115,8 @@ Test(sim_devinfo, more_devices_from_env)
  * Every fvsim-run regenerates the sysfs tree, possibly while other programs read it.
  * libibverbs takes the mtime of class/infiniband/<device> as the device's creation time: if
  * a regeneration of an up-to-date tree changed it, the next ibv_get_device_list() would drop
- * the device and list it anew, at the end (sim-fabric's devices once swapped places so).
+ * the device and list it anew, at the end (tests/device/devices.c's devices once swapped
+ * places so).
  */
 Test(sim_devinfo, regenerating_a_current_tree_changes_nothing)
 {

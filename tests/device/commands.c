@@ -342,7 +342,7 @@ Test(sim_commands, qp_create_flags)
 
 /* A dup()'d command fd is the same device, as the kernel's shared file is: fstat names
  * the device, and closing the copy keeps the context. ibv_import_device() takes one
- * (sim-import tests what the imported context does). */
+ * (device/import tests what the imported context does). */
 Test(sim_commands, dup_of_command_fd)
 {
 	struct ibv_context *ic;
@@ -402,7 +402,10 @@ Test(sim_commands, register_pages_by_raw_mmap)
 
 	lib = mmap(NULL, page, PROT_WRITE, MAP_SHARED, d.ctx->cmd_fd, 0);
 	cr_assert_neq(lib, MAP_FAILED, "%s", strerror(errno));
-	raw = (void *)syscall(SYS_mmap, NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, d.ctx->cmd_fd, 0);
+	/* syscall() takes its arguments as longs: an int there leaves the register's high half
+	 * as it was, and clang does not clear it. */
+	raw = (void *)syscall(SYS_mmap, NULL, page, (long)(PROT_READ | PROT_WRITE), (long)MAP_SHARED,
+			      (long)d.ctx->cmd_fd, 0L);
 	cr_assert_neq(raw, MAP_FAILED, "%s", strerror(errno));
 	lib[5] = 0x1122334455667788ull;
 	cr_expect_eq(raw[5], 0x1122334455667788ull);
@@ -412,7 +415,8 @@ Test(sim_commands, register_pages_by_raw_mmap)
 	munmap((void *)lib, page);
 	munmap((void *)raw, page);
 
-	ci = (void *)syscall(SYS_mmap, NULL, page, PROT_READ, MAP_SHARED, d.ctx->cmd_fd, clock);
+	ci = (void *)syscall(SYS_mmap, NULL, page, (long)PROT_READ, (long)MAP_SHARED, (long)d.ctx->cmd_fd,
+			     (long)clock);
 	cr_assert_neq(ci, MAP_FAILED, "%s", strerror(errno));
 	cr_expect_eq(ci->mult, 1);
 	cr_expect_eq(ci->mask, ~0ull);

@@ -12,7 +12,7 @@
  * device reads none of it): bytes neither writes compare equal, and what libmlx5 leaves of a
  * refused WR (README, Differences) does not leak into the next round's comparison. Not
  * generated: a TSO header across the ring end (libmlx5 44 then puts the data segments 32
- * bytes past its ds: tests/sim-raw-lib.c shows fastverbs there), and a TSO header with
+ * bytes past its ds: tests/e2e/raw.c shows fastverbs there), and a TSO header with
  * inline data ending right at the ring end (libmlx5 writes past the ring).
  */
 #include <endian.h>

@@ -120,7 +120,7 @@ static void rig_open(struct rig *g, const struct memqp_cfg *c)
 	for (int i = 0; i < 48; i++)
 		g->av[i] = (uint8_t)(0x80 + i);
 	fv__ah_fill(&g->ah, (const struct mlx5_wqe_av *)(const void *)g->av);	/* as fv_ah_init */
-	g->v.qp.ah_cache_key = (struct ibv_ah *)&g->ah;	/* stand-in ibv_ah, as tests/vectors.c */
+	g->v.qp.ah_cache_key = (struct ibv_ah *)&g->ah;	/* stand-in ibv_ah, as tests/unit/vectors.c */
 	g->v.qp.ah_cache_av = &g->ah.av;
 	g->sig_all = c->sq_sig_all;
 	g->sig_pi = c->start_pi;

@@ -3,7 +3,7 @@
  * work completes whatever the program polled) and never puts the CQ in error; a new CQE
  * overwrites the oldest unpolled one, as an HCA does with overrun checking off. Runs in
  * step mode so "the device has done everything" is exact. Without the flag the device
- * waits instead (sim-errors: full_cq_stalls_instead_of_overrunning). */
+ * waits instead (device/errors: full_cq_stalls_instead_of_overrunning). */
 #include <poll.h>
 #include <string.h>
 

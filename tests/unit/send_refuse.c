@@ -58,7 +58,7 @@ static void pair_open(struct pair *p, const struct memqp_cfg *c)
 	for (struct memqp *m = &p->a; m; m = m == &p->a ? &p->b : NULL) {
 		poison(m->sq, m->sq_bytes, 0xa5);
 		poison(m->bf, 512, 0x3c);
-		/* a stand-in ibv_ah: seed the QP's one-entry AV cache with it (as tests/vectors.c) */
+		/* a stand-in ibv_ah: seed the QP's one-entry AV cache with it (as tests/unit/vectors.c) */
 		m->qp.ah_cache_key = (struct ibv_ah *)&p->ah;
 		m->qp.ah_cache_av = &p->ah.av;
 	}
@@ -345,7 +345,7 @@ Test(send_refuse, negative_num_sge_is_einval)
 
 Test(send_refuse, inline_over_max_is_enomem)
 {
-	for (enum fv_qpt t = 0; t < FV_QPT_RAW; t++) {	/* raw Ethernet: tests/sim-raw-lib.c */
+	for (enum fv_qpt t = 0; t < FV_QPT_RAW; t++) {	/* raw Ethernet: tests/e2e/raw.c */
 		struct ibv_sge one = sge(0, MAX_INLINE + 1);
 		struct ibv_sge split[3] = { sge(0, 20), sge(1, 0), sge(2, MAX_INLINE - 19) };	/* 61 */
 		/* 2 x 2 GiB: a 32-bit sum would wrap to 0 and build an empty inline WQE */
@@ -599,7 +599,7 @@ Test(send_refuse, typed_builders_refuse_without_trace)
 
 	for (int i = 0; i <= MAX_SGE; i++)
 		many[i] = sge((unsigned)i, 8);
-	for (enum fv_qpt t = 0; t < FV_QPT_RAW; t++) {	/* raw Ethernet: tests/sim-raw-lib.c */
+	for (enum fv_qpt t = 0; t < FV_QPT_RAW; t++) {	/* raw Ethernet: tests/e2e/raw.c */
 		struct pair p;
 		struct memqp_cfg c = cfg(t, 64);
 		int r1 = -1, r2 = -1, r3 = -1;

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Closes one pass of make test: adds up what tools/run-test.sh recorded in RES_DIR for each
+# NAME, prints the Criterion details of every binary that failed, then one closing line,
+# "tests (PASS): N passed, N failed", also appended to SUMMARY_FILE when set (make test's
+# last line adds those up). Exits 1 if a binary failed or left no record.
+# Usage: test-summary.sh PASS RES_DIR NAME...
+set -u
+pass=$1; res=$2; shift 2
+passed=0; failed=0; bad=""
+for t in "$@"; do
+    if [ -f "$res/$t.res" ]; then
+        read -r p f s < "$res/$t.res"
+    else
+        p=0; f=1    # not built, or not run: a failure, never a silent gap
+    fi
+    passed=$((passed + p)); failed=$((failed + f))
+    [ "$f" -eq 0 ] && continue
+    bad="$bad $t"
+    echo "== $pass: $res/$t.log"
+    if [ -f "$res/$t.log" ]; then
+        # Criterion's lines that say what failed and where, else the end of the output.
+        d=$(grep -E '^\[(----|FAIL)\] *[^ ]' "$res/$t.log" | tail -n 40)
+        [ -n "$d" ] && printf '%s\n' "$d" || tail -n 40 "$res/$t.log"
+    else
+        echo "(no result: the binary was not built or not run)"
+    fi
+done
+line="tests ($pass): $passed passed, $failed failed"
+[ -z "${SUMMARY_FILE:-}" ] || echo "$line" >> "$SUMMARY_FILE"
+echo "$line"
+[ -z "$bad" ] || { echo "run-tests ($pass): failing binaries:$bad" >&2; exit 1; }
