@@ -57,7 +57,7 @@ count() {
     # each dump: "desc: Trigger: Client Request: BENCH OP PATH N UNITS" and "summary: IR";
     # kept as BENCH_DIR/callgrind/BENCH-OP-PATH-N.cg
     mkdir -p "$bin/callgrind"
-    rm -f "$bin/callgrind/$1"-*.cg
+    [ -n "${FVBENCH_SUFFIX:-}" ] || rm -f "$bin/callgrind/$1"-*.cg	# a suffixed run adds to them
     for f in "$tmp/$1".cg.*; do
         line=$(awk '/^desc: Trigger: Client Request: / { sub(/^desc: Trigger: Client Request: /, ""); d = $0 }
              /^summary: / { s = $2 }
@@ -115,10 +115,12 @@ done
 # the clang builds (bench/bench.mk): their typed path and floor, named typed_clang, floor_clang,
 # and with the SGE copied field by field (bench/post.c counts the loops with an SGE only)
 # typed_clangf, floor_clangf
+# The compat paths once more with their locks on: "locked, uncontended".
+case " $progs " in
+    *" post "*) (export FVBENCH_PATHS=fvps,fvwr,fvwrq FVBENCH_SUFFIX=_locked FVBENCH_LOCKED=1; count post) ;;
+esac
 if [ -x "$bin/post-clang" ] && [ -z "${FVBENCH_PROGS:-}" ]; then
     (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_clang; count post-clang)
-    # The compat paths once more with their locks on: "locked, uncontended".
-    (export FVBENCH_PATHS=fvps,fvwr,fvwrq FVBENCH_SUFFIX=_locked FVBENCH_LOCKED=1; count post)
     if [ -x "$bin/post-clang-fields" ]; then
         (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_clangf; count post-clang-fields)
     fi
