@@ -37,7 +37,7 @@ static const struct simt_pair fx = SIMT_PAIR;
 static struct fv_qp fqa, fqb;
 static struct fv_cq fcqa, fcqb;
 
-#define HALF ((size_t)T_MAX * M * SLOT)
+#define HALF (((size_t)T_MAX * M * SLOT + 4095) & ~(size_t)4095)	/* whole pages: aligned_alloc */
 
 static void setup(void)
 {
