@@ -2,7 +2,8 @@
 # The installed headers build warning-free for every kind of user: C11 without _GNU_SOURCE
 # (strict ISO, also -pedantic), C++17 (also -pedantic) and C++20, with gcc/g++ and
 # clang/clang++. The probe calls the fast path, the compat calls (fv_wr_* too) and polling,
-# so their bodies are compiled, not just parsed.
+# so their bodies are compiled, not just parsed. Each compiler also builds it with -DFV_NO_TUNE
+# and at -O0 (the plain code of tune.h), and no header but tune.h may test the compiler.
 #   tools/check-headers.sh      CC, CXX, CLANG, CLANGXX name the compilers
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,7 +41,7 @@ passed=0; failed=0
 check() {	# name compiler flags...
     name=$1; cc=$2; shift 2
     command -v "$cc" >/dev/null 2>&1 || { echo "check-headers: $cc not installed, $name skipped"; return; }
-    if "$cc" "$@" -Wall -Wextra -Werror -O2 -I"$top/include" -c -o "$tmp/probe.o" 2>"$tmp/err"; then
+    if "$cc" -O2 "$@" -Wall -Wextra -Werror -I"$top/include" -c -o "$tmp/probe.o" 2>"$tmp/err"; then
         passed=$((passed + 1))
     else
         echo "check-headers: $name: FAIL"; sed 's/^/    /' "$tmp/err" | head -n 10; failed=$((failed + 1))
@@ -50,11 +51,19 @@ for cc in "${CC:-gcc}" "${CLANG:-clang}"; do
     check "$cc -std=c11" "$cc" -std=c11 "$tmp/probe.c"
     check "$cc -std=c11 -pedantic" "$cc" -std=c11 -pedantic "$tmp/probe.c"
     check "$cc -std=gnu11 -D_GNU_SOURCE" "$cc" -std=gnu11 -D_GNU_SOURCE "$tmp/probe.c"
+    check "$cc -std=c11 -DFV_NO_TUNE" "$cc" -std=c11 -DFV_NO_TUNE "$tmp/probe.c"
+    check "$cc -std=c11 -O0" "$cc" -O0 -std=c11 "$tmp/probe.c"
 done
 for cxx in "${CXX:-g++}" "${CLANGXX:-clang++}"; do
     check "$cxx -std=c++17" "$cxx" -std=c++17 "$tmp/probe.cpp"
     check "$cxx -std=c++17 -pedantic" "$cxx" -std=c++17 -pedantic "$tmp/probe.cpp"
     check "$cxx -std=c++20" "$cxx" -std=c++20 "$tmp/probe.cpp"
+    check "$cxx -std=c++17 -DFV_NO_TUNE" "$cxx" -std=c++17 -DFV_NO_TUNE "$tmp/probe.cpp"
 done
+# Compiler tests belong to tune.h alone (its table says what each switch is for).
+tests=$(grep -rnE '__(clang|GNUC)__' "$top/include/fastverbs" | grep -v '/tune\.h:')
+if [ -n "$tests" ]; then
+    echo "check-headers: a compiler test outside tune.h: FAIL"; echo "$tests" | sed 's/^/    /'; failed=$((failed + 1))
+fi
 echo "check-headers: $passed language/compiler combinations build the headers warning-free, $failed do not"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

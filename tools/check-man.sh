@@ -3,6 +3,8 @@
 #  - the public functions are the fv_* names README's "API at a glance" section mentions (struct
 #    tags aside) and every builder, generic front and typed init ops.h defines on a handle;
 #    each must be defined in include/ and named in the NAME section of a page;
+#  - every other public name include/ defines (a function or macro fv_*, a macro or enum
+#    constant FV_*; internal ones are fv__* / FV__*) is named somewhere on a page;
 #  - every page renders without a warning (mandoc -T lint; groff -ww with tbl at a line length of
 #    78n, no wider than man(1) shows a page on an 80-column terminal: a table wider warns), is
 #    titled after its file, has the sections a reader looks for, and refers (SEE ALSO, .BR)
@@ -23,7 +25,7 @@ pages=$(ls man/man[1-9]/*.[1-9])
 # The public names.
 awk '/^## API at a glance/ { on = 1; next } /^## / { on = 0 } on' README.md |
     sed 's/struct fv_[a-z0-9_]*//g' | grep -oE '\bfv_[a-z0-9_]*[a-z0-9]\b' > "$tmp/api" || true
-sed -nE 's/^static (FV_ALWAYS_INLINE|inline) int (fv_[a-z0-9_]+)\(struct fv_[a-z]+ \*h,.*/\2/p
+sed -nE 's/^static (FV__ALWAYS_INLINE|inline) int (fv_[a-z0-9_]+)\(struct fv_[a-z]+ \*h,.*/\2/p
         s/^#define (fv_[a-z0-9_]+)\(h, .*/\1/p' include/fastverbs/ops.h >> "$tmp/api"
 sort -u "$tmp/api" -o "$tmp/api"
 
@@ -36,6 +38,17 @@ done > "$tmp/named"
 for f in $(cat "$tmp/api"); do
     grep -rqE "^(static|#define)[^=;]*[ *]$f\(" include/ || fail "$f: in README's API section but not defined in include/"
     grep -q "^$f " "$tmp/named" || fail "$f: no manual page names it (man/man3/*.3, NAME section)"
+done
+
+# Every public name of include/, anywhere on a page: functions and function-like macros fv_*,
+# macros and enum constants FV_* (include guards are FASTVERBS_*).
+{ grep -rhoE '^(static|extern|#define)[^=;]*[ *(]fv_[a-z0-9_]+\(' include/fastverbs |
+      grep -oE 'fv_[a-z0-9_]+\($' | tr -d '('
+  grep -rhoE '\bFV_[A-Z0-9_]+' include/fastverbs; } | grep -vE '^(fv|FV)__' | sort -u > "$tmp/names"
+cat $pages > "$tmp/alltext"
+for n in $(cat "$tmp/names"); do
+    grep -qw -- "$n" "$tmp/alltext" || grep -qw -- "$(echo "$n" | sed 's/_/\\\\_/g')" "$tmp/alltext" ||
+        fail "$n: public (no fv__ / FV__ prefix) but on no manual page"
 done
 
 for p in $pages; do
@@ -66,4 +79,4 @@ for p in $pages; do
 done
 
 [ "$bad" -eq 0 ] || { echo "check-man: $bad problem(s)" >&2; exit 1; }
-echo "check-man: $(wc -l < "$tmp/api") public functions, each on one of $(echo "$pages" | wc -w) pages that render cleanly; their examples compile"
+echo "check-man: $(wc -l < "$tmp/api") public functions, each named by one of $(echo "$pages" | wc -w) pages that render cleanly, and $(wc -l < "$tmp/names") public names on them; their examples compile"

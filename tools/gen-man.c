@@ -11,7 +11,7 @@
  *           struct fv_<qpt> *: fv_<qpt>_<name>, \        with the handles it admits (and
  *           struct fv_<qpt> *: fv__no_<name>_on_<qpt>, \ those it refuses, skipped)
  *   / * fv_<qpt>_<name>: <what> on a <IBV type> QP, ... * /
- *   static FV_ALWAYS_INLINE int fv_<qpt>_<name>(struct fv_<qpt> *h, <params>)
+ *   static FV__ALWAYS_INLINE int fv_<qpt>_<name>(struct fv_<qpt> *h, <params>)
  * An operation's kind (remote address, atomic, immediate, destination) comes from the names
  * of its parameters. Output is deterministic; no front found is an error.
  */
@@ -95,7 +95,7 @@ static int read_builder(char **lines, int n, struct op *o, int qi, int k)
 
 	snprintf(fn, sizeof(fn), "fv_%.7s_%.31s%s", o->qpt[qi], o->name, o->suffix[k]);
 	snprintf(comment, sizeof(comment), "/* %s: ", fn);
-	snprintf(proto, sizeof(proto), "static FV_ALWAYS_INLINE int %s(struct fv_%s *h, ", fn, o->qpt[qi]);
+	snprintf(proto, sizeof(proto), "static FV__ALWAYS_INLINE int %s(struct fv_%s *h, ", fn, o->qpt[qi]);
 	for (int i = 0; i + 1 < n; i++) {
 		const char *c = lines[i], *p = lines[i + 1], *on, *end;
 

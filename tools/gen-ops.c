@@ -168,7 +168,7 @@ static void emit_builder(const struct qpt *q, const struct op *o, const struct f
 	printf("/* fv_%s_%s%s: %s on a %s QP, %s. 0 or ENOMEM%s; no doorbell. */\n",
 	       q->name, o->name, f->suffix, o->desc, q->ibv + 8, f->doc,
 	       is(o->remote, "BIND") ? " (EOPNOTSUPP: longer than 2 GiB)" : "");
-	printf("static FV_ALWAYS_INLINE int fv_%s_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s%s)\n{\n",
+	printf("static FV__ALWAYS_INLINE int fv_%s_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s%s)\n{\n",
 	       q->name, o->name, f->suffix, q->name, lead_params(o), f->params, remote_part(o).params, imm_part(o).params,
 	       dest_part(q, o).params);
 	char fields[1024];
@@ -322,7 +322,7 @@ static void emit_post_req(void)
 		printf("/*\n * fv__send_wr_%s: the request of an %s WR but its destination, as\n"
 		       " * fv_<qpt>_%s builds it: fm_ce_se flags, its first nsge SGEs.\n */\n",
 		       o->name, o->ibv + 7, o->name);
-		printf("static FV_ALWAYS_INLINE void fv__send_wr_%s(struct fv_req *r, const struct ibv_send_wr *wr,"
+		printf("static FV__ALWAYS_INLINE void fv__send_wr_%s(struct fv_req *r, const struct ibv_send_wr *wr,"
 		       " unsigned flags, int nsge)\n{\n", o->name);
 		printf("\tr->wr_id = wr->wr_id, r->flags = flags, r->opcode = %s;\n"
 		       "\tr->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;\n", o->mlx5);
@@ -331,7 +331,7 @@ static void emit_post_req(void)
 		printf("}\n\n");
 	}
 	printf("/* The destination of a WR on a QP of type qpt; av: its ibv_ah's (fv__qp_av), where qpt has one. */\n"
-	       "static FV_ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const struct ibv_send_wr *wr,\n"
+	       "static FV__ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const struct ibv_send_wr *wr,\n"
 	       "\t\t\t\t\t    const struct mlx5_wqe_av *av, struct fv_req *r)\n{\n"
 	       "\t(void)wr, (void)av, (void)r;\n\tswitch (qpt) {\n");
 	for (size_t i = 0; i < n_qpts; i++) {
@@ -354,7 +354,7 @@ static void emit_post_req(void)
 	       " * nsge SGEs) with its destination. 0, or EINVAL for a WR with nothing to convert: an opcode ops.def does\n"
 	       " * not have, a window bind without a window or with a length and no MR (libmlx5 dereferences\n"
 	       " * both), a UD WR without a known address handle.\n */\n"
-	       "static FV_ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,\n"
+	       "static FV__ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,\n"
 	       "\t\t\t\t\t  int nsge, struct fv_req *r)\n{\n"
 	       "\tconst struct mlx5_wqe_av *av;\n\n\tswitch (wr->opcode) {\n");
 	for (size_t j = 0; j < n_ops; j++) {
@@ -398,7 +398,7 @@ static void emit_post_fast(void)
 	       " * that takes none, a UD WR without a known address handle, or one the fast path leaves\n"
 	       " * to the general one.\n"
 	       " */\n");
-	printf("static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,\n"
+	printf("static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,\n"
 	       "\t\t\t\t\t      const struct ibv_send_wr *wr, unsigned flags, bool inl)\n{\n");
 	printf("\tswitch (qpt) {\n");
 	for (size_t i = 0; i < n_qpts; i++) {
@@ -480,7 +480,7 @@ static void emit_cxx_overloads(void)
 					       q->ibv + 8, handles_of(o));
 					continue;
 				}
-				printf("static FV_ALWAYS_INLINE int fv_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s%s)\n"
+				printf("static FV__ALWAYS_INLINE int fv_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s%s)\n"
 				       "{\n\treturn fv_%s_%s%s(h, wr_id, flags", o->name, f->suffix, q->name, lead_params(o),
 				       f->params, remote_part(o).params, imm_part(o).params, dest_part(q, o).params, q->name, o->name,
 				       f->suffix);
@@ -657,7 +657,7 @@ static void emit_wr_req(const struct op *o)
 static void emit_wr_overload(const char *ret, const char *fn, const char *handle, const char *target,
 			     const char *params)
 {
-	printf("static FV_ALWAYS_INLINE %s fv_wr_%s(struct %s *h%s)\n{\n\t%s%s(h", ret, fn, handle, params,
+	printf("static FV__ALWAYS_INLINE %s fv_wr_%s(struct %s *h%s)\n{\n\t%s%s(h", ret, fn, handle, params,
 	       is(ret, "void") ? "" : "return ", target);
 	print_args(params);
 	printf(");\n}\n\n");
@@ -719,10 +719,10 @@ static void emit_wr_cxx(void)
 
 		if (i < n_qpts && !is(qpts[i].dest, "AV"))
 			continue;
-		printf("static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_%s *h, const struct fv_ah *ah,\n"
+		printf("static FV__ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_%s *h, const struct fv_ah *ah,\n"
 		       "\t\t\t\t\t      uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
 		       "\tfv_%s_wr_set_ud_addr(h, ah, NULL, remote_qpn, remote_qkey);\n}\n\n", name, name);
-		printf("static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_%s *h, struct ibv_ah *ah,\n"
+		printf("static FV__ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_%s *h, struct ibv_ah *ah,\n"
 		       "\t\t\t\t\t      uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
 		       "\tfv_%s_wr_set_ud_addr(h, NULL, ah, remote_qpn, remote_qkey);\n}\n\n", name, name);
 	}
@@ -763,24 +763,24 @@ static void emit_wr(void)
 				continue;
 			printf("/* fv_wr_%s for %s handles: %s, %s. */\n", o->wr, q->ibv + 8,
 			       umr(o) ? "build a whole WQE" : "open a WQE", o->desc);
-			printf("static FV_ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h%s)\n{\n",
+			printf("static FV__ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h%s)\n{\n",
 			       q->name, o->wr, q->name, wr_part(o).params);
 			emit_wr_req(o);
 			printf("\t%s(&h->qp, %s, &r);\n}\n\n", umr(o) ? "fv__wr_umr" : "fv__wr_open", q->fv);
 		}
 		for (size_t k = 0; k < N_WR_PAYLOADS; k++)
 			printf("/* fv_wr_%s for %s handles. */\n"
-			       "static FV_ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h, %s)\n{\n"
+			       "static FV__ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h, %s)\n{\n"
 			       "\t%s(&h->qp, %s, %s);\n}\n\n", wr_payloads[k].name, q->ibv + 8, q->name, wr_payloads[k].name, q->name,
 			       wr_payloads[k].params, wr_payloads[k].core, q->fv, wr_payloads[k].args);
 		if (is(q->dest, "AV"))
 			printf("/* fv_wr_set_ud_addr on a UD handle: fah or ibah (the other NULL), as the front passes them. */\n"
-			       "static FV_ALWAYS_INLINE void fv_%s_wr_set_ud_addr(struct fv_%s *h, const struct fv_ah *fah,\n"
+			       "static FV__ALWAYS_INLINE void fv_%s_wr_set_ud_addr(struct fv_%s *h, const struct fv_ah *fah,\n"
 			       "\t\t\t\t\t\t struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
 			       "\tfv__wr_ud_addr_at(&h->qp, fah, ibah, remote_qpn, remote_qkey);\n}\n\n", q->name, q->name);
 		if (is(q->dest, "SRQN"))
 			printf("/* fv_wr_set_xrc_srqn on an XRC handle. */\n"
-			       "static FV_ALWAYS_INLINE void fv_%s_wr_set_xrc_srqn(struct fv_%s *h, uint32_t remote_srqn)\n{\n"
+			       "static FV__ALWAYS_INLINE void fv_%s_wr_set_xrc_srqn(struct fv_%s *h, uint32_t remote_srqn)\n{\n"
 			       "\tfv__wr_dest(&h->qp, %s, NULL, 0, 0, remote_srqn);\n}\n\n", q->name, q->name, q->fv);
 	}
 
@@ -794,7 +794,7 @@ static void emit_wr(void)
 			continue;
 		printf("/* fv_wr_%s on a struct fv_qp: %s, %s. */\n", o->wr,
 		       umr(o) ? "build a whole WQE" : "open a WQE", o->desc);
-		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp%s)\n{\n", o->wr, wr_part(o).params);
+		printf("static FV__ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp%s)\n{\n", o->wr, wr_part(o).params);
 		emit_wr_req(o);
 		printf("\t%s(qp, %s, &r);\n}\n\n", umr(o) ? "fv__wr_umr_any" : "fv__wr_open_any", mask);
 	}
@@ -808,7 +808,7 @@ static void emit_wr(void)
 	for (size_t k = 0; k < N_WR_PAYLOADS; k++) {
 		printf("/* fv_wr_%s on a struct fv_qp (one arm per WQE layout: destination kind). */\n",
 		       wr_payloads[k].name);
-		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp, %s)\n{\n"
+		printf("static FV__ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp, %s)\n{\n"
 		       "\tfv__wr_touch(qp);\n", wr_payloads[k].name, wr_payloads[k].params);
 		for (size_t i = 0, arm = 0; i < n_qpts; i++) {
 			size_t first = 0;
@@ -834,7 +834,7 @@ static void emit_wr(void)
 		printf("\tdefault:\n\t\t__builtin_unreachable();\n\t}\n}\n\n");
 	}
 	printf("/* fv_wr_set_ud_addr on a struct fv_qp (UD only). */\n"
-	       "static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,\n"
+	       "static FV__ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,\n"
 	       "\t\t\t\t\t\tstruct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)\n{\n");
 	for (size_t i = 0; i < n_qpts; i++)
 		if (is(qpts[i].dest, "AV"))
@@ -842,7 +842,7 @@ static void emit_wr(void)
 			       "\t\treturn;\n\t}\n", qpts[i].fv);
 	printf("\tfv__wr_fail(qp, EINVAL);\n}\n\n");
 	printf("/* fv_wr_set_xrc_srqn on a struct fv_qp (XRC only). */\n"
-	       "static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)\n{\n");
+	       "static FV__ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)\n{\n");
 	for (size_t i = 0; i < n_qpts; i++)
 		if (is(qpts[i].dest, "SRQN"))
 			printf("\tif (qp->qpt == %s) {\n\t\tfv__wr_dest(qp, %s, NULL, 0, 0, remote_srqn);\n"
@@ -1220,7 +1220,7 @@ static void emit_has_imm(void)
 	       " * carries the request's imm (immediate data or the rkey to invalidate) in its ctrl:\n"
 	       " * ops.def's operations with an immediate and a payload.\n"
 	       " */\n"
-	       "static FV_ALWAYS_INLINE bool fv__op_has_imm(uint8_t opcode)\n{\n\treturn ");
+	       "static FV__ALWAYS_INLINE bool fv__op_has_imm(uint8_t opcode)\n{\n\treturn ");
 	for (size_t j = 0; j < n_ops; j++) {
 		const struct op *o = &ops[j];
 		size_t k;

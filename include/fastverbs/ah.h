@@ -65,7 +65,7 @@ static inline int fv_ah_init(struct fv_ah *fah, struct ibv_ah *ah)
  * can see (only its own locals), so a cache miss does not make the compiler forget what it
  * keeps in registers across it (an fv_wr_* WQE's fields between its builder and its setter).
  */
-static __attribute__((noinline, pure, unused)) const struct mlx5_wqe_av *fv__ah_av_lookup(struct ibv_ah *ah)
+static FV__NOINLINE __attribute__((pure)) const struct mlx5_wqe_av *fv__ah_av_lookup(struct ibv_ah *ah)
 {
 	return fv__ah_av_of(ah);
 }

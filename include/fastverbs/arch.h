@@ -20,6 +20,7 @@
 #define FASTVERBS_ARCH_H
 
 #include <stdint.h>
+#include "tune.h"
 
 /*
  * p, as an asm's output: the compiler cannot tell what it points to. A barrier that reads
@@ -85,8 +86,7 @@ static inline void fv__bf_copy64(void *dst, const void *src)
  * stays before it), then stores the doorbell record itself; the others touch no memory the
  * program reads. Same instructions as above.
  */
-#ifdef __clang__
-#define FV_DB_CHAIN 1
+#ifdef FV__DB_CHAIN
 
 /*
  * Barrier, doorbell record val at rec, WC start; returns reg, to be passed on. The record is

@@ -20,13 +20,13 @@
 FV_EXTERN_C_BEGIN
 
 /* Units of the transport segment (UD address vector, XRC SRQ number) a message carries. */
-static FV_ALWAYS_INLINE unsigned fv__transport_ds(enum fv_qpt qpt)
+static FV__ALWAYS_INLINE unsigned fv__transport_ds(enum fv_qpt qpt)
 {
 	return qpt == FV_QPT_UD ? 3 : qpt == FV_QPT_XRC ? 1 : 0;
 }
 
 /* 16-byte units before the payload. A NOP (no payload at all) is the control segment alone. */
-static FV_ALWAYS_INLINE unsigned fv__req_hdr_ds(enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE unsigned fv__req_hdr_ds(enum fv_qpt qpt, const struct fv_req *r)
 {
 	if (r->segs & FV_SEG_UMR)
 		return 1 + FV_UMR_CTRL_UNITS + FV_UMR_MKEY_UNITS +
@@ -37,7 +37,7 @@ static FV_ALWAYS_INLINE unsigned fv__req_hdr_ds(enum fv_qpt qpt, const struct fv
 }
 
 /* Payload units: one per non-empty SGE (empty ones are skipped, as libmlx5 does). */
-static FV_ALWAYS_INLINE unsigned fv__req_payload_ds(const struct fv_req *r)
+static FV__ALWAYS_INLINE unsigned fv__req_payload_ds(const struct fv_req *r)
 {
 	unsigned n = 0;
 
@@ -58,7 +58,7 @@ static FV_ALWAYS_INLINE unsigned fv__req_payload_ds(const struct fv_req *r)
  * How many units lie between a request's ctrl and its payload (docs/formats.md §3.7): a
  * constant for a typed builder.
  */
-static FV_ALWAYS_INLINE unsigned fv__req_hdr_count(enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE unsigned fv__req_hdr_count(enum fv_qpt qpt, const struct fv_req *r)
 {
 	if (r->payload == FV_PL_NONE)
 		return 0;
@@ -71,7 +71,7 @@ static FV_ALWAYS_INLINE unsigned fv__req_hdr_count(enum fv_qpt qpt, const struct
  * The image of unit i (below fv__req_hdr_count) of those, in their order: the fast path's
  * form, one unit at a time (i and the QP type are constants there).
  */
-static FV_ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, const struct fv_req *r, unsigned i)
+static FV__ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, const struct fv_req *r, unsigned i)
 {
 	if (qpt == FV_QPT_UD && r->av_word && i == 0)
 		return fv__av_head_image(r->qkey, r->av_w);
@@ -90,7 +90,7 @@ static FV_ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, const
  * returns how many. The general path's form: with a QP type known only at run time
  * (fv_post_send), one pass over the request's segments.
  */
-static FV_ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const struct fv_req *r,
+static FV__ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const struct fv_req *r,
 						   struct fv_image u[FV_HDR_UNITS])
 {
 	unsigned n = 0;
@@ -114,7 +114,7 @@ static FV_ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const struc
  * The data segment image of the request's SGE s; an atomic's result is 8 bytes (ibv_post_send
  * writes 8 whatever the SGE says; ibv_wr_set_sge writes the SGE's length: sge_len).
  */
-static FV_ALWAYS_INLINE struct fv_image fv__req_data_image(const struct fv_req *r, const struct ibv_sge *s,
+static FV__ALWAYS_INLINE struct fv_image fv__req_data_image(const struct fv_req *r, const struct ibv_sge *s,
 							  unsigned how)
 {
 	return r->segs & FV_SEG_ATOMIC && !r->sge_len ? fv__data_image(8, s->lkey, s->addr) : fv__sge_image(s, how);
@@ -140,7 +140,7 @@ static inline uint8_t *fv__wqe_umr(const struct fv_ring *ring, const struct fv_r
 }
 
 /* The WQE's segments after its ctrl, from p on; how as in wqe.h. Empty SGEs are skipped. */
-static FV_ALWAYS_INLINE void fv__wqe_body(const struct fv_ring *ring, enum fv_qpt qpt,
+static FV__ALWAYS_INLINE void fv__wqe_body(const struct fv_ring *ring, enum fv_qpt qpt,
 					 const struct fv_req *r, uint8_t *p, unsigned how, uint32_t qpn)
 {
 	struct fv_image u[FV_HDR_UNITS];
@@ -150,10 +150,10 @@ static FV_ALWAYS_INLINE void fv__wqe_body(const struct fv_ring *ring, enum fv_qp
 		p = fv__wqe_umr(ring, r, qpn, p);
 	else
 		n = fv__req_hdr_images(qpt, r, u);
-#pragma GCC unroll 3	/* n is a constant for a typed builder: the units stay in registers */
+FV__UNROLL(3)	/* n is a constant for a typed builder: the units stay in registers */
 	for (unsigned i = 0; i < n; i++)
 		p = fv__unit_write(ring, p, u[i], how);
-	if (r->payload == FV_PL_SGL && __builtin_constant_p(r->nsge) && r->nsge == 1) {
+	if (r->payload == FV_PL_SGL && FV__CONST_P(r->nsge) && r->nsge == 1) {
 		/* no loop: gcc may not see that a loop of one pass ends, and a loop it cannot
 		 * bound inside a caller's loop stops it from moving stores out of that loop */
 		if (r->sgl->length)
@@ -175,7 +175,7 @@ static FV_ALWAYS_INLINE void fv__wqe_body(const struct fv_ring *ring, enum fv_qp
  * WQE's blocks, or -ENOMEM (libmlx5's errno for all three), or -EOPNOTSUPP for a window
  * bind longer than 2 GiB (libmlx5's), with nothing written.
  */
-static FV_ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
+static FV__ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
 					    uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
@@ -218,7 +218,7 @@ static FV_ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, 
  * The producer moves past the WQE built at pi. After a memory window's UMR WQE the next WQE
  * owes it an initiator fence, as in libmlx5 (cached only now: the cache sets lim to pi).
  */
-static FV_ALWAYS_INLINE void fv__build_advance(struct fv_qp *qp, const struct fv_req *r, uint32_t pi,
+static FV__ALWAYS_INLINE void fv__build_advance(struct fv_qp *qp, const struct fv_req *r, uint32_t pi,
 					      unsigned nbb)
 {
 	fv__sq_advance(&qp->sq, pi, nbb);
@@ -227,7 +227,7 @@ static FV_ALWAYS_INLINE void fv__build_advance(struct fv_qp *qp, const struct fv
 }
 
 /* fv__build_wqe_at at the producer, which then moves past the WQE. Returns 0 or an errno. */
-static FV_ALWAYS_INLINE int fv__build_wqe(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__build_wqe(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	uint32_t pi = qp->sq.pi;
 	int nbb = fv__build_wqe_at(qp, qpt, r, pi);
@@ -242,7 +242,7 @@ static FV_ALWAYS_INLINE int fv__build_wqe(struct fv_qp *qp, enum fv_qpt qpt, con
  * Unit i after the ctrl of a request whose payload is its one SGE or none: the units before
  * the payload (fv__req_hdr_image), then the SGE's data segment.
  */
-static FV_ALWAYS_INLINE struct fv_image fv__req_unit(enum fv_qpt qpt, const struct fv_req *r, unsigned how,
+static FV__ALWAYS_INLINE struct fv_image fv__req_unit(enum fv_qpt qpt, const struct fv_req *r, unsigned how,
 						    unsigned i)
 {
 	return i < fv__req_hdr_count(qpt, r) ? fv__req_hdr_image(qpt, r, i) : fv__req_data_image(r, r->sgl, how);
@@ -253,7 +253,7 @@ static FV_ALWAYS_INLINE struct fv_image fv__req_unit(enum fv_qpt qpt, const stru
  * one SGE, no payload, or an inline payload of a length the compiler knows that fits the
  * first block (not from a WR list); no UMR.
  */
-static FV_ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_req *r)
 {
 	const unsigned hdr = fv__req_hdr_ds(qpt, r);
 
@@ -262,7 +262,7 @@ static FV_ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_re
 	if (r->payload == FV_PL_SGL)
 		return r->nsge == 1 ? hdr + 1 : 0;
 	if (r->payload == FV_PL_INLINE)
-		return r->nsge == 1 && __builtin_constant_p(r->len) && r->len &&
+		return r->nsge == 1 && FV__CONST_P(r->len) && r->len &&
 		       hdr + fv__inline_ds(r->len) <= 4 ? hdr + fv__inline_ds(r->len) : 0;
 	return r->payload == FV_PL_NONE ? hdr : 0;
 }
@@ -270,27 +270,17 @@ static FV_ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_re
 /*
  * Whether the fast path takes a typed UD builder's empty SGE that would start a second block
  * (below). gcc then keeps the general path out of a caller's loop; clang spills the sizes it
- * computes per WR and does better leaving that WQE to the general path.
+ * computes per WR and does better leaving that WQE to the general path (FV__FAST_EMPTY_2ND,
+ * tune.h).
  */
-#ifdef __clang__
-#define FV_FAST_EMPTY_2ND 0
-#else
-#define FV_FAST_EMPTY_2ND 1
-#endif
 
 /*
  * The typed builders read the producer with a relaxed atomic load under clang: one it cannot
  * carry from the last WR's store. Carried, it becomes an induction variable of a caller's
  * loop, which clang then keeps in three or four registers (pi, pi * 8, pi + 1, the loop's own
- * count) and spills the rest; read, it is one load. FV_EMPTY_COLD: see fv__build_fast_at.
+ * count) and spills the rest; read, it is one load (FV__READ_PI, tune.h). FV__EMPTY_COLD: see
+ * fv__build_fast_at.
  */
-#ifdef __clang__
-#define FV_READ_PI(sq) __atomic_load_n(&(sq)->pi, __ATOMIC_RELAXED)
-#define FV_EMPTY_COLD 1
-#else
-#define FV_READ_PI(sq) ((sq)->pi)
-#define FV_EMPTY_COLD 0
-#endif
 
 /*
  * Under gcc, a typed builder whose flags are decided per WR builds a WR that has no flags and
@@ -300,21 +290,17 @@ static FV_ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_re
  * fv__build_wqe_at, as constant flags do. Not for UD or inline payloads, which measured
  * slower with it, nor for a memory window's UMR WQE, nor under clang, which resolves
  * __builtin_constant_p only after optimising and so carries both copies' code through it.
+ * The switch: FV__SPLIT_UNSIG (tune.h).
  */
-#ifdef __clang__
-#define FV_SPLIT_UNSIG 0
-#else
-#define FV_SPLIT_UNSIG 1
-#endif
 
 /* A typed builder's request: not fv_post_send's (from_wr), not fv_wr_*'s (sge_len). */
-static FV_ALWAYS_INLINE bool fv__req_typed(const struct fv_req *r)
+static FV__ALWAYS_INLINE bool fv__req_typed(const struct fv_req *r)
 {
 	return !r->from_wr && !r->sge_len;
 }
 
 /* An empty SGE in the WQE's first block (empty): the ctrl c's ds one less (its byte is the word's last). */
-static FV_ALWAYS_INLINE void fv__ctrl_drop_empty(struct fv_image *c, bool empty)
+static FV__ALWAYS_INLINE void fv__ctrl_drop_empty(struct fv_image *c, bool empty)
 {
 	c->a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
 }
@@ -325,15 +311,15 @@ static FV_ALWAYS_INLINE void fv__ctrl_drop_empty(struct fv_image *c, bool empty)
  * words, not one vector (a UD WQE's first: its Q_Key word is the same WR after WR, its QPN
  * word new in each; joined in a vector they cost a register shuffle more).
  */
-static FV_ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req *r, uint8_t *wqe, uint32_t pi,
+static FV__ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req *r, uint8_t *wqe, uint32_t pi,
 					 struct fv_image c, const struct fv_image u[4], unsigned n, bool inl1,
 					 bool skip_last, bool words0, unsigned how)
 {
 	/* Flags decided per WR: the ctrl's two words stored as they are, not joined in a vector first. */
-	uint8_t *p = fv__ctrl_put(wqe, pi, c, __builtin_constant_p(r->flags) ? how & ~FV_CTRL_A :
+	uint8_t *p = fv__ctrl_put(wqe, pi, c, FV__CONST_P(r->flags) ? how & ~FV_CTRL_A :
 					      how & FV_VEC ? how & FV_CTRL_A : 0);
 
-#pragma GCC unroll 4	/* n is a constant (4 at most, UD): the units stay in registers */
+FV__UNROLL(4)	/* n is a constant (4 at most, UD): the units stay in registers */
 	for (unsigned i = 0; i < n; i++) {
 		if (!(i == n - 1 && skip_last))	/* not an empty SGE that would start a second block */
 			fv__unit_put(p, u[i], i == 0 && words0 ? how & ~(unsigned)FV_VEC : how);
@@ -359,7 +345,7 @@ static FV_ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req 
  * when the ring is full or an inline payload is longer than max_inline, in that case. The
  * producer stays.
  */
-static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
+static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
 					     uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
@@ -391,7 +377,7 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	 * it when the SGE is the loop's own). fv_post_send and fv_wr_* (from_wr, sge_len), whose
 	 * lengths are new in every WR, leave it to the general path: one test, no sizes per WR.
 	 */
-	const bool skip_ok = FV_FAST_EMPTY_2ND && qpt == FV_QPT_UD && !r->from_wr && !r->sge_len && ds > 4;
+	const bool skip_ok = FV__FAST_EMPTY_2ND && qpt == FV_QPT_UD && !r->from_wr && !r->sge_len && ds > 4;
 	const bool skip = skip_ok && empty;
 	const unsigned nbb = nbb1 - skip;
 	struct fv_image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds - skip, fm, r->imm);
@@ -403,19 +389,19 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	 * With constant flags (a ctrl the same every time stays so) and for fv_post_send (its
 	 * loop is its own), the general path builds it.
 	 */
-	const bool shared = !__builtin_constant_p(r->flags) && !r->from_wr;
+	const bool shared = !FV__CONST_P(r->flags) && !r->from_wr;
 
 	/* an empty SGE in a second block, or the only unit after the ctrl; UMR; no fixed size */
 	if (!ds || __builtin_expect((((ds > 4 && !skip) || hdr == 1) && empty) || (inl1 && r->len > qp->max_inline) ||
 				    (!shared && !fv__sq_before_lim(lim, pi, nbb)), 0))
 		return shared && inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
 	/*
-	 * Under clang (FV_EMPTY_COLD), a typed builder's empty SGE goes to the cold side with the
+	 * Under clang (FV__EMPTY_COLD), a typed builder's empty SGE goes to the cold side with the
 	 * test of lim: clang reads an SGE the caller copied as a whole again in every WR (the
 	 * copy's loads carry no type), and the ctrl's ds would then cost arithmetic and a register
 	 * in every WR, against a test and a branch here.
 	 */
-	const bool past = !fv__sq_before_lim(lim, pi, nbb), empty_cold = FV_EMPTY_COLD && shared && sge1 && ds <= 4;
+	const bool past = !fv__sq_before_lim(lim, pi, nbb), empty_cold = FV__EMPTY_COLD && shared && sge1 && ds <= 4;
 
 	if (sge1 && ds <= 4 && !empty_cold)
 		fv__ctrl_drop_empty(&c, empty);
@@ -456,7 +442,7 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 }
 
 /* fv__build_fast_at at the producer, which then moves past the WQE. 0 if built, else -1. */
-static FV_ALWAYS_INLINE int fv__build_fast(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__build_fast(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	uint32_t pi = qp->sq.pi;
 	int nbb = fv__build_fast_at(qp, qpt, r, pi);
@@ -473,11 +459,11 @@ static FV_ALWAYS_INLINE int fv__build_fast(struct fv_qp *qp, enum fv_qpt qpt, co
  * once, before the loop), and the producer moved in one place for both. The typed builders
  * (fv__build) and the fv_wr_* payload setters come here.
  */
-static FV_ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	struct fv_req one = *r;
 	struct ibv_sge s = { 0, 0, 0 };
-	uint32_t pi = FV_READ_PI(&qp->sq);
+	uint32_t pi = FV__READ_PI(&qp->sq);
 	int nbb;
 
 	if (qpt == FV_QPT_RAW) {	/* eth.h: its own fast path */
@@ -488,7 +474,7 @@ static FV_ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, con
 		return 0;
 	}
 	if (r->payload == FV_PL_SGL && r->nsge == 1) {
-#if FV_SGE_WORD
+#if FV__SGE_WORD
 		uint64_t w;
 
 		memcpy(&w, &r->sgl->length, sizeof(w));
@@ -498,9 +484,9 @@ static FV_ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, con
 #endif
 		one.sgl = &s;
 	}
-	if (FV_SPLIT_UNSIG && !__builtin_constant_p(r->flags) && fv__req_typed(r) && qpt != FV_QPT_UD &&
+	if (FV__SPLIT_UNSIG && !FV__CONST_P(r->flags) && fv__req_typed(r) && qpt != FV_QPT_UD &&
 	    r->payload != FV_PL_INLINE && !(r->segs & FV_SEG_UMR) && __builtin_expect(!r->flags && !r->imm, 1)) {
-		one.flags = 0, one.imm = 0;	/* constants in this copy of the call (FV_SPLIT_UNSIG) */
+		one.flags = 0, one.imm = 0;	/* constants in this copy of the call (FV__SPLIT_UNSIG) */
 		nbb = fv__build_fast_at(qp, qpt, &one, pi);
 	} else {
 		nbb = fv__build_fast_at(qp, qpt, &one, pi);
@@ -517,7 +503,7 @@ static FV_ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, con
  * The typed builders' entry (ops.h). Inside an fv_wr_* batch a WQE built here would be rung
  * with the batch, or left in a ring the batch's rollback rewinds: -DFV_DEBUG stops there.
  */
-static FV_ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	FV_ASSERT_MSG(!qp->wr_open, "typed builder on a QP with an open fv_wr_* batch "
 		      "(fv_wr_start without fv_wr_complete or fv_wr_abort)");

@@ -57,7 +57,7 @@ FV_EXTERN_C_BEGIN
  * device. Then a compiler barrier: the run's load barriers covered only its CQEs, and what
  * the caller reads next (a receive buffer, say) must stay after them too.
  */
-static inline __attribute__((always_inline)) void
+static FV__ALWAYS_INLINE void
 fv__cq_consumed(struct fv_cq *cq, uint32_t off, uint32_t own, uint32_t k)
 {
 	if (off == cq->ring) {	/* a run stopped at the ring end */
@@ -80,7 +80,7 @@ fv__cq_consumed(struct fv_cq *cq, uint32_t off, uint32_t own, uint32_t k)
  * (fv__cqe_decode), which may fill the run cache. One completion at a time (a ping-pong)
  * takes a straight path.
  */
-static inline __attribute__((always_inline)) int
+static FV__ALWAYS_INLINE int
 fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 {
 	const size_t osz = ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc);
@@ -173,7 +173,7 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
  * itself to bound unsignaled runs are consumed silently. Always inlined into the caller's
  * loop (a call costs more than a CQE's decoding).
  */
-static inline __attribute__((always_inline)) int fv_poll(struct fv_cq *cq, struct fv_wc *wc, int n)
+static FV__ALWAYS_INLINE int fv_poll(struct fv_cq *cq, struct fv_wc *wc, int n)
 {
 	return fv__cq_poll_core(cq, wc, n, 0);
 }

@@ -147,7 +147,7 @@ static inline const uint8_t *fv__cqe_data(const struct mlx5_cqe64 *cqe, uint8_t 
  * send WQE in slot, found past its ctrl, [xrc], raddr and [atomic] segments; the WQE may
  * continue at block 0.
  */
-FV_COLD uint8_t
+static FV__COLD uint8_t
 fv__scatter_send(const struct fv_qp *qp, uint32_t slot, const uint8_t *src, uint32_t len)
 {
 	const struct fv_sq *sq = &qp->sq;
@@ -167,7 +167,7 @@ fv__scatter_send(const struct fv_qp *qp, uint32_t slot, const uint8_t *src, uint
 }
 
 /* The SRQ a responder CQE of qp (NULL: a QPN fastverbs does not own) belongs to; recv.h rule. */
-FV_COLD struct fv_srq *
+static FV__COLD struct fv_srq *
 fv__cq_find_srq(const struct fv_cq *cq, struct fv_qp *qp, uint32_t srqn_uidx)
 {
 	if (qp) {
@@ -191,7 +191,7 @@ struct fv__rx {
  * NULL (nothing changed) if there is no RQ or SRQ to take from. rq_only: the caller knows qp
  * has an RQ. The WQE stays the poller's until fv__cq_recv_free.
  */
-static inline __attribute__((always_inline)) const struct mlx5_wqe_data_seg *
+static FV__ALWAYS_INLINE const struct mlx5_wqe_data_seg *
 fv__cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
 		uint64_t *wr_id, uint32_t *max_gs, struct fv__rx *rx, const int rq_only)
 {
@@ -224,7 +224,7 @@ fv__cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe
  * past it (a poster in another thread may fill it from then on), or the SRQ links it after
  * its free list's tail (under the SRQ's lock when its compat calls lock, sync.h).
  */
-static inline __attribute__((always_inline)) void fv__cq_recv_free(const struct fv__rx *rx)
+static FV__ALWAYS_INLINE void fv__cq_recv_free(const struct fv__rx *rx)
 {
 	if (rx->rq)
 		fv__rq_set_tail(rx->rq, rx->rq->tail + 1);
@@ -267,13 +267,13 @@ union fv_ibv_wc_words {
 };
 
 /* Word i of the completion entry at o (ibv: struct ibv_wc, else struct fv_wc). */
-static inline __attribute__((always_inline)) uint64_t *fv__wc_word(void *o, const int ibv, unsigned i)
+static FV__ALWAYS_INLINE uint64_t *fv__wc_word(void *o, const int ibv, unsigned i)
 {
 	return ibv ? &((union fv_ibv_wc_words *)o)->w[i] : &((union fv_wc_words *)o)->w[i];
 }
 
 /* Its 16-byte piece i. */
-static inline __attribute__((always_inline)) fv_u64x2u *fv__wc_piece(void *o, const int ibv, unsigned i)
+static FV__ALWAYS_INLINE fv_u64x2u *fv__wc_piece(void *o, const int ibv, unsigned i)
 {
 	return ibv ? &((union fv_ibv_wc_words *)o)->v[i] : &((union fv_wc_words *)o)->v[i];
 }
@@ -283,7 +283,7 @@ static inline __attribute__((always_inline)) fv_u64x2u *fv__wc_piece(void *o, co
  * fv_poll_cq (ibv = 1: struct ibv_wc, filled as libmlx5 fills it, docs/formats.md §5.5)
  * reports it. Returns FV_CQE_REPORT.
  */
-static inline __attribute__((always_inline)) int
+static FV__ALWAYS_INLINE int
 fv__cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own, const struct fv_wc *w)
 {
 	if (!ibv) {
@@ -324,7 +324,7 @@ fv__cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own
 	return FV_CQE_REPORT;
 }
 
-FV_COLD int fv__cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+static FV__COLD int fv__cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
 			       uint8_t op_own, void *o, int ibv);
 
 /*
@@ -335,14 +335,14 @@ FV_COLD int fv__cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const 
  * Returns FV_CQE_REPORT, FV_CQE_HIDE (a forced completion) or FV_CQE_BAD (no queue changed);
  * o is written only for FV_CQE_REPORT.
  */
-static inline __attribute__((always_inline)) int
+static FV__ALWAYS_INLINE int
 fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
 	      uint8_t op_own, void *o, const int ibv, const int slow)
 {
-	uint32_t op = op_own >> 4, max_gs;
+	uint32_t op = op_own >> 4, max_gs FV__PLAIN_INIT(0);
 	uint8_t send_op = *(const uint8_t *)&cqe->sop_drop_qpn;	/* big-endian: bits 31:24 first */
 	unsigned scat = op_own & (MLX5_INLINE_SCATTER_32 | MLX5_INLINE_SCATTER_64);
-	uint64_t wr_id;
+	uint64_t wr_id FV__PLAIN_INIT(0);
 	unsigned e, status = IBV_WC_SUCCESS;	/* e: opcode | wc_flags << 8 */
 
 	/* Fast: REQ (op_own 7:2 all zero) or RESP_* on an RQ, no scattered data, known QP. */
@@ -384,7 +384,7 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 		return fv__cqe_put(o, ibv, cqe, op_own, &w);
 	}
 	if (op - 1 < MLX5_CQE_RESP_SEND_INV) {	/* RESP_WR_IMM, _SEND, _SEND_IMM, _SEND_INV */
-		struct fv__rx rx;
+		struct fv__rx rx FV__PLAIN_INIT({ NULL, NULL, 0 });
 		const struct mlx5_wqe_data_seg *sg = fv__cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, &rx, !slow);
 		uint32_t rqpn = be32toh(cqe->flags_rqpn), len = be32toh(cqe->byte_cnt);
 		uint32_t imm = cqe->imm_inval_pkey;	/* immediate: raw, as on the wire */
@@ -411,7 +411,7 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 
 	/* Error CQE: status from the syndrome, the WQE retired as a success would be. */
 	const struct mlx5_err_cqe *x = (const struct mlx5_err_cqe *)cqe;
-	struct fv__rx rx;
+	struct fv__rx rx FV__PLAIN_INIT({ NULL, NULL, 0 });
 
 	if (op == MLX5_CQE_REQ_ERR) {
 		uint16_t wqe_counter = be16toh(cqe->wqe_counter);
@@ -436,7 +436,7 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 	return fv__cqe_put(o, ibv, cqe, op_own, &w);
 }
 
-FV_COLD int fv__cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+static FV__COLD int fv__cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
 			       uint8_t op_own, void *o, int ibv)
 {
 	return fv__cqe_decode(cq, qp, cqe, op_own, o, ibv, 1);

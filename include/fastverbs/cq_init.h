@@ -14,9 +14,6 @@ FV_EXTERN_C_BEGIN
 #define FV_CQ_SET_CI 0	/* CQ doorbell record words (libmlx5's MLX5_CQ_SET_CI / _ARM_DB) */
 #define FV_CQ_ARM_DB 1
 
-/* Rare paths: kept out of line so the poll loop stays small. */
-#define FV_COLD static __attribute__((noinline, cold, unused))
-
 /*
  * The run cache of a CQ: per QP and send opcode (a way, found by a hash of the two), the
  * completion its successful requester CQEs share, so that those CQEs are decoded from their
@@ -50,7 +47,7 @@ struct fv_cq_run {
  * odd number: all 16 ways. The opcode and the upper bits reach them too, so one QP's two
  * opcodes mostly get ways of their own.
  */
-static inline __attribute__((always_inline)) uint32_t fv__cq_way_off(__be32 key)
+static FV__ALWAYS_INLINE uint32_t fv__cq_way_off(__be32 key)
 {
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 	uint32_t k = (uint32_t)key;	/* its memory image: the order above */
@@ -60,7 +57,7 @@ static inline __attribute__((always_inline)) uint32_t fv__cq_way_off(__be32 key)
 	return (k * 0x9e3779b4u) >> (26 - 6) & ((FV_CQ_WAYS - 1) << 6);
 }
 
-static inline __attribute__((always_inline)) const struct fv_cq_way *
+static FV__ALWAYS_INLINE const struct fv_cq_way *
 fv__cq_way_at(const struct fv_cq_run *run, __be32 key)
 {
 	return (const struct fv_cq_way *)((const uint8_t *)run->way + fv__cq_way_off(key));
@@ -78,7 +75,7 @@ static inline __be32 fv__cq_no_key(unsigned i)
 }
 
 /* Empty every way; tag: the one they are filled under from now on. Rare: out of line. */
-FV_COLD void fv__cq_run_reset(struct fv_cq_run *run, uint32_t tag)
+static FV__COLD void fv__cq_run_reset(struct fv_cq_run *run, uint32_t tag)
 {
 	for (unsigned i = 0; i < FV_CQ_WAYS; i++) {
 		run->way[i].key = fv__cq_no_key(i);

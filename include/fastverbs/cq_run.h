@@ -18,7 +18,7 @@ FV_EXTERN_C_BEGIN
  * WQE does not decide, its QP's way keeps it (the wr_id is each CQE's own). Not for
  * sq_sig_all QPs, whose WQEs' ends are not written (sq.h).
  */
-static inline __attribute__((always_inline)) void
+static FV__ALWAYS_INLINE void
 fv__cq_way_fill(struct fv_cq_run *run, struct fv_qp *qp, const struct mlx5_cqe64 *cqe, uint8_t op_own,
 		uint32_t own, const void *o, const int ibv)
 {
@@ -42,7 +42,7 @@ fv__cq_way_fill(struct fv_cq_run *run, struct fv_qp *qp, const struct mlx5_cqe64
  * are, then the wr_id over the first's first word. In a loop the pieces stay in vector
  * registers.
  */
-static inline __attribute__((always_inline)) void
+static FV__ALWAYS_INLINE void
 fv__cqe_put_run(void *o, const int ibv, uint64_t wr_id, const fv_u64x2 *t)
 {
 	*fv__wc_piece(o, ibv, 0) = t[0];
@@ -57,7 +57,7 @@ fv__cqe_put_run(void *o, const int ibv, uint64_t wr_id, const fv_u64x2 *t)
  * wqe_counter): its low half is wqe_counter once in host order, and mask < 2^16. One byte
  * swap, no 16-bit arithmetic.
  */
-static inline __attribute__((always_inline)) uint32_t fv__cqe_slot(const uint8_t *cqe, uint32_t mask)
+static FV__ALWAYS_INLINE uint32_t fv__cqe_slot(const uint8_t *cqe, uint32_t mask)
 {
 	uint32_t w;
 
@@ -73,7 +73,7 @@ static inline __attribute__((always_inline)) uint32_t fv__cqe_slot(const uint8_t
  * A WQE a way completes asked for a completion (sq_sig_all QPs have no ways), so its end
  * (the SQ's ci once retired) was written (sq.h).
  */
-static inline __attribute__((always_inline)) int
+static FV__ALWAYS_INLINE int
 fv__cq_way_take(const struct fv_cq_way *w, const uint8_t *c, void *o, const int ibv)
 {
 	struct fv_sq *sq = &w->qp->sq;
@@ -95,7 +95,7 @@ fv__cq_way_take(const struct fv_cq_way *w, const uint8_t *c, void *o, const int 
  * (op_own: REQ, format 0, the owner bit own) and its way holds its sop_drop_qpn, as
  * fv__cq_way_take. Else 0, nothing changed: the general path decides.
  */
-static inline __attribute__((always_inline)) int
+static FV__ALWAYS_INLINE int
 fv__cq_run1(const struct fv_cq *cq, const uint8_t *c, uint32_t own, void *o, const int ibv)
 {
 	const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)c;
@@ -120,7 +120,7 @@ fv__cq_run1(const struct fv_cq *cq, const uint8_t *c, uint32_t own, void *o, con
  * each look their way up; the run is not looked for again in the call, which keeps that loop
  * short.
  */
-static inline __attribute__((always_inline)) void
+static FV__ALWAYS_INLINE void
 fv__cq_run(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, const uint8_t *end,
 	   const int ibv)
 {

@@ -44,7 +44,7 @@ struct fv_eth_at {
 	uint32_t offset;
 };
 
-static FV_ALWAYS_INLINE int fv__eth_hdr_at(const struct fv_qp *qp, const struct fv_req *r, struct fv_eth_at *at)
+static FV__ALWAYS_INLINE int fv__eth_hdr_at(const struct fv_qp *qp, const struct fv_req *r, struct fv_eth_at *at)
 {
 	uint32_t need = qp->eth_inline;
 
@@ -86,7 +86,7 @@ static inline const uint8_t *fv__eth_piece(const struct fv_req *r, int i, uint32
  * inline payload: ENOMEM; a TSO data segment past max_tso: EINVAL. Fills at and the payload's
  * units (*pl_ds).
  */
-static FV_ALWAYS_INLINE int fv__eth_check(const struct fv_qp *qp, const struct fv_req *r, struct fv_eth_at *at,
+static FV__ALWAYS_INLINE int fv__eth_check(const struct fv_qp *qp, const struct fv_req *r, struct fv_eth_at *at,
 			       unsigned *pl_ds)
 {
 	int err;
@@ -196,7 +196,7 @@ static inline void fv__wqe_eth_payload(const struct fv_ring *ring, const struct 
  * Returns the WQE's blocks, or a negative errno (fv__eth_check's, or -ENOMEM: too many SGEs,
  * no room) with nothing written. Out of line: fv__build_eth_at inlines the common cases.
  */
-static __attribute__((noinline, unused)) int fv__build_eth_slow(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
+static FV__NOINLINE int fv__build_eth_slow(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
 	struct fv_eth_at at;
@@ -227,7 +227,7 @@ static __attribute__((noinline, unused)) int fv__build_eth_slow(struct fv_qp *qp
 }
 
 /* Two 16-bit values in memory order: a at the lower address (each as its own 2 bytes lie). */
-static FV_ALWAYS_INLINE uint32_t fv__eth_2x16(uint16_t a, uint16_t b)
+static FV__ALWAYS_INLINE uint32_t fv__eth_2x16(uint16_t a, uint16_t b)
 {
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 	return (uint32_t)b << 16 | a;
@@ -241,7 +241,7 @@ static FV_ALWAYS_INLINE uint32_t fv__eth_2x16(uint16_t a, uint16_t b)
  * Composed in two words, not through a byte array: the compiler then builds it in registers
  * instead of storing a constant, patching its bytes in memory and loading it back.
  */
-static FV_ALWAYS_INLINE struct fv_image fv__eth_unit0(uint8_t cs, uint16_t mss, uint16_t hsz, const uint8_t *h2)
+static FV__ALWAYS_INLINE struct fv_image fv__eth_unit0(uint8_t cs, uint16_t mss, uint16_t hsz, const uint8_t *h2)
 {
 	uint16_t h;
 #if __BYTE_ORDER == __LITTLE_ENDIAN
@@ -260,7 +260,7 @@ static FV_ALWAYS_INLINE struct fv_image fv__eth_unit0(uint8_t cs, uint16_t mss, 
  * header does not meet the ring end. Returns the blocks, or 0 (nothing written) for anything
  * else, which fv__build_eth_slow builds or refuses.
  */
-static FV_ALWAYS_INLINE unsigned fv__build_eth_fast(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
+static FV__ALWAYS_INLINE unsigned fv__build_eth_fast(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
 	const struct ibv_sge *s = r->sgl;
@@ -316,7 +316,7 @@ static FV_ALWAYS_INLINE unsigned fv__build_eth_fast(struct fv_qp *qp, const stru
  * Build the raw send r at pi (the producer stays): the common cases inline, the rest out of
  * line. Returns the WQE's blocks, or a negative errno with nothing written.
  */
-static FV_ALWAYS_INLINE int fv__build_eth_at(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
+static FV__ALWAYS_INLINE int fv__build_eth_at(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
 {
 	unsigned nbb = fv__build_eth_fast(qp, r, pi);
 

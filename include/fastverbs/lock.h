@@ -63,7 +63,7 @@ static inline bool fv__spin_try(uint32_t *l)
 }
 
 /* Wait for the word and take it: out of line, the uncontended path is fv__spin_try alone. */
-static __attribute__((noinline, cold, unused)) void fv__spin_wait(uint32_t *l)
+static FV__COLD void fv__spin_wait(uint32_t *l)
 {
 	for (unsigned n = 1;; n++) {
 		while (__atomic_load_n(l, __ATOMIC_RELAXED)) {

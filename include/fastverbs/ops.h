@@ -17,7 +17,7 @@ static inline int fv_rc_init(struct fv_rc *h, struct ibv_qp *ibqp)
 }
 
 /* fv_rc_send: SEND on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_rc_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -27,7 +27,7 @@ static FV_ALWAYS_INLINE int fv_rc_send(struct fv_rc *h, uint64_t wr_id, unsigned
 }
 
 /* fv_rc_send_sgl: SEND on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_rc_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -37,7 +37,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_sgl(struct fv_rc *h, uint64_t wr_id, unsi
 }
 
 /* fv_rc_send_inline: SEND on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_rc_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -48,7 +48,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_inline(struct fv_rc *h, uint64_t wr_id, u
 }
 
 /* fv_rc_send_imm: SEND with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_rc_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -58,7 +58,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_imm(struct fv_rc *h, uint64_t wr_id, unsi
 }
 
 /* fv_rc_send_imm_sgl: SEND with immediate data on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_rc_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -68,7 +68,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, 
 }
 
 /* fv_rc_send_imm_inline: SEND with immediate data on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
+static FV__ALWAYS_INLINE int fv_rc_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -79,7 +79,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_imm_inline(struct fv_rc *h, uint64_t wr_i
 }
 
 /* fv_rc_send_inv: SEND that invalidates a remote rkey on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_rc_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -89,7 +89,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_inv(struct fv_rc *h, uint64_t wr_id, unsi
 }
 
 /* fv_rc_send_inv_sgl: SEND that invalidates a remote rkey on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_rc_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -99,7 +99,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, 
 }
 
 /* fv_rc_send_inv_inline: SEND that invalidates a remote rkey on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_rc_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -110,7 +110,7 @@ static FV_ALWAYS_INLINE int fv_rc_send_inv_inline(struct fv_rc *h, uint64_t wr_i
 }
 
 /* fv_rc_write: RDMA WRITE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_rc_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -120,7 +120,7 @@ static FV_ALWAYS_INLINE int fv_rc_write(struct fv_rc *h, uint64_t wr_id, unsigne
 }
 
 /* fv_rc_write_sgl: RDMA WRITE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_rc_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -130,7 +130,7 @@ static FV_ALWAYS_INLINE int fv_rc_write_sgl(struct fv_rc *h, uint64_t wr_id, uns
 }
 
 /* fv_rc_write_inline: RDMA WRITE on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_rc_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -141,7 +141,7 @@ static FV_ALWAYS_INLINE int fv_rc_write_inline(struct fv_rc *h, uint64_t wr_id, 
 }
 
 /* fv_rc_write_imm: RDMA WRITE with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_rc_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -151,7 +151,7 @@ static FV_ALWAYS_INLINE int fv_rc_write_imm(struct fv_rc *h, uint64_t wr_id, uns
 }
 
 /* fv_rc_write_imm_sgl: RDMA WRITE with immediate data on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_rc_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -161,7 +161,7 @@ static FV_ALWAYS_INLINE int fv_rc_write_imm_sgl(struct fv_rc *h, uint64_t wr_id,
 }
 
 /* fv_rc_write_imm_inline: RDMA WRITE with immediate data on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_rc_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -172,7 +172,7 @@ static FV_ALWAYS_INLINE int fv_rc_write_imm_inline(struct fv_rc *h, uint64_t wr_
 }
 
 /* fv_rc_read: RDMA READ into the SGEs on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_rc_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -182,7 +182,7 @@ static FV_ALWAYS_INLINE int fv_rc_read(struct fv_rc *h, uint64_t wr_id, unsigned
 }
 
 /* fv_rc_read_sgl: RDMA READ into the SGEs on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_rc_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -192,7 +192,7 @@ static FV_ALWAYS_INLINE int fv_rc_read_sgl(struct fv_rc *h, uint64_t wr_id, unsi
 }
 
 /* fv_rc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE int fv_rc_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -202,7 +202,7 @@ static FV_ALWAYS_INLINE int fv_rc_cas(struct fv_rc *h, uint64_t wr_id, unsigned 
 }
 
 /* fv_rc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE int fv_rc_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -212,7 +212,7 @@ static FV_ALWAYS_INLINE int fv_rc_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsig
 }
 
 /* fv_rc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
+static FV__ALWAYS_INLINE int fv_rc_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -222,7 +222,7 @@ static FV_ALWAYS_INLINE int fv_rc_fadd(struct fv_rc *h, uint64_t wr_id, unsigned
 }
 
 /* fv_rc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
+static FV__ALWAYS_INLINE int fv_rc_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -232,7 +232,7 @@ static FV_ALWAYS_INLINE int fv_rc_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsi
 }
 
 /* fv_rc_nop: NOP (control segment only, e.g. to ask for a completion) on a RC QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_rc_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -242,7 +242,7 @@ static FV_ALWAYS_INLINE int fv_rc_nop(struct fv_rc *h, uint64_t wr_id, unsigned 
 }
 
 /* fv_rc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a RC QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_rc_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -252,7 +252,7 @@ static FV_ALWAYS_INLINE int fv_rc_bind_mw(struct fv_rc *h, uint64_t wr_id, unsig
 }
 
 /* fv_rc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a RC QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_rc_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -270,7 +270,7 @@ static inline int fv_uc_init(struct fv_uc *h, struct ibv_qp *ibqp)
 }
 
 /* fv_uc_send: SEND on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_uc_send(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -280,7 +280,7 @@ static FV_ALWAYS_INLINE int fv_uc_send(struct fv_uc *h, uint64_t wr_id, unsigned
 }
 
 /* fv_uc_send_sgl: SEND on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_uc_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -290,7 +290,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_sgl(struct fv_uc *h, uint64_t wr_id, unsi
 }
 
 /* fv_uc_send_inline: SEND on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_uc_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -301,7 +301,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_inline(struct fv_uc *h, uint64_t wr_id, u
 }
 
 /* fv_uc_send_imm: SEND with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_uc_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -311,7 +311,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_imm(struct fv_uc *h, uint64_t wr_id, unsi
 }
 
 /* fv_uc_send_imm_sgl: SEND with immediate data on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_uc_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -321,7 +321,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, 
 }
 
 /* fv_uc_send_imm_inline: SEND with immediate data on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
+static FV__ALWAYS_INLINE int fv_uc_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -332,7 +332,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_imm_inline(struct fv_uc *h, uint64_t wr_i
 }
 
 /* fv_uc_send_inv: SEND that invalidates a remote rkey on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_uc_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -342,7 +342,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_inv(struct fv_uc *h, uint64_t wr_id, unsi
 }
 
 /* fv_uc_send_inv_sgl: SEND that invalidates a remote rkey on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_uc_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -352,7 +352,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, 
 }
 
 /* fv_uc_send_inv_inline: SEND that invalidates a remote rkey on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_uc_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -363,7 +363,7 @@ static FV_ALWAYS_INLINE int fv_uc_send_inv_inline(struct fv_uc *h, uint64_t wr_i
 }
 
 /* fv_uc_write: RDMA WRITE on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_write(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_uc_write(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -373,7 +373,7 @@ static FV_ALWAYS_INLINE int fv_uc_write(struct fv_uc *h, uint64_t wr_id, unsigne
 }
 
 /* fv_uc_write_sgl: RDMA WRITE on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_uc_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -383,7 +383,7 @@ static FV_ALWAYS_INLINE int fv_uc_write_sgl(struct fv_uc *h, uint64_t wr_id, uns
 }
 
 /* fv_uc_write_inline: RDMA WRITE on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_uc_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -394,7 +394,7 @@ static FV_ALWAYS_INLINE int fv_uc_write_inline(struct fv_uc *h, uint64_t wr_id, 
 }
 
 /* fv_uc_write_imm: RDMA WRITE with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_uc_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -404,7 +404,7 @@ static FV_ALWAYS_INLINE int fv_uc_write_imm(struct fv_uc *h, uint64_t wr_id, uns
 }
 
 /* fv_uc_write_imm_sgl: RDMA WRITE with immediate data on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_uc_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -414,7 +414,7 @@ static FV_ALWAYS_INLINE int fv_uc_write_imm_sgl(struct fv_uc *h, uint64_t wr_id,
 }
 
 /* fv_uc_write_imm_inline: RDMA WRITE with immediate data on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_uc_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -425,7 +425,7 @@ static FV_ALWAYS_INLINE int fv_uc_write_imm_inline(struct fv_uc *h, uint64_t wr_
 }
 
 /* fv_uc_nop: NOP (control segment only, e.g. to ask for a completion) on a UC QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_nop(struct fv_uc *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_uc_nop(struct fv_uc *h, uint64_t wr_id, unsigned flags)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -435,7 +435,7 @@ static FV_ALWAYS_INLINE int fv_uc_nop(struct fv_uc *h, uint64_t wr_id, unsigned 
 }
 
 /* fv_uc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a UC QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_uc_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -445,7 +445,7 @@ static FV_ALWAYS_INLINE int fv_uc_bind_mw(struct fv_uc *h, uint64_t wr_id, unsig
 }
 
 /* fv_uc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a UC QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_uc_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -463,7 +463,7 @@ static inline int fv_ud_init(struct fv_ud *h, struct ibv_qp *ibqp)
 }
 
 /* fv_ud_send: SEND on a UD QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_ud_send(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_ud_send(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -473,7 +473,7 @@ static FV_ALWAYS_INLINE int fv_ud_send(struct fv_ud *h, uint64_t wr_id, unsigned
 }
 
 /* fv_ud_send_sgl: SEND on a UD QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_ud_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_ud_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -483,7 +483,7 @@ static FV_ALWAYS_INLINE int fv_ud_send_sgl(struct fv_ud *h, uint64_t wr_id, unsi
 }
 
 /* fv_ud_send_inline: SEND on a UD QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_ud_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_ud_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -494,7 +494,7 @@ static FV_ALWAYS_INLINE int fv_ud_send_inline(struct fv_ud *h, uint64_t wr_id, u
 }
 
 /* fv_ud_send_imm: SEND with immediate data on a UD QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_ud_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_ud_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -504,7 +504,7 @@ static FV_ALWAYS_INLINE int fv_ud_send_imm(struct fv_ud *h, uint64_t wr_id, unsi
 }
 
 /* fv_ud_send_imm_sgl: SEND with immediate data on a UD QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_ud_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_ud_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -514,7 +514,7 @@ static FV_ALWAYS_INLINE int fv_ud_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, 
 }
 
 /* fv_ud_send_imm_inline: SEND with immediate data on a UD QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -525,7 +525,7 @@ static FV_ALWAYS_INLINE int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_i
 }
 
 /* fv_ud_nop: NOP (control segment only, e.g. to ask for a completion) on a UD QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_ud_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_ud_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -543,7 +543,7 @@ static inline int fv_xrc_init(struct fv_xrc *h, struct ibv_qp *ibqp)
 }
 
 /* fv_xrc_send: SEND on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -553,7 +553,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send(struct fv_xrc *h, uint64_t wr_id, unsign
 }
 
 /* fv_xrc_send_sgl: SEND on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -563,7 +563,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_sgl(struct fv_xrc *h, uint64_t wr_id, un
 }
 
 /* fv_xrc_send_inline: SEND on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -574,7 +574,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_inline(struct fv_xrc *h, uint64_t wr_id,
 }
 
 /* fv_xrc_send_imm: SEND with immediate data on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -584,7 +584,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_imm(struct fv_xrc *h, uint64_t wr_id, un
 }
 
 /* fv_xrc_send_imm_sgl: SEND with immediate data on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -594,7 +594,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id
 }
 
 /* fv_xrc_send_imm_inline: SEND with immediate data on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -605,7 +605,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_imm_inline(struct fv_xrc *h, uint64_t wr
 }
 
 /* fv_xrc_send_inv: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -615,7 +615,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_inv(struct fv_xrc *h, uint64_t wr_id, un
 }
 
 /* fv_xrc_send_inv_sgl: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -625,7 +625,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id
 }
 
 /* fv_xrc_send_inv_inline: SEND that invalidates a remote rkey on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -636,7 +636,7 @@ static FV_ALWAYS_INLINE int fv_xrc_send_inv_inline(struct fv_xrc *h, uint64_t wr
 }
 
 /* fv_xrc_write: RDMA WRITE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -646,7 +646,7 @@ static FV_ALWAYS_INLINE int fv_xrc_write(struct fv_xrc *h, uint64_t wr_id, unsig
 }
 
 /* fv_xrc_write_sgl: RDMA WRITE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -656,7 +656,7 @@ static FV_ALWAYS_INLINE int fv_xrc_write_sgl(struct fv_xrc *h, uint64_t wr_id, u
 }
 
 /* fv_xrc_write_inline: RDMA WRITE on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -667,7 +667,7 @@ static FV_ALWAYS_INLINE int fv_xrc_write_inline(struct fv_xrc *h, uint64_t wr_id
 }
 
 /* fv_xrc_write_imm: RDMA WRITE with immediate data on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -677,7 +677,7 @@ static FV_ALWAYS_INLINE int fv_xrc_write_imm(struct fv_xrc *h, uint64_t wr_id, u
 }
 
 /* fv_xrc_write_imm_sgl: RDMA WRITE with immediate data on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -687,7 +687,7 @@ static FV_ALWAYS_INLINE int fv_xrc_write_imm_sgl(struct fv_xrc *h, uint64_t wr_i
 }
 
 /* fv_xrc_write_imm_inline: RDMA WRITE with immediate data on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -698,7 +698,7 @@ static FV_ALWAYS_INLINE int fv_xrc_write_imm_inline(struct fv_xrc *h, uint64_t w
 }
 
 /* fv_xrc_read: RDMA READ into the SGEs on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -708,7 +708,7 @@ static FV_ALWAYS_INLINE int fv_xrc_read(struct fv_xrc *h, uint64_t wr_id, unsign
 }
 
 /* fv_xrc_read_sgl: RDMA READ into the SGEs on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -718,7 +718,7 @@ static FV_ALWAYS_INLINE int fv_xrc_read_sgl(struct fv_xrc *h, uint64_t wr_id, un
 }
 
 /* fv_xrc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -728,7 +728,7 @@ static FV_ALWAYS_INLINE int fv_xrc_cas(struct fv_xrc *h, uint64_t wr_id, unsigne
 }
 
 /* fv_xrc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -738,7 +738,7 @@ static FV_ALWAYS_INLINE int fv_xrc_cas_sgl(struct fv_xrc *h, uint64_t wr_id, uns
 }
 
 /* fv_xrc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -748,7 +748,7 @@ static FV_ALWAYS_INLINE int fv_xrc_fadd(struct fv_xrc *h, uint64_t wr_id, unsign
 }
 
 /* fv_xrc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -758,7 +758,7 @@ static FV_ALWAYS_INLINE int fv_xrc_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, un
 }
 
 /* fv_xrc_nop: NOP (control segment only, e.g. to ask for a completion) on a XRC_SEND QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -768,7 +768,7 @@ static FV_ALWAYS_INLINE int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigne
 }
 
 /* fv_xrc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a XRC_SEND QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_xrc_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -778,7 +778,7 @@ static FV_ALWAYS_INLINE int fv_xrc_bind_mw(struct fv_xrc *h, uint64_t wr_id, uns
 }
 
 /* fv_xrc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a XRC_SEND QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -790,7 +790,7 @@ static FV_ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, u
 /* ---- RAW_PACKET ---- */
 
 /* fv_raw_send: SEND on a RAW_PACKET QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_raw_send(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_raw_send(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -800,7 +800,7 @@ static FV_ALWAYS_INLINE int fv_raw_send(struct fv_raw *h, uint64_t wr_id, unsign
 }
 
 /* fv_raw_send_sgl: SEND on a RAW_PACKET QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_raw_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_raw_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -810,7 +810,7 @@ static FV_ALWAYS_INLINE int fv_raw_send_sgl(struct fv_raw *h, uint64_t wr_id, un
 }
 
 /* fv_raw_send_inline: SEND on a RAW_PACKET QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_raw_send_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_raw_send_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -821,7 +821,7 @@ static FV_ALWAYS_INLINE int fv_raw_send_inline(struct fv_raw *h, uint64_t wr_id,
 }
 
 /* fv_raw_send_tso: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_raw_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_raw_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sge)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -831,7 +831,7 @@ static FV_ALWAYS_INLINE int fv_raw_send_tso(struct fv_raw *h, uint64_t wr_id, un
 }
 
 /* fv_raw_send_tso_sgl: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_raw_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_raw_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sgl, int nsge)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -841,7 +841,7 @@ static FV_ALWAYS_INLINE int fv_raw_send_tso_sgl(struct fv_raw *h, uint64_t wr_id
 }
 
 /* fv_raw_send_tso_inline: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_raw_send_tso_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_raw_send_tso_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV_ZERO_INIT;
@@ -856,7 +856,7 @@ static FV_ALWAYS_INLINE int fv_raw_send_tso_inline(struct fv_raw *h, uint64_t wr
  * carries the request's imm (immediate data or the rkey to invalidate) in its ctrl:
  * ops.def's operations with an immediate and a payload.
  */
-static FV_ALWAYS_INLINE bool fv__op_has_imm(uint8_t opcode)
+static FV__ALWAYS_INLINE bool fv__op_has_imm(uint8_t opcode)
 {
 	return opcode == MLX5_OPCODE_SEND_IMM ||
 	       opcode == MLX5_OPCODE_SEND_INVAL ||
@@ -1104,97 +1104,97 @@ FV_EXTERN_C_END
 /* A handle without the operation takes the template that says so (static_assert). */
 template <class...> struct fv__false { static const bool value = false; };
 
-static FV_ALWAYS_INLINE int fv_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
 	return fv_rc_send(h, wr_id, flags, sge);
 }
 
-static FV_ALWAYS_INLINE int fv_send(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_send(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
 	return fv_uc_send(h, wr_id, flags, sge);
 }
 
-static FV_ALWAYS_INLINE int fv_send(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send(h, wr_id, flags, sge, ah, remote_qpn, qkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t remote_srqn)
 {
 	return fv_xrc_send(h, wr_id, flags, sge, remote_srqn);
 }
 
-static FV_ALWAYS_INLINE int fv_send(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_send(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
 	return fv_raw_send(h, wr_id, flags, sge);
 }
 
-static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
 	return fv_rc_send_sgl(h, wr_id, flags, sgl, nsge);
 }
 
-static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
 	return fv_uc_send_sgl(h, wr_id, flags, sgl, nsge);
 }
 
-static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send_sgl(h, wr_id, flags, sgl, nsge, ah, remote_qpn, qkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
 {
 	return fv_xrc_send_sgl(h, wr_id, flags, sgl, nsge, remote_srqn);
 }
 
-static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
 	return fv_raw_send_sgl(h, wr_id, flags, sgl, nsge);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	return fv_rc_send_inline(h, wr_id, flags, data, len);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	return fv_uc_send_inline(h, wr_id, flags, data, len);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send_inline(h, wr_id, flags, data, len, ah, remote_qpn, qkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
 {
 	return fv_xrc_send_inline(h, wr_id, flags, data, len, remote_srqn);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	return fv_raw_send_inline(h, wr_id, flags, data, len);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
 {
 	return fv_rc_send_imm(h, wr_id, flags, sge, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
 {
 	return fv_uc_send_imm(h, wr_id, flags, sge, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send_imm(h, wr_id, flags, sge, imm, ah, remote_qpn, qkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_send_imm(h, wr_id, flags, sge, imm, remote_srqn);
 }
@@ -1205,22 +1205,22 @@ template <class... A> int fv_send_imm(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
 	return fv_rc_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
 	return fv_uc_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm, ah, remote_qpn, qkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm, remote_srqn);
 }
@@ -1231,22 +1231,22 @@ template <class... A> int fv_send_imm_sgl(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
 {
 	return fv_rc_send_imm_inline(h, wr_id, flags, data, len, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
 {
 	return fv_uc_send_imm_inline(h, wr_id, flags, data, len, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send_imm_inline(h, wr_id, flags, data, len, imm, ah, remote_qpn, qkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_send_imm_inline(h, wr_id, flags, data, len, imm, remote_srqn);
 }
@@ -1257,12 +1257,12 @@ template <class... A> int fv_send_imm_inline(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
 {
 	return fv_rc_send_inv(h, wr_id, flags, sge, inv_rkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
 {
 	return fv_uc_send_inv(h, wr_id, flags, sge, inv_rkey);
 }
@@ -1273,7 +1273,7 @@ template <class... A> int fv_send_inv(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_send_inv(h, wr_id, flags, sge, inv_rkey, remote_srqn);
 }
@@ -1284,12 +1284,12 @@ template <class... A> int fv_send_inv(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
 	return fv_rc_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
 	return fv_uc_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey);
 }
@@ -1300,7 +1300,7 @@ template <class... A> int fv_send_inv_sgl(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey, remote_srqn);
 }
@@ -1311,12 +1311,12 @@ template <class... A> int fv_send_inv_sgl(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
 {
 	return fv_rc_send_inv_inline(h, wr_id, flags, data, len, inv_rkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
 {
 	return fv_uc_send_inv_inline(h, wr_id, flags, data, len, inv_rkey);
 }
@@ -1327,7 +1327,7 @@ template <class... A> int fv_send_inv_inline(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_send_inv_inline(h, wr_id, flags, data, len, inv_rkey, remote_srqn);
 }
@@ -1338,12 +1338,12 @@ template <class... A> int fv_send_inv_inline(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_rc_write(h, wr_id, flags, sge, raddr, rkey);
 }
 
-static FV_ALWAYS_INLINE int fv_write(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_uc_write(h, wr_id, flags, sge, raddr, rkey);
 }
@@ -1354,7 +1354,7 @@ template <class... A> int fv_write(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_write(h, wr_id, flags, sge, raddr, rkey, remote_srqn);
 }
@@ -1365,12 +1365,12 @@ template <class... A> int fv_write(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_rc_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey);
 }
 
-static FV_ALWAYS_INLINE int fv_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_uc_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey);
 }
@@ -1381,7 +1381,7 @@ template <class... A> int fv_write_sgl(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, remote_srqn);
 }
@@ -1392,12 +1392,12 @@ template <class... A> int fv_write_sgl(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	return fv_rc_write_inline(h, wr_id, flags, data, len, raddr, rkey);
 }
 
-static FV_ALWAYS_INLINE int fv_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	return fv_uc_write_inline(h, wr_id, flags, data, len, raddr, rkey);
 }
@@ -1408,7 +1408,7 @@ template <class... A> int fv_write_inline(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_write_inline(h, wr_id, flags, data, len, raddr, rkey, remote_srqn);
 }
@@ -1419,12 +1419,12 @@ template <class... A> int fv_write_inline(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_rc_write_imm(h, wr_id, flags, sge, raddr, rkey, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_uc_write_imm(h, wr_id, flags, sge, raddr, rkey, imm);
 }
@@ -1435,7 +1435,7 @@ template <class... A> int fv_write_imm(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_write_imm(h, wr_id, flags, sge, raddr, rkey, imm, remote_srqn);
 }
@@ -1446,12 +1446,12 @@ template <class... A> int fv_write_imm(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_rc_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_uc_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm);
 }
@@ -1462,7 +1462,7 @@ template <class... A> int fv_write_imm_sgl(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm, remote_srqn);
 }
@@ -1473,12 +1473,12 @@ template <class... A> int fv_write_imm_sgl(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_rc_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_uc_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm);
 }
@@ -1489,7 +1489,7 @@ template <class... A> int fv_write_imm_inline(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm, remote_srqn);
 }
@@ -1500,7 +1500,7 @@ template <class... A> int fv_write_imm_inline(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_rc_read(h, wr_id, flags, sge, raddr, rkey);
 }
@@ -1517,7 +1517,7 @@ template <class... A> int fv_read(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_read(h, wr_id, flags, sge, raddr, rkey, remote_srqn);
 }
@@ -1528,7 +1528,7 @@ template <class... A> int fv_read(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_rc_read_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey);
 }
@@ -1545,7 +1545,7 @@ template <class... A> int fv_read_sgl(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_read_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, remote_srqn);
 }
@@ -1556,7 +1556,7 @@ template <class... A> int fv_read_sgl(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE int fv_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
 {
 	return fv_rc_cas(h, wr_id, flags, sge, raddr, rkey, compare, swap);
 }
@@ -1573,7 +1573,7 @@ template <class... A> int fv_cas(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
 	return fv_xrc_cas(h, wr_id, flags, sge, raddr, rkey, compare, swap, remote_srqn);
 }
@@ -1584,7 +1584,7 @@ template <class... A> int fv_cas(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE int fv_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
 {
 	return fv_rc_cas_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, compare, swap);
 }
@@ -1601,7 +1601,7 @@ template <class... A> int fv_cas_sgl(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
 	return fv_xrc_cas_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, compare, swap, remote_srqn);
 }
@@ -1612,7 +1612,7 @@ template <class... A> int fv_cas_sgl(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
+static FV__ALWAYS_INLINE int fv_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
 {
 	return fv_rc_fadd(h, wr_id, flags, sge, raddr, rkey, add);
 }
@@ -1629,7 +1629,7 @@ template <class... A> int fv_fadd(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
 	return fv_xrc_fadd(h, wr_id, flags, sge, raddr, rkey, add, remote_srqn);
 }
@@ -1640,7 +1640,7 @@ template <class... A> int fv_fadd(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
+static FV__ALWAYS_INLINE int fv_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
 {
 	return fv_rc_fadd_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, add);
 }
@@ -1657,7 +1657,7 @@ template <class... A> int fv_fadd_sgl(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
 	return fv_xrc_fadd_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, add, remote_srqn);
 }
@@ -1668,22 +1668,22 @@ template <class... A> int fv_fadd_sgl(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
 {
 	return fv_rc_nop(h, wr_id, flags);
 }
 
-static FV_ALWAYS_INLINE int fv_nop(struct fv_uc *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_nop(struct fv_uc *h, uint64_t wr_id, unsigned flags)
 {
 	return fv_uc_nop(h, wr_id, flags);
 }
 
-static FV_ALWAYS_INLINE int fv_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
 {
 	return fv_ud_nop(h, wr_id, flags);
 }
 
-static FV_ALWAYS_INLINE int fv_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
 {
 	return fv_xrc_nop(h, wr_id, flags);
 }
@@ -1694,12 +1694,12 @@ template <class... A> int fv_nop(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
 	return fv_rc_bind_mw(h, wr_id, flags, mw, rkey, bind);
 }
 
-static FV_ALWAYS_INLINE int fv_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
 	return fv_uc_bind_mw(h, wr_id, flags, mw, rkey, bind);
 }
@@ -1710,7 +1710,7 @@ template <class... A> int fv_bind_mw(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
 	return fv_xrc_bind_mw(h, wr_id, flags, mw, rkey, bind);
 }
@@ -1745,7 +1745,7 @@ template <class... A> int fv_send_tso(struct fv_xrc *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sge)
 {
 	return fv_raw_send_tso(h, wr_id, flags, hdr, hdr_sz, mss, sge);
 }
@@ -1774,7 +1774,7 @@ template <class... A> int fv_send_tso_sgl(struct fv_xrc *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sgl, int nsge)
 {
 	return fv_raw_send_tso_sgl(h, wr_id, flags, hdr, hdr_sz, mss, sgl, nsge);
 }
@@ -1803,17 +1803,17 @@ template <class... A> int fv_send_tso_inline(struct fv_xrc *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_tso_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_send_tso_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const void *data, uint32_t len)
 {
 	return fv_raw_send_tso_inline(h, wr_id, flags, hdr, hdr_sz, mss, data, len);
 }
 
-static FV_ALWAYS_INLINE int fv_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
 	return fv_rc_local_inv(h, wr_id, flags, inv_rkey);
 }
 
-static FV_ALWAYS_INLINE int fv_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
 	return fv_uc_local_inv(h, wr_id, flags, inv_rkey);
 }
@@ -1824,7 +1824,7 @@ template <class... A> int fv_local_inv(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
 	return fv_xrc_local_inv(h, wr_id, flags, inv_rkey);
 }

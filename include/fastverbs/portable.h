@@ -15,6 +15,7 @@
 #include <assert.h>	/* static_assert: a macro in C11, a keyword in C++ */
 #endif
 #include <endian.h>
+#include "tune.h"
 
 /*
  * glibc declares htobe16() and the rest only with _DEFAULT_SOURCE, which strict ISO modes
@@ -44,15 +45,6 @@
 #define FV_EXTERN_C_END
 #endif
 
-/* On a function named only where calling it is the mistake (a _Generic branch of an
- * operation the handle lacks, ops.h): the compile error that names the mistake. */
-#if defined(__GNUC__) || defined(__clang__)
-#define FV__COMPILE_ERROR(msg) __attribute__((error(msg)))
-#else
-#define FV__COMPILE_ERROR(msg)
-#endif
-
-/* An initializer that zeroes every member, without a warning in either language. */
 /*
  * FV_ASSERT(cond): with -DFV_DEBUG, a false cond prints where and aborts (the ring invariants
  * of sq.h and recv.h are checked so); without it, nothing at all. Off by default: the fast path
@@ -61,19 +53,19 @@
 #ifdef FV_DEBUG
 #include <stdio.h>
 #include <stdlib.h>
-static __attribute__((noinline, cold, noreturn, unused)) void fv_assert_fail(const char *cond, const char *file,
-									  int line)
+static FV__COLD FV__NORETURN void fv__assert_fail(const char *cond, const char *file, int line)
 {
 	fprintf(stderr, "fastverbs: %s:%d: assertion failed: %s\n", file, line, cond);
 	abort();
 }
-#define FV_ASSERT(cond) ((cond) ? (void)0 : fv_assert_fail(#cond, __FILE__, __LINE__))
-#define FV_ASSERT_MSG(cond, msg) ((cond) ? (void)0 : fv_assert_fail(msg, __FILE__, __LINE__))
+#define FV_ASSERT(cond) ((cond) ? (void)0 : fv__assert_fail(#cond, __FILE__, __LINE__))
+#define FV_ASSERT_MSG(cond, msg) ((cond) ? (void)0 : fv__assert_fail(msg, __FILE__, __LINE__))
 #else
 #define FV_ASSERT(cond) ((void)0)
 #define FV_ASSERT_MSG(cond, msg) ((void)0)
 #endif
 
+/* An initializer that zeroes every member, without a warning in either language. */
 #ifdef __cplusplus
 #define FV_ZERO_INIT {}
 #else

@@ -104,7 +104,7 @@ struct fv_raw { struct fv_qp qp; };
  */
 #define fv_ring(h) fv__ring_checked(fv__ring_qp(h))
 
-static inline __attribute__((always_inline)) void fv__ring_checked(struct fv_qp *qp)
+static FV__ALWAYS_INLINE void fv__ring_checked(struct fv_qp *qp)
 {
 	/* the batch's WQEs would reach the device before fv_wr_complete decides on them */
 	FV_ASSERT_MSG(!qp->wr_open, "fv_ring on a QP with an open fv_wr_* batch "

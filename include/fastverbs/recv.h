@@ -46,7 +46,7 @@ static inline uint32_t fv__rq_tail(const struct fv_rq *rq)
 }
 
 /* The poller frees the receive WQEs before tail, after its last read of them. */
-static inline __attribute__((always_inline)) void fv__rq_set_tail(struct fv_rq *rq, uint32_t tail)
+static FV__ALWAYS_INLINE void fv__rq_set_tail(struct fv_rq *rq, uint32_t tail)
 {
 	__atomic_store_n(&rq->tail, tail, __ATOMIC_RELEASE);
 }

@@ -145,7 +145,7 @@ static inline int fv__registry_attach_locked(struct fv_dl_info *info, size_t siz
 	return 1;
 }
 
-static __attribute__((noinline, cold, unused)) struct fv_registry *fv__registry_attach(void)
+static FV__COLD struct fv_registry *fv__registry_attach(void)
 {
 	struct fv_registry *r = NULL;
 
@@ -166,7 +166,7 @@ static inline struct fv_registry *fv__registry_attach(void)
 #endif
 
 /* The process's tables (found on first use, from then on one load). */
-static inline __attribute__((always_inline)) struct fv_registry *fv_registry_get(void)
+static FV__ALWAYS_INLINE struct fv_registry *fv_registry_get(void)
 {
 	struct fv_registry *r = __atomic_load_n(&fv_registry_anchor, __ATOMIC_ACQUIRE);
 

@@ -59,13 +59,9 @@ struct fv_sq_meta {
  * Between the two stores of a forced completion's meta (fv__sq_take_slow): gcc would pair
  * them into one vector store typed as their field alone, which may alias every uint32_t of a
  * struct fv_qp, so a caller's loop would read the ring's counters again after it. With m
- * hidden from it, the two stores stay the struct's. clang does not pair them.
+ * hidden from it, the two stores stay the struct's. clang does not pair them (FV__META_APART,
+ * tune.h).
  */
-#ifdef __clang__
-#define FV_META_APART(m) ((void)0)
-#else
-#define FV_META_APART(m) __asm__("" : "+r"(m))
-#endif
 
 /* A slot's meta, stored whole (as in FV_IMAGE, wqe.h: a compound literal in C only). */
 #ifdef __cplusplus
@@ -135,7 +131,7 @@ static inline uint32_t fv__sq_ci(const struct fv_sq *sq)
  * The poller frees the WQEBBs before ci for the poster. Release: call it after the last read
  * of the freed slots (wr_id, meta, the WQE itself), which the poster may overwrite from then on.
  */
-static inline __attribute__((always_inline)) void fv__sq_set_ci(struct fv_sq *sq, uint32_t ci)
+static FV__ALWAYS_INLINE void fv__sq_set_ci(struct fv_sq *sq, uint32_t ci)
 {
 	__atomic_store_n(&sq->ci, ci, __ATOMIC_RELEASE);
 }
@@ -161,7 +157,7 @@ static inline uint8_t *fv__sq_wqe(const struct fv_sq *sq, uint32_t pi)
 	return sq->ring.buf + (size_t)((pi * 8) & sq->mask8) * 8;
 }
 
-static inline __attribute__((always_inline)) struct fv_wr_id *fv__sq_wr_id_at(struct fv_wr_id *wr_ids, uint32_t mask8, uint32_t pi)
+static FV__ALWAYS_INLINE struct fv_wr_id *fv__sq_wr_id_at(struct fv_wr_id *wr_ids, uint32_t mask8, uint32_t pi)
 {
 	return (struct fv_wr_id *)((uint8_t *)wr_ids + ((pi * 8) & mask8));
 }
@@ -178,7 +174,7 @@ static inline uint8_t *fv__sq_next_wqe(const struct fv_sq *sq)
 }
 
 /* Whether a WQE of nbb blocks at pi ends at or before lim: the fast side (see top). */
-static inline __attribute__((always_inline)) bool fv__sq_before_lim(uint32_t lim, uint32_t pi, unsigned nbb)
+static FV__ALWAYS_INLINE bool fv__sq_before_lim(uint32_t lim, uint32_t pi, unsigned nbb)
 {
 	return nbb <= lim - pi;	/* pi <= lim <= pi + ring size */
 }
@@ -200,13 +196,13 @@ static inline __be32 fv__sq_fm_be(unsigned flags)
 }
 
 /* The ctrl's big-endian word at byte 8 for a WQE built with flags: fm_ce_se, sq_sig_all included. */
-static inline __attribute__((always_inline)) __be32 fv__sq_fm(const struct fv_sq *sq, unsigned flags)
+static FV__ALWAYS_INLINE __be32 fv__sq_fm(const struct fv_sq *sq, unsigned flags)
 {
 	return fv__sq_fm_be(flags) | sq->sig_all;
 }
 
 /* The WQE of nbb blocks at pi asks for a completion: keep its end for it (fv__sq_end). */
-static inline __attribute__((always_inline)) void fv__sq_mark_end(struct fv_sq *sq, uint32_t pi, unsigned nbb)
+static FV__ALWAYS_INLINE void fv__sq_mark_end(struct fv_sq *sq, uint32_t pi, unsigned nbb)
 {
 	sq->meta[pi & sq->mask].end = pi + nbb;
 }
@@ -215,7 +211,7 @@ static inline __attribute__((always_inline)) void fv__sq_mark_end(struct fv_sq *
  * The ring's invariants (see top), checked with -DFV_DEBUG (FV_ASSERT): the device may hold at
  * most the ring, pi <= lim <= pi + ring size, and the last WQE built lies before pi.
  */
-static inline __attribute__((always_inline)) void fv__sq_check(const struct fv_sq *sq)
+static FV__ALWAYS_INLINE void fv__sq_check(const struct fv_sq *sq)
 {
 	(void)sq;
 	FV_ASSERT(sq->pi - fv__sq_ci(sq) <= sq->mask + 1);
@@ -259,12 +255,12 @@ static inline void fv__sq_set_pi(struct fv_sq *sq, uint32_t pi)
 #define FV__BF_UNLOCK(bf) fv__bf_unlock(bf)
 #endif
 /* The register's lock (lock.h): its critical section is the record (the half it names). */
-static inline __attribute__((always_inline)) void fv__bf_lock(struct fv__bf *bf)
+static FV__ALWAYS_INLINE void fv__bf_lock(struct fv__bf *bf)
 {
 	fv__spin_rec_lock(&bf->lock, bf);
 }
 
-static inline __attribute__((always_inline)) void fv__bf_unlock(struct fv__bf *bf)
+static FV__ALWAYS_INLINE void fv__bf_unlock(struct fv__bf *bf)
 {
 	fv__rec_unlock(&bf->lock, bf);
 }
@@ -311,7 +307,7 @@ static inline bool fv__sq_take_slow(struct fv_sq *sq, uint32_t pi, unsigned nbb,
 
 		fm |= FV_SIGNALED;
 		m->end = end;	/* field by field: clang takes a whole struct's store for a char one */
-		FV_META_APART(m);
+		FV__META_APART(m);
 		m->forced = end;
 	}
 	if (fm & FV_SIGNALED)
@@ -394,7 +390,7 @@ static inline void fv__sq_commit(struct fv_sq *sq, uint64_t wr_id, unsigned flag
  * takes the lock orders the record's store before the register's, as the WC start's sfence
  * would: it takes the sfence's place.
  */
-static inline __attribute__((always_inline)) void fv__sq_ring(struct fv_sq *sq)
+static FV__ALWAYS_INLINE void fv__sq_ring(struct fv_sq *sq)
 {
 	uint32_t pi = sq->pi, last = sq->last_pi, nbb = pi - last;
 	int32_t since = (int32_t)(last - sq->rung_pi);	/* the two are less than 2^31 apart */
@@ -406,7 +402,7 @@ static inline __attribute__((always_inline)) void fv__sq_ring(struct fv_sq *sq)
 		return;		/* nothing new */
 	bool bf_copy = since == 0 && nbb <= sq->bf_nbb;	/* a lone WQE that fits a half */
 
-#ifdef FV_DB_CHAIN
+#ifdef FV__DB_CHAIN
 	/* the start in both branches: clang would otherwise keep bf_copy in a register across it */
 	uintptr_t r;
 

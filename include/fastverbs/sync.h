@@ -36,7 +36,7 @@ FV_EXTERN_C_BEGIN
  * open fv_wr_* batch, fv_lock). Without locking no other thread touches the queue (the
  * caller's promise): plain reads of the batch mark and the word do.
  */
-static FV_ALWAYS_INLINE int fv__sq_enter(struct fv_qp *qp)
+static FV__ALWAYS_INLINE int fv__sq_enter(struct fv_qp *qp)
 {
 	int held;
 
@@ -47,7 +47,7 @@ static FV_ALWAYS_INLINE int fv__sq_enter(struct fv_qp *qp)
 }
 
 /* Leave it: without locking the word is 0 already, so the store needs no test. */
-static FV_ALWAYS_INLINE void fv__sq_leave(struct fv_qp *qp)
+static FV__ALWAYS_INLINE void fv__sq_leave(struct fv_qp *qp)
 {
 	fv__own_unlock(&qp->sq_lock, qp);
 }

@@ -30,9 +30,6 @@
 #include <infiniband/verbs.h>
 #include <infiniband/mlx5dv.h>
 
-/* For the small pieces a hot loop must not see as calls, whatever the optimiser thinks. */
-#define FV_ALWAYS_INLINE inline __attribute__((always_inline))
-
 FV_EXTERN_C_BEGIN
 
 #define FV_WQEBB 64u	/* send WQE basic block */
@@ -72,7 +69,7 @@ static inline uint8_t *fv__ring_add(const struct fv_ring *r, uint8_t *p, size_t 
 }
 
 /* *p, a block's end, moves to where the next block starts: block 0 at the ring end. */
-static inline __attribute__((always_inline)) void fv__ring_wrap(const struct fv_ring *r, uint8_t **p)
+static FV__ALWAYS_INLINE void fv__ring_wrap(const struct fv_ring *r, uint8_t **p)
 {
 	if (*p == r->end)
 		*p = r->buf;
@@ -121,13 +118,8 @@ struct fv_unit_words {	/* structs, not a union: clang takes a union access for a
  * clang's type-based alias analysis takes a store of a vector type for a char one, which may
  * change anything: in a caller's loop it then reads the ring's fields and the caller's
  * requests again after every unit. Under clang a unit is stored as two words (FV_VEC's other
- * effect, on how an SGE is read, stays).
+ * effect, on how an SGE is read, stays). The switch: FV__VEC_STORES (tune.h).
  */
-#ifdef __clang__
-#define FV_VEC_STORES 0
-#else
-#define FV_VEC_STORES 1
-#endif
 
 /*
  * Under clang a typed builder reads an SGE's length and lkey as one word (fv__build) and makes
@@ -135,13 +127,9 @@ struct fv_unit_words {	/* structs, not a union: clang takes a union access for a
  * reads a caller's copied SGE again in every WR (the copy's loads carry no type), and field by
  * field that is two loads, a shift, an OR and a swap each time. The word's read has no type
  * either, so an SGE passed by pointer, the same every WR, is read every WR too; two typed reads
- * would be made once, but cost the copied SGE more (docs/performance.md §1.4).
+ * would be made once, but cost the copied SGE more (docs/performance.md §1.4). The switch:
+ * FV__SGE_WORD (tune.h).
  */
-#ifdef __clang__
-#define FV_SGE_WORD 1
-#else
-#define FV_SGE_WORD 0
-#endif
 
 /* An SGE's length and lkey, read as one word from its length on: each. */
 static inline uint32_t fv__sge_word_len(uint64_t w)
@@ -198,7 +186,7 @@ static inline fv_u64x2 fv__u64x2_of(uint64_t a, uint64_t b)
 /* Store the unit image u at p; FV_VEC: as one vector. */
 static inline void fv__unit_put(uint8_t *p, struct fv_image u, unsigned how)
 {
-	if ((how & FV_VEC) && FV_VEC_STORES) {
+	if ((how & FV_VEC) && FV__VEC_STORES) {
 		((struct fv_unit *)p)->v = fv__u64x2_of(u.a, u.b);
 	} else {
 		((struct fv_unit_words *)p)->lo = u.a;
@@ -257,7 +245,7 @@ static inline struct fv_image fv__ctrl_image(uint8_t opmod, uint8_t opcode, __be
 /* Store the control segment of image c at p (a block's start), with the index of pi. */
 static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, unsigned how)
 {
-#if FV_VEC_STORES
+#if FV__VEC_STORES
 	union fv_ctrl_unit *u = (union fv_ctrl_unit *)p;
 
 	if (how & FV_CTRL_A) {
@@ -298,7 +286,7 @@ static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, 
  */
 static inline uint8_t *fv__ctrl_put_w(uint8_t *p, uint32_t pi, uint8_t opcode, __be32 qpn_ds, uint64_t b)
 {
-#if FV_VEC_STORES
+#if FV__VEC_STORES
 	union fv_ctrl_unit *u = (union fv_ctrl_unit *)p;
 
 	u->words.opcode = htobe32(opcode);
@@ -357,7 +345,7 @@ static inline struct fv_image fv__data_image(uint32_t len, uint32_t lkey, uint64
  */
 static inline struct fv_image fv__sge_image(const struct ibv_sge *sge, unsigned how)
 {
-	if ((how & FV_VEC) && !FV_SGE_WORD)
+	if ((how & FV_VEC) && !FV__SGE_WORD)
 		return fv__data_image(sge->length, sge->lkey, sge->addr);
 
 	uint64_t len_lkey = htobe64(fv__2x32(sge->length, sge->lkey));
@@ -386,7 +374,7 @@ static inline uint64_t fv__load64(const void *p)
 }
 
 /* Unit i (0-2) of the AH's 48-byte extended address vector, as it is. */
-static inline __attribute__((always_inline)) struct fv_image fv__av_unit(const struct mlx5_wqe_av *av, unsigned i)
+static FV__ALWAYS_INLINE struct fv_image fv__av_unit(const struct mlx5_wqe_av *av, unsigned i)
 {
 	const uint8_t *src = (const uint8_t *)av + i * FV_DS;
 
@@ -399,7 +387,7 @@ struct fv_av_head_words {
 	__be32 dqp;		/* remote QPN | MLX5_EXTENDED_UD_AV */
 };
 
-static inline __attribute__((always_inline)) struct fv_av_head_words fv__av_head_words(uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE struct fv_av_head_words fv__av_head_words(uint32_t remote_qpn, uint32_t qkey)
 {
 	const struct fv_av_head_words w = { fv__2x32(htobe32(qkey), 0), htobe32(remote_qpn | MLX5_EXTENDED_UD_AV) };
 
@@ -412,7 +400,7 @@ static inline __attribute__((always_inline)) struct fv_av_head_words fv__av_head
  * Unit i of it (i a constant where it is inlined): a writer needs no array of them (gcc keeps
  * a local array in memory, and its loop optimizer gives up on a loop that holds one).
  */
-static inline __attribute__((always_inline)) struct fv_image fv__av_image(const struct mlx5_wqe_av *av,
+static FV__ALWAYS_INLINE struct fv_image fv__av_image(const struct mlx5_wqe_av *av,
 							 uint32_t remote_qpn, uint32_t qkey, unsigned i)
 {
 	uint32_t rest;	/* bytes 12..15: stat_rate_sl, fl_mlid, rlid */
@@ -442,7 +430,7 @@ static inline void fv__av_head_put(uint8_t *p, const struct mlx5_wqe_av *av, uin
 {
 	const struct fv_image head = fv__av_unit(av, 0);
 	const struct fv_av_head_words over = fv__av_head_words(remote_qpn, qkey);
-#if FV_VEC_STORES
+#if FV__VEC_STORES
 	union fv_av_head_unit *u = (union fv_av_head_unit *)p;
 
 	u->v = fv__u64x2_of(head.a, head.b);
@@ -475,7 +463,7 @@ static inline uint64_t fv__ah_av_word(const struct mlx5_wqe_av *av, uint32_t rem
  * Unit i of the datagram segment from an fv_ah's AV: the word of fv__ah_av_word swapped once
  * (three instructions, against six from the AV's own bytes).
  */
-static inline __attribute__((always_inline)) struct fv_image fv__ah_av_image(const struct mlx5_wqe_av *av,
+static FV__ALWAYS_INLINE struct fv_image fv__ah_av_image(const struct mlx5_wqe_av *av,
 							    uint32_t remote_qpn, uint32_t qkey, unsigned i)
 {
 	if (i)
@@ -568,7 +556,7 @@ struct fv_inl4 { fv_any_u32 v; };
 struct fv_inl2 { fv_any_u16 v; };
 
 /* 8, 4 and 2 bytes from s to d through the types above (s and d may sit anywhere). */
-static FV_ALWAYS_INLINE void fv__inl_copy8(uint8_t *d, const uint8_t *s)
+static FV__ALWAYS_INLINE void fv__inl_copy8(uint8_t *d, const uint8_t *s)
 {
 	uint64_t v;
 
@@ -576,7 +564,7 @@ static FV_ALWAYS_INLINE void fv__inl_copy8(uint8_t *d, const uint8_t *s)
 	((struct fv_inl8 *)d)->v = v;
 }
 
-static FV_ALWAYS_INLINE void fv__inl_copy4(uint8_t *d, const uint8_t *s)
+static FV__ALWAYS_INLINE void fv__inl_copy4(uint8_t *d, const uint8_t *s)
 {
 	uint32_t v;
 
@@ -584,7 +572,7 @@ static FV_ALWAYS_INLINE void fv__inl_copy4(uint8_t *d, const uint8_t *s)
 	((struct fv_inl4 *)d)->v = v;
 }
 
-static FV_ALWAYS_INLINE void fv__inl_copy2(uint8_t *d, const uint8_t *s)
+static FV__ALWAYS_INLINE void fv__inl_copy2(uint8_t *d, const uint8_t *s)
 {
 	uint16_t v;
 

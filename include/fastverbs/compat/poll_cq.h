@@ -17,7 +17,7 @@ FV_EXTERN_C_BEGIN
  * Poll up to n completions into wc, as ibv_poll_cq(cq->ibcq, n, wc) would. Returns how many,
  * or -1 with errno EINVAL for a CQE fastverbs cannot decode (cq.h).
  */
-static inline __attribute__((always_inline)) int fv_poll_cq(struct fv_cq *cq, int n, struct ibv_wc *wc)
+static FV__ALWAYS_INLINE int fv_poll_cq(struct fv_cq *cq, int n, struct ibv_wc *wc)
 {
 	uint32_t on = cq->locking;
 	int got;

@@ -72,7 +72,7 @@ static inline uint32_t fv__sgl_bytes(const struct ibv_sge *sgl, int n)
  * path, table-driven (one copy, not inlined): fv__post_send_list sends here what the fast
  * path does not build.
  */
-static __attribute__((noinline, unused)) int fv__post_send_one(struct fv_qp *qp, const struct ibv_send_wr *wr)
+static FV__NOINLINE int fv__post_send_one(struct fv_qp *qp, const struct ibv_send_wr *wr)
 {
 	const struct fv_op_info *info;
 
@@ -108,7 +108,7 @@ static __attribute__((noinline, unused)) int fv__post_send_one(struct fv_qp *qp,
  * A raw Ethernet WR of one SGE, not inline: SEND or TSO through the Ethernet builder's
  * inline cases (eth.h). Whether it built the WR; if not, nothing was written.
  */
-static inline __attribute__((always_inline)) bool fv__post_send_eth_fast(struct fv_qp *qp, const struct ibv_send_wr *wr)
+static FV__ALWAYS_INLINE bool fv__post_send_eth_fast(struct fv_qp *qp, const struct ibv_send_wr *wr)
 {
 	uint32_t pi = qp->sq.pi;
 	unsigned nbb;
@@ -138,7 +138,7 @@ static inline __attribute__((always_inline)) bool fv__post_send_eth_fast(struct 
  * the ring state ps. Inline or not is a constant in each call: the WRs that are not pay
  * nothing for those that are.
  */
-static FV_ALWAYS_INLINE bool fv__post_send_fast_wr(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
+static FV__ALWAYS_INLINE bool fv__post_send_fast_wr(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
 						   const struct ibv_send_wr *wr)
 {
 	unsigned flags = fv__send_flags(wr->send_flags);
@@ -156,7 +156,7 @@ static FV_ALWAYS_INLINE bool fv__post_send_fast_wr(struct fv__ps *ps, struct fv_
  * locals (compat/post_send_ring.h); whatever that does not build, fv__post_send_one does,
  * out of line, with the fields written back before and read again after.
  */
-static FV_ALWAYS_INLINE int
+static FV__ALWAYS_INLINE int
 fv__post_send_list(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	for (;;) {

@@ -133,7 +133,7 @@ static_assert(IBV_WR_LOCAL_INV == 7, "fv_op_table slot");
  * fv__send_wr_send: the request of an SEND WR but its destination, as
  * fv_<qpt>_send builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_send(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_send(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_SEND;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -143,7 +143,7 @@ static FV_ALWAYS_INLINE void fv__send_wr_send(struct fv_req *r, const struct ibv
  * fv__send_wr_send_imm: the request of an SEND_WITH_IMM WR but its destination, as
  * fv_<qpt>_send_imm builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_send_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_send_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_SEND_IMM;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -154,7 +154,7 @@ static FV_ALWAYS_INLINE void fv__send_wr_send_imm(struct fv_req *r, const struct
  * fv__send_wr_send_inv: the request of an SEND_WITH_INV WR but its destination, as
  * fv_<qpt>_send_inv builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_send_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_send_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_SEND_INVAL;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -165,7 +165,7 @@ static FV_ALWAYS_INLINE void fv__send_wr_send_inv(struct fv_req *r, const struct
  * fv__send_wr_write: the request of an RDMA_WRITE WR but its destination, as
  * fv_<qpt>_write builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_write(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_write(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_RDMA_WRITE;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -178,7 +178,7 @@ static FV_ALWAYS_INLINE void fv__send_wr_write(struct fv_req *r, const struct ib
  * fv__send_wr_write_imm: the request of an RDMA_WRITE_WITH_IMM WR but its destination, as
  * fv_<qpt>_write_imm builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_write_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_write_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -192,7 +192,7 @@ static FV_ALWAYS_INLINE void fv__send_wr_write_imm(struct fv_req *r, const struc
  * fv__send_wr_read: the request of an RDMA_READ WR but its destination, as
  * fv_<qpt>_read builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_read(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_read(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_RDMA_READ;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -205,7 +205,7 @@ static FV_ALWAYS_INLINE void fv__send_wr_read(struct fv_req *r, const struct ibv
  * fv__send_wr_cas: the request of an ATOMIC_CMP_AND_SWP WR but its destination, as
  * fv_<qpt>_cas builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_cas(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_cas(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_ATOMIC_CS;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -220,7 +220,7 @@ static FV_ALWAYS_INLINE void fv__send_wr_cas(struct fv_req *r, const struct ibv_
  * fv__send_wr_fadd: the request of an ATOMIC_FETCH_AND_ADD WR but its destination, as
  * fv_<qpt>_fadd builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_fadd(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_fadd(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_ATOMIC_FA;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -234,7 +234,7 @@ static FV_ALWAYS_INLINE void fv__send_wr_fadd(struct fv_req *r, const struct ibv
  * fv__send_wr_bind_mw: the request of an BIND_MW WR but its destination, as
  * fv_<qpt>_bind_mw builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_bind_mw(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_bind_mw(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_UMR;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -249,7 +249,7 @@ static FV_ALWAYS_INLINE void fv__send_wr_bind_mw(struct fv_req *r, const struct 
  * fv__send_wr_send_tso: the request of an TSO WR but its destination, as
  * fv_<qpt>_send_tso builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_send_tso(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_send_tso(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_TSO;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -263,7 +263,7 @@ static FV_ALWAYS_INLINE void fv__send_wr_send_tso(struct fv_req *r, const struct
  * fv__send_wr_local_inv: the request of an LOCAL_INV WR but its destination, as
  * fv_<qpt>_local_inv builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_local_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_local_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_UMR;
 	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
@@ -273,7 +273,7 @@ static FV_ALWAYS_INLINE void fv__send_wr_local_inv(struct fv_req *r, const struc
 }
 
 /* The destination of a WR on a QP of type qpt; av: its ibv_ah's (fv__qp_av), where qpt has one. */
-static FV_ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const struct ibv_send_wr *wr,
+static FV__ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const struct ibv_send_wr *wr,
 					    const struct mlx5_wqe_av *av, struct fv_req *r)
 {
 	(void)wr, (void)av, (void)r;
@@ -299,7 +299,7 @@ static FV_ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const struc
  * not have, a window bind without a window or with a length and no MR (libmlx5 dereferences
  * both), a UD WR without a known address handle.
  */
-static FV_ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,
+static FV__ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,
 					  int nsge, struct fv_req *r)
 {
 	const struct mlx5_wqe_av *av;
@@ -359,7 +359,7 @@ static FV_ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_s
  * that takes none, a UD WR without a known address handle, or one the fast path leaves
  * to the general one.
  */
-static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
+static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
 					      const struct ibv_send_wr *wr, unsigned flags, bool inl)
 {
 	switch (qpt) {

@@ -28,14 +28,14 @@ struct fv__ps {
 };
 
 /* Read the counters into ps: before the first WR and after the general path built one. */
-static FV_ALWAYS_INLINE void fv__ps_load(struct fv__ps *ps, const struct fv_qp *qp, const enum fv_qpt qpt)
+static FV__ALWAYS_INLINE void fv__ps_load(struct fv__ps *ps, const struct fv_qp *qp, const enum fv_qpt qpt)
 {
 	ps->pi = qp->sq.pi, ps->last_pi = qp->sq.last_pi;
 	ps->ah_off = qpt == FV_QPT_UD ? __atomic_load_n(fv__ah_av_offset(), __ATOMIC_RELAXED) : 0;
 }
 
 /* The producer and the last WQE back into the ring (before the general path, and at the end). */
-static FV_ALWAYS_INLINE void fv__ps_store(const struct fv__ps *ps, struct fv_qp *qp)
+static FV__ALWAYS_INLINE void fv__ps_store(const struct fv__ps *ps, struct fv_qp *qp)
 {
 	qp->sq.pi = ps->pi;
 	qp->sq.last_pi = ps->last_pi;
@@ -47,7 +47,7 @@ static FV_ALWAYS_INLINE void fv__ps_store(const struct fv__ps *ps, struct fv_qp 
  * NULL: no handle; the general path decides then. The fast path runs on a UD QP only once
  * the offset is known (compat/post_send.h): the general path learns it from the first WR.
  */
-static FV_ALWAYS_INLINE const struct mlx5_wqe_av *fv__ps_av(const struct fv__ps *ps, const struct ibv_ah *ah)
+static FV__ALWAYS_INLINE const struct mlx5_wqe_av *fv__ps_av(const struct fv__ps *ps, const struct ibv_ah *ah)
 {
 	if (!ah)
 		return NULL;
@@ -60,7 +60,7 @@ static FV_ALWAYS_INLINE const struct mlx5_wqe_av *fv__ps_av(const struct fv__ps 
  * than 8 bytes follow them, then one ending at len (it may overlap the one before), or two
  * overlapping 4- or 2-byte ones: no loop, and nothing read or written past len.
  */
-static FV_ALWAYS_INLINE void fv__ps_inline(uint8_t *p, const void *src, uint32_t len)
+static FV__ALWAYS_INLINE void fv__ps_inline(uint8_t *p, const void *src, uint32_t len)
 {
 	const uint8_t *s = (const uint8_t *)src;
 	uint8_t *d = p + 4;
@@ -91,7 +91,7 @@ static FV_ALWAYS_INLINE void fv__ps_inline(uint8_t *p, const void *src, uint32_t
 }
 
 /* Units before the payload of an operation of segments segs (FV_SEG_*) on a QP of type qpt. */
-static FV_ALWAYS_INLINE unsigned fv__ps_hdr_ds(const enum fv_qpt qpt, const unsigned segs)
+static FV__ALWAYS_INLINE unsigned fv__ps_hdr_ds(const enum fv_qpt qpt, const unsigned segs)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -101,7 +101,7 @@ static FV_ALWAYS_INLINE unsigned fv__ps_hdr_ds(const enum fv_qpt qpt, const unsi
 }
 
 /* Blocks of a fast-path WQE: one SGE (UD: two blocks), or inline data in the first block. */
-static FV_ALWAYS_INLINE unsigned fv__ps_nbb(const unsigned hdr, const bool inl)
+static FV__ALWAYS_INLINE unsigned fv__ps_nbb(const unsigned hdr, const bool inl)
 {
 	return inl ? 1 : fv__ds_to_bb(hdr + 1);
 }
@@ -114,7 +114,7 @@ static FV_ALWAYS_INLINE unsigned fv__ps_nbb(const unsigned hdr, const bool inl)
  * alone after the ctrl; the slow side of lim (room, the unsignaled run, a cached fence:
  * sq.h). The general path decides those.
  */
-static FV_ALWAYS_INLINE bool fv__ps_fits(const struct fv__ps *ps, const struct fv_qp *qp, const enum fv_qpt qpt,
+static FV__ALWAYS_INLINE bool fv__ps_fits(const struct fv__ps *ps, const struct fv_qp *qp, const enum fv_qpt qpt,
 					 const unsigned segs, const struct ibv_sge *s, const bool inl)
 {
 	const unsigned hdr = fv__ps_hdr_ds(qpt, segs);
@@ -134,7 +134,7 @@ static FV_ALWAYS_INLINE bool fv__ps_fits(const struct fv__ps *ps, const struct f
  * read from wr again where it is stored: held in r, gcc kept it in a register, or on the
  * stack, from the first store to the last.
  */
-static FV_ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
+static FV__ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
 					 const struct fv_req *r, const struct ibv_send_wr *wr, const bool inl)
 {
 	struct fv_sq *sq = &qp->sq;
@@ -150,10 +150,8 @@ static FV_ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, co
 	 * and lim - pi in registers of their own across the caller's loop, and UD's values
 	 * (the AV, Q_Key, QP) wait on the stack. clang's code is one instruction shorter without.
 	 */
-#ifndef __clang__
-	if (qpt == FV_QPT_UD)
-		__asm__("" : "+r"(pi));
-#endif
+	if (FV__UD_PI_HIDDEN && qpt == FV_QPT_UD)
+		FV__HIDE(pi);
 
 	uint8_t *p = fv__sq_wqe(sq, pi);
 
@@ -179,10 +177,10 @@ static FV_ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, co
 		 * Read again after the units, as memory operands, what the second block needs
 		 * (the SGE, the ring's start): kept from before, gcc held them on the stack.
 		 */
-		__asm__ __volatile__("" ::: "memory");
+		FV__RELOAD();
 	} else {
 		n = fv__req_hdr_images(qpt, r, u);
-#pragma GCC unroll 3	/* n is a constant */
+FV__UNROLL(3)	/* n is a constant */
 		for (unsigned i = 0; i < n; i++, p += FV_DS)
 			fv__unit_put(p, u[i], 0);
 	}

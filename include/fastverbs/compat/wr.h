@@ -22,7 +22,7 @@ static inline struct fv_qp *fv_rc_wr_qp(struct fv_rc *h)
 }
 
 /* fv_wr_send for RC handles: open a WQE, SEND. */
-static FV_ALWAYS_INLINE void fv_rc_wr_send(struct fv_rc *h)
+static FV__ALWAYS_INLINE void fv_rc_wr_send(struct fv_rc *h)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -31,7 +31,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_send(struct fv_rc *h)
 }
 
 /* fv_wr_send_imm for RC handles: open a WQE, SEND with immediate data. */
-static FV_ALWAYS_INLINE void fv_rc_wr_send_imm(struct fv_rc *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_rc_wr_send_imm(struct fv_rc *h, __be32 imm_data)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -40,7 +40,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_send_imm(struct fv_rc *h, __be32 imm_data)
 }
 
 /* fv_wr_send_inv for RC handles: open a WQE, SEND that invalidates a remote rkey. */
-static FV_ALWAYS_INLINE void fv_rc_wr_send_inv(struct fv_rc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_rc_wr_send_inv(struct fv_rc *h, uint32_t invalidate_rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -49,7 +49,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_send_inv(struct fv_rc *h, uint32_t invalid
 }
 
 /* fv_wr_rdma_write for RC handles: open a WQE, RDMA WRITE. */
-static FV_ALWAYS_INLINE void fv_rc_wr_rdma_write(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_rc_wr_rdma_write(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -58,7 +58,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_rdma_write(struct fv_rc *h, uint32_t rkey,
 }
 
 /* fv_wr_rdma_write_imm for RC handles: open a WQE, RDMA WRITE with immediate data. */
-static FV_ALWAYS_INLINE void fv_rc_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_rc_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -67,7 +67,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_rdma_write_imm(struct fv_rc *h, uint32_t r
 }
 
 /* fv_wr_rdma_read for RC handles: open a WQE, RDMA READ into the SGEs. */
-static FV_ALWAYS_INLINE void fv_rc_wr_rdma_read(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_rc_wr_rdma_read(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -76,7 +76,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_rdma_read(struct fv_rc *h, uint32_t rkey, 
 }
 
 /* fv_wr_atomic_cmp_swp for RC handles: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
-static FV_ALWAYS_INLINE void fv_rc_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv_rc_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -85,7 +85,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t r
 }
 
 /* fv_wr_atomic_fetch_add for RC handles: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
-static FV_ALWAYS_INLINE void fv_rc_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv_rc_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -94,7 +94,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_atomic_fetch_add(struct fv_rc *h, uint32_t
 }
 
 /* fv_wr_bind_mw for RC handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_rc_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_rc_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -103,7 +103,7 @@ static FV_ALWAYS_INLINE void fv_rc_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw
 }
 
 /* fv_wr_local_inv for RC handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_rc_wr_local_inv(struct fv_rc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_rc_wr_local_inv(struct fv_rc *h, uint32_t invalidate_rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -112,25 +112,25 @@ static FV_ALWAYS_INLINE void fv_rc_wr_local_inv(struct fv_rc *h, uint32_t invali
 }
 
 /* fv_wr_set_sge for RC handles. */
-static FV_ALWAYS_INLINE void fv_rc_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_rc_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_RC, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for RC handles. */
-static FV_ALWAYS_INLINE void fv_rc_wr_set_sge_list(struct fv_rc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_rc_wr_set_sge_list(struct fv_rc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_RC, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for RC handles. */
-static FV_ALWAYS_INLINE void fv_rc_wr_set_inline_data(struct fv_rc *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_rc_wr_set_inline_data(struct fv_rc *h, void *addr, size_t length)
 {
 	fv__wr_inline_at(&h->qp, FV_QPT_RC, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for RC handles. */
-static FV_ALWAYS_INLINE void fv_rc_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_rc_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_RC, num_buf, buf_list);
 }
@@ -144,7 +144,7 @@ static inline struct fv_qp *fv_uc_wr_qp(struct fv_uc *h)
 }
 
 /* fv_wr_send for UC handles: open a WQE, SEND. */
-static FV_ALWAYS_INLINE void fv_uc_wr_send(struct fv_uc *h)
+static FV__ALWAYS_INLINE void fv_uc_wr_send(struct fv_uc *h)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -153,7 +153,7 @@ static FV_ALWAYS_INLINE void fv_uc_wr_send(struct fv_uc *h)
 }
 
 /* fv_wr_send_imm for UC handles: open a WQE, SEND with immediate data. */
-static FV_ALWAYS_INLINE void fv_uc_wr_send_imm(struct fv_uc *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_uc_wr_send_imm(struct fv_uc *h, __be32 imm_data)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -162,7 +162,7 @@ static FV_ALWAYS_INLINE void fv_uc_wr_send_imm(struct fv_uc *h, __be32 imm_data)
 }
 
 /* fv_wr_send_inv for UC handles: open a WQE, SEND that invalidates a remote rkey. */
-static FV_ALWAYS_INLINE void fv_uc_wr_send_inv(struct fv_uc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_uc_wr_send_inv(struct fv_uc *h, uint32_t invalidate_rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -171,7 +171,7 @@ static FV_ALWAYS_INLINE void fv_uc_wr_send_inv(struct fv_uc *h, uint32_t invalid
 }
 
 /* fv_wr_rdma_write for UC handles: open a WQE, RDMA WRITE. */
-static FV_ALWAYS_INLINE void fv_uc_wr_rdma_write(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_uc_wr_rdma_write(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -180,7 +180,7 @@ static FV_ALWAYS_INLINE void fv_uc_wr_rdma_write(struct fv_uc *h, uint32_t rkey,
 }
 
 /* fv_wr_rdma_write_imm for UC handles: open a WQE, RDMA WRITE with immediate data. */
-static FV_ALWAYS_INLINE void fv_uc_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_uc_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -189,7 +189,7 @@ static FV_ALWAYS_INLINE void fv_uc_wr_rdma_write_imm(struct fv_uc *h, uint32_t r
 }
 
 /* fv_wr_bind_mw for UC handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_uc_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_uc_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -198,7 +198,7 @@ static FV_ALWAYS_INLINE void fv_uc_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw
 }
 
 /* fv_wr_local_inv for UC handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_uc_wr_local_inv(struct fv_uc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_uc_wr_local_inv(struct fv_uc *h, uint32_t invalidate_rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -207,25 +207,25 @@ static FV_ALWAYS_INLINE void fv_uc_wr_local_inv(struct fv_uc *h, uint32_t invali
 }
 
 /* fv_wr_set_sge for UC handles. */
-static FV_ALWAYS_INLINE void fv_uc_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_uc_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_UC, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for UC handles. */
-static FV_ALWAYS_INLINE void fv_uc_wr_set_sge_list(struct fv_uc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_uc_wr_set_sge_list(struct fv_uc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_UC, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for UC handles. */
-static FV_ALWAYS_INLINE void fv_uc_wr_set_inline_data(struct fv_uc *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_uc_wr_set_inline_data(struct fv_uc *h, void *addr, size_t length)
 {
 	fv__wr_inline_at(&h->qp, FV_QPT_UC, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for UC handles. */
-static FV_ALWAYS_INLINE void fv_uc_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_uc_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_UC, num_buf, buf_list);
 }
@@ -239,7 +239,7 @@ static inline struct fv_qp *fv_ud_wr_qp(struct fv_ud *h)
 }
 
 /* fv_wr_send for UD handles: open a WQE, SEND. */
-static FV_ALWAYS_INLINE void fv_ud_wr_send(struct fv_ud *h)
+static FV__ALWAYS_INLINE void fv_ud_wr_send(struct fv_ud *h)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -248,7 +248,7 @@ static FV_ALWAYS_INLINE void fv_ud_wr_send(struct fv_ud *h)
 }
 
 /* fv_wr_send_imm for UD handles: open a WQE, SEND with immediate data. */
-static FV_ALWAYS_INLINE void fv_ud_wr_send_imm(struct fv_ud *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_ud_wr_send_imm(struct fv_ud *h, __be32 imm_data)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -257,31 +257,31 @@ static FV_ALWAYS_INLINE void fv_ud_wr_send_imm(struct fv_ud *h, __be32 imm_data)
 }
 
 /* fv_wr_set_sge for UD handles. */
-static FV_ALWAYS_INLINE void fv_ud_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_ud_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_UD, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for UD handles. */
-static FV_ALWAYS_INLINE void fv_ud_wr_set_sge_list(struct fv_ud *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_ud_wr_set_sge_list(struct fv_ud *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_UD, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for UD handles. */
-static FV_ALWAYS_INLINE void fv_ud_wr_set_inline_data(struct fv_ud *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_ud_wr_set_inline_data(struct fv_ud *h, void *addr, size_t length)
 {
 	fv__wr_inline_at(&h->qp, FV_QPT_UD, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for UD handles. */
-static FV_ALWAYS_INLINE void fv_ud_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_ud_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_UD, num_buf, buf_list);
 }
 
 /* fv_wr_set_ud_addr on a UD handle: fah or ibah (the other NULL), as the front passes them. */
-static FV_ALWAYS_INLINE void fv_ud_wr_set_ud_addr(struct fv_ud *h, const struct fv_ah *fah,
+static FV__ALWAYS_INLINE void fv_ud_wr_set_ud_addr(struct fv_ud *h, const struct fv_ah *fah,
 						 struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	fv__wr_ud_addr_at(&h->qp, fah, ibah, remote_qpn, remote_qkey);
@@ -296,7 +296,7 @@ static inline struct fv_qp *fv_xrc_wr_qp(struct fv_xrc *h)
 }
 
 /* fv_wr_send for XRC_SEND handles: open a WQE, SEND. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_send(struct fv_xrc *h)
+static FV__ALWAYS_INLINE void fv_xrc_wr_send(struct fv_xrc *h)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -305,7 +305,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_send(struct fv_xrc *h)
 }
 
 /* fv_wr_send_imm for XRC_SEND handles: open a WQE, SEND with immediate data. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_send_imm(struct fv_xrc *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_xrc_wr_send_imm(struct fv_xrc *h, __be32 imm_data)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -314,7 +314,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_send_imm(struct fv_xrc *h, __be32 imm_dat
 }
 
 /* fv_wr_send_inv for XRC_SEND handles: open a WQE, SEND that invalidates a remote rkey. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_send_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_xrc_wr_send_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -323,7 +323,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_send_inv(struct fv_xrc *h, uint32_t inval
 }
 
 /* fv_wr_rdma_write for XRC_SEND handles: open a WQE, RDMA WRITE. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_write(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_xrc_wr_rdma_write(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -332,7 +332,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_write(struct fv_xrc *h, uint32_t rke
 }
 
 /* fv_wr_rdma_write_imm for XRC_SEND handles: open a WQE, RDMA WRITE with immediate data. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_xrc_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -341,7 +341,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_write_imm(struct fv_xrc *h, uint32_t
 }
 
 /* fv_wr_rdma_read for XRC_SEND handles: open a WQE, RDMA READ into the SGEs. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_read(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_xrc_wr_rdma_read(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -350,7 +350,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_read(struct fv_xrc *h, uint32_t rkey
 }
 
 /* fv_wr_atomic_cmp_swp for XRC_SEND handles: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv_xrc_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -359,7 +359,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t
 }
 
 /* fv_wr_atomic_fetch_add for XRC_SEND handles: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv_xrc_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -368,7 +368,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_atomic_fetch_add(struct fv_xrc *h, uint32
 }
 
 /* fv_wr_bind_mw for XRC_SEND handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_xrc_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_xrc_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -377,7 +377,7 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *
 }
 
 /* fv_wr_local_inv for XRC_SEND handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_xrc_wr_local_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_xrc_wr_local_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -386,31 +386,31 @@ static FV_ALWAYS_INLINE void fv_xrc_wr_local_inv(struct fv_xrc *h, uint32_t inva
 }
 
 /* fv_wr_set_sge for XRC_SEND handles. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_xrc_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_XRC, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for XRC_SEND handles. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_set_sge_list(struct fv_xrc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_xrc_wr_set_sge_list(struct fv_xrc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_XRC, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for XRC_SEND handles. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_set_inline_data(struct fv_xrc *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_xrc_wr_set_inline_data(struct fv_xrc *h, void *addr, size_t length)
 {
 	fv__wr_inline_at(&h->qp, FV_QPT_XRC, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for XRC_SEND handles. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_xrc_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_XRC, num_buf, buf_list);
 }
 
 /* fv_wr_set_xrc_srqn on an XRC handle. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_set_xrc_srqn(struct fv_xrc *h, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE void fv_xrc_wr_set_xrc_srqn(struct fv_xrc *h, uint32_t remote_srqn)
 {
 	fv__wr_dest(&h->qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn);
 }
@@ -424,7 +424,7 @@ static inline struct fv_qp *fv_raw_wr_qp(struct fv_raw *h)
 }
 
 /* fv_wr_send for RAW_PACKET handles: open a WQE, SEND. */
-static FV_ALWAYS_INLINE void fv_raw_wr_send(struct fv_raw *h)
+static FV__ALWAYS_INLINE void fv_raw_wr_send(struct fv_raw *h)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -433,7 +433,7 @@ static FV_ALWAYS_INLINE void fv_raw_wr_send(struct fv_raw *h)
 }
 
 /* fv_wr_send_tso for RAW_PACKET handles: open a WQE, TCP segmentation offload: the header inline, the payload cut into MSS-byte segments. */
-static FV_ALWAYS_INLINE void fv_raw_wr_send_tso(struct fv_raw *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
+static FV__ALWAYS_INLINE void fv_raw_wr_send_tso(struct fv_raw *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -442,25 +442,25 @@ static FV_ALWAYS_INLINE void fv_raw_wr_send_tso(struct fv_raw *h, void *hdr, uin
 }
 
 /* fv_wr_set_sge for RAW_PACKET handles. */
-static FV_ALWAYS_INLINE void fv_raw_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_raw_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_RAW, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for RAW_PACKET handles. */
-static FV_ALWAYS_INLINE void fv_raw_wr_set_sge_list(struct fv_raw *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_raw_wr_set_sge_list(struct fv_raw *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_RAW, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for RAW_PACKET handles. */
-static FV_ALWAYS_INLINE void fv_raw_wr_set_inline_data(struct fv_raw *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_raw_wr_set_inline_data(struct fv_raw *h, void *addr, size_t length)
 {
 	fv__wr_inline_at(&h->qp, FV_QPT_RAW, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for RAW_PACKET handles. */
-static FV_ALWAYS_INLINE void fv_raw_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_raw_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_RAW, num_buf, buf_list);
 }
@@ -469,7 +469,7 @@ static FV_ALWAYS_INLINE void fv_raw_wr_set_inline_data_list(struct fv_raw *h, si
  * fv_wr_complete for a call it does not have ---- */
 
 /* fv_wr_send on a struct fv_qp: open a WQE, SEND. */
-static FV_ALWAYS_INLINE void fv_qp_wr_send(struct fv_qp *qp)
+static FV__ALWAYS_INLINE void fv_qp_wr_send(struct fv_qp *qp)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -478,7 +478,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_send(struct fv_qp *qp)
 }
 
 /* fv_wr_send_imm on a struct fv_qp: open a WQE, SEND with immediate data. */
-static FV_ALWAYS_INLINE void fv_qp_wr_send_imm(struct fv_qp *qp, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_qp_wr_send_imm(struct fv_qp *qp, __be32 imm_data)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -487,7 +487,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_send_imm(struct fv_qp *qp, __be32 imm_data
 }
 
 /* fv_wr_send_inv on a struct fv_qp: open a WQE, SEND that invalidates a remote rkey. */
-static FV_ALWAYS_INLINE void fv_qp_wr_send_inv(struct fv_qp *qp, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_qp_wr_send_inv(struct fv_qp *qp, uint32_t invalidate_rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -496,7 +496,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_send_inv(struct fv_qp *qp, uint32_t invali
 }
 
 /* fv_wr_rdma_write on a struct fv_qp: open a WQE, RDMA WRITE. */
-static FV_ALWAYS_INLINE void fv_qp_wr_rdma_write(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_qp_wr_rdma_write(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -505,7 +505,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_rdma_write(struct fv_qp *qp, uint32_t rkey
 }
 
 /* fv_wr_rdma_write_imm on a struct fv_qp: open a WQE, RDMA WRITE with immediate data. */
-static FV_ALWAYS_INLINE void fv_qp_wr_rdma_write_imm(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_qp_wr_rdma_write_imm(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -514,7 +514,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_rdma_write_imm(struct fv_qp *qp, uint32_t 
 }
 
 /* fv_wr_rdma_read on a struct fv_qp: open a WQE, RDMA READ into the SGEs. */
-static FV_ALWAYS_INLINE void fv_qp_wr_rdma_read(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_qp_wr_rdma_read(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -523,7 +523,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_rdma_read(struct fv_qp *qp, uint32_t rkey,
 }
 
 /* fv_wr_atomic_cmp_swp on a struct fv_qp: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
-static FV_ALWAYS_INLINE void fv_qp_wr_atomic_cmp_swp(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv_qp_wr_atomic_cmp_swp(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -532,7 +532,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_atomic_cmp_swp(struct fv_qp *qp, uint32_t 
 }
 
 /* fv_wr_atomic_fetch_add on a struct fv_qp: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
-static FV_ALWAYS_INLINE void fv_qp_wr_atomic_fetch_add(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv_qp_wr_atomic_fetch_add(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -541,7 +541,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_atomic_fetch_add(struct fv_qp *qp, uint32_
 }
 
 /* fv_wr_bind_mw on a struct fv_qp: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_qp_wr_bind_mw(struct fv_qp *qp, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_qp_wr_bind_mw(struct fv_qp *qp, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -550,7 +550,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_bind_mw(struct fv_qp *qp, struct ibv_mw *m
 }
 
 /* fv_wr_send_tso on a struct fv_qp: open a WQE, TCP segmentation offload: the header inline, the payload cut into MSS-byte segments. */
-static FV_ALWAYS_INLINE void fv_qp_wr_send_tso(struct fv_qp *qp, void *hdr, uint16_t hdr_sz, uint16_t mss)
+static FV__ALWAYS_INLINE void fv_qp_wr_send_tso(struct fv_qp *qp, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -559,7 +559,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_send_tso(struct fv_qp *qp, void *hdr, uint
 }
 
 /* fv_wr_local_inv on a struct fv_qp: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_qp_wr_local_inv(struct fv_qp *qp, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_qp_wr_local_inv(struct fv_qp *qp, uint32_t invalidate_rkey)
 {
 	struct fv_req r = FV_ZERO_INIT;
 
@@ -568,7 +568,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_local_inv(struct fv_qp *qp, uint32_t inval
 }
 
 /* fv_wr_set_sge on a struct fv_qp (one arm per WQE layout: destination kind). */
-static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__wr_touch(qp);
 	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
@@ -591,7 +591,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, u
 }
 
 /* fv_wr_set_sge_list on a struct fv_qp (one arm per WQE layout: destination kind). */
-static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv__wr_touch(qp);
 	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
@@ -614,7 +614,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_
 }
 
 /* fv_wr_set_inline_data on a struct fv_qp (one arm per WQE layout: destination kind). */
-static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *addr, size_t length)
 {
 	fv__wr_touch(qp);
 	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
@@ -637,7 +637,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *ad
 }
 
 /* fv_wr_set_inline_data_list on a struct fv_qp (one arm per WQE layout: destination kind). */
-static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data_list(struct fv_qp *qp, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_qp_wr_set_inline_data_list(struct fv_qp *qp, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__wr_touch(qp);
 	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
@@ -660,7 +660,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data_list(struct fv_qp *qp, siz
 }
 
 /* fv_wr_set_ud_addr on a struct fv_qp (UD only). */
-static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,
+static FV__ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,
 						struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	if (qp->qpt == FV_QPT_UD) {
@@ -671,7 +671,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct
 }
 
 /* fv_wr_set_xrc_srqn on a struct fv_qp (XRC only). */
-static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)
 {
 	if (qp->qpt == FV_QPT_XRC) {
 		fv__wr_dest(qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn);
@@ -841,395 +841,395 @@ FV_EXTERN_C_END
 #ifdef __cplusplus
 /* ---- the calls as C++ overloads (outside extern "C") ---- */
 
-static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_qp *h)
+static FV__ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_qp *h)
 {
 	return fv__qp_wr_qp(h);
 }
 
-static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_rc *h)
+static FV__ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_rc *h)
 {
 	return fv_rc_wr_qp(h);
 }
 
-static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_uc *h)
+static FV__ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_uc *h)
 {
 	return fv_uc_wr_qp(h);
 }
 
-static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_ud *h)
+static FV__ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_ud *h)
 {
 	return fv_ud_wr_qp(h);
 }
 
-static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_xrc *h)
+static FV__ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_xrc *h)
 {
 	return fv_xrc_wr_qp(h);
 }
 
-static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_raw *h)
+static FV__ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_raw *h)
 {
 	return fv_raw_wr_qp(h);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send(struct fv_qp *h)
+static FV__ALWAYS_INLINE void fv_wr_send(struct fv_qp *h)
 {
 	fv_qp_wr_send(h);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send(struct fv_rc *h)
+static FV__ALWAYS_INLINE void fv_wr_send(struct fv_rc *h)
 {
 	fv_rc_wr_send(h);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send(struct fv_uc *h)
+static FV__ALWAYS_INLINE void fv_wr_send(struct fv_uc *h)
 {
 	fv_uc_wr_send(h);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send(struct fv_ud *h)
+static FV__ALWAYS_INLINE void fv_wr_send(struct fv_ud *h)
 {
 	fv_ud_wr_send(h);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send(struct fv_xrc *h)
+static FV__ALWAYS_INLINE void fv_wr_send(struct fv_xrc *h)
 {
 	fv_xrc_wr_send(h);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send(struct fv_raw *h)
+static FV__ALWAYS_INLINE void fv_wr_send(struct fv_raw *h)
 {
 	fv_raw_wr_send(h);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_qp *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_send_imm(struct fv_qp *h, __be32 imm_data)
 {
 	fv_qp_wr_send_imm(h, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_rc *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_send_imm(struct fv_rc *h, __be32 imm_data)
 {
 	fv_rc_wr_send_imm(h, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_uc *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_send_imm(struct fv_uc *h, __be32 imm_data)
 {
 	fv_uc_wr_send_imm(h, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_ud *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_send_imm(struct fv_ud *h, __be32 imm_data)
 {
 	fv_ud_wr_send_imm(h, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_xrc *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_send_imm(struct fv_xrc *h, __be32 imm_data)
 {
 	fv_xrc_wr_send_imm(h, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_inv(struct fv_qp *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_send_inv(struct fv_qp *h, uint32_t invalidate_rkey)
 {
 	fv_qp_wr_send_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_inv(struct fv_rc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_send_inv(struct fv_rc *h, uint32_t invalidate_rkey)
 {
 	fv_rc_wr_send_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_inv(struct fv_uc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_send_inv(struct fv_uc *h, uint32_t invalidate_rkey)
 {
 	fv_uc_wr_send_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_send_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
 {
 	fv_xrc_wr_send_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr)
 {
 	fv_qp_wr_rdma_write(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	fv_rc_wr_rdma_write(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	fv_uc_wr_rdma_write(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	fv_xrc_wr_rdma_write(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
 	fv_qp_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
 	fv_rc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
 	fv_uc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
 	fv_xrc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_read(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_read(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr)
 {
 	fv_qp_wr_rdma_read(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_read(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_read(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	fv_rc_wr_rdma_read(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_read(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_read(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	fv_xrc_wr_rdma_read(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
 	fv_qp_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
 	fv_rc_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
 	fv_xrc_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
 	fv_qp_wr_atomic_fetch_add(h, rkey, remote_addr, add);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
 	fv_rc_wr_atomic_fetch_add(h, rkey, remote_addr, add);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
 	fv_xrc_wr_atomic_fetch_add(h, rkey, remote_addr, add);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_bind_mw(struct fv_qp *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_qp *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
 	fv_qp_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
 	fv_rc_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
 	fv_uc_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
 	fv_xrc_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_tso(struct fv_qp *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
+static FV__ALWAYS_INLINE void fv_wr_send_tso(struct fv_qp *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
 	fv_qp_wr_send_tso(h, hdr, hdr_sz, mss);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_tso(struct fv_raw *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
+static FV__ALWAYS_INLINE void fv_wr_send_tso(struct fv_raw *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
 	fv_raw_wr_send_tso(h, hdr, hdr_sz, mss);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_local_inv(struct fv_qp *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_local_inv(struct fv_qp *h, uint32_t invalidate_rkey)
 {
 	fv_qp_wr_local_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_local_inv(struct fv_rc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_local_inv(struct fv_rc *h, uint32_t invalidate_rkey)
 {
 	fv_rc_wr_local_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_local_inv(struct fv_uc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_local_inv(struct fv_uc *h, uint32_t invalidate_rkey)
 {
 	fv_uc_wr_local_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_local_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_local_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
 {
 	fv_xrc_wr_local_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_qp *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_qp *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv_qp_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv_rc_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv_uc_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv_ud_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv_xrc_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv_raw_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_qp *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_qp *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv_qp_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_rc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_rc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv_rc_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_uc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_uc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv_uc_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_ud *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_ud *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv_ud_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_xrc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_xrc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv_xrc_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_raw *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_raw *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv_raw_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_qp *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_qp *h, void *addr, size_t length)
 {
 	fv_qp_wr_set_inline_data(h, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_rc *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_rc *h, void *addr, size_t length)
 {
 	fv_rc_wr_set_inline_data(h, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_uc *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_uc *h, void *addr, size_t length)
 {
 	fv_uc_wr_set_inline_data(h, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_ud *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_ud *h, void *addr, size_t length)
 {
 	fv_ud_wr_set_inline_data(h, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_xrc *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_xrc *h, void *addr, size_t length)
 {
 	fv_xrc_wr_set_inline_data(h, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_raw *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_raw *h, void *addr, size_t length)
 {
 	fv_raw_wr_set_inline_data(h, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_qp *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_qp *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv_qp_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv_rc_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv_uc_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv_ud_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv_xrc_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv_raw_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_xrc_srqn(struct fv_qp *h, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE void fv_wr_set_xrc_srqn(struct fv_qp *h, uint32_t remote_srqn)
 {
 	fv_qp_wr_set_xrc_srqn(h, remote_srqn);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_xrc_srqn(struct fv_xrc *h, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE void fv_wr_set_xrc_srqn(struct fv_xrc *h, uint32_t remote_srqn)
 {
 	fv_xrc_wr_set_xrc_srqn(h, remote_srqn);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_ud *h, const struct fv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_ud *h, const struct fv_ah *ah,
 					      uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	fv_ud_wr_set_ud_addr(h, ah, NULL, remote_qpn, remote_qkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_ud *h, struct ibv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_ud *h, struct ibv_ah *ah,
 					      uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	fv_ud_wr_set_ud_addr(h, NULL, ah, remote_qpn, remote_qkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_qp *h, const struct fv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_qp *h, const struct fv_ah *ah,
 					      uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	fv_qp_wr_set_ud_addr(h, ah, NULL, remote_qpn, remote_qkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_qp *h, struct ibv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_qp *h, struct ibv_ah *ah,
 					      uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	fv_qp_wr_set_ud_addr(h, NULL, ah, remote_qpn, remote_qkey);

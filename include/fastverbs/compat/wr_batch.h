@@ -42,7 +42,7 @@ static const struct mlx5_wqe_av fv_wr_no_av = FV_ZERO_INIT;
  * compiler carries what it knows of a caller's wr_flags through it (a loop that sets
  * IBV_SEND_SIGNALED or 0 pays one shift), where a table costs its address and a load.
  */
-static FV_ALWAYS_INLINE unsigned fv__wr_flags(unsigned f)
+static FV__ALWAYS_INLINE unsigned fv__wr_flags(unsigned f)
 {
 	return FV_SEND_FM(f);
 }
@@ -121,7 +121,7 @@ static inline void fv__wr_rollback(struct fv_qp *qp)
  * fv_wr_complete on a struct fv_qp: 0 and one doorbell, or the first error and nothing rung.
  * EINVAL without an open batch (no fv_wr_start, or it was refused).
  */
-static FV_ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp)
+static FV__ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp)
 {
 	int err;
 
@@ -162,7 +162,7 @@ static inline void fv__wr_abort_qp(struct fv_qp *qp)
  * its destination too. bad: the QP type does not have this call (fv__wr_open_any), tested
  * with need in one branch.
  */
-static FV_ALWAYS_INLINE void fv__wr_open_if(struct fv_qp *qp, enum fv_qpt qpt, unsigned bad, const struct fv_req *r)
+static FV__ALWAYS_INLINE void fv__wr_open_if(struct fv_qp *qp, enum fv_qpt qpt, unsigned bad, const struct fv_req *r)
 {
 	struct fv_wr_batch *b = &qp->wr;
 
@@ -191,7 +191,7 @@ static FV_ALWAYS_INLINE void fv__wr_open_if(struct fv_qp *qp, enum fv_qpt qpt, u
 }
 
 /* A builder on a typed handle: its QP type has the call. */
-static FV_ALWAYS_INLINE void fv__wr_open(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE void fv__wr_open(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	fv__wr_open_if(qp, qpt, 0, r);
 }
@@ -203,7 +203,7 @@ static FV_ALWAYS_INLINE void fv__wr_open(struct fv_qp *qp, enum fv_qpt qpt, cons
  * at fv_wr_complete). So the setter after it sees one state, whatever the QP type, and the
  * compiler keeps the ring's fields in registers across a caller's loop.
  */
-static FV_ALWAYS_INLINE void fv__wr_open_any(struct fv_qp *qp, unsigned allowed, const struct fv_req *r)
+static FV__ALWAYS_INLINE void fv__wr_open_any(struct fv_qp *qp, unsigned allowed, const struct fv_req *r)
 {
 	fv__wr_open_if(qp, qp->qpt, ~allowed >> qp->qpt & 1, r);	/* the man page's table */
 }
@@ -215,11 +215,12 @@ static FV_ALWAYS_INLINE void fv__wr_open_any(struct fv_qp *qp, unsigned allowed,
  * loads of the same fields then reuse them. "g": a value kept on the stack is named there,
  * not loaded into a register for the asm alone.
  */
-static FV_ALWAYS_INLINE void fv__wr_touch(const struct fv_qp *qp)
+static FV__ALWAYS_INLINE void fv__wr_touch(const struct fv_qp *qp)
 {
 	const struct fv_sq *sq = &qp->sq;
 
-	__asm__("" : : "g"(sq->ring.buf), "g"(sq->ring.end), "g"(sq->wr_id), "g"(sq->mask8), "g"(sq->qpn_be));
+	FV__USE("g"(sq->ring.buf), "g"(sq->ring.end), "g"(sq->wr_id), "g"(sq->mask8), "g"(sq->qpn_be));
+	(void)sq;	/* FV_NO_TUNE: no asm */
 }
 
 /*
@@ -228,7 +229,7 @@ static FV_ALWAYS_INLINE void fv__wr_touch(const struct fv_qp *qp)
  * builds it in its builder (ENOMEM: no room; EOPNOTSUPP: a bind longer than 2 GiB), and the
  * next WQE gets the initiator fence (build.h; fv_wr_start's counters keep the fence too).
  */
-static FV_ALWAYS_INLINE void fv__wr_umr(struct fv_qp *qp, enum fv_qpt qpt, struct fv_req *r)
+static FV__ALWAYS_INLINE void fv__wr_umr(struct fv_qp *qp, enum fv_qpt qpt, struct fv_req *r)
 {
 	int err;
 
@@ -248,7 +249,7 @@ static FV_ALWAYS_INLINE void fv__wr_umr(struct fv_qp *qp, enum fv_qpt qpt, struc
  * A memory-window builder on a struct fv_qp: allowed as in fv__wr_open_any. The UMR WQE has
  * no transport segment (no UD address, no XRC SRQ), so one QP type stands for all allowed.
  */
-static FV_ALWAYS_INLINE void fv__wr_umr_any(struct fv_qp *qp, unsigned allowed, struct fv_req *r)
+static FV__ALWAYS_INLINE void fv__wr_umr_any(struct fv_qp *qp, unsigned allowed, struct fv_req *r)
 {
 	if (__builtin_expect(!(allowed >> qp->qpt & 1), 0)) {
 		fv__wr_fail(qp, EINVAL);		/* the man page's table: not on this QP type */
@@ -259,7 +260,7 @@ static FV_ALWAYS_INLINE void fv__wr_umr_any(struct fv_qp *qp, unsigned allowed, 
 }
 
 /* The open WQE as a request, without its payload. */
-static FV_ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum fv_qpt qpt)
+static FV__ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum fv_qpt qpt)
 {
 	const struct fv_wr_batch *b = &qp->wr;
 	struct fv_req r = FV_ZERO_INIT;
@@ -299,7 +300,7 @@ static FV_ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum fv
  * The payload setter: r is the open WQE with its payload; err a mistake the setter found
  * (ENOMEM: too many SGEs, inline too long). Builds the WQE (ENOMEM: no room in the ring).
  */
-static FV_ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r, int err)
+static FV__ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r, int err)
 {
 	const unsigned need = qp->wr.need;
 
@@ -325,7 +326,7 @@ static FV_ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, c
 }
 
 /* The payload setters (fv_wr_set_sge, _sge_list, _inline_data, _inline_data_list) on a QP of type qpt. */
-static FV_ALWAYS_INLINE void fv__wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, uint32_t lkey, uint64_t addr,
+static FV__ALWAYS_INLINE void fv__wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, uint32_t lkey, uint64_t addr,
 					  uint32_t length)
 {
 	struct ibv_sge s = { addr, length, lkey };
@@ -337,7 +338,7 @@ static FV_ALWAYS_INLINE void fv__wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, ui
 	fv__wr_payload(qp, qpt, &r, 0);
 }
 
-static FV_ALWAYS_INLINE void fv__wr_sge_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_sge,
+static FV__ALWAYS_INLINE void fv__wr_sge_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_sge,
 					       const struct ibv_sge *sg_list)
 {
 	struct fv_req r = fv__wr_req(qp, qpt);
@@ -348,7 +349,7 @@ static FV_ALWAYS_INLINE void fv__wr_sge_list_at(struct fv_qp *qp, enum fv_qpt qp
 	fv__wr_payload(qp, qpt, &r, num_sge > qp->max_send_sge ? ENOMEM : 0);
 }
 
-static FV_ALWAYS_INLINE void fv__wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt, const void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv__wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt, const void *addr, size_t length)
 {
 	struct ibv_sge s = { (uintptr_t)addr, (uint32_t)length, 0 };
 	struct fv_req r = fv__wr_req(qp, qpt);
@@ -360,7 +361,7 @@ static FV_ALWAYS_INLINE void fv__wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt,
 	fv__wr_payload(qp, qpt, &r, length > qp->max_inline ? ENOMEM : 0);
 }
 
-static FV_ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_buf,
+static FV__ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_buf,
 						  const struct ibv_data_buf *buf_list)
 {
 	struct fv_req r = fv__wr_req(qp, qpt);
@@ -385,7 +386,7 @@ static FV_ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qpt
  * it goes into the open WQE; after it, over the WQE's destination units (the first block,
  * right after the ctrl: never past the ring end).
  */
-static FV_ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, const struct mlx5_wqe_av *av,
+static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, const struct mlx5_wqe_av *av,
 					uint64_t av_w, uint32_t qkey, uint32_t srqn)
 {
 	struct fv_wr_batch *o = &qp->wr;
@@ -425,7 +426,7 @@ static FV_ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, cons
  * keeps them so (fv__ah_av_word), a verbs AH's AV has its bytes 12-15. Made here, where the
  * caller's kind of AH is known: the payload setter then takes one form, one swap.
  */
-static FV_ALWAYS_INLINE uint64_t fv__wr_av_word(const struct mlx5_wqe_av *av, bool av_fv, uint32_t remote_qpn)
+static FV__ALWAYS_INLINE uint64_t fv__wr_av_word(const struct mlx5_wqe_av *av, bool av_fv, uint32_t remote_qpn)
 {
 	uint32_t rest;
 
@@ -436,7 +437,7 @@ static FV_ALWAYS_INLINE uint64_t fv__wr_av_word(const struct mlx5_wqe_av *av, bo
 }
 
 /* fv_wr_set_ud_addr's address: an fv_ah (fah), or a verbs AH (ibah) looked up as fv_post_send does. */
-static FV_ALWAYS_INLINE void fv__wr_ud_addr_at(struct fv_qp *qp, const struct fv_ah *fah, struct ibv_ah *ibah,
+static FV__ALWAYS_INLINE void fv__wr_ud_addr_at(struct fv_qp *qp, const struct fv_ah *fah, struct ibv_ah *ibah,
 					      uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	const struct mlx5_wqe_av *av = fah ? &fah->av : ibah ? fv__qp_av(qp, ibah) : NULL;

@@ -24,7 +24,7 @@ FV_EXTERN_C_BEGIN
  * pi, as fv__build_wqe_at does; the producer stays. Returns the WQE's blocks, or -ENOMEM (too
  * long, no room) with nothing written.
  */
-static FV_ALWAYS_INLINE int fv__wr_inline_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
+static FV__ALWAYS_INLINE int fv__wr_inline_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
 						uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
@@ -44,7 +44,7 @@ static FV_ALWAYS_INLINE int fv__wr_inline_wqe_at(struct fv_qp *qp, enum fv_qpt q
 
 	how = (ds > 4 ? FV_WRAP : 0) | FV_VEC;	/* a WQE that fits its first block never meets the ring end */
 	n = fv__req_hdr_images(qpt, r, u);
-#pragma GCC unroll 3
+FV__UNROLL(3)
 	for (unsigned i = 0; i < n; i++)
 		p = fv__unit_write(&sq->ring, p, u[i], how);
 	if (r->len) {
@@ -59,7 +59,7 @@ static FV_ALWAYS_INLINE int fv__wr_inline_wqe_at(struct fv_qp *qp, enum fv_qpt q
 }
 
 /* Build r (as above) at the producer, which then moves past it: 0, or ENOMEM with nothing written. */
-static FV_ALWAYS_INLINE int fv__wr_inline_build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__wr_inline_build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	const uint32_t pi = qp->sq.pi;
 	int nbb = fv__build_fast_at(qp, qpt, r, pi);

@@ -26,7 +26,7 @@ FV_EXTERN_C_BEGIN
  * or two overlapping 4- or 2-byte ones. A single byte is written as the 16-bit word it
  * shares with its neighbour inside the ring, the neighbour read and stored unchanged.
  */
-static FV_ALWAYS_INLINE void fv__raw_copy(const struct fv_ring *ring, uint8_t *d, const uint8_t *s, uint32_t len)
+static FV__ALWAYS_INLINE void fv__raw_copy(const struct fv_ring *ring, uint8_t *d, const uint8_t *s, uint32_t len)
 {
 	if (len >= 8) {
 		for (uint32_t i = 0; i + 8 < len; i += 8)
@@ -59,7 +59,7 @@ static FV_ALWAYS_INLINE void fv__raw_copy(const struct fv_ring *ring, uint8_t *d
 }
 
 /* fv__raw_copy of len bytes (0 or more) that may run past the ring end and go on at block 0. */
-static FV_ALWAYS_INLINE void fv__raw_ring_copy(const struct fv_ring *ring, uint8_t *d, const uint8_t *s, uint32_t len)
+static FV__ALWAYS_INLINE void fv__raw_ring_copy(const struct fv_ring *ring, uint8_t *d, const uint8_t *s, uint32_t len)
 {
 	uint32_t room = (uint32_t)(ring->end - d);
 
@@ -76,7 +76,7 @@ static FV_ALWAYS_INLINE void fv__raw_ring_copy(const struct fv_ring *ring, uint8
  * then moves past it. 0, or the errno eth.h's build gives (EINVAL, ENOMEM) with nothing
  * written.
  */
-static FV_ALWAYS_INLINE int fv__raw_build_one(struct fv_qp *qp, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__raw_build_one(struct fv_qp *qp, const struct fv_req *r)
 {
 	struct fv_sq *sq = &qp->sq;
 	const struct fv_qp *caps = qp;
@@ -89,7 +89,7 @@ static FV_ALWAYS_INLINE int fv__raw_build_one(struct fv_qp *qp, const struct fv_
 	 * them before a caller's loop, for every QP type, and keeps them in registers the other
 	 * QP types' arms then lack.
 	 */
-	__asm__("" : "+r"(caps));
+	FV__HIDE(caps);
 
 	const uint8_t *h = tso ? (const uint8_t *)r->hdr : (const uint8_t *)(uintptr_t)s->addr;
 	const uint32_t hsz = tso ? r->hdr_sz : caps->eth_inline;	/* inline header bytes */
