@@ -6,13 +6,18 @@
 
 BENCH_OUT    := $(B)/bench
 BENCH_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g
-BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/poll $(BENCH_OUT)/ucx $(BENCH_OUT)/raw
+BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/poll $(BENCH_OUT)/ucx $(BENCH_OUT)/raw $(BENCH_OUT)/wakeup
 
 .PHONY: bench-run bench-build bench-deps
 
 $(BENCH_OUT)/%: bench/%.c bench/bench.h examples/setup.h $(HEADERS) sim/fvsim.h bench/bench.mk
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
+
+# What waking a thread costs here (sim/README.md, "Programs that poll memory"); not run by bench-run.
+$(BENCH_OUT)/wakeup: bench/wakeup.c bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< -pthread
 
 # UCX's UCT, the peer bench/ucx.c compares with (Debian libucx-dev).
 $(BENCH_OUT)/ucx: VERBS_LIBS += -luct -lucs

@@ -5,7 +5,9 @@
 # t_typical, reported one way: printed here as the round trip, 2 x t_typical),
 # ibv_rc_pingpong (mean usec/iter, a round trip), and programs that poll memory:
 # ucx_put_lat and ucx_am_lat (ucx_perftest -t put_lat / am_lat over rc_mlx5, typical,
-# one way: printed as 2 x typical) and pingpong_poll (examples/, fv_poll; its median). Each DIR is a directory holding a
+# one way: printed as 2 x typical) and pingpong_poll (examples/, fv_poll; its median); with -t,
+# also mpi_pingpong (Open MPI over UCX, two ranks of build/tests/mpi/mpi-check under mpirun, the
+# 1-byte ping-pong's median; make build/tests/mpi/mpi-check first). Each DIR is a directory holding a
 # libfvsim.so and fvsim-sysfs (default: build/sim); with several, each round runs them
 # back to back (before/after comparisons). -q runs every pair in a session of its own
 # whose autogroup has nice -20 (root only), the nearest to an idle machine a shared one
@@ -32,7 +34,7 @@ while getopts r:n:t:qQ o; do
         t) tools=$OPTARG ;;
         q) quiet=1 ;;
         Q) quiet=session ;;
-        *) sed -n '2,14p' "$0" >&2; exit 2 ;;
+        *) sed -n '2,16p' "$0" >&2; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -45,10 +47,22 @@ trap 'rm -rf "$tmp"' EXIT
 port=$((20000 + $$ % 20000))
 fab=latm$$
 
+# mpi DIR: the Open MPI ping-pong's median round trip (the command tests/fabric/mpi.c runs).
+mpi() {
+    env FVSIM_BUILD="$1" FVSIM_FABRIC=$fab-$port UCX_TLS=rc_mlx5,ud_mlx5,self \
+        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 150 \
+        mpirun -np 2 --allow-run-as-root --oversubscribe --timeout 120 --mca pml ucx \
+        --mca btl self -x UCX_TLS -x FVSIM_FABRIC -x FVSIM_BUILD ${TASKSET:-} \
+        "$here/sim/fvsim-run" "$here/build/tests/mpi/mpi-check" "$iters" > "$tmp/cli" 2>&1 || :
+    rm -f "/dev/shm/fvsim-$(id -u)-$fab-$port"
+    awk '/1-byte ping-pong/ { print $(NF-1); ok = 1; exit } END { if (!ok) print "fail" }' "$tmp/cli"
+}
+
 # one TOOL DIR: prints the round trip in microseconds (or "fail").
 one() {
     tool=$1 dir=$2
     port=$((port + 1))
+    if [ "$tool" = mpi_pingpong ]; then mpi "$dir"; return; fi
     sargs="-p $port -n $iters" cargs=localhost prog=$tool
     case $tool in
         ucx_*) prog=ucx_perftest sargs="-p $port"
@@ -92,7 +106,7 @@ for r in $(seq "$rounds"); do
         echo "$line us"
     done
 done
-echo "# median of $rounds rounds, round trip in us (perftest: 2 x t_typical; ibv_rc_pingpong: usec/iter; ucx: 2 x typical; pingpong_poll: median); load now: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# median of $rounds rounds, round trip in us (perftest: 2 x t_typical; ibv_rc_pingpong: usec/iter; ucx: 2 x typical; pingpong_poll, mpi_pingpong: median); load now: $(cut -d' ' -f1-3 /proc/loadavg)"
 for tool in $tools; do
     line="$tool:"
     i=0
