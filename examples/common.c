@@ -23,6 +23,61 @@ struct ibv_wc ex_wait_one(struct fv_cq *cq)
 	return wc;
 }
 
+void ex_keep_one(struct fv_cq *cq, struct ex_kept *k)
+{
+	if (!k->has && fv_poll(cq, &k->wc, 1) == 1)
+		k->has = 1;
+}
+
+struct fv_wc ex_next_wc(struct fv_cq *cq, struct ex_kept *k)
+{
+	struct fv_wc wc;
+	int n;
+
+	if (k->has) {
+		k->has = 0;
+		wc = k->wc;
+	} else {
+		while ((n = fv_poll(cq, &wc, 1)) == 0)
+			;
+		if (n < 0)
+			ex_die("fv_poll", -n);
+	}
+	if (wc.status != IBV_WC_SUCCESS)
+		ex_fail("completion error: status %d (%s), vendor error 0x%x", wc.status,
+			ibv_wc_status_str(wc.status), wc.vendor_err);
+	return wc;
+}
+
+void ex_repost(struct fv_qp *qp, const struct ex_qp *q, unsigned n)
+{
+	struct ibv_sge none = { .addr = (uintptr_t)q->buf, .length = 0, .lkey = q->mr->lkey };
+
+	for (unsigned i = 0; i < n; i++)
+		if (fv_recv(qp, i, &none, 1))
+			ex_die("fv_recv", ENOMEM);
+	fv_recv_ring(qp);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void ex_report_rtt(uint64_t *rtt, unsigned n)
+{
+	double sum = 0;
+
+	qsort(rtt, n, sizeof(*rtt), cmp_u64);
+	for (unsigned i = 0; i < n; i++)
+		sum += (double)rtt[i];
+	printf("round trip (us): min %.2f  median %.2f  p99 %.2f  max %.2f  mean %.2f%s\n",
+	       rtt[0] / 1e3, rtt[n / 2] / 1e3, rtt[(uint64_t)n * 99 / 100] / 1e3, rtt[n - 1] / 1e3,
+	       sum / n / 1e3, ex_time_note());
+}
+
 /* Defined by the software device's preloaded library (sim/fvsim.h), absent elsewhere: weak,
  * so the examples need no link flag and stay free of sim/. */
 __attribute__((weak)) int fvsim_step(void);

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <infiniband/verbs.h>
+#include <fastverbs/fastverbs.h>
 
 #include "setup.h"
 
@@ -41,10 +42,24 @@ struct ibv_ah *ex_ah_to_self(struct setup_dev *d);
 
 #define EX_QKEY 0x11111111u
 
-struct fv_cq;
-
 /* The next completion of cq, busy-polled with fv_poll_cq; exits unless it succeeded. */
 struct ibv_wc ex_wait_one(struct fv_cq *cq);
+
+/* The ping-pongs' completions on the typed path. A sender whose ring is full polls to free
+ * space (ex_keep_one); a completion it meets is kept for the next ex_next_wc, which spins
+ * on fv_poll otherwise and exits on a poll error or an error completion. */
+struct ex_kept {
+	int has;
+	struct fv_wc wc;
+};
+void ex_keep_one(struct fv_cq *cq, struct ex_kept *k);
+struct fv_wc ex_next_wc(struct fv_cq *cq, struct ex_kept *k);
+
+/* Posts n zero-length receives on qp (each write with immediate consumes one), and rings. */
+void ex_repost(struct fv_qp *qp, const struct ex_qp *q, unsigned n);
+
+/* Sorts the n round trips (ns) in rtt and prints their distribution, one line. */
+void ex_report_rtt(uint64_t *rtt, unsigned n);
 
 uint64_t ex_now_ns(void);
 /* What a timing line ends with: on the software device, a note that its times measure the

@@ -39,8 +39,7 @@ struct side {
 	struct fv_cq cq;
 	uint32_t remote_rkey;
 	uint64_t remote_addr;
-	int pending;			/* a completion polled while waiting for ring space */
-	struct fv_wc pending_wc;
+	struct ex_kept kept;		/* a completion polled while waiting for ring space */
 };
 
 static unsigned iters = 10000, msg_size = 8;
@@ -101,16 +100,6 @@ done:
 	return fd;
 }
 
-static void repost(struct side *s, unsigned n)
-{
-	struct ibv_sge none = { .addr = (uintptr_t)s->q.buf, .length = 0, .lkey = s->q.mr->lkey };
-
-	for (unsigned i = 0; i < n; i++)
-		if (fv_recv(&s->rc.qp, i, &none, 1))
-			ex_die("fv_recv", ENOMEM);
-	fv_recv_ring(&s->rc.qp);
-}
-
 /* The message for seq: its bytes follow from seq, so the receiver can check them all. */
 static void fill(uint8_t *b, uint32_t seq)
 {
@@ -125,8 +114,7 @@ static void ping(struct side *s, uint32_t seq, uint8_t *msg)
 	fill(msg, seq);
 	while ((err = fv_write_imm_inline(&s->rc, seq, 0, msg, msg_size, s->remote_addr,
 					  s->remote_rkey, htobe32(seq))) == ENOMEM)
-		if (!s->pending && fv_poll(&s->cq, &s->pending_wc, 1) == 1)
-			s->pending = 1;
+		ex_keep_one(&s->cq, &s->kept);
 	if (err)
 		ex_die("fv_write_imm_inline", err);
 	fv_ring(&s->rc);
@@ -136,52 +124,16 @@ static void ping(struct side *s, uint32_t seq, uint8_t *msg)
 static void wait_for(struct side *s, uint32_t seq, uint8_t *want)
 {
 	struct fv_wc wc;
-	int n;
 
-	for (;;) {
-		if (s->pending) {
-			wc = s->pending_wc;
-			n = 1;
-			s->pending = 0;
-		} else {
-			n = fv_poll(&s->cq, &wc, 1);
-		}
-		if (n < 0)
-			ex_die("fv_poll", -n);
-		if (n == 0)
-			continue;
-		if (wc.status != IBV_WC_SUCCESS)
-			ex_fail("completion error: status %d (%s)", wc.status,
-				ibv_wc_status_str(wc.status));
-		if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
-			continue;
-		if (be32toh(wc.imm_data) != seq)
-			ex_fail("out of order: got %u, want %u", be32toh(wc.imm_data), seq);
-		fill(want, seq);
-		if (memcmp(s->q.buf, want, msg_size))
-			ex_fail("message %u: payload differs", seq);
-		repost(s, 1);
-		return;
-	}
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static void report(uint64_t *rtt)
-{
-	double sum = 0;
-
-	qsort(rtt, iters, sizeof(*rtt), cmp_u64);
-	for (uint32_t i = 0; i < iters; i++)
-		sum += (double)rtt[i];
-	printf("round trip (us): min %.2f  median %.2f  p99 %.2f  max %.2f  mean %.2f\n",
-	       rtt[0] / 1e3, rtt[iters / 2] / 1e3, rtt[(uint64_t)iters * 99 / 100] / 1e3,
-	       rtt[iters - 1] / 1e3, sum / iters / 1e3);
+	do
+		wc = ex_next_wc(&s->cq, &s->kept);
+	while (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM);
+	if (be32toh(wc.imm_data) != seq)
+		ex_fail("out of order: got %u, want %u", be32toh(wc.imm_data), seq);
+	fill(want, seq);
+	if (memcmp(s->q.buf, want, msg_size))
+		ex_fail("message %u: payload differs", seq);
+	ex_repost(&s->rc.qp, &s->q, 1);
 }
 
 /* Tell the peer about s, learn about it, and connect s to it. */
@@ -236,7 +188,7 @@ int main(int argc, char **argv)
 	ex_qp_create(d, &s.q, IBV_QPT_RC, 4096);
 	if ((err = fv_rc_init(&s.rc, s.q.qp)) || (err = fv_cq_init(&s.cq, s.q.cq)))
 		ex_die("fastverbs init", err);
-	repost(&s, 64);
+	ex_repost(&s.rc.qp, &s.q, 64);
 	fd = tcp_connect(host);
 	exchange(d, &s, fd);
 	/* Both QPs are ready and their receives posted before the first message. */
@@ -265,7 +217,7 @@ int main(int argc, char **argv)
 	full_io(fd, &sync, 1, 1);
 	full_io(fd, &sync, 1, 0);
 	if (host)
-		report(rtt);
+		ex_report_rtt(rtt, iters);
 	free(rtt);
 	close(fd);
 	fv_cq_cleanup(&s.cq);

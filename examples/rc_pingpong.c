@@ -26,22 +26,10 @@ struct side {
 	uint8_t *buf;
 	uint32_t remote_rkey;
 	uint64_t remote_addr;
-	int pending;			/* a completion polled while waiting for ring space */
-	struct fv_wc pending_wc;
+	struct ex_kept kept;		/* a completion polled while waiting for ring space */
 };
 
 static unsigned iters = 10000, msg_size = 8;
-
-/* Keep the receive queue stocked: each write-with-immediate consumes one receive WQE. */
-static void repost(struct side *s, unsigned n)
-{
-	struct ibv_sge none = { .addr = (uintptr_t)s->buf, .length = 0, .lkey = s->q.mr->lkey };
-
-	for (unsigned i = 0; i < n; i++)
-		if (fv_recv(&s->rc.qp, i, &none, 1))
-			ex_die("fv_recv", ENOMEM);
-	fv_recv_ring(&s->rc.qp);
-}
 
 /* Send seq to the peer: inline write of the message into its buffer, seq as immediate. */
 static void ping(struct side *s, uint32_t seq)
@@ -52,48 +40,24 @@ static void ping(struct side *s, uint32_t seq)
 	 * consumes to free space. A real completion seen meanwhile is kept for wait_for. */
 	while ((err = fv_write_imm_inline(&s->rc, seq, 0, s->buf, msg_size, s->remote_addr,
 					  s->remote_rkey, htobe32(seq))) == ENOMEM)
-		if (!s->pending && fv_poll(&s->cq, &s->pending_wc, 1) == 1)
-			s->pending = 1;
+		ex_keep_one(&s->cq, &s->kept);
 	if (err)
 		ex_die("fv_write_imm_inline", err);
 	fv_ring(&s->rc);
 }
 
-/* Wait for the peer's message with immediate seq; returns after reposting its receive. */
+/* Wait for the peer's message with immediate seq; returns after reposting its receive
+ * (each write with immediate consumes one). */
 static void wait_for(struct side *s, uint32_t seq)
 {
 	struct fv_wc wc;
-	int n;
 
-	for (;;) {
-		if (s->pending) {
-			wc = s->pending_wc;
-			n = 1;
-			s->pending = 0;
-		} else {
-			n = fv_poll(&s->cq, &wc, 1);
-		}
-		if (n < 0)
-			ex_die("fv_poll", -n);
-		if (n == 0)
-			continue;
-		if (wc.status != IBV_WC_SUCCESS)
-			ex_fail("completion error: status %d (%s), vendor error 0x%x", wc.status,
-				ibv_wc_status_str(wc.status), wc.vendor_err);
-		if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
-			continue;
-		if (be32toh(wc.imm_data) != seq)
-			ex_fail("out of order: got %u, want %u", be32toh(wc.imm_data), seq);
-		repost(s, 1);
-		return;
-	}
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
+	do
+		wc = ex_next_wc(&s->cq, &s->kept);
+	while (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM);
+	if (be32toh(wc.imm_data) != seq)
+		ex_fail("out of order: got %u, want %u", be32toh(wc.imm_data), seq);
+	ex_repost(&s->rc.qp, &s->q, 1);
 }
 
 int main(int argc, char **argv)
@@ -130,7 +94,7 @@ int main(int argc, char **argv)
 		s->remote_rkey = peer->q.mr->rkey;
 		if ((err = fv_rc_init(&s->rc, s->q.qp)) || (err = fv_cq_init(&s->cq, s->q.cq)))
 			ex_die("fastverbs init", err);
-		repost(s, 64);
+		ex_repost(&s->rc.qp, &s->q, 64);
 	}
 	printf("rc_pingpong: %s, %u round trips of %u bytes (inline RDMA WRITE WITH IMM)\n",
 	       ibv_get_device_name(d->ctx->device), iters, msg_size);
@@ -150,13 +114,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "  %u/%u round trips\n", i + 1, iters);
 	}
 
-	qsort(rtt, iters, sizeof(*rtt), cmp_u64);
-	double sum = 0;
-	for (uint32_t i = 0; i < iters; i++)
-		sum += (double)rtt[i];
-	printf("round trip (us): min %.2f  median %.2f  p99 %.2f  max %.2f  mean %.2f%s\n",
-	       rtt[0] / 1e3, rtt[iters / 2] / 1e3, rtt[(uint64_t)iters * 99 / 100] / 1e3,
-	       rtt[iters - 1] / 1e3, sum / iters / 1e3, ex_time_note());
+	ex_report_rtt(rtt, iters);	/* sorted now */
 	printf("one-way latency estimate: %.2f us%s\n", rtt[iters / 2] / 2e3, ex_time_note());
 	free(rtt);
 	for (int i = 0; i < 2; i++) {

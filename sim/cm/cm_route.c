@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../common/log.h"
-#include "../fabric/registry.h"
+#include "../fabric/owners.h"
 
 struct queued {
 	struct sim_list link;

@@ -13,7 +13,7 @@
 #include "remote.h"
 #include "remote_cm.h"
 #include "remote_eth.h"
-#include "wqe.h"
+#include "sq_decode.h"
 
 static enum sim_work qp_work(struct sim_qp *qp, bool step, uint64_t now)
 {

@@ -10,7 +10,7 @@
 #include "cqe.h"
 #include "csum.h"
 #include "dma.h"
-#include "recv.h"
+#include "rq_take.h"
 #include "synd.h"
 #include "xlate.h"
 

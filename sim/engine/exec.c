@@ -13,14 +13,14 @@
 #include "../model/world.h"
 #include "../fabric/segment.h"
 #include "cqe.h"
-#include "eth.h"
+#include "eth_tx.h"
 #include "exec.h"
 #include "msg.h"
 #include "remote.h"
 #include "grh.h"
 #include "synd.h"
 #include "umr.h"
-#include "wqe.h"
+#include "sq_decode.h"
 #include "xlate.h"
 
 /* Decoded WQE scratch space; the engine only runs under the world lock. */

@@ -5,10 +5,10 @@
 
 #include "cqe.h"
 #include "flush.h"
-#include "recv.h"
+#include "rq_take.h"
 #include "remote.h"
 #include "synd.h"
-#include "wqe.h"
+#include "sq_decode.h"
 
 enum sim_work sim_flush_one(struct sim_qp *qp)
 {

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "../common/roce.h"
-#include "wqe.h"
+#include "sq_decode.h"
 
 /* sgid and its type (0 on InfiniBand, SIM_GID_ROCE_V1/V2); len: the payload bytes. */
 void sim_grh_build(const uint8_t sgid[16], uint8_t type, const struct sim_av *av,

@@ -15,7 +15,7 @@
 #include "../model/world.h"
 #include "now.h"
 #include "synd.h"
-#include "wqe.h"
+#include "sq_decode.h"
 
 /* A message is the same on both sides but for its pointers: the payload or landing iovecs
  * travel by value, the destination device by index. These fields travel as they are. */

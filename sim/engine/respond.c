@@ -11,7 +11,7 @@
 #include "../model/model.h"
 #include "cqe.h"
 #include "msg.h"
-#include "recv.h"
+#include "rq_take.h"
 #include "synd.h"
 #include "umr.h"
 #include "xlate.h"

@@ -4,7 +4,7 @@
 #define FVSIM_UMR_H
 
 #include "../model/obj.h"
-#include "wqe.h"
+#include "sq_decode.h"
 
 /* Executes the UMR WQE w on the requester qp: SYND_OK, or SYND_MW_BIND when the window,
  * its MR or the rights do not allow it (the window is then left as it was). */

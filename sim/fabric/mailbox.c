@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
-#include "registry.h"
+#include "owners.h"
 
 _Static_assert(SIM_MAILBOX_SLOTS == FAB_SLOTS, "one inbox slot per mailbox slot");
 

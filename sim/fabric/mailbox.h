@@ -53,7 +53,7 @@ int sim_mailbox_send_cm(int inbox, const struct sim_wire_cm *m);
 bool sim_mailbox_take_cm(int inbox, struct sim_wire_cm *m);
 
 /* Raw Ethernet frames: one way, a ring per process, filled only for processes that
- * listen (registry.h). peers: the inboxes (at most max) of the processes other than this
+ * listen (owners.h). peers: the inboxes (at most max) of the processes other than this
  * one that listen now. send: a copy of frame f in inbox's ring, and a ring of its bell;
  * 0, EAGAIN (the ring is full), ESRCH (that process is gone) or EMSGSIZE (f is over
  * FAB_FRAME_MAX). take: the oldest frame for inbox into buf (FAB_FRAME_MAX bytes), its

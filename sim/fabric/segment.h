@@ -1,6 +1,6 @@
 /* The fabric between processes (FVSIM_FABRIC=name): processes that give the same name
  * share one POSIX shared-memory segment. It holds
- *   - the numbering and the QP registry (registry.h), which the model uses,
+ *   - the numbering and the QP owners (owners.h), which the model uses,
  *   - one inbox per process (mailbox.h), which the engine uses to hand messages to the
  *     owner of a destination QP and to take the messages posted to this process,
  *   - one frame ring per process (mailbox.h): the raw Ethernet frames other processes put
@@ -11,12 +11,12 @@
  * Segment layout (struct fab_shared):
  *   +--------------------------------------------+
  *   | magic, version, ready | robust mutex        |
- *   | next_qpn[dev], next_mkey[dev]               |  numbering  (registry.c)
- *   | qp[FAB_QPS]: pid, dev, inbox, qpn,         |  registry   (registry.c)
+ *   | next_qpn[dev], next_mkey[dev]               |  numbering  (owners.c)
+ *   | qp[FAB_QPS]: pid, dev, inbox, qpn,         |  owners     (owners.c)
  *   |   receive state, access, PD                 |
  *   | mr[FAB_MRS]: gate, owner, key, PD, range    |  published MRs (mrtab.c)
  *   | listener[FAB_LISTENERS]: pid, inbox, ps,    |  rdma_cm listeners
- *   |                          address            |             (registry.c)
+ *   |                          address            |             (owners.c)
  *   | proc[FAB_PROCS]: pid, bells, slot[FAB_SLOTS]|  inboxes    (mailbox.c)
  *   |   cm_head, cm_tail, cm[FAB_CM_SLOTS]        |  CM message ring
  *   | eth[FAB_PROCS]: listen, head, tail,         |  Ethernet frame rings
@@ -39,7 +39,7 @@ bool sim_fabric_on(void);
  * on a private device then, apart from the others of the fabric. */
 bool sim_fabric_attach(const char *name);
 
-/* Below: the layout and helpers shared by registry.c and mailbox.c only. */
+/* Below: the layout and helpers shared by owners.c and mailbox.c only. */
 
 #define FAB_MAGIC 0x66767366u /* "fvsf" */
 #define FAB_VERSION 8u

@@ -64,7 +64,8 @@ static int holds(const char *path, const char *val, int n)
  * holds its value is left alone: regenerating a current tree then changes nothing, not even
  * a directory's mtime -- which libibverbs takes as the device's creation time, so a change
  * between two ibv_get_device_list() calls made it drop the device and list it again at the
- * end (another program's fvsim-run, or sim-fabric's other tests, swapped mlx5_0 and mlx5_1). */
+ * end (another program's fvsim-run, or the other tests of tests/device/devices.c, swapped
+ * mlx5_0 and mlx5_1). */
 static int put(const char *root, const char *rel, const char *fmt, ...)
 {
 	char path[4096], tmp[4200], val[256];

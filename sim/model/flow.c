@@ -9,7 +9,7 @@
 
 #include "../common/be.h"
 #include "../common/frame.h"
-#include "../fabric/registry.h"
+#include "../fabric/owners.h"
 #include "model.h"
 #include "world.h"
 

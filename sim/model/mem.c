@@ -10,7 +10,7 @@
 #include "../common/mapped.h"
 #include "../common/sys.h"
 #include "../fabric/mrtab.h"
-#include "../fabric/registry.h"
+#include "../fabric/owners.h"
 #include "model.h"
 #include "world.h"
 

@@ -8,7 +8,7 @@
 #include "../common/log.h"
 #include "../common/mapped.h"
 #include "../fabric/mrtab.h"
-#include "../fabric/registry.h"
+#include "../fabric/owners.h"
 #include "model.h"
 #include "world.h"
 

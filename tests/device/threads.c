@@ -99,8 +99,65 @@ static int stalled(void)
 	return now_ms() - __atomic_load_n(&last_progress, __ATOMIC_RELAXED) > STALL_MS;
 }
 
-enum mode { BY_POST_SEND, BY_WR_BATCH };
+enum mode { BY_POST_SEND, BY_WR_BATCH, BY_TYPED };
 static enum mode mode;
+
+/* The tag of every WR of threads [0, threads), count each, into its source slot. */
+static void fill_src(unsigned threads, unsigned count)
+{
+	for (unsigned t = 0; t < threads; t++)
+		for (unsigned seq = 0; seq < count; seq++) {
+			uint64_t v = tag(t, seq);
+
+			memcpy(src(t, seq), &v, SLOT);
+		}
+}
+
+/* What the checks read of a completion, whether fv_poll_cq or fv_poll returned it. */
+struct done {
+	uint64_t wr_id;
+	enum ibv_wc_status status;
+};
+
+static int poll16(struct fv_cq *cq, int typed, struct done *c)
+{
+	struct ibv_wc wc[16];
+	struct fv_wc tw[16];
+	int n = typed ? fv_poll(cq, tw, 16) : fv_poll_cq(cq, 16, wc);
+
+	for (int i = 0; i < n; i++)
+		c[i] = typed ? (struct done){ tw[i].wr_id, tw[i].status }
+			     : (struct done){ wc[i].wr_id, wc[i].status };
+	return n;
+}
+
+/* The pollers' loop: drains cq until want completions, a stop or a stall, counting them and
+ * error statuses in res and handing each successful one to check; then stops the others. */
+static void drain(struct fv_cq *cq, int typed, unsigned want, void (*check)(uint64_t wr_id))
+{
+	struct done c[16];
+
+	while (res.completions < want && !stop && !stalled()) {
+		int n = poll16(cq, typed, c);
+
+		if (n < 0) {
+			res.bad_status++;
+			break;
+		}
+		if (n)
+			progress();
+		else
+			sched_yield();
+		for (int i = 0; i < n; i++) {
+			res.completions++;
+			if (c[i].status != IBV_WC_SUCCESS)
+				res.bad_status++;
+			else
+				check(c[i].wr_id);
+		}
+	}
+	stop = 1;
+}
 
 /* WR seq of thread t: an 8-byte RDMA WRITE of its tag to its own slot. */
 static int post_write(unsigned t, unsigned seq)
@@ -128,12 +185,28 @@ static int post_batch(unsigned t, unsigned seq)
 	return fv_wr_complete(&fqa);
 }
 
+/* WR seq of thread t by the typed fv_write, rung every 8 WRs and whenever the ring is full
+ * (the poller frees only what the device has seen). */
+static int post_typed(unsigned t, unsigned seq)
+{
+	struct fv_rc *rc = (struct fv_rc *)(void *)&fqa;
+	struct ibv_sge s = { (uintptr_t)src(t, seq), SLOT, mr->lkey };
+	int err = fv_write(rc, tag(t, seq), seq % SIG == SIG - 1 ? FV_SIGNALED : 0, &s,
+			   (uintptr_t)dst(t, seq), mr->rkey);
+
+	if (err == ENOMEM || (!err && ((seq + 1) % 8 == 0 || seq + 1 == M)))
+		fv_ring(rc);
+	return err;
+}
+
 static void *poster(void *arg)
 {
 	unsigned t = (unsigned)(uintptr_t)arg;
 
 	for (unsigned seq = 0; seq < M && !stop;) {
-		int err = mode == BY_POST_SEND ? post_write(t, seq) : post_batch(t, seq);
+		int err = mode == BY_POST_SEND ? post_write(t, seq)
+			: mode == BY_WR_BATCH  ? post_batch(t, seq)
+					       : post_typed(t, seq);
 
 		if (err == ENOMEM) {	/* full: the poller frees room */
 			if (stalled())
@@ -145,43 +218,28 @@ static void *poster(void *arg)
 			__atomic_fetch_add(&res.post_err, 1, __ATOMIC_RELAXED);
 			break;
 		}
-		seq += mode == BY_POST_SEND ? 1 : 4;
+		seq += mode == BY_WR_BATCH ? 4 : 1;
 	}
 	__atomic_fetch_add(&posters_done, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
-/* Drains the send CQ with fv_poll_cq until every signaled WR completed, or a stall. */
+/* A send completion: a signaled WR of a running thread, seen once. */
+static void check_write(uint64_t id)
+{
+	unsigned t = (unsigned)(id >> 32) - 1, seq = (unsigned)id;
+
+	if (t >= n_threads || seq >= M || seq % SIG != SIG - 1)
+		res.bad_id++;
+	else if (seen[t][seq / SIG]++)
+		res.dup++;
+}
+
+/* Drains the send CQ (fv_poll in the typed mode) until every signaled WR completed. */
 static void *poller(void *arg)
 {
-	struct ibv_wc wc[16];
-
 	(void)arg;
-	while (res.completions < expect_comp && !stalled()) {
-		int n = fv_poll_cq(&fcqa, 16, wc);
-
-		if (n < 0) {
-			res.bad_status++;
-			break;
-		}
-		if (n)
-			progress();
-		for (int i = 0; i < n; i++) {
-			uint64_t id = wc[i].wr_id;
-			unsigned t = (unsigned)(id >> 32) - 1, seq = (unsigned)id;
-
-			res.completions++;
-			if (wc[i].status != IBV_WC_SUCCESS)
-				res.bad_status++;
-			else if (t >= n_threads || seq >= M || seq % SIG != SIG - 1)
-				res.bad_id++;
-			else if (seen[t][seq / SIG]++)
-				res.dup++;
-		}
-		if (!n)
-			sched_yield();
-	}
-	stop = 1;
+	drain(&fcqa, mode == BY_TYPED, expect_comp, check_write);
 	return NULL;
 }
 
@@ -193,12 +251,7 @@ static struct result run(unsigned threads, enum mode m)
 	mode = m, n_threads = threads, expect_comp = threads * (M / SIG);
 	memset(&res, 0, sizeof(res));
 	memset(seen, 0, sizeof(seen));
-	for (unsigned t = 0; t < threads; t++)
-		for (unsigned seq = 0; seq < M; seq++) {
-			uint64_t v = tag(t, seq);
-
-			memcpy(src(t, seq), &v, SLOT);
-		}
+	fill_src(threads, M);
 	progress();
 	cr_assert_eq(pthread_create(&pp, NULL, poller, NULL), 0);
 	for (unsigned t = 0; t < threads; t++)
@@ -340,41 +393,28 @@ static void *sender(void *arg)
 	return NULL;
 }
 
-/* The receive CQ's poller: each completion names its slot; the slot holds a sequence number. */
+/* A receive completion names its slot; the slot holds a sequence number, received once. */
+static void check_recv(uint64_t wr_id)
+{
+	unsigned s = (unsigned)wr_id;
+	uint64_t v;
+
+	if (s >= RSLOTS) {
+		res.bad_id++;
+		return;
+	}
+	memcpy(&v, buf + HALF + s * SLOT, SLOT);
+	if ((v >> 32) != 1 || (uint32_t)v >= NRECV)
+		res.bad_id++;
+	else if (got_seq[(uint32_t)v]++)
+		res.dup++;
+	__atomic_store_n(&slot_free[s], 1, __ATOMIC_RELEASE);
+}
+
 static void *recv_poller(void *arg)
 {
-	struct ibv_wc wc[16];
-
 	(void)arg;
-	while (res.completions < NRECV && !stop && !stalled()) {
-		int n = fv_poll_cq(&fcqb, 16, wc);
-
-		if (n < 0) {
-			res.bad_status++;
-			break;
-		}
-		if (n)
-			progress();
-		for (int i = 0; i < n; i++) {
-			uint64_t v;
-			unsigned s = (unsigned)wc[i].wr_id;
-
-			res.completions++;
-			if (wc[i].status != IBV_WC_SUCCESS || s >= RSLOTS) {
-				res.bad_status += wc[i].status != IBV_WC_SUCCESS, res.bad_id += s >= RSLOTS;
-				continue;
-			}
-			memcpy(&v, buf + HALF + s * SLOT, SLOT);
-			if ((v >> 32) != 1 || (uint32_t)v >= NRECV)
-				res.bad_id++;
-			else if (got_seq[(uint32_t)v]++)
-				res.dup++;
-			__atomic_store_n(&slot_free[s], 1, __ATOMIC_RELEASE);
-		}
-		if (!n)
-			sched_yield();
-	}
-	stop = 1;
+	drain(&fcqb, 0, NRECV, check_recv);
 	return NULL;
 }
 
@@ -483,85 +523,9 @@ Test(sim_threads_srq, post_srq_recv_unlocked_loses_work, .init = srq_setup, .fin
 
 /* ---- a typed poster and a typed poller on two threads, no lock at all ---- */
 
-static void *typed_poster(void *arg)
-{
-	struct fv_rc *rc = (struct fv_rc *)(void *)&fqa;
-
-	(void)arg;
-	for (unsigned seq = 0; seq < M && !stop;) {
-		struct ibv_sge s = { (uintptr_t)src(0, seq), SLOT, mr->lkey };
-		int err = fv_write(rc, tag(0, seq), seq % SIG == SIG - 1 ? FV_SIGNALED : 0, &s,
-				   (uintptr_t)dst(0, seq), mr->rkey);
-
-		if (err == ENOMEM) {
-			fv_ring(rc);
-			if (stalled())
-				break;
-			sched_yield();
-			continue;
-		}
-		if (err) {
-			res.post_err++;
-			break;
-		}
-		if (++seq % 8 == 0 || seq == M)
-			fv_ring(rc);
-	}
-	return NULL;
-}
-
-static void *typed_poller(void *arg)
-{
-	struct fv_wc wc[16];
-
-	(void)arg;
-	while (res.completions < M / SIG && !stalled()) {
-		int n = fv_poll(&fcqa, wc, 16);
-
-		if (n < 0) {
-			res.bad_status++;
-			break;
-		}
-		if (n)
-			progress();
-		for (int i = 0; i < n; i++) {
-			unsigned seq = (unsigned)wc[i].wr_id;
-
-			res.completions++;
-			if (wc[i].status != IBV_WC_SUCCESS)
-				res.bad_status++;
-			else if (wc[i].wr_id >> 32 != 1 || seq >= M || seq % SIG != SIG - 1)
-				res.bad_id++;
-			else if (seen[0][seq / SIG]++)
-				res.dup++;
-		}
-		if (!n)
-			sched_yield();
-	}
-	stop = 1;
-	return NULL;
-}
-
 Test(sim_threads, typed_poster_and_poller_split)
 {
-	pthread_t a, b;
-
-	memset(&res, 0, sizeof(res));
-	memset(seen, 0, sizeof(seen));
-	for (unsigned seq = 0; seq < M; seq++) {
-		uint64_t v = tag(0, seq);
-
-		memcpy(src(0, seq), &v, SLOT);
-	}
-	n_threads = 1, expect_comp = M / SIG;
-	progress();
-	cr_assert_eq(pthread_create(&b, NULL, typed_poller, NULL), 0);
-	cr_assert_eq(pthread_create(&a, NULL, typed_poster, NULL), 0);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
-	for (unsigned seq = 0; seq < M; seq++)
-		res.missing += memcmp(dst(0, seq), src(0, seq), SLOT) != 0;
-	expect_clean(res, "typed split");
+	expect_clean(run(1, BY_TYPED), "typed split");
 }
 
 /* ---- QPs of two threads on one BlueFlame register ---- */
@@ -630,12 +594,7 @@ Test(sim_threads, two_threads_on_qps_that_share_a_register)
 	pthread_t ta, tb;
 
 	memset(&res, 0, sizeof(res));
-	for (unsigned t = 0; t < 2; t++)
-		for (unsigned seq = 0; seq < 2000; seq++) {
-			uint64_t v = tag(t, seq);
-
-			memcpy(src(t, seq), &v, SLOT);
-		}
+	fill_src(2, 2000);
 	cr_assert_eq(pthread_create(&ta, NULL, shared_post, &pa), 0);
 	cr_assert_eq(pthread_create(&tb, NULL, shared_post, &pb), 0);
 	pthread_join(ta, NULL);

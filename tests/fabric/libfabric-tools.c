@@ -40,18 +40,10 @@ static void pingpong(const char *prov, const char *ep)
 			"-B", port, NULL };
 	char *cli[] = { "fi_pingpong", "-p", (char *)prov, "-e", (char *)ep, "-I", ITERS, "-c",
 			"-P", port, "127.0.0.1", NULL };
-	int rc_cli, rc_srv;
-	pid_t s;
+	int p = simt_free_port();
 
-	snprintf(port, sizeof(port), "%d", simt_free_port());
-	s = simt_spawn(srv, fab.srv_out);
-	for (int i = 0; i < LIMIT_S * 20 && !simt_listening(atoi(port)); i++)
-		usleep(50 * 1000);
-	cr_assert(simt_listening(atoi(port)), "fi_pingpong never listened on port %s", port);
-	rc_cli = simt_finish_within(simt_spawn(cli, fab.cli_out), LIMIT_S);
-	rc_srv = simt_finish_within(s, LIMIT_S);
-	cr_expect_eq(rc_cli, 0, "client exit %d", rc_cli);
-	cr_expect_eq(rc_srv, 0, "server exit %d", rc_srv);
+	snprintf(port, sizeof(port), "%d", p);
+	simt_server_client(&fab, srv, cli, p, LIMIT_S);
 	cr_expect_eq(simt_count_lines(fab.cli_out, "=" ITERS " "), 6, "client result rows");
 	cr_expect_eq(simt_count_lines(fab.srv_out, "=" ITERS " "), 6, "server result rows");
 }

@@ -61,21 +61,13 @@ static void perftest(const char *const test[])
 {
 	char port[16], *srv[8] = { "ucx_perftest", "-p", port, NULL };
 	char *cli[32] = { "ucx_perftest", "127.0.0.1", "-p", port };
-	int n = 4, rc_cli, rc_srv;
-	pid_t s;
+	int n = 4, p = simt_free_port();
 
-	snprintf(port, sizeof(port), "%d", simt_free_port());
+	snprintf(port, sizeof(port), "%d", p);
 	for (int i = 0; test[i] && n < 31; i++)
 		cli[n++] = (char *)test[i];
 	cli[n] = NULL;
-	s = simt_spawn(srv, fab.srv_out);
-	for (int i = 0; i < LIMIT_S * 20 && !simt_listening(atoi(port)); i++)
-		usleep(50 * 1000);
-	cr_assert(simt_listening(atoi(port)), "ucx_perftest never listened on port %s", port);
-	rc_cli = simt_finish_within(simt_spawn(cli, fab.cli_out), LIMIT_S);
-	rc_srv = simt_finish_within(s, LIMIT_S);
-	cr_expect_eq(rc_cli, 0, "client exit %d", rc_cli);
-	cr_expect_eq(rc_srv, 0, "server exit %d", rc_srv);
+	simt_server_client(&fab, srv, cli, p, LIMIT_S);
 	cr_expect_eq(simt_count_lines(fab.cli_out, "Final:"), 1, "no final line from the client");
 }
 

@@ -1,5 +1,6 @@
 /* TCP ports for tests that start stock client/server programs which exchange addresses
- * over TCP: a port free right now, and whether a server listens on one yet. */
+ * over TCP: a port free right now, whether a server listens on one yet, and the start of
+ * such a pair. */
 #ifndef SIM_TCP_H
 #define SIM_TCP_H
 
@@ -13,6 +14,8 @@
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+
+#include "sim-proc.h"
 
 /* A TCP port nobody uses right now (the kernel's choice for a bind to port 0). */
 static inline int simt_free_port(void)
@@ -55,6 +58,24 @@ static inline bool simt_listening(int port)
 		fclose(f);
 	}
 	return false;
+}
+
+/* Starts server srv on fabric f, then client cli once srv listens on TCP port (the test fails
+ * if it never does within secs seconds); both must exit 0 within secs. Their outputs are f's
+ * srv_out and cli_out. */
+static inline void simt_server_client(const struct simt_fabric *f, char *const srv[],
+				      char *const cli[], int port, int secs)
+{
+	pid_t s = simt_spawn(srv, f->srv_out);
+	int rc_cli, rc_srv;
+
+	for (int i = 0; i < secs * 20 && !simt_listening(port); i++)
+		usleep(50 * 1000);
+	cr_assert(simt_listening(port), "%s never listened on port %d", srv[0], port);
+	rc_cli = simt_finish_within(simt_spawn(cli, f->cli_out), secs);
+	rc_srv = simt_finish_within(s, secs);
+	cr_expect_eq(rc_cli, 0, "%s client exit %d", cli[0], rc_cli);
+	cr_expect_eq(rc_srv, 0, "%s server exit %d", srv[0], rc_srv);
 }
 
 #endif

@@ -76,7 +76,7 @@ static int post_one(enum fv_qpt qpt, enum ibv_wr_opcode op, enum fault f)
 	if (qpt == FV_QPT_UD)
 		memset(&w.wr.ud, 0, sizeof(w.wr.ud));	/* the union's remote address is no AH */
 	if (qpt == FV_QPT_UD && f != F_NO_AH) {
-		/* a stand-in ibv_ah, found through the QP's AV cache (as tests/send_refuse.c) */
+		/* a stand-in ibv_ah, found through the QP's AV cache (as tests/unit/send_refuse.c) */
 		m.qp.ah_cache_key = (struct ibv_ah *)&ah;
 		m.qp.ah_cache_av = &ah.av;
 		w.wr.ud.ah = (struct ibv_ah *)&ah;

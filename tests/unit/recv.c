@@ -100,7 +100,7 @@ static int load_vec(struct rvec *v, int max)
 	return n + 1;
 }
 
-/* The producer's receive SGEs: 4 KiB at 0x10008000 and 0x10009000 (tests/vectors/.../producer.c). */
+/* The producer's receive SGEs: 4 KiB at 0x10008000 and 0x10009000 (tests/vectors/libmlx5-44/producer.c). */
 static const struct ibv_sge vec_sgl[2] = {
 	{ .addr = 0x10008000, .length = 4096, .lkey = LKEY },
 	{ .addr = 0x10009000, .length = 4096, .lkey = LKEY },

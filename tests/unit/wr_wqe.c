@@ -310,7 +310,7 @@ Test(wr_wqe, matrix_against_post_send)
 {
 	unsigned n = 0;
 
-	for (int t = 0; t < FV_QPT_RAW; t++) {	/* raw Ethernet: tests/raw_wqe.c */
+	for (int t = 0; t < FV_QPT_RAW; t++) {	/* raw Ethernet: tests/unit/wr_raw.c */
 		struct memqp a, b;
 		struct memqp_cfg c = cfg((enum fv_qpt)t, 16);
 		struct fv_ah ah = test_ah();

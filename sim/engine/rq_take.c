@@ -1,4 +1,4 @@
-#include "recv.h"
+#include "rq_take.h"
 
 #include <infiniband/verbs.h>
 

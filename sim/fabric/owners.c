@@ -1,4 +1,4 @@
-#include "registry.h"
+#include "owners.h"
 
 #include <string.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "eth.h"
+#include "eth_tx.h"
 
 #include <stdlib.h>
 

@@ -1,6 +1,6 @@
 /* Decoding one send WQE from the SQ ring into its segments (docs/formats.md §2, §3). */
-#ifndef FVSIM_WQE_H
-#define FVSIM_WQE_H
+#ifndef FVSIM_SQ_DECODE_H
+#define FVSIM_SQ_DECODE_H
 
 #include "../model/obj.h"
 #include "xlate.h"

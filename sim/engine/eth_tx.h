@@ -1,14 +1,14 @@
 /* Raw Ethernet: what a RAW_PACKET QP's send puts on the wire. The wire is one L2 segment
  * joining every Ethernet port of this process's devices (eth_rx.h) and, on a fabric,
  * those of the other processes (remote_eth.h). */
-#ifndef FVSIM_ETH_H
-#define FVSIM_ETH_H
+#ifndef FVSIM_ETH_TX_H
+#define FVSIM_ETH_TX_H
 
 #include <stdint.h>
 
 #include "../model/obj.h"
 #include "dma.h"
-#include "wqe.h"
+#include "sq_decode.h"
 
 /* Least inline header a plain send must carry: the L2 minimum inline mode (Ethernet
  * header + VLAN tag), what GET_CONTEXT's eth_min_inline tells libmlx5. */

@@ -1,6 +1,6 @@
 /* Taking receive WQEs from a QP's receive queue or from an SRQ (docs/formats.md §4.1, §4.2). */
-#ifndef FVSIM_RECV_H
-#define FVSIM_RECV_H
+#ifndef FVSIM_RQ_TAKE_H
+#define FVSIM_RQ_TAKE_H
 
 #include "../model/obj.h"
 #include "xlate.h"

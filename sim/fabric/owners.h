@@ -1,9 +1,9 @@
-/* Fabric-wide numbering and the QP registry, in the shared segment (segment.h): QP
+/* Fabric-wide numbering and who owns what, in the shared segment (segment.h): QP
  * numbers and memory keys unique across the processes of one fabric, as on one HCA, and
  * which process owns (device, QPN). The model numbers and registers its objects here;
  * the mailbox looks owners up. Only with a fabric (sim_fabric_on()). */
-#ifndef FVSIM_REGISTRY_H
-#define FVSIM_REGISTRY_H
+#ifndef FVSIM_OWNERS_H
+#define FVSIM_OWNERS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-#include "wqe.h"
+#include "sq_decode.h"
 
 #include <string.h>
 
