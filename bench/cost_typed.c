@@ -83,8 +83,8 @@ static inline __attribute__((always_inline)) void body_ps(struct fv_rc *rc, cons
 			fv_wr_start(h);                                                            \
 			for (int j = 0; j < batch; j++) {                                          \
 				const struct ibv_sge *s = &(a)->sge[one ? 0 : i + j];              \
-				fv_wr_qp(h)->wr_id = id++;                                         \
-				fv_wr_qp(h)->wr_flags = 0;                                         \
+				fv__wr_qp(h)->wr_id = id++;                                         \
+				fv__wr_qp(h)->wr_flags = 0;                                         \
 				fv_wr_rdma_write(h, (a)->rkey, (a)->raddr);                        \
 				fv_wr_set_sge(h, s->lkey, s->addr, s->length);                     \
 			}                                                                          \

@@ -34,27 +34,27 @@ check payload-typo    's/MLX5_OPCODE_RDMA_READ,      RADDR, NONE, SGL,/MLX5_OPCO
 check dest-typo       's/IBV_QPT_UD,       AV)/IBV_QPT_UD,       ADDR)/' 'ADDR)' "unknown destination 'ADDR'"
 check mlx5-opcode     's/MLX5_OPCODE_ATOMIC_FA,/MLX5_ATOMIC_FA,/' 'MLX5_ATOMIC_FA' \
       "bad mlx5 opcode 'MLX5_ATOMIC_FA': want MLX5_OPCODE_"
-check duplicate-op    '/^FV_OP(read,/p' 'FV_OP(read,' "duplicate operation 'read'"
-check duplicate-qpt   '/^FV_QPT(uc,/p' 'FV_QPT(uc,' "duplicate QP type 'uc'"
-check duplicate-pair  's/FV_ALLOW(ud, nop)/FV_ALLOW(ud, nop) FV_ALLOW(ud, send)/' 'FV_ALLOW(ud, nop) FV_ALLOW' \
+check duplicate-op    '/^FV__OP(read,/p' 'FV__OP(read,' "duplicate operation 'read'"
+check duplicate-qpt   '/^FV__QPT(uc,/p' 'FV__QPT(uc,' "duplicate QP type 'uc'"
+check duplicate-pair  's/FV__ALLOW(ud, nop)/FV__ALLOW(ud, nop) FV__ALLOW(ud, send)/' 'FV__ALLOW(ud, nop) FV__ALLOW' \
       "duplicate pair (ud, send)"
-check tso-not-eth     's/FV_ALLOW(ud, nop)/FV_ALLOW(ud, nop) FV_ALLOW(ud, send_tso)/' 'FV_ALLOW(ud, send_tso)' \
+check tso-not-eth     's/FV__ALLOW(ud, nop)/FV__ALLOW(ud, nop) FV__ALLOW(ud, send_tso)/' 'FV__ALLOW(ud, send_tso)' \
       "pair (ud, send_tso): TSO needs an Ethernet QP type"
-check eth-write       's/FV_ALLOW(raw, send)/FV_ALLOW(raw, send) FV_ALLOW(raw, write)/' 'FV_ALLOW(raw, write)' \
+check eth-write       's/FV__ALLOW(raw, send)/FV__ALLOW(raw, send) FV__ALLOW(raw, write)/' 'FV__ALLOW(raw, write)' \
       "pair (raw, write): an Ethernet QP type takes only SEND and TSO with DATA"
-check eth-imm         's/FV_ALLOW(raw, send)/FV_ALLOW(raw, send) FV_ALLOW(raw, send_imm)/' 'FV_ALLOW(raw, send_imm)' \
+check eth-imm         's/FV__ALLOW(raw, send)/FV__ALLOW(raw, send) FV__ALLOW(raw, send_imm)/' 'FV__ALLOW(raw, send_imm)' \
       "pair (raw, send_imm): an Ethernet QP type takes only SEND and TSO with DATA"
-check unknown-qpt     's/FV_ALLOW(ud, nop)/FV_ALLOW(udp, nop)/' 'FV_ALLOW(udp' "pair names unknown QP type 'udp'"
-check unknown-op      's/FV_ALLOW(uc, write)/FV_ALLOW(uc, wirte)/' 'wirte' "pair names unknown operation 'wirte'"
-check unknown-row     's/FV_ALLOW(rc, cas)/FV_ALOW(rc, cas)/' 'FV_ALOW' "unknown row 'FV_ALOW'"
-check short-row       's/FV_ALLOW(rc, fadd)/FV_ALLOW(rc)/' 'FV_ALLOW(rc)' "FV_ALLOW row has 1 columns, wants 2"
-check bad-name        's/FV_ALLOW(xrc, read)/FV_ALLOW(xrc, re-ad)/' 're-ad' "FV_ALLOW row: column 2 're-ad' is not a name"
+check unknown-qpt     's/FV__ALLOW(ud, nop)/FV__ALLOW(udp, nop)/' 'FV__ALLOW(udp' "pair names unknown QP type 'udp'"
+check unknown-op      's/FV__ALLOW(uc, write)/FV__ALLOW(uc, wirte)/' 'wirte' "pair names unknown operation 'wirte'"
+check unknown-row     's/FV__ALLOW(rc, cas)/FV_ALOW(rc, cas)/' 'FV_ALOW' "unknown row 'FV_ALOW'"
+check short-row       's/FV__ALLOW(rc, fadd)/FV__ALLOW(rc)/' 'FV__ALLOW(rc)' "FV__ALLOW row has 1 columns, wants 2"
+check bad-name        's/FV__ALLOW(xrc, read)/FV__ALLOW(xrc, re-ad)/' 're-ad' "FV__ALLOW row: column 2 're-ad' is not a name"
 check desc-not-string 's/"RDMA READ into the SGEs"/RDMA_READ/' 'RDMA_READ)' "description must be a string"
-check open-comment    's|^/\* FV_ALLOW(qp type|/* open FV_ALLOW(qp type|; s|all others are refused. \*/|all others are refused.|' \
+check open-comment    's|^/\* FV__ALLOW(qp type|/* open FV__ALLOW(qp type|; s|all others are refused. \*/|all others are refused.|' \
       '/* open' "unterminated comment"
-check wr-repeated     's/^FV_OP(send_imm,  send_imm,/FV_OP(send_imm,  send,/' 'FV_OP(send_imm,  send,' \
+check wr-repeated     's/^FV__OP(send_imm,  send_imm,/FV__OP(send_imm,  send,/' 'FV__OP(send_imm,  send,' \
       "operation 'send_imm' repeats fv_wr_send"
-check wr-no-payload   's/^FV_OP(nop,       NONE,/FV_OP(nop,       nop,/' 'FV_OP(nop,       nop,' \
+check wr-no-payload   's/^FV__OP(nop,       NONE,/FV__OP(nop,       nop,/' 'FV__OP(nop,       nop,' \
       "operation 'nop': an fv_wr_* builder needs a payload"
 check wr-umr-payload  's/MLX5_OPCODE_UMR,            BIND,  NONE, NONE,/MLX5_OPCODE_UMR,            BIND,  NONE, SGL,/' \
       'BIND,  NONE, SGL,' "operation 'bind_mw': a memory-window operation takes no payload"
@@ -64,7 +64,7 @@ check wr-bind-imm     's/MLX5_OPCODE_UMR,            BIND,  NONE,/MLX5_OPCODE_UM
       'BIND,  IMM,' "operation 'bind_mw': BIND takes no immediate"
 check wr-opcode       's/IBV_WR_RDMA_READ, /IBV_WR_RDMA_REED, /' 'IBV_WR_RDMA_REED' \
       "verbs opcode 'IBV_WR_RDMA_REED' has no slot in fv_op_table"
-check stray-text      's/^FV_QPT(rc, /x FV_QPT(rc, /' 'x FV_QPT(rc,' "expected '(' after 'x'"
+check stray-text      's/^FV__QPT(rc, /x FV__QPT(rc, /' 'x FV__QPT(rc,' "expected '(' after 'x'"
 
 echo "check-gen-errors: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

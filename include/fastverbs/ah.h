@@ -8,7 +8,7 @@
 
 #include "qp.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /*
  * Address handle: the 48-byte extended address vector libmlx5 prebuilt for an ibv_ah, its
@@ -106,6 +106,6 @@ static inline const struct mlx5_wqe_av *fv__qp_av(struct fv_qp *qp, struct ibv_a
 	return qp->ah_cache_av;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_AH_H */

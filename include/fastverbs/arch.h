@@ -168,7 +168,7 @@ static inline void fv__bf_copy64(void *dst, const void *src)
 #define fv__dma_rmb64(p) __asm__ __volatile__("lwsync" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
 #define fv__wc_flush() __asm__ __volatile__("sync" ::: "memory")
 #define fv__wc_start() fv__wc_flush()
-#define FV_BF_COPY_BY_WORDS 1
+#define FV__BF_COPY_BY_WORDS 1
 
 #else /* portable fallback: full fences, word-by-word copy */
 
@@ -178,7 +178,7 @@ static inline void fv__bf_copy64(void *dst, const void *src)
 #define fv__dma_rmb64(p) fv__dma_rmb()
 #define fv__wc_flush() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define fv__wc_start() fv__wc_flush()
-#define FV_BF_COPY_BY_WORDS 1
+#define FV__BF_COPY_BY_WORDS 1
 
 #endif
 
@@ -210,7 +210,7 @@ static inline void fv__mmio_write64(void *reg, uint64_t val)
 	((volatile struct fv_db64 *)reg)->v = val;
 }
 
-#ifdef FV_BF_COPY_BY_WORDS
+#ifdef FV__BF_COPY_BY_WORDS
 /* Eight 8-byte stores in ascending address order. */
 static inline void fv__bf_copy64(void *dst, const void *src)
 {

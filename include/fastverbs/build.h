@@ -17,7 +17,7 @@
 #include "qp.h"
 #include "eth.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /* Units of the transport segment (UD address vector, XRC SRQ number) a message carries. */
 static FV__ALWAYS_INLINE unsigned fv__transport_ds(enum fv_qpt qpt)
@@ -28,12 +28,12 @@ static FV__ALWAYS_INLINE unsigned fv__transport_ds(enum fv_qpt qpt)
 /* 16-byte units before the payload. A NOP (no payload at all) is the control segment alone. */
 static FV__ALWAYS_INLINE unsigned fv__req_hdr_ds(enum fv_qpt qpt, const struct fv_req *r)
 {
-	if (r->segs & FV_SEG_UMR)
-		return 1 + FV_UMR_CTRL_UNITS + FV_UMR_MKEY_UNITS +
-		       (r->bind && r->bind->length ? (unsigned)FV_UMR_KLM_UNITS : 0u);
-	if (r->payload == FV_PL_NONE)
+	if (r->segs & FV__SEG_UMR)
+		return 1 + FV__UMR_CTRL_UNITS + FV__UMR_MKEY_UNITS +
+		       (r->bind && r->bind->length ? (unsigned)FV__UMR_KLM_UNITS : 0u);
+	if (r->payload == FV__PL_NONE)
 		return 1;
-	return 1 + fv__transport_ds(qpt) + !!(r->segs & FV_SEG_RADDR) + !!(r->segs & FV_SEG_ATOMIC);
+	return 1 + fv__transport_ds(qpt) + !!(r->segs & FV__SEG_RADDR) + !!(r->segs & FV__SEG_ATOMIC);
 }
 
 /* Payload units: one per non-empty SGE (empty ones are skipped, as libmlx5 does). */
@@ -41,18 +41,18 @@ static FV__ALWAYS_INLINE unsigned fv__req_payload_ds(const struct fv_req *r)
 {
 	unsigned n = 0;
 
-	if (r->payload == FV_PL_SGL) {
+	if (r->payload == FV__PL_SGL) {
 		for (int i = 0; i < r->nsge; i++)
 			n += r->sgl[i].length != 0;
 		return n;
 	}
-	if (r->payload == FV_PL_INLINE || r->payload == FV_PL_INLINE_BUFS)
+	if (r->payload == FV__PL_INLINE || r->payload == FV__PL_INLINE_BUFS)
 		return r->len ? fv__inline_ds(r->len) : 0;
 	return 0;
 }
 
 /* Units between the ctrl and the payload at most (XRC: SRQ, remote address, atomic; UD: AV). */
-#define FV_HDR_UNITS 3
+#define FV__HDR_UNITS 3
 
 /*
  * How many units lie between a request's ctrl and its payload (docs/formats.md §3.7): a
@@ -60,11 +60,11 @@ static FV__ALWAYS_INLINE unsigned fv__req_payload_ds(const struct fv_req *r)
  */
 static FV__ALWAYS_INLINE unsigned fv__req_hdr_count(enum fv_qpt qpt, const struct fv_req *r)
 {
-	if (r->payload == FV_PL_NONE)
+	if (r->payload == FV__PL_NONE)
 		return 0;
 	if (qpt == FV_QPT_UD)	/* no remote address or atomic on UD (ops.def) */
 		return 3;
-	return (qpt == FV_QPT_XRC) + !!(r->segs & FV_SEG_RADDR) + !!(r->segs & FV_SEG_ATOMIC);
+	return (qpt == FV_QPT_XRC) + !!(r->segs & FV__SEG_RADDR) + !!(r->segs & FV__SEG_ATOMIC);
 }
 
 /*
@@ -80,7 +80,7 @@ static FV__ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, cons
 				  fv__av_image(r->av, r->remote_qpn, r->qkey, i);
 	if (qpt == FV_QPT_XRC && i-- == 0)
 		return fv__xrc_image(r->srqn);
-	if ((r->segs & FV_SEG_RADDR) && i-- == 0)
+	if ((r->segs & FV__SEG_RADDR) && i-- == 0)
 		return fv__raddr_image(r->raddr, r->rkey);
 	return fv__atomic_image(r->swap_add, r->compare);
 }
@@ -91,11 +91,11 @@ static FV__ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, cons
  * (fv_post_send), one pass over the request's segments.
  */
 static FV__ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const struct fv_req *r,
-						   struct fv_image u[FV_HDR_UNITS])
+						   struct fv_image u[FV__HDR_UNITS])
 {
 	unsigned n = 0;
 
-	if (r->payload == FV_PL_NONE)
+	if (r->payload == FV__PL_NONE)
 		return 0;
 	if (qpt == FV_QPT_UD) {	/* no remote address or atomic on UD (ops.def) */
 		fv__av_images(u, r->av, r->remote_qpn, r->qkey);
@@ -103,9 +103,9 @@ static FV__ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const stru
 	}
 	if (qpt == FV_QPT_XRC)
 		u[n++] = fv__xrc_image(r->srqn);
-	if (r->segs & FV_SEG_RADDR)
+	if (r->segs & FV__SEG_RADDR)
 		u[n++] = fv__raddr_image(r->raddr, r->rkey);
-	if (r->segs & FV_SEG_ATOMIC)
+	if (r->segs & FV__SEG_ATOMIC)
 		u[n++] = fv__atomic_image(r->swap_add, r->compare);
 	return n;
 }
@@ -117,25 +117,25 @@ static FV__ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const stru
 static FV__ALWAYS_INLINE struct fv_image fv__req_data_image(const struct fv_req *r, const struct ibv_sge *s,
 							  unsigned how)
 {
-	return r->segs & FV_SEG_ATOMIC && !r->sge_len ? fv__data_image(8, s->lkey, s->addr) : fv__sge_image(s, how);
+	return r->segs & FV__SEG_ATOMIC && !r->sge_len ? fv__data_image(8, s->lkey, s->addr) : fv__sge_image(s, how);
 }
 
 /*
  * A memory window's UMR segments (wqe.h) from p, after the ctrl; returns where the payload
- * would go. Always FV_WRAP: the WQE spans blocks.
+ * would go. Always FV__WRAP: the WQE spans blocks.
  */
 static inline uint8_t *fv__wqe_umr(const struct fv_ring *ring, const struct fv_req *r, uint32_t qpn,
 				  uint8_t *p)
 {
-	struct fv_image u[FV_UMR_CTRL_UNITS];
+	struct fv_image u[FV__UMR_CTRL_UNITS];
 	const uint64_t len = r->bind ? r->bind->length : 0;
 
 	fv__umr_ctrl_images(u, r->mw_type, len);
-	for (unsigned i = 0; i < FV_UMR_CTRL_UNITS; i++)
-		p = fv__unit_write(ring, p, u[i], FV_WRAP);
-	p = fv__wqe_mkey(ring, p, r->mw_type, r->new_rkey, qpn, r->bind, FV_WRAP);
+	for (unsigned i = 0; i < FV__UMR_CTRL_UNITS; i++)
+		p = fv__unit_write(ring, p, u[i], FV__WRAP);
+	p = fv__wqe_mkey(ring, p, r->mw_type, r->new_rkey, qpn, r->bind, FV__WRAP);
 	if (len)
-		p = fv__wqe_klm(ring, p, r->bind, FV_WRAP);
+		p = fv__wqe_klm(ring, p, r->bind, FV__WRAP);
 	return p;
 }
 
@@ -143,28 +143,28 @@ static inline uint8_t *fv__wqe_umr(const struct fv_ring *ring, const struct fv_r
 static FV__ALWAYS_INLINE void fv__wqe_body(const struct fv_ring *ring, enum fv_qpt qpt,
 					 const struct fv_req *r, uint8_t *p, unsigned how, uint32_t qpn)
 {
-	struct fv_image u[FV_HDR_UNITS];
+	struct fv_image u[FV__HDR_UNITS];
 	unsigned n = 0;
 
-	if (r->segs & FV_SEG_UMR)	/* in place of the transport and remote segments */
+	if (r->segs & FV__SEG_UMR)	/* in place of the transport and remote segments */
 		p = fv__wqe_umr(ring, r, qpn, p);
 	else
 		n = fv__req_hdr_images(qpt, r, u);
 FV__UNROLL(3)	/* n is a constant for a typed builder: the units stay in registers */
 	for (unsigned i = 0; i < n; i++)
 		p = fv__unit_write(ring, p, u[i], how);
-	if (r->payload == FV_PL_SGL && FV__CONST_P(r->nsge) && r->nsge == 1) {
+	if (r->payload == FV__PL_SGL && FV__CONST_P(r->nsge) && r->nsge == 1) {
 		/* no loop: gcc may not see that a loop of one pass ends, and a loop it cannot
 		 * bound inside a caller's loop stops it from moving stores out of that loop */
 		if (r->sgl->length)
 			fv__unit_write(ring, p, fv__req_data_image(r, r->sgl, how), how);
-	} else if (r->payload == FV_PL_SGL) {
+	} else if (r->payload == FV__PL_SGL) {
 		for (int i = 0; i < r->nsge; i++)
 			if (r->sgl[i].length)
 				p = fv__unit_write(ring, p, fv__req_data_image(r, &r->sgl[i], how), how);
-	} else if (r->payload == FV_PL_INLINE && r->len) {
+	} else if (r->payload == FV__PL_INLINE && r->len) {
 		fv__wqe_inline(ring, p, r->sgl, r->nsge, r->len, how);
-	} else if (r->payload == FV_PL_INLINE_BUFS && r->len) {
+	} else if (r->payload == FV__PL_INLINE_BUFS && r->len) {
 		fv__wqe_inline_bufs(ring, p, r->bufs, r->nsge, r->len, how);
 	}
 }
@@ -179,19 +179,19 @@ static FV__ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt,
 					    uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
-	unsigned hdr = fv__req_hdr_ds(qpt, r), ds, nbb, max_ds = FV_MAX_DS;
+	unsigned hdr = fv__req_hdr_ds(qpt, r), ds, nbb, max_ds = FV__MAX_DS;
 	__be32 fm;
 
 	if (qpt == FV_QPT_RAW)
 		return fv__build_eth_at(qp, r, pi);
 	/* the window's length first: libmlx5 refuses a long bind before it looks at the payload */
-	if ((r->segs & FV_SEG_UMR) && r->bind && r->bind->length > FV_UMR_KLM_MAX)
+	if ((r->segs & FV__SEG_UMR) && r->bind && r->bind->length > FV__UMR_KLM_MAX)
 		return -EOPNOTSUPP;	/* libmlx5's errno: one KLM covers 2 GiB */
-	if (r->payload == FV_PL_SGL) {
+	if (r->payload == FV__PL_SGL) {
 		if (r->nsge != 1 && (unsigned)r->nsge > qp->max_send_sge)	/* also nsge < 0 */
 			return -ENOMEM;
 		max_ds = hdr + (unsigned)r->nsge;
-	} else if (r->payload == FV_PL_INLINE || r->payload == FV_PL_INLINE_BUFS) {
+	} else if (r->payload == FV__PL_INLINE || r->payload == FV__PL_INLINE_BUFS) {
 		if (r->len > qp->max_inline)
 			return -ENOMEM;
 	} else {
@@ -205,8 +205,8 @@ static FV__ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt,
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
 
 	/* A WQE that fits its first block never meets the ring end. */
-	fv__wqe_body(&sq->ring, qpt, r, wqe + FV_DS,
-		    (max_ds > 4 && ds > 4 ? FV_WRAP : 0) | (r->from_wr ? 0 : FV_VEC), qp->qpn);
+	fv__wqe_body(&sq->ring, qpt, r, wqe + FV__DS,
+		    (max_ds > 4 && ds > 4 ? FV__WRAP : 0) | (r->from_wr ? 0 : FV__VEC), qp->qpn);
 	fv__wqe_ctrl(wqe, pi, 0, r->opcode, sq->qpn_be, ds, fm, r->imm);
 	fv__sq_record(sq, pi, r->wr_id, r->flags, nbb);
 	if (ds == 1)
@@ -222,7 +222,7 @@ static FV__ALWAYS_INLINE void fv__build_advance(struct fv_qp *qp, const struct f
 					      unsigned nbb)
 {
 	fv__sq_advance(&qp->sq, pi, nbb);
-	if (r->segs & FV_SEG_UMR)
+	if (r->segs & FV__SEG_UMR)
 		fv__sq_cache_fence(&qp->sq, MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE);
 }
 
@@ -257,14 +257,14 @@ static FV__ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_r
 {
 	const unsigned hdr = fv__req_hdr_ds(qpt, r);
 
-	if (r->segs & FV_SEG_UMR)
+	if (r->segs & FV__SEG_UMR)
 		return 0;
-	if (r->payload == FV_PL_SGL)
+	if (r->payload == FV__PL_SGL)
 		return r->nsge == 1 ? hdr + 1 : 0;
-	if (r->payload == FV_PL_INLINE)
+	if (r->payload == FV__PL_INLINE)
 		return r->nsge == 1 && FV__CONST_P(r->len) && r->len &&
 		       hdr + fv__inline_ds(r->len) <= 4 ? hdr + fv__inline_ds(r->len) : 0;
-	return r->payload == FV_PL_NONE ? hdr : 0;
+	return r->payload == FV__PL_NONE ? hdr : 0;
 }
 
 /*
@@ -316,14 +316,14 @@ static FV__ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req
 					 bool skip_last, bool words0, unsigned how)
 {
 	/* Flags decided per WR: the ctrl's two words stored as they are, not joined in a vector first. */
-	uint8_t *p = fv__ctrl_put(wqe, pi, c, FV__CONST_P(r->flags) ? how & ~FV_CTRL_A :
-					      how & FV_VEC ? how & FV_CTRL_A : 0);
+	uint8_t *p = fv__ctrl_put(wqe, pi, c, FV__CONST_P(r->flags) ? how & ~FV__CTRL_A :
+					      how & FV__VEC ? how & FV__CTRL_A : 0);
 
 FV__UNROLL(4)	/* n is a constant (4 at most, UD): the units stay in registers */
 	for (unsigned i = 0; i < n; i++) {
 		if (!(i == n - 1 && skip_last))	/* not an empty SGE that would start a second block */
-			fv__unit_put(p, u[i], i == 0 && words0 ? how & ~(unsigned)FV_VEC : how);
-		p += FV_DS;
+			fv__unit_put(p, u[i], i == 0 && words0 ? how & ~(unsigned)FV__VEC : how);
+		p += FV__DS;
 		if ((i + 2) % 4 == 0)	/* a block ends: the ring may too */
 			fv__ring_wrap(&sq->ring, &p);
 	}
@@ -350,8 +350,8 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 {
 	struct fv_sq *sq = &qp->sq;
 	const unsigned ds = fv__fast_ds(qpt, r), nbb1 = fv__ds_to_bb(ds);
-	const bool sge1 = ds && r->payload == FV_PL_SGL, inl1 = ds && r->payload == FV_PL_INLINE;
-	const unsigned how = r->from_wr ? 0 : FV_VEC, hdr = fv__req_hdr_ds(qpt, r);
+	const bool sge1 = ds && r->payload == FV__PL_SGL, inl1 = ds && r->payload == FV__PL_INLINE;
+	const unsigned how = r->from_wr ? 0 : FV__VEC, hdr = fv__req_hdr_ds(qpt, r);
 	const bool typed = fv__req_typed(r);
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
 	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
@@ -364,10 +364,10 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 	const unsigned n = fv__req_hdr_count(qpt, r) + sge1;	/* units after the ctrl, inline data aside */
 	/* computed before the test of lim: in a caller's loop, what does not change, once */
 	const struct fv_image u[4] = {
-		n > 0 ? fv__req_unit(qpt, r, how, 0) : FV_IMAGE(0, 0),
-		n > 1 ? fv__req_unit(qpt, r, how, 1) : FV_IMAGE(0, 0),
-		n > 2 ? fv__req_unit(qpt, r, how, 2) : FV_IMAGE(0, 0),
-		n > 3 ? fv__req_unit(qpt, r, how, 3) : FV_IMAGE(0, 0),
+		n > 0 ? fv__req_unit(qpt, r, how, 0) : FV__IMAGE(0, 0),
+		n > 1 ? fv__req_unit(qpt, r, how, 1) : FV__IMAGE(0, 0),
+		n > 2 ? fv__req_unit(qpt, r, how, 2) : FV__IMAGE(0, 0),
+		n > 3 ? fv__req_unit(qpt, r, how, 3) : FV__IMAGE(0, 0),
 	};
 	const bool empty = sge1 && !r->sgl->length;
 	/*
@@ -421,7 +421,7 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 			fv__sq_mark_end(sq, pi, nbb);
 		}
 		if (empty_cold) {	/* stored here: on the hot side the ctrl's first word stays one value */
-			fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV_CTRL_A : 0));
+			fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV__CTRL_A : 0));
 			fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
 			return (int)nbb;
 		}
@@ -434,7 +434,7 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 		sq->sig_pi = pi + nbb;
 		fv__sq_mark_end(sq, pi, nbb);
 	}
-	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV_CTRL_A : 0));
+	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV__CTRL_A : 0));
 	if (ds == 1)	/* a NOP */
 		fv__sq_no_bf(sq);
 	fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
@@ -473,7 +473,7 @@ static FV__ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, co
 		fv__sq_advance(&qp->sq, pi, (unsigned)nbb);
 		return 0;
 	}
-	if (r->payload == FV_PL_SGL && r->nsge == 1) {
+	if (r->payload == FV__PL_SGL && r->nsge == 1) {
 #if FV__SGE_WORD
 		uint64_t w;
 
@@ -485,7 +485,7 @@ static FV__ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, co
 		one.sgl = &s;
 	}
 	if (FV__SPLIT_UNSIG && !FV__CONST_P(r->flags) && fv__req_typed(r) && qpt != FV_QPT_UD &&
-	    r->payload != FV_PL_INLINE && !(r->segs & FV_SEG_UMR) && __builtin_expect(!r->flags && !r->imm, 1)) {
+	    r->payload != FV__PL_INLINE && !(r->segs & FV__SEG_UMR) && __builtin_expect(!r->flags && !r->imm, 1)) {
 		one.flags = 0, one.imm = 0;	/* constants in this copy of the call (FV__SPLIT_UNSIG) */
 		nbb = fv__build_fast_at(qp, qpt, &one, pi);
 	} else {
@@ -505,11 +505,11 @@ static FV__ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, co
  */
 static FV__ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
-	FV_ASSERT_MSG(!qp->wr_open, "typed builder on a QP with an open fv_wr_* batch "
+	FV__ASSERT_MSG(!qp->wr_open, "typed builder on a QP with an open fv_wr_* batch "
 		      "(fv_wr_start without fv_wr_complete or fv_wr_abort)");
 	return fv__build_any(qp, qpt, r);
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_BUILD_H */

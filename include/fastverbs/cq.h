@@ -22,7 +22,7 @@
  * Entry ci is new iff opcode != INVALID and owner == bit log2(entries) of ci (§5.4); the
  * rest of it is read only after a load barrier (fv__dma_rmb(), or fv__dma_rmb64() for the
  * CQE alone, with a compiler barrier at the end of the call for what the caller reads next).
- * Each poll call that consumed anything writes dbrec[FV_CQ_SET_CI] = BE32(ci & 0xffffff)
+ * Each poll call that consumed anything writes dbrec[FV__CQ_SET_CI] = BE32(ci & 0xffffff)
  * once.
  *
  * A CQE names its QP by number; fv_registry_qp() finds the fv_qp. The successful requester
@@ -50,7 +50,7 @@
 
 #include "cq_run.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /*
  * k CQEs were consumed, the next one at off with owner bit own: record it, and tell the
@@ -68,7 +68,7 @@ fv__cq_consumed(struct fv_cq *cq, uint32_t off, uint32_t own, uint32_t k)
 		cq->ci += k;
 		cq->off = off;
 		cq->own = own;
-		fv__dbrec_write32(&cq->dbrec[FV_CQ_SET_CI], htobe32(cq->ci & 0xffffff));
+		fv__dbrec_write32(&cq->dbrec[FV__CQ_SET_CI], htobe32(cq->ci & 0xffffff));
 	}
 	fv__compiler_barrier();
 }
@@ -91,7 +91,7 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 	uint32_t tag;
 	int bad = 0;
 
-	FV_ASSERT_MSG(reg, "polling a struct fv_cq that fv_cq_init (or fv_cq_init_geom) did not set up");
+	FV__ASSERT_MSG(reg, "polling a struct fv_cq that fv_cq_init (or fv_cq_init_geom) did not set up");
 	tag = __atomic_load_n(&reg->gen, __ATOMIC_RELAXED) | (uint32_t)ibv;
 
 	/* The ways hold while their tag is the call's; a way filled in this call takes it. */
@@ -105,7 +105,7 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 		}
 		cq->off = off;
 		cq->ci++;
-		fv__dbrec_write32(&cq->dbrec[FV_CQ_SET_CI], htobe32(cq->ci & 0xffffff));
+		fv__dbrec_write32(&cq->dbrec[FV__CQ_SET_CI], htobe32(cq->ci & 0xffffff));
 		fv__compiler_barrier();
 		return 1;
 	}
@@ -138,13 +138,13 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 		fv__dma_rmb();	/* the rest of the CQE only after its owner bit */
 		qp = fv_registry_qp_in(reg, be32toh(cqe->sop_drop_qpn) & 0xffffff);
 		r = fv__cqe_decode(cq, qp, cqe, op_own, o, ibv, 0);
-		if (__builtin_expect(r == FV_CQE_BAD, 0)) {
+		if (__builtin_expect(r == FV__CQE_BAD, 0)) {
 			/* Left where it is, never consumed: what the caller has, or -1 / EINVAL first;
 			 * the caller registers the QP and polls again, or takes it (fv_cq_take_cqe). */
 			bad = o == out;
 			break;
 		}
-		if (r == FV_CQE_REPORT) {
+		if (r == FV__CQE_REPORT) {
 			fv__cq_way_fill(&cq->run, qp, cqe, op_own, own, o, ibv);
 			o += osz;
 		} else {
@@ -198,6 +198,6 @@ static inline int fv_cq_take_cqe(struct fv_cq *cq, struct mlx5_cqe64 *out)
 	return 0;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_CQ_H */

@@ -9,9 +9,9 @@
  *             24    cmd  1: solicited completions only, 0: any completion
  *             23:0  ci   the consumer index
  *
- *   1. dbrec[FV_CQ_ARM_DB] = BE32(arm word)                      host memory
+ *   1. dbrec[FV__CQ_ARM_DB] = BE32(arm word)                      host memory
  *   2. fv__wc_start()                                             the record before the MMIO
- *   3. 8 bytes at cq_uar + FV_CQ_DOORBELL = BE64(word << 32 | cqn)  the UAR's CQ doorbell
+ *   3. 8 bytes at cq_uar + FV__CQ_DOORBELL = BE64(word << 32 | cqn)  the UAR's CQ doorbell
  *   4. fv__wc_flush()
  *
  * The device raises one event on the CQ's completion channel for the first (solicited)
@@ -26,8 +26,8 @@
 
 #include "cq.h"
 
-#define FV_CQ_DOORBELL 0x20		/* the CQ doorbell in the UAR page (libmlx5's MLX5_CQ_DOORBELL) */
-#define FV_CQ_ARM_SOLICITED (1u << 24)	/* arm command: solicited only (MLX5_CQ_DB_REQ_NOT_SOL) */
+#define FV__CQ_DOORBELL 0x20		/* the CQ doorbell in the UAR page (libmlx5's MLX5_CQ_DOORBELL) */
+#define FV__CQ_ARM_SOLICITED (1u << 24)	/* arm command: solicited only (MLX5_CQ_DB_REQ_NOT_SOL) */
 
 /* What arming a CQ needs besides struct fv_cq: the UAR page and the arm sequence number. */
 struct fv_cq_arm {
@@ -56,11 +56,11 @@ static inline int fv_cq_arm_init(struct fv_cq_arm *a, struct ibv_cq *ibcq)
  */
 static inline void fv_cq_arm(const struct fv_cq *cq, const struct fv_cq_arm *a, int solicited)
 {
-	uint32_t word = (a->sn & 3) << 28 | (solicited ? FV_CQ_ARM_SOLICITED : 0) | (cq->ci & 0xffffff);
+	uint32_t word = (a->sn & 3) << 28 | (solicited ? FV__CQ_ARM_SOLICITED : 0) | (cq->ci & 0xffffff);
 
-	fv__dbrec_write32(&cq->dbrec[FV_CQ_ARM_DB], htobe32(word));
+	fv__dbrec_write32(&cq->dbrec[FV__CQ_ARM_DB], htobe32(word));
 	fv__wc_start();
-	fv__mmio_write64((uint8_t *)a->uar + FV_CQ_DOORBELL, htobe64((uint64_t)word << 32 | cq->cqn));
+	fv__mmio_write64((uint8_t *)a->uar + FV__CQ_DOORBELL, htobe64((uint64_t)word << 32 | cq->cqn));
 	fv__wc_flush();
 }
 

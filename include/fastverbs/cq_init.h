@@ -9,10 +9,10 @@
 
 #include "recv.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
-#define FV_CQ_SET_CI 0	/* CQ doorbell record words (libmlx5's MLX5_CQ_SET_CI / _ARM_DB) */
-#define FV_CQ_ARM_DB 1
+#define FV__CQ_SET_CI 0	/* CQ doorbell record words (libmlx5's MLX5_CQ_SET_CI / _ARM_DB) */
+#define FV__CQ_ARM_DB 1
 
 /*
  * The run cache of a CQ: per QP and send opcode (a way, found by a hash of the two), the
@@ -22,7 +22,7 @@ FV_EXTERN_C_BEGIN
  * turns in one (the general path decodes what the way does not hold). Kept in the CQ across
  * calls; cq_run.h fills and reads it.
  */
-#define FV_CQ_WAYS 16	/* fv__cq_way_at takes 4 bits of its hash */
+#define FV__CQ_WAYS 16	/* fv__cq_way_at takes 4 bits of its hash */
 
 struct fv_cq_way {
 	__be32 key;		/* the sop_drop_qpn of the CQEs it decodes; in an empty way, one that
@@ -34,7 +34,7 @@ struct fv_cq_way {
 static_assert(sizeof(struct fv_cq_way) == 64, "a way is 64 bytes: fv__cq_way_at's offset");
 
 struct fv_cq_run {
-	struct fv_cq_way way[FV_CQ_WAYS];
+	struct fv_cq_way way[FV__CQ_WAYS];
 	uint32_t tag;		/* the registry's gen | ibv (1: t is a struct ibv_wc): the ways hold
 				 * while it matches */
 };
@@ -54,7 +54,7 @@ static FV__ALWAYS_INLINE uint32_t fv__cq_way_off(__be32 key)
 #else
 	uint32_t k = __builtin_bswap32((uint32_t)key);
 #endif
-	return (k * 0x9e3779b4u) >> (26 - 6) & ((FV_CQ_WAYS - 1) << 6);
+	return (k * 0x9e3779b4u) >> (26 - 6) & ((FV__CQ_WAYS - 1) << 6);
 }
 
 static FV__ALWAYS_INLINE const struct fv_cq_way *
@@ -77,7 +77,7 @@ static inline __be32 fv__cq_no_key(unsigned i)
 /* Empty every way; tag: the one they are filled under from now on. Rare: out of line. */
 static FV__COLD void fv__cq_run_reset(struct fv_cq_run *run, uint32_t tag)
 {
-	for (unsigned i = 0; i < FV_CQ_WAYS; i++) {
+	for (unsigned i = 0; i < FV__CQ_WAYS; i++) {
 		run->way[i].key = fv__cq_no_key(i);
 		run->way[i].qp = NULL;
 	}
@@ -95,7 +95,7 @@ struct fv_cq {
 	uint32_t cqe_size;	/* 64 or 128 */
 	uint32_t shift;		/* log2(cqe_size) */
 	struct fv_registry *reg;	/* the process's tables (registry.h): found once, at init */
-	volatile __be32 *dbrec;	/* [FV_CQ_SET_CI] consumer index, [FV_CQ_ARM_DB] arm */
+	volatile __be32 *dbrec;	/* [FV__CQ_SET_CI] consumer index, [FV__CQ_ARM_DB] arm */
 	struct fv_srq *srq;	/* fv_cq_bind_srq(): receives of QPs fastverbs does not own */
 	struct ibv_cq *ibcq;	/* NULL when described by raw geometry */
 	uint32_t cqn;
@@ -108,7 +108,7 @@ struct fv_cq_geom {
 	void *buf;
 	uint32_t cqe_cnt;	/* entries, a power of two <= 2^24 */
 	uint32_t cqe_size;	/* 64 or 128 */
-	volatile __be32 *dbrec;	/* consumption continues from dbrec[FV_CQ_SET_CI] */
+	volatile __be32 *dbrec;	/* consumption continues from dbrec[FV__CQ_SET_CI] */
 	uint32_t cqn;
 };
 
@@ -140,7 +140,7 @@ static inline int fv_cq_init_geom(struct fv_cq *cq, const struct fv_cq_geom *g)
 	cq->cqe_size = g->cqe_size;
 	cq->dbrec = g->dbrec;
 	cq->shift = (uint32_t)__builtin_ctz(g->cqe_size);
-	cq->ci = be32toh(g->dbrec[FV_CQ_SET_CI]) & 0xffffff;
+	cq->ci = be32toh(g->dbrec[FV__CQ_SET_CI]) & 0xffffff;
 	cq->off = (cq->ci & cq->mask) * cq->cqe_size;
 	cq->own = !!(cq->ci & g->cqe_cnt);
 	cq->ring = g->cqe_cnt * g->cqe_size;
@@ -175,7 +175,7 @@ static inline int fv_cq_init(struct fv_cq *cq, struct ibv_cq *ibcq)
 	if (err)
 		return err;
 
-	struct fv_cq_geom g = FV_ZERO_INIT;
+	struct fv_cq_geom g = FV__ZERO_INIT;
 
 	g.buf = dv.buf, g.cqe_cnt = dv.cqe_cnt, g.cqe_size = dv.cqe_size, g.dbrec = dv.dbrec;
 	g.cqn = dv.cqn;
@@ -200,6 +200,6 @@ static inline void fv_cq_bind_srq(struct fv_cq *cq, struct fv_srq *srq)
 	cq->srq = srq;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_CQ_INIT_H */

@@ -10,7 +10,7 @@
 
 #include "cq_decode.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /*
  * After the general path reported the completion cqe at o for qp: if it is a successful
@@ -26,7 +26,7 @@ fv__cq_way_fill(struct fv_cq_run *run, struct fv_qp *qp, const struct mlx5_cqe64
 	__be32 key = cqe->sop_drop_qpn;
 
 	if (op_own != own || !qp || qp->sq.sig_all ||
-	    (fv_req_op[*(const uint8_t *)&cqe->sop_drop_qpn] & (FV_REQ_CNT | FV_REQ_UMR)))
+	    (fv__sq_wc_op[*(const uint8_t *)&cqe->sop_drop_qpn] & (FV__WC_CNT | FV__WC_UMR)))
 		return;
 
 	struct fv_cq_way *w = (struct fv_cq_way *)(uintptr_t)fv__cq_way_at(run, key);
@@ -185,6 +185,6 @@ out:
 	*op = o;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_CQ_RUN_H */

@@ -19,19 +19,19 @@
 
 #include "qp.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
-#define FV_ETH_INLINE_L2  18u	/* the L2 minimum inline mode: Ethernet header + VLAN tag */
-#define FV_ETH_TSO_HDR_MIN 14u	/* a TSO header holds at least the Ethernet header */
-#define FV_ETH_SEG_BYTES  32u	/* the segment as libmlx5 clears it */
-#define FV_ETH_HDR_AT     14u	/* where the inline header starts in the segment */
+#define FV__ETH_INLINE_L2  18u	/* the L2 minimum inline mode: Ethernet header + VLAN tag */
+#define FV__ETH_TSO_HDR_MIN 14u	/* a TSO header holds at least the Ethernet header */
+#define FV__ETH_SEG_BYTES  32u	/* the segment as libmlx5 clears it */
+#define FV__ETH_HDR_AT     14u	/* where the inline header starts in the segment */
 
 /* Units of the Ethernet segment and the header inlined in it. */
 static inline unsigned fv__eth_ds(const struct fv_qp *qp, const struct fv_req *r)
 {
-	if (r->segs & FV_SEG_TSO)
-		return 1 + (r->hdr_sz - 2u + FV_DS - 1) / FV_DS;
-	return (FV_DS + qp->eth_inline) / FV_DS;
+	if (r->segs & FV__SEG_TSO)
+		return 1 + (r->hdr_sz - 2u + FV__DS - 1) / FV__DS;
+	return (FV__DS + qp->eth_inline) / FV__DS;
 }
 
 /*
@@ -50,12 +50,12 @@ static FV__ALWAYS_INLINE int fv__eth_hdr_at(const struct fv_qp *qp, const struct
 
 	at->index = 0;
 	at->offset = 0;
-	if (r->segs & FV_SEG_TSO)
+	if (r->segs & FV__SEG_TSO)
 		return 0;
 	if (r->nsge < 1)
 		return EINVAL;
 	for (int i = 0; i < r->nsge && need; i++) {
-		uint32_t len = r->payload == FV_PL_INLINE_BUFS ? (uint32_t)r->bufs[i].length : r->sgl[i].length;
+		uint32_t len = r->payload == FV__PL_INLINE_BUFS ? (uint32_t)r->bufs[i].length : r->sgl[i].length;
 		uint32_t take = len < need ? len : need;
 
 		need -= take;
@@ -72,7 +72,7 @@ static FV__ALWAYS_INLINE int fv__eth_hdr_at(const struct fv_qp *qp, const struct
 /* Piece i of the payload: its address and length. */
 static inline const uint8_t *fv__eth_piece(const struct fv_req *r, int i, uint32_t *len)
 {
-	if (r->payload == FV_PL_INLINE_BUFS) {
+	if (r->payload == FV__PL_INLINE_BUFS) {
 		*len = (uint32_t)r->bufs[i].length;
 		return (const uint8_t *)r->bufs[i].addr;
 	}
@@ -94,12 +94,12 @@ static FV__ALWAYS_INLINE int fv__eth_check(const struct fv_qp *qp, const struct 
 	*pl_ds = 0;
 	if ((r->flags & FV_IP_CSUM) && !qp->raw_csum)
 		return EINVAL;
-	if ((r->segs & FV_SEG_TSO) && (r->hdr_sz < FV_ETH_TSO_HDR_MIN || r->hdr_sz > qp->max_tso_header))
+	if ((r->segs & FV__SEG_TSO) && (r->hdr_sz < FV__ETH_TSO_HDR_MIN || r->hdr_sz > qp->max_tso_header))
 		return EINVAL;
 	err = fv__eth_hdr_at(qp, r, at);
 	if (err)
 		return err;
-	if (r->payload == FV_PL_INLINE || r->payload == FV_PL_INLINE_BUFS) {
+	if (r->payload == FV__PL_INLINE || r->payload == FV__PL_INLINE_BUFS) {
 		uint64_t rest = 0;
 
 		for (int i = at->index; i < r->nsge; i++) {
@@ -118,7 +118,7 @@ static FV__ALWAYS_INLINE int fv__eth_check(const struct fv_qp *qp, const struct 
 	for (int i = at->index; i < r->nsge; i++) {
 		if (!r->sgl[i].length)
 			continue;
-		if (r->segs & FV_SEG_TSO) {
+		if (r->segs & FV__SEG_TSO) {
 			if (tso_left < r->sgl[i].length)
 				return EINVAL;
 			tso_left -= r->sgl[i].length;
@@ -133,18 +133,18 @@ static inline uint8_t *fv__wqe_eth(const struct fv_ring *ring, const struct fv_q
 				  uint8_t *p)
 {
 	uint8_t cs = r->flags & FV_IP_CSUM ? MLX5_ETH_WQE_L3_CSUM | MLX5_ETH_WQE_L4_CSUM : 0;
-	uint16_t mss = r->segs & FV_SEG_TSO ? r->mss : 0;
-	uint16_t hsz = r->segs & FV_SEG_TSO ? r->hdr_sz : (uint16_t)qp->eth_inline;
+	uint16_t mss = r->segs & FV__SEG_TSO ? r->mss : 0;
+	uint16_t hsz = r->segs & FV__SEG_TSO ? r->hdr_sz : (uint16_t)qp->eth_inline;
 
-	memset(p, 0, FV_ETH_SEG_BYTES);
+	memset(p, 0, FV__ETH_SEG_BYTES);
 	p[4] = cs;
 	*(__be16 *)(p + 6) = htobe16(mss);
 	*(__be16 *)(p + 12) = htobe16(hsz);
-	if (r->segs & FV_SEG_TSO) {
-		fv__ring_copy(ring, p + FV_ETH_HDR_AT, r->hdr, r->hdr_sz);
-		return fv__ring_add(ring, p, (size_t)fv__eth_ds(qp, r) * FV_DS, FV_WRAP);
+	if (r->segs & FV__SEG_TSO) {
+		fv__ring_copy(ring, p + FV__ETH_HDR_AT, r->hdr, r->hdr_sz);
+		return fv__ring_add(ring, p, (size_t)fv__eth_ds(qp, r) * FV__DS, FV__WRAP);
 	}
-	uint8_t *dst = p + FV_ETH_HDR_AT;
+	uint8_t *dst = p + FV__ETH_HDR_AT;
 
 	for (int i = 0, need = (int)hsz; need > 0; i++) {	/* fv__eth_hdr_at found enough */
 		uint32_t len;
@@ -155,14 +155,14 @@ static inline uint8_t *fv__wqe_eth(const struct fv_ring *ring, const struct fv_q
 		dst += take;
 		need -= (int)take;
 	}
-	return p + (size_t)fv__eth_ds(qp, r) * FV_DS;
+	return p + (size_t)fv__eth_ds(qp, r) * FV__DS;
 }
 
 /* The payload after the inline header: data segments, or one inline segment; from at on. */
 static inline void fv__wqe_eth_payload(const struct fv_ring *ring, const struct fv_req *r,
 				      const struct fv_eth_at *at, uint8_t *p)
 {
-	if (r->payload == FV_PL_INLINE || r->payload == FV_PL_INLINE_BUFS) {
+	if (r->payload == FV__PL_INLINE || r->payload == FV__PL_INLINE_BUFS) {
 		uint8_t *dst = p + 4;
 		uint32_t total = 0;
 
@@ -187,7 +187,7 @@ static inline void fv__wqe_eth_payload(const struct fv_ring *ring, const struct 
 			continue;
 		if (p == ring->end)
 			p = ring->buf;
-		p = fv__unit_write(ring, p, fv__data_image(s->length - off, s->lkey, s->addr + off), FV_WRAP);
+		p = fv__unit_write(ring, p, fv__data_image(s->length - off, s->lkey, s->addr + off), FV__WRAP);
 	}
 }
 
@@ -204,7 +204,7 @@ static FV__NOINLINE int fv__build_eth_slow(struct fv_qp *qp, const struct fv_req
 	__be32 fm;
 	int err;
 
-	if (r->payload == FV_PL_SGL && r->nsge > 0 && (unsigned)r->nsge > qp->max_send_sge)
+	if (r->payload == FV__PL_SGL && r->nsge > 0 && (unsigned)r->nsge > qp->max_send_sge)
 		return -ENOMEM;
 	if (r->nsge < 0)
 		return -EINVAL;
@@ -212,7 +212,7 @@ static FV__NOINLINE int fv__build_eth_slow(struct fv_qp *qp, const struct fv_req
 	if (err)
 		return -err;
 	ds = 1 + fv__eth_ds(qp, r) + pl_ds;
-	if (ds > FV_MAX_DS)
+	if (ds > FV__MAX_DS)
 		return -ENOMEM;
 	nbb = fv__ds_to_bb(ds);
 	if (!fv__sq_take(sq, r->flags, nbb, &fm))
@@ -220,7 +220,7 @@ static FV__NOINLINE int fv__build_eth_slow(struct fv_qp *qp, const struct fv_req
 
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
 
-	fv__wqe_eth_payload(&sq->ring, r, &at, fv__wqe_eth(&sq->ring, qp, r, wqe + FV_DS));
+	fv__wqe_eth_payload(&sq->ring, r, &at, fv__wqe_eth(&sq->ring, qp, r, wqe + FV__DS));
 	fv__wqe_ctrl(wqe, pi, 0, r->opcode, sq->qpn_be, ds, fm, 0);
 	fv__sq_record(sq, pi, r->wr_id, r->flags, nbb);
 	return (int)nbb;
@@ -251,7 +251,7 @@ static FV__ALWAYS_INLINE struct fv_image fv__eth_unit0(uint8_t cs, uint16_t mss,
 #endif
 
 	memcpy(&h, h2, 2);
-	return FV_IMAGE(fv__2x32(0, fv__eth_2x16(cs0, htobe16(mss))), fv__2x32(0, fv__eth_2x16(htobe16(hsz), h)));
+	return FV__IMAGE(fv__2x32(0, fv__eth_2x16(cs0, htobe16(mss))), fv__2x32(0, fv__eth_2x16(htobe16(hsz), h)));
 }
 
 /*
@@ -265,15 +265,15 @@ static FV__ALWAYS_INLINE unsigned fv__build_eth_fast(struct fv_qp *qp, const str
 	struct fv_sq *sq = &qp->sq;
 	const struct ibv_sge *s = r->sgl;
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
-	const unsigned how = r->from_wr ? 0 : FV_VEC;
+	const unsigned how = r->from_wr ? 0 : FV__VEC;
 	uint8_t cs = r->flags & FV_IP_CSUM ? MLX5_ETH_WQE_L3_CSUM | MLX5_ETH_WQE_L4_CSUM : 0;
 	unsigned ds, nbb;
 	__be32 fm;
 
-	if (r->payload != FV_PL_SGL || r->nsge != 1 || (cs && !qp->raw_csum))
+	if (r->payload != FV__PL_SGL || r->nsge != 1 || (cs && !qp->raw_csum))
 		return 0;
-	if (!(r->segs & FV_SEG_TSO)) {
-		if (qp->eth_inline != FV_ETH_INLINE_L2 || s->length <= FV_ETH_INLINE_L2)
+	if (!(r->segs & FV__SEG_TSO)) {
+		if (qp->eth_inline != FV__ETH_INLINE_L2 || s->length <= FV__ETH_INLINE_L2)
 			return 0;
 		if (!fv__sq_take(sq, r->flags, 1, &fm))
 			return 0;
@@ -282,17 +282,17 @@ static FV__ALWAYS_INLINE unsigned fv__build_eth_fast(struct fv_qp *qp, const str
 
 		memcpy(&h16, h + 2, sizeof(h16));
 		fv__ctrl_put(wqe, pi, fv__ctrl_image(0, r->opcode, sq->qpn_be, 4, fm, 0), how);
-		fv__unit_put(wqe + FV_DS, fv__eth_unit0(cs, 0, FV_ETH_INLINE_L2, h), how);
-		fv__unit_put(wqe + 2 * FV_DS, h16, how);
-		fv__unit_put(wqe + 3 * FV_DS, fv__data_image(s->length - FV_ETH_INLINE_L2, s->lkey,
-							   s->addr + FV_ETH_INLINE_L2), how);
+		fv__unit_put(wqe + FV__DS, fv__eth_unit0(cs, 0, FV__ETH_INLINE_L2, h), how);
+		fv__unit_put(wqe + 2 * FV__DS, h16, how);
+		fv__unit_put(wqe + 3 * FV__DS, fv__data_image(s->length - FV__ETH_INLINE_L2, s->lkey,
+							   s->addr + FV__ETH_INLINE_L2), how);
 		fv__sq_record(sq, pi, r->wr_id, r->flags, 1);
 		return 1;
 	}
-	uint32_t hunits = (r->hdr_sz - 2u + FV_DS - 1) / FV_DS;
-	uint8_t *eseg = wqe + FV_DS, *p = eseg + FV_DS + (size_t)hunits * FV_DS;
+	uint32_t hunits = (r->hdr_sz - 2u + FV__DS - 1) / FV__DS;
+	uint8_t *eseg = wqe + FV__DS, *p = eseg + FV__DS + (size_t)hunits * FV__DS;
 
-	if (r->hdr_sz < FV_ETH_TSO_HDR_MIN || r->hdr_sz > qp->max_tso_header || s->length > qp->max_tso ||
+	if (r->hdr_sz < FV__ETH_TSO_HDR_MIN || r->hdr_sz > qp->max_tso_header || s->length > qp->max_tso ||
 	    p > sq->ring.end)
 		return 0;
 	ds = 2 + hunits + (s->length != 0);
@@ -300,8 +300,8 @@ static FV__ALWAYS_INLINE unsigned fv__build_eth_fast(struct fv_qp *qp, const str
 	if (!fv__sq_take(sq, r->flags, nbb, &fm))
 		return 0;
 	fv__unit_put(eseg, fv__eth_unit0(cs, r->mss, r->hdr_sz, (const uint8_t *)r->hdr), how);
-	fv__unit_put(eseg + FV_DS, FV_IMAGE(0, 0), how);	/* the segment's 32 bytes, as libmlx5 clears them */
-	memcpy(eseg + FV_ETH_HDR_AT + 2, (const uint8_t *)r->hdr + 2, r->hdr_sz - 2u);
+	fv__unit_put(eseg + FV__DS, FV__IMAGE(0, 0), how);	/* the segment's 32 bytes, as libmlx5 clears them */
+	memcpy(eseg + FV__ETH_HDR_AT + 2, (const uint8_t *)r->hdr + 2, r->hdr_sz - 2u);
 	if (s->length) {
 		if (p == sq->ring.end)
 			p = sq->ring.buf;
@@ -327,7 +327,7 @@ static FV__ALWAYS_INLINE int fv__build_eth_at(struct fv_qp *qp, const struct fv_
 	 * be kept in memory for it. A whole-struct copy made the compiler zero the request in
 	 * memory before every WR, the fast ones too (16 stores a WR).
 	 */
-	struct fv_req c = FV_ZERO_INIT;
+	struct fv_req c = FV__ZERO_INIT;
 
 	c.wr_id = r->wr_id, c.flags = r->flags, c.opcode = r->opcode, c.segs = r->segs;
 	c.payload = r->payload, c.hdr = r->hdr, c.hdr_sz = r->hdr_sz, c.mss = r->mss;
@@ -335,6 +335,6 @@ static FV__ALWAYS_INLINE int fv__build_eth_at(struct fv_qp *qp, const struct fv_
 	return fv__build_eth_slow(qp, &c, pi);
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_ETH_H */

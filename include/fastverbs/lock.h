@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 #ifndef FV__TEST_YIELD
 #define FV__TEST_YIELD() ((void)0)
@@ -215,6 +215,6 @@ static inline bool fv__locking_default(void)
 	return !(s && !strcmp(s, "1"));
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_LOCK_H */

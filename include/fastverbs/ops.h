@@ -6,7 +6,7 @@
 #include "build.h"
 #include "ah.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /* ---- RC ---- */
 
@@ -19,20 +19,20 @@ static inline int fv_rc_init(struct fv_rc *h, struct ibv_qp *ibqp)
 /* fv_rc_send: SEND on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_sgl: SEND on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
@@ -40,30 +40,30 @@ static FV__ALWAYS_INLINE int fv_rc_send_sgl(struct fv_rc *h, uint64_t wr_id, uns
 static FV__ALWAYS_INLINE int fv_rc_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_imm: SEND with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_imm_sgl: SEND with immediate data on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
@@ -71,30 +71,30 @@ static FV__ALWAYS_INLINE int fv_rc_send_imm_sgl(struct fv_rc *h, uint64_t wr_id,
 static FV__ALWAYS_INLINE int fv_rc_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_inv: SEND that invalidates a remote rkey on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_inv_sgl: SEND that invalidates a remote rkey on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
@@ -102,30 +102,30 @@ static FV__ALWAYS_INLINE int fv_rc_send_inv_sgl(struct fv_rc *h, uint64_t wr_id,
 static FV__ALWAYS_INLINE int fv_rc_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write: RDMA WRITE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_sgl: RDMA WRITE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
@@ -133,30 +133,30 @@ static FV__ALWAYS_INLINE int fv_rc_write_sgl(struct fv_rc *h, uint64_t wr_id, un
 static FV__ALWAYS_INLINE int fv_rc_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_imm: RDMA WRITE with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_imm_sgl: RDMA WRITE with immediate data on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
@@ -164,100 +164,100 @@ static FV__ALWAYS_INLINE int fv_rc_write_imm_sgl(struct fv_rc *h, uint64_t wr_id
 static FV__ALWAYS_INLINE int fv_rc_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_read: RDMA READ into the SGEs on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_read_sgl: RDMA READ into the SGEs on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add;
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add;
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_nop: NOP (control segment only, e.g. to ask for a completion) on a RC QP, no payload. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
+		r.opcode = MLX5_OPCODE_NOP, r.payload = FV__PL_NONE;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a RC QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a RC QP, no payload. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_rc_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
@@ -272,20 +272,20 @@ static inline int fv_uc_init(struct fv_uc *h, struct ibv_qp *ibqp)
 /* fv_uc_send: SEND on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_uc_send(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_sgl: SEND on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_uc_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
@@ -293,30 +293,30 @@ static FV__ALWAYS_INLINE int fv_uc_send_sgl(struct fv_uc *h, uint64_t wr_id, uns
 static FV__ALWAYS_INLINE int fv_uc_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_imm: SEND with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_uc_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_imm_sgl: SEND with immediate data on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_uc_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
@@ -324,30 +324,30 @@ static FV__ALWAYS_INLINE int fv_uc_send_imm_sgl(struct fv_uc *h, uint64_t wr_id,
 static FV__ALWAYS_INLINE int fv_uc_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_inv: SEND that invalidates a remote rkey on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_uc_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_inv_sgl: SEND that invalidates a remote rkey on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_uc_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
@@ -355,30 +355,30 @@ static FV__ALWAYS_INLINE int fv_uc_send_inv_sgl(struct fv_uc *h, uint64_t wr_id,
 static FV__ALWAYS_INLINE int fv_uc_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write: RDMA WRITE on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_uc_write(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_sgl: RDMA WRITE on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_uc_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
@@ -386,30 +386,30 @@ static FV__ALWAYS_INLINE int fv_uc_write_sgl(struct fv_uc *h, uint64_t wr_id, un
 static FV__ALWAYS_INLINE int fv_uc_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_imm: RDMA WRITE with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_uc_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_imm_sgl: RDMA WRITE with immediate data on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_uc_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
@@ -417,40 +417,40 @@ static FV__ALWAYS_INLINE int fv_uc_write_imm_sgl(struct fv_uc *h, uint64_t wr_id
 static FV__ALWAYS_INLINE int fv_uc_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_nop: NOP (control segment only, e.g. to ask for a completion) on a UC QP, no payload. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_uc_nop(struct fv_uc *h, uint64_t wr_id, unsigned flags)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
+		r.opcode = MLX5_OPCODE_NOP, r.payload = FV__PL_NONE;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a UC QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
 static FV__ALWAYS_INLINE int fv_uc_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a UC QP, no payload. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_uc_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
@@ -465,20 +465,20 @@ static inline int fv_ud_init(struct fv_ud *h, struct ibv_qp *ibqp)
 /* fv_ud_send: SEND on a UD QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_ud_send(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_sgl: SEND on a UD QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_ud_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
@@ -486,30 +486,30 @@ static FV__ALWAYS_INLINE int fv_ud_send_sgl(struct fv_ud *h, uint64_t wr_id, uns
 static FV__ALWAYS_INLINE int fv_ud_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_imm: SEND with immediate data on a UD QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_ud_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_imm_sgl: SEND with immediate data on a UD QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_ud_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
@@ -517,20 +517,20 @@ static FV__ALWAYS_INLINE int fv_ud_send_imm_sgl(struct fv_ud *h, uint64_t wr_id,
 static FV__ALWAYS_INLINE int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_nop: NOP (control segment only, e.g. to ask for a completion) on a UD QP, no payload. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_ud_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
+		r.opcode = MLX5_OPCODE_NOP, r.payload = FV__PL_NONE;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
@@ -545,20 +545,20 @@ static inline int fv_xrc_init(struct fv_xrc *h, struct ibv_qp *ibqp)
 /* fv_xrc_send: SEND on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_sgl: SEND on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
@@ -566,30 +566,30 @@ static FV__ALWAYS_INLINE int fv_xrc_send_sgl(struct fv_xrc *h, uint64_t wr_id, u
 static FV__ALWAYS_INLINE int fv_xrc_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_imm: SEND with immediate data on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_imm_sgl: SEND with immediate data on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
@@ -597,30 +597,30 @@ static FV__ALWAYS_INLINE int fv_xrc_send_imm_sgl(struct fv_xrc *h, uint64_t wr_i
 static FV__ALWAYS_INLINE int fv_xrc_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_inv: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_inv_sgl: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
@@ -628,30 +628,30 @@ static FV__ALWAYS_INLINE int fv_xrc_send_inv_sgl(struct fv_xrc *h, uint64_t wr_i
 static FV__ALWAYS_INLINE int fv_xrc_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write: RDMA WRITE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_sgl: RDMA WRITE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
@@ -659,30 +659,30 @@ static FV__ALWAYS_INLINE int fv_xrc_write_sgl(struct fv_xrc *h, uint64_t wr_id, 
 static FV__ALWAYS_INLINE int fv_xrc_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_imm: RDMA WRITE with immediate data on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_imm_sgl: RDMA WRITE with immediate data on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
@@ -690,100 +690,100 @@ static FV__ALWAYS_INLINE int fv_xrc_write_imm_sgl(struct fv_xrc *h, uint64_t wr_
 static FV__ALWAYS_INLINE int fv_xrc_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_read: RDMA READ into the SGEs on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_read_sgl: RDMA READ into the SGEs on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_nop: NOP (control segment only, e.g. to ask for a completion) on a XRC_SEND QP, no payload. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
+		r.opcode = MLX5_OPCODE_NOP, r.payload = FV__PL_NONE;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a XRC_SEND QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a XRC_SEND QP, no payload. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
@@ -792,20 +792,20 @@ static FV__ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, 
 /* fv_raw_send: SEND on a RAW_PACKET QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_raw_send(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_raw_send_sgl: SEND on a RAW_PACKET QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_raw_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
@@ -813,30 +813,30 @@ static FV__ALWAYS_INLINE int fv_raw_send_sgl(struct fv_raw *h, uint64_t wr_id, u
 static FV__ALWAYS_INLINE int fv_raw_send_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_raw_send_tso: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_raw_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_TSO, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+		r.opcode = MLX5_OPCODE_TSO, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_raw_send_tso_sgl: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
 static FV__ALWAYS_INLINE int fv_raw_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sgl, int nsge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_TSO, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+		r.opcode = MLX5_OPCODE_TSO, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
@@ -844,10 +844,10 @@ static FV__ALWAYS_INLINE int fv_raw_send_tso_sgl(struct fv_raw *h, uint64_t wr_i
 static FV__ALWAYS_INLINE int fv_raw_send_tso_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_TSO, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+		r.opcode = MLX5_OPCODE_TSO, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
@@ -1096,7 +1096,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	default: fv__no_local_inv)((h), __VA_ARGS__)
 #endif
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #ifdef __cplusplus
 /* ---- generic names as C++ overloads (outside extern "C") ---- */

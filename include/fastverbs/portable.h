@@ -38,15 +38,15 @@
 
 /* C declarations stay C declarations in a C++ program (the overloads of ops.h excepted). */
 #ifdef __cplusplus
-#define FV_EXTERN_C_BEGIN extern "C" {
-#define FV_EXTERN_C_END }
+#define FV__EXTERN_C_BEGIN extern "C" {
+#define FV__EXTERN_C_END }
 #else
-#define FV_EXTERN_C_BEGIN
-#define FV_EXTERN_C_END
+#define FV__EXTERN_C_BEGIN
+#define FV__EXTERN_C_END
 #endif
 
 /*
- * FV_ASSERT(cond): with -DFV_DEBUG, a false cond prints where and aborts (the ring invariants
+ * FV__ASSERT(cond): with -DFV_DEBUG, a false cond prints where and aborts (the ring invariants
  * of sq.h and recv.h are checked so); without it, nothing at all. Off by default: the fast path
  * pays nothing for it. `make test` runs the library's unit tests once with it on.
  */
@@ -58,18 +58,18 @@ static FV__COLD FV__NORETURN void fv__assert_fail(const char *cond, const char *
 	fprintf(stderr, "fastverbs: %s:%d: assertion failed: %s\n", file, line, cond);
 	abort();
 }
-#define FV_ASSERT(cond) ((cond) ? (void)0 : fv__assert_fail(#cond, __FILE__, __LINE__))
-#define FV_ASSERT_MSG(cond, msg) ((cond) ? (void)0 : fv__assert_fail(msg, __FILE__, __LINE__))
+#define FV__ASSERT(cond) ((cond) ? (void)0 : fv__assert_fail(#cond, __FILE__, __LINE__))
+#define FV__ASSERT_MSG(cond, msg) ((cond) ? (void)0 : fv__assert_fail(msg, __FILE__, __LINE__))
 #else
-#define FV_ASSERT(cond) ((void)0)
-#define FV_ASSERT_MSG(cond, msg) ((void)0)
+#define FV__ASSERT(cond) ((void)0)
+#define FV__ASSERT_MSG(cond, msg) ((void)0)
 #endif
 
 /* An initializer that zeroes every member, without a warning in either language. */
 #ifdef __cplusplus
-#define FV_ZERO_INIT {}
+#define FV__ZERO_INIT {}
 #else
-#define FV_ZERO_INIT { 0 }
+#define FV__ZERO_INIT { 0 }
 #endif
 
 #endif /* FASTVERBS_PORTABLE_H */

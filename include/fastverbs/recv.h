@@ -37,7 +37,7 @@
 
 #include "qp.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /* The RQ's tail as the poster reads it: a poller in another thread moves it (fv__rq_set_tail). */
 static inline uint32_t fv__rq_tail(const struct fv_rq *rq)
@@ -99,7 +99,7 @@ static inline int fv_recv(struct fv_qp *qp, uint64_t wr_id, const struct ibv_sge
 		 rq->max_gs, sgl, nsge);
 	rq->wrid[slot] = wr_id;
 	rq->head++;
-	FV_ASSERT(rq->head - fv__rq_tail(rq) <= rq->entries);	/* the RQ holds at most its entries */
+	FV__ASSERT(rq->head - fv__rq_tail(rq) <= rq->entries);	/* the RQ holds at most its entries */
 	return 0;
 }
 
@@ -143,7 +143,7 @@ static inline struct fv_srq *fv__srq_lookup(const struct ibv_srq *ibsrq, uint32_
 {
 	struct fv_registry *r = fv_registry_get();
 
-	for (unsigned i = 0; i < FV_SRQ_MAX; i++) {
+	for (unsigned i = 0; i < FV__SRQ_MAX; i++) {
 		struct fv_srq *s = fv__registry_srq_at(r, i);
 
 		if (s && (by_ib ? s->ibsrq == ibsrq : s->srqn == num))
@@ -154,12 +154,12 @@ static inline struct fv_srq *fv__srq_lookup(const struct ibv_srq *ibsrq, uint32_
 
 /*
  * Set srq up from a raw geometry and register it. Returns 0, EINVAL (bad geometry) or
- * ENOMEM (no memory, or FV_SRQ_MAX SRQs registered).
+ * ENOMEM (no memory, or FV__SRQ_MAX SRQs registered).
  */
 static inline int fv_srq_init_geom(struct fv_srq *srq, const struct fv_srq_geom *g)
 {
 	if (!g->buf || !g->dbrec || !fv__is_pow2(g->wqe_cnt) || !fv__is_pow2(g->stride) ||
-	    g->stride < 2 * FV_DS || g->head >= g->wqe_cnt || g->tail >= g->wqe_cnt)
+	    g->stride < 2 * FV__DS || g->head >= g->wqe_cnt || g->tail >= g->wqe_cnt)
 		return EINVAL;
 	memset(srq, 0, sizeof(*srq));
 	srq->wrid = (uint64_t *)calloc(g->wqe_cnt, sizeof(uint64_t));
@@ -167,7 +167,7 @@ static inline int fv_srq_init_geom(struct fv_srq *srq, const struct fv_srq_geom 
 		return ENOMEM;
 	srq->buf = (uint8_t *)g->buf;
 	srq->stride_shift = (uint32_t)__builtin_ctz(g->stride);
-	srq->max_gs = g->stride / FV_DS - 1;
+	srq->max_gs = g->stride / FV__DS - 1;
 	srq->mask = g->wqe_cnt - 1;
 	srq->head = g->head;
 	srq->tail = g->tail;
@@ -222,7 +222,7 @@ static inline int fv_srq_init(struct fv_srq *srq, struct ibv_srq *ibsrq)
 	while (!fv__is_pow2(cnt))
 		cnt += cnt & -cnt;
 
-	struct fv_srq_geom g = FV_ZERO_INIT;
+	struct fv_srq_geom g = FV__ZERO_INIT;
 
 	g.buf = dv.buf, g.wqe_cnt = cnt, g.stride = dv.stride, g.dbrec = dv.dbrec;
 	g.srqn = (dv.comp_mask & MLX5DV_SRQ_MASK_SRQN) ? dv.srqn : 0;
@@ -308,6 +308,6 @@ static inline void fv_qp_attach_srq(struct fv_qp *qp, struct fv_srq *srq)
 	qp->srq = srq;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_RECV_H */

@@ -14,7 +14,7 @@
  * splits them. glibc holds its loader lock, recursively, for the whole walk, and this one
  * happens inside another walk's callback: two objects looking at once are serialized.
  *
- *   note (PT_NOTE):  namesz 10 | descsz 8 | type FV_NOTE_TYPE | "fastverbs\0" + pad |
+ *   note (PT_NOTE):  namesz 10 | descsz 8 | type FV__NOTE_TYPE | "fastverbs\0" + pad |
  *                    int64: the anchor's address minus this field's
  */
 #ifndef FASTVERBS_REGISTRY_H
@@ -27,15 +27,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 struct fv_qp;
 struct fv_srq;
 
-#define FV_QPN_PAGE_SHIFT 12
-#define FV_QPN_PAGES (1u << (24 - FV_QPN_PAGE_SHIFT))
-#define FV_SRQ_MAX 256
-#define FV_BF_MAX 1024
+#define FV__QPN_PAGE_SHIFT 12
+#define FV__QPN_PAGES (1u << (24 - FV__QPN_PAGE_SHIFT))
+#define FV__SRQ_MAX 256
+#define FV__BF_MAX 1024
 
 /*
  * A BlueFlame register as every fv_qp of the process on it sees it: libmlx5 may give one
@@ -53,9 +53,9 @@ struct fv_registry {
 	pthread_mutex_t lock;	/* writers of all of it */
 	uint32_t gen;		/* changes with every fv_registry_set: a QP pointer a CQ keeps
 				 * (cq.h) is good while gen is what it was */
-	struct fv_qp **page[FV_QPN_PAGES];
-	struct fv_srq *srq[FV_SRQ_MAX];	/* the fv_srqs set up, searched on slow paths only */
-	struct fv__bf *bf[FV_BF_MAX];	/* the BlueFlame registers in use, by QP init and cleanup */
+	struct fv_qp **page[FV__QPN_PAGES];
+	struct fv_srq *srq[FV__SRQ_MAX];	/* the fv_srqs set up, searched on slow paths only */
+	struct fv__bf *bf[FV__BF_MAX];	/* the BlueFlame registers in use, by QP init and cleanup */
 };
 
 /* This object's anchor: the process's tables once it has looked for them. */
@@ -63,18 +63,18 @@ __attribute__((weak, visibility("hidden"), used)) struct fv_registry *fv_registr
 
 /* The tables of last resort: this object's own, if the heap cannot hold shared ones. */
 __attribute__((weak, visibility("hidden"))) struct fv_registry fv_registry_own =
-	{ PTHREAD_MUTEX_INITIALIZER, 0, FV_ZERO_INIT, FV_ZERO_INIT, FV_ZERO_INIT };
+	{ PTHREAD_MUTEX_INITIALIZER, 0, FV__ZERO_INIT, FV__ZERO_INIT, FV__ZERO_INIT };
 
 #if defined(__ELF__) && defined(__LP64__)
 #include <elf.h>
 
-#define FV_NOTE_TYPE 0x66760001
-#define FV_STR(x) #x
-#define FV_XSTR(x) FV_STR(x)
+#define FV__NOTE_TYPE 0x66760001
+#define FV__STR(x) #x
+#define FV__XSTR(x) FV__STR(x)
 
 /* One note per object: the group makes the linker keep one of the copies every unit emits. */
 __asm__(".pushsection .note.fastverbs,\"aG\",@note,.note.fastverbs,comdat\n"
-	"\t.balign 4\n\t.long 10\n\t.long 8\n\t.long " FV_XSTR(FV_NOTE_TYPE) "\n\t.asciz \"fastverbs\"\n"
+	"\t.balign 4\n\t.long 10\n\t.long 8\n\t.long " FV__XSTR(FV__NOTE_TYPE) "\n\t.asciz \"fastverbs\"\n"
 	"\t.balign 4\n\t.quad fv_registry_anchor - .\n\t.popsection\n");
 
 /* The leading members of glibc's struct dl_phdr_info, which <link.h> shows only to _GNU_SOURCE. */
@@ -85,7 +85,7 @@ struct fv_dl_info {
 	uint16_t phnum;
 };
 
-extern int fv_dl_iterate_phdr(int (*cb)(struct fv_dl_info *, size_t, void *), void *data)
+extern int fv__dl_iterate_phdr(int (*cb)(struct fv_dl_info *, size_t, void *), void *data)
 	__asm__("dl_iterate_phdr");
 
 /* dl_iterate_phdr callback: the tables the anchor of an object's note holds, into *data. */
@@ -109,7 +109,7 @@ static inline int fv__registry_scan(struct fv_dl_info *info, size_t size, void *
 			p = desc + ((n->n_descsz + align - 1) & ~(align - 1));
 			if (p > end)
 				break;
-			if (n->n_type == (uint32_t)FV_NOTE_TYPE && n->n_namesz == 10 && n->n_descsz == 8 &&
+			if (n->n_type == (uint32_t)FV__NOTE_TYPE && n->n_namesz == 10 && n->n_descsz == 8 &&
 			    !memcmp((const void *)name, "fastverbs", 10)) {
 				int64_t off;
 
@@ -133,7 +133,7 @@ static inline int fv__registry_attach_locked(struct fv_dl_info *info, size_t siz
 
 	(void)info, (void)size;
 	if (!r)		/* not attached by another thread of this object meanwhile */
-		fv_dl_iterate_phdr(fv__registry_scan, &r);
+		fv__dl_iterate_phdr(fv__registry_scan, &r);
 	if (!r && (r = (struct fv_registry *)calloc(1, sizeof(*r))) != NULL &&
 	    pthread_mutex_init(&r->lock, NULL)) {
 		free(r);
@@ -149,7 +149,7 @@ static FV__COLD struct fv_registry *fv__registry_attach(void)
 {
 	struct fv_registry *r = NULL;
 
-	fv_dl_iterate_phdr(fv__registry_attach_locked, &r);
+	fv__dl_iterate_phdr(fv__registry_attach_locked, &r);
 	if (!r) {	/* out of memory: this object's own tables, shared with no other */
 		r = &fv_registry_own;
 		__atomic_store_n(&fv_registry_anchor, r, __ATOMIC_RELEASE);
@@ -176,10 +176,10 @@ static FV__ALWAYS_INLINE struct fv_registry *fv_registry_get(void)
 /* The fv_qp registered in r for qpn, or NULL. */
 static inline struct fv_qp *fv_registry_qp_in(struct fv_registry *r, uint32_t qpn)
 {
-	struct fv_qp **page = __atomic_load_n(&r->page[(qpn & 0xffffff) >> FV_QPN_PAGE_SHIFT],
+	struct fv_qp **page = __atomic_load_n(&r->page[(qpn & 0xffffff) >> FV__QPN_PAGE_SHIFT],
 					      __ATOMIC_ACQUIRE);
 
-	return page ? __atomic_load_n(&page[qpn & ((1u << FV_QPN_PAGE_SHIFT) - 1)], __ATOMIC_ACQUIRE)
+	return page ? __atomic_load_n(&page[qpn & ((1u << FV__QPN_PAGE_SHIFT) - 1)], __ATOMIC_ACQUIRE)
 		    : NULL;
 }
 
@@ -193,16 +193,16 @@ static inline struct fv_qp *fv_registry_qp(uint32_t qpn)
 static inline int fv_registry_set(uint32_t qpn, struct fv_qp *qp)
 {
 	struct fv_registry *r = fv_registry_get();
-	struct fv_qp ***slot = &r->page[(qpn & 0xffffff) >> FV_QPN_PAGE_SHIFT];
+	struct fv_qp ***slot = &r->page[(qpn & 0xffffff) >> FV__QPN_PAGE_SHIFT];
 	struct fv_qp **page;
 	int err = 0;
 
 	pthread_mutex_lock(&r->lock);
 	page = *slot;
-	if (!page && (page = (struct fv_qp **)calloc(1u << FV_QPN_PAGE_SHIFT, sizeof(*page))) != NULL)
+	if (!page && (page = (struct fv_qp **)calloc(1u << FV__QPN_PAGE_SHIFT, sizeof(*page))) != NULL)
 		__atomic_store_n(slot, page, __ATOMIC_RELEASE);	/* zeroed before it is seen */
 	if (page) {
-		__atomic_store_n(&page[qpn & ((1u << FV_QPN_PAGE_SHIFT) - 1)], qp, __ATOMIC_RELEASE);
+		__atomic_store_n(&page[qpn & ((1u << FV__QPN_PAGE_SHIFT) - 1)], qp, __ATOMIC_RELEASE);
 		__atomic_store_n(&r->gen, r->gen + 2, __ATOMIC_RELEASE);
 	} else {
 		err = ENOMEM;
@@ -221,7 +221,7 @@ static inline int fv__registry_srq_swap(struct fv_srq *old, struct fv_srq *new_)
 	int err = ENOMEM;
 
 	pthread_mutex_lock(&r->lock);
-	for (int i = 0; i < FV_SRQ_MAX; i++)
+	for (int i = 0; i < FV__SRQ_MAX; i++)
 		if (r->srq[i] == old) {
 			__atomic_store_n(&r->srq[i], new_, __ATOMIC_RELEASE);
 			err = 0;
@@ -231,7 +231,7 @@ static inline int fv__registry_srq_swap(struct fv_srq *old, struct fv_srq *new_)
 	return err;
 }
 
-/* Entry i (< FV_SRQ_MAX) of r's SRQ table, or NULL: read without the lock (recv.h searches it). */
+/* Entry i (< FV__SRQ_MAX) of r's SRQ table, or NULL: read without the lock (recv.h searches it). */
 static inline struct fv_srq *fv__registry_srq_at(struct fv_registry *r, unsigned i)
 {
 	return __atomic_load_n(&r->srq[i], __ATOMIC_ACQUIRE);
@@ -239,7 +239,7 @@ static inline struct fv_srq *fv__registry_srq_at(struct fv_registry *r, unsigned
 
 /*
  * The process's record of the BlueFlame register at reg, one more QP on it: the one another
- * QP took, or a new one starting at the register's first half. NULL: no memory, or FV_BF_MAX
+ * QP took, or a new one starting at the register's first half. NULL: no memory, or FV__BF_MAX
  * registers in use.
  */
 static inline struct fv__bf *fv__registry_bf_get(uintptr_t reg)
@@ -248,7 +248,7 @@ static inline struct fv__bf *fv__registry_bf_get(uintptr_t reg)
 	struct fv__bf *b = NULL, **free_slot = NULL;
 
 	pthread_mutex_lock(&r->lock);
-	for (int i = 0; i < FV_BF_MAX && !b; i++) {
+	for (int i = 0; i < FV__BF_MAX && !b; i++) {
 		if (r->bf[i] && r->bf[i]->reg == reg)
 			b = r->bf[i];
 		else if (!r->bf[i] && !free_slot)
@@ -272,7 +272,7 @@ static inline void fv__registry_bf_put(struct fv__bf *b)
 
 	pthread_mutex_lock(&r->lock);
 	if (!--b->users) {
-		for (int i = 0; i < FV_BF_MAX; i++)
+		for (int i = 0; i < FV__BF_MAX; i++)
 			if (r->bf[i] == b)
 				r->bf[i] = NULL;
 		free(b);
@@ -280,6 +280,6 @@ static inline void fv__registry_bf_put(struct fv__bf *b)
 	pthread_mutex_unlock(&r->lock);
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_REGISTRY_H */

@@ -28,7 +28,7 @@
 #include "registry.h"
 #include "wqe.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /* Per-WQE flags of the typed API: they are the control segment's fm_ce_se bits. */
 enum {
@@ -63,7 +63,7 @@ struct fv_sq_meta {
  * tune.h).
  */
 
-/* A slot's meta, stored whole (as in FV_IMAGE, wqe.h: a compound literal in C only). */
+/* A slot's meta, stored whole (as in FV__IMAGE, wqe.h: a compound literal in C only). */
 #ifdef __cplusplus
 static inline struct fv_sq_meta fv__sq_meta_of(uint32_t end, uint32_t forced)
 {
@@ -71,9 +71,9 @@ static inline struct fv_sq_meta fv__sq_meta_of(uint32_t end, uint32_t forced)
 
 	return m;
 }
-#define FV_SQ_META(end, forced) fv__sq_meta_of(end, forced)
+#define FV__SQ_META(end, forced) fv__sq_meta_of(end, forced)
 #else
-#define FV_SQ_META(end_, forced_) ((struct fv_sq_meta){ .end = (end_), .forced = (forced_) })
+#define FV__SQ_META(end_, forced_) ((struct fv_sq_meta){ .end = (end_), .forced = (forced_) })
 #endif
 
 /*
@@ -208,15 +208,15 @@ static FV__ALWAYS_INLINE void fv__sq_mark_end(struct fv_sq *sq, uint32_t pi, uns
 }
 
 /*
- * The ring's invariants (see top), checked with -DFV_DEBUG (FV_ASSERT): the device may hold at
+ * The ring's invariants (see top), checked with -DFV_DEBUG (FV__ASSERT): the device may hold at
  * most the ring, pi <= lim <= pi + ring size, and the last WQE built lies before pi.
  */
 static FV__ALWAYS_INLINE void fv__sq_check(const struct fv_sq *sq)
 {
 	(void)sq;
-	FV_ASSERT(sq->pi - fv__sq_ci(sq) <= sq->mask + 1);
-	FV_ASSERT(sq->lim - sq->pi <= sq->mask + 1);
-	FV_ASSERT(sq->pi - sq->last_pi - 1 <= sq->mask);
+	FV__ASSERT(sq->pi - fv__sq_ci(sq) <= sq->mask + 1);
+	FV__ASSERT(sq->lim - sq->pi <= sq->mask + 1);
+	FV__ASSERT(sq->pi - sq->last_pi - 1 <= sq->mask);
 }
 
 /* The nearer of the two limits of the fast path (see top), both at or past the producer pi. */
@@ -242,7 +242,7 @@ static inline void fv__sq_set_pi(struct fv_sq *sq, uint32_t pi)
 	sq->last_pi = pi - 1;	/* not rung_pi: fv__sq_ring takes that for a WQE to ring */
 	sq->lim = fv__sq_lim(sq);
 	for (uint32_t i = 0; i <= sq->mask; i++)
-		sq->meta[i] = FV_SQ_META(pi, pi - 1);
+		sq->meta[i] = FV__SQ_META(pi, pi - 1);
 }
 
 /*
@@ -412,7 +412,7 @@ static FV__ALWAYS_INLINE void fv__sq_ring(struct fv_sq *sq)
 		r = fv__db_start(sq->dbrec, htobe32(pi & 0xffff), (uintptr_t)reg);
 		r = fv__db_bf64_0(r, wqe);
 		for (uint32_t i = 1; i < nbb; i++)
-			r = fv__db_bf64(r, i * FV_WQEBB, fv__sq_wqe(sq, last + i));
+			r = fv__db_bf64(r, i * FV__WQEBB, fv__sq_wqe(sq, last + i));
 	} else {
 		r = fv__db_start(sq->dbrec, htobe32(pi & 0xffff), (uintptr_t)reg);
 		r = fv__db_word(r, fv__load64(wqe));
@@ -430,13 +430,13 @@ static FV__ALWAYS_INLINE void fv__sq_ring(struct fv_sq *sq)
 		fv__bf_copy64(reg, wqe);
 		if (nbb > 1) {	/* its other blocks; they may continue at block 0 */
 			/* the second (a UD WQE's) on its own: no counter to set up for it */
-			wqe += FV_WQEBB;
+			wqe += FV__WQEBB;
 			fv__ring_wrap(&sq->ring, &wqe);
-			fv__bf_copy64(reg + FV_WQEBB, wqe);
+			fv__bf_copy64(reg + FV__WQEBB, wqe);
 			for (uint32_t i = 2; i < nbb; i++) {
-				wqe += FV_WQEBB;
+				wqe += FV__WQEBB;
 				fv__ring_wrap(&sq->ring, &wqe);
-				fv__bf_copy64(reg + i * FV_WQEBB, wqe);
+				fv__bf_copy64(reg + i * FV__WQEBB, wqe);
 			}
 		}
 	} else {
@@ -474,7 +474,7 @@ static inline uint32_t fv__sq_done_end(const struct fv_sq *sq, uint32_t slot, ui
 {
 	uint32_t end = fv__sq_end(sq, slot, wqe_counter);
 
-	FV_ASSERT(end - sq->ci <= sq->pi - sq->ci);	/* not past pi */
+	FV__ASSERT(end - sq->ci <= sq->pi - sq->ci);	/* not past pi */
 	return end;
 }
 
@@ -485,7 +485,7 @@ static inline uint32_t fv__sq_done_end(const struct fv_sq *sq, uint32_t slot, ui
  */
 static inline uint32_t fv__sq_asked_end(const struct fv_sq *sq, uint32_t slot)
 {
-	FV_ASSERT(sq->meta[slot].end - sq->ci <= sq->pi - sq->ci);	/* not past pi */
+	FV__ASSERT(sq->meta[slot].end - sq->ci <= sq->pi - sq->ci);	/* not past pi */
 	return sq->meta[slot].end;
 }
 
@@ -526,6 +526,6 @@ static inline void fv__sq_unforce(struct fv_sq *sq, uint32_t slot)
 	sq->meta[slot].forced = sq->meta[slot].end - 1;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_SQ_H */

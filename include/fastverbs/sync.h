@@ -29,7 +29,7 @@
 
 #include "cq_init.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /*
  * Enter the send queue for a compat call: 0, or EINVAL when this thread holds it already (an
@@ -174,7 +174,7 @@ FV__LOCK_FNS(raw)
 #define fv_set_lock(h, on) fv__lock_pick(h, fv__set_lock)(h, on)
 #endif
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #ifdef __cplusplus
 /* fv_lock, fv_unlock, fv_set_lock as overloads (see the C macros above). */

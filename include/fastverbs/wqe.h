@@ -15,7 +15,7 @@
  *     16        48             64             64
  *
  * A WQE may run past the ring end and continue at block 0. Every writer takes the ring and
- * a constant how (FV_WRAP, FV_VEC below): without FV_WRAP, when the caller knows the WQE
+ * a constant how (FV__WRAP, FV__VEC below): without FV__WRAP, when the caller knows the WQE
  * fits in its first block (ds <= 4), the end-of-ring checks fold away. Units never straddle
  * the end (it is 64-byte aligned); inline payload may, and is copied in two pieces.
  */
@@ -30,11 +30,11 @@
 #include <infiniband/verbs.h>
 #include <infiniband/mlx5dv.h>
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
-#define FV_WQEBB 64u	/* send WQE basic block */
-#define FV_DS    16u	/* one WQE size unit (octoword) */
-#define FV_MAX_DS 63u	/* 6-bit ds field */
+#define FV__WQEBB 64u	/* send WQE basic block */
+#define FV__DS    16u	/* one WQE size unit (octoword) */
+#define FV__MAX_DS 63u	/* 6-bit ds field */
 
 /* The send ring's bounds, all a segment writer needs to know. */
 struct fv_ring {
@@ -44,26 +44,26 @@ struct fv_ring {
 
 /*
  * How a writer writes (constants, or-ed):
- *   FV_WRAP  the WQE may meet the ring end: check for it after each unit;
- *   FV_VEC   a unit is one 16-byte vector store, and an SGE's fields are read one by one: a
+ *   FV__WRAP  the WQE may meet the ring end: check for it after each unit;
+ *   FV__VEC   a unit is one 16-byte vector store, and an SGE's fields are read one by one: a
  *            loop posting the same values (typed builders) then reads them once and keeps
  *            each unit in one SSE register (two 64-bit registers otherwise, which a loop of
  *            builders runs short of). Without it, values new in every WQE (an ibv_send_wr's)
  *            take fewer instructions: two 64-bit stores, and the SGE's length and lkey read
  *            as one word.
- *   FV_CTRL_A (fv__ctrl_put; other writers ignore it) the ctrl's first word, the same for every WQE of a builder,
+ *   FV__CTRL_A (fv__ctrl_put; other writers ignore it) the ctrl's first word, the same for every WQE of a builder,
  *            goes in a vector store, the second (its flags, decided per WR) over it: the
  *            first then waits in a vector register, not in one of the integer registers a
  *            caller's loop runs short of, and no vector is built per WR. The flags word is
  *            stored only when it is not 0.
  */
-enum { FV_WRAP = 1, FV_VEC = 2, FV_CTRL_A = 4 };
+enum { FV__WRAP = 1, FV__VEC = 2, FV__CTRL_A = 4 };
 
-/* Move p forward by n bytes (a multiple of 16), continuing at block 0 past the end (FV_WRAP). */
+/* Move p forward by n bytes (a multiple of 16), continuing at block 0 past the end (FV__WRAP). */
 static inline uint8_t *fv__ring_add(const struct fv_ring *r, uint8_t *p, size_t n, unsigned how)
 {
 	p += n;
-	if ((how & FV_WRAP) && p >= r->end)
+	if ((how & FV__WRAP) && p >= r->end)
 		p -= r->end - r->buf;
 	return p;
 }
@@ -117,7 +117,7 @@ struct fv_unit_words {	/* structs, not a union: clang takes a union access for a
 /*
  * clang's type-based alias analysis takes a store of a vector type for a char one, which may
  * change anything: in a caller's loop it then reads the ring's fields and the caller's
- * requests again after every unit. Under clang a unit is stored as two words (FV_VEC's other
+ * requests again after every unit. Under clang a unit is stored as two words (FV__VEC's other
  * effect, on how an SGE is read, stays). The switch: FV__VEC_STORES (tune.h).
  */
 
@@ -170,9 +170,9 @@ static inline struct fv_image fv__image_of(uint64_t a, uint64_t b)
 
 	return u;
 }
-#define FV_IMAGE(a, b) fv__image_of(a, b)
+#define FV__IMAGE(a, b) fv__image_of(a, b)
 #else
-#define FV_IMAGE(a, b) ((struct fv_image){ (a), (b) })
+#define FV__IMAGE(a, b) ((struct fv_image){ (a), (b) })
 #endif
 
 /* A vector of two words. */
@@ -183,10 +183,10 @@ static inline fv_u64x2 fv__u64x2_of(uint64_t a, uint64_t b)
 	return v;
 }
 
-/* Store the unit image u at p; FV_VEC: as one vector. */
+/* Store the unit image u at p; FV__VEC: as one vector. */
 static inline void fv__unit_put(uint8_t *p, struct fv_image u, unsigned how)
 {
-	if ((how & FV_VEC) && FV__VEC_STORES) {
+	if ((how & FV__VEC) && FV__VEC_STORES) {
 		((struct fv_unit *)p)->v = fv__u64x2_of(u.a, u.b);
 	} else {
 		((struct fv_unit_words *)p)->lo = u.a;
@@ -194,11 +194,11 @@ static inline void fv__unit_put(uint8_t *p, struct fv_image u, unsigned how)
 	}
 }
 
-/* Store the unit image u at p, then move p past it (continuing at block 0 with FV_WRAP). */
+/* Store the unit image u at p, then move p past it (continuing at block 0 with FV__WRAP). */
 static inline uint8_t *fv__unit_write(const struct fv_ring *r, uint8_t *p, struct fv_image u, unsigned how)
 {
 	fv__unit_put(p, u, how);
-	return fv__ring_add(r, p, FV_DS, how);
+	return fv__ring_add(r, p, FV__DS, how);
 }
 
 /*
@@ -238,7 +238,7 @@ union fv_ctrl_unit {
 static inline struct fv_image fv__ctrl_image(uint8_t opmod, uint8_t opcode, __be32 qpn_be, unsigned ds,
 					    __be32 fm_be, __be32 imm)
 {
-	return FV_IMAGE(fv__2x32(htobe32((uint32_t)opmod << 24 | opcode), qpn_be | htobe32(ds)),
+	return FV__IMAGE(fv__2x32(htobe32((uint32_t)opmod << 24 | opcode), qpn_be | htobe32(ds)),
 			fv__2x32(fm_be, imm));
 }
 
@@ -248,7 +248,7 @@ static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, 
 #if FV__VEC_STORES
 	union fv_ctrl_unit *u = (union fv_ctrl_unit *)p;
 
-	if (how & FV_CTRL_A) {
+	if (how & FV__CTRL_A) {
 		/*
 		 * The second word (flags, immediate) only when it is not 0, as the vector stored:
 		 * in a loop that asks for a completion every nth WR, gcc merges this test with the
@@ -257,7 +257,7 @@ static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, 
 		u->v = fv__u64x2_of(c.a, 0);
 		if (c.b)
 			u->w[1] = c.b;
-	} else if (how & FV_VEC) {
+	} else if (how & FV__VEC) {
 		u->v = fv__u64x2_of(c.a, c.b);
 	} else {
 		u->w[0] = c.a;
@@ -276,7 +276,7 @@ static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, 
 	((struct fv_unit_words *)p)->hi = c.b;
 	((struct fv_ctrl_index *)p)->v = htobe16((uint16_t)pi);
 #endif
-	return p + FV_DS;
+	return p + FV__DS;
 }
 
 /*
@@ -301,7 +301,7 @@ static inline uint8_t *fv__ctrl_put_w(uint8_t *p, uint32_t pi, uint8_t opcode, _
 	w->b = b;
 	((struct fv_ctrl_index *)p)->v = htobe16((uint16_t)pi);
 #endif
-	return p + FV_DS;
+	return p + FV__DS;
 }
 
 /* The ds (16-byte units) of the WQE whose control segment is at ctrl, as written: byte 7. */
@@ -320,23 +320,23 @@ static inline uint8_t *fv__wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint
 /* Remote address segment: BE64 address, BE32 rkey, 4 reserved bytes written as 0. */
 static inline struct fv_image fv__raddr_image(uint64_t raddr, uint32_t rkey)
 {
-	return FV_IMAGE(htobe64(raddr), fv__2x32(htobe32(rkey), 0));
+	return FV__IMAGE(htobe64(raddr), fv__2x32(htobe32(rkey), 0));
 }
 
 /* Atomic segment: swap (CAS) or add (FAA) value, then the compare value. */
 static inline struct fv_image fv__atomic_image(uint64_t swap_add, uint64_t compare)
 {
-	return FV_IMAGE(htobe64(swap_add), htobe64(compare));
+	return FV__IMAGE(htobe64(swap_add), htobe64(compare));
 }
 
 /* Data (pointer) segment: BE32 byte count (bit 31 clear), BE32 lkey, BE64 address. */
 static inline struct fv_image fv__data_image(uint32_t len, uint32_t lkey, uint64_t addr)
 {
-	return FV_IMAGE(fv__2x32(htobe32(len), htobe32(lkey)), htobe64(addr));
+	return FV__IMAGE(fv__2x32(htobe32(len), htobe32(lkey)), htobe64(addr));
 }
 
 /*
- * The data segment of an SGE as it is. FV_VEC (an SGE a loop may post again and again): its
+ * The data segment of an SGE as it is. FV__VEC (an SGE a loop may post again and again): its
  * fields one by one, each swapped on its own; a compiler keeps such reads apart and, when
  * nothing in the loop can change them, makes them once before the loop. Otherwise (an SGE
  * new in every WQE): its length and lkey, side by side in struct ibv_sge, as one word (read
@@ -345,7 +345,7 @@ static inline struct fv_image fv__data_image(uint32_t len, uint32_t lkey, uint64
  */
 static inline struct fv_image fv__sge_image(const struct ibv_sge *sge, unsigned how)
 {
-	if ((how & FV_VEC) && !FV__SGE_WORD)
+	if ((how & FV__VEC) && !FV__SGE_WORD)
 		return fv__data_image(sge->length, sge->lkey, sge->addr);
 
 	uint64_t len_lkey = htobe64(fv__2x32(sge->length, sge->lkey));
@@ -355,13 +355,13 @@ static inline struct fv_image fv__sge_image(const struct ibv_sge *sge, unsigned 
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 	len_lkey = len_lkey << 32 | len_lkey >> 32;	/* both halves big-endian, but swapped */
 #endif
-	return FV_IMAGE(len_lkey, htobe64(sge->addr));
+	return FV__IMAGE(len_lkey, htobe64(sge->addr));
 }
 
 /* XRC segment: the remote XRC SRQ number, 12 reserved bytes written as 0. */
 static inline struct fv_image fv__xrc_image(uint32_t srqn)
 {
-	return FV_IMAGE(fv__2x32(htobe32(srqn), 0), 0);
+	return FV__IMAGE(fv__2x32(htobe32(srqn), 0), 0);
 }
 
 /* 8 bytes at p as one 64-bit word (no alignment or type assumed). */
@@ -376,9 +376,9 @@ static inline uint64_t fv__load64(const void *p)
 /* Unit i (0-2) of the AH's 48-byte extended address vector, as it is. */
 static FV__ALWAYS_INLINE struct fv_image fv__av_unit(const struct mlx5_wqe_av *av, unsigned i)
 {
-	const uint8_t *src = (const uint8_t *)av + i * FV_DS;
+	const uint8_t *src = (const uint8_t *)av + i * FV__DS;
 
-	return FV_IMAGE(fv__load64(src), fv__load64(src + 8));
+	return FV__IMAGE(fv__load64(src), fv__load64(src + 8));
 }
 
 /* The datagram segment's words the WR fills in over the AV's first unit. */
@@ -411,7 +411,7 @@ static FV__ALWAYS_INLINE struct fv_image fv__av_image(const struct mlx5_wqe_av *
 
 	const struct fv_av_head_words w = fv__av_head_words(remote_qpn, qkey);
 
-	return FV_IMAGE(w.qkey, fv__2x32(w.dqp, rest));
+	return FV__IMAGE(w.qkey, fv__2x32(w.dqp, rest));
 }
 
 /*
@@ -446,7 +446,7 @@ static inline void fv__av_head_put(uint8_t *p, const struct mlx5_wqe_av *av, uin
 /* The datagram segment's first unit: the Q_Key, 0, and its bytes 8-15 given as one big-endian number w. */
 static inline struct fv_image fv__av_head_image(uint32_t qkey, uint64_t w)
 {
-	return FV_IMAGE(fv__2x32(htobe32(qkey), 0), htobe64(w));
+	return FV__IMAGE(fv__2x32(htobe32(qkey), 0), htobe64(w));
 }
 
 /*
@@ -514,14 +514,14 @@ static inline uint8_t *fv__wqe_av(const struct fv_ring *r, uint8_t *p, const str
 /* Octowords an inline segment of len payload bytes takes (4-byte header + payload). */
 static inline unsigned fv__inline_ds(uint32_t len)
 {
-	return (4 + len + FV_DS - 1) / FV_DS;
+	return (4 + len + FV__DS - 1) / FV__DS;
 }
 
 /* One piece of an inline payload at dst, which may run past the ring end; returns where the next goes. */
 static inline uint8_t *fv__inline_piece(const struct fv_ring *r, uint8_t *dst, const void *src, size_t len,
 				       unsigned how)
 {
-	if (how & FV_WRAP)
+	if (how & FV__WRAP)
 		return fv__ring_copy(r, dst, src, len);
 	memcpy(dst, src, len);
 	return dst + len;
@@ -539,7 +539,7 @@ static inline uint8_t *fv__wqe_inline(const struct fv_ring *r, uint8_t *p, const
 	*(__be32 *)p = htobe32(total | MLX5_INLINE_SEG);
 	for (int i = 0; i < nsge; i++)
 		dst = fv__inline_piece(r, dst, (const void *)(uintptr_t)sgl[i].addr, sgl[i].length, how);
-	return fv__ring_add(r, p, fv__inline_ds(total) * FV_DS, how);
+	return fv__ring_add(r, p, fv__inline_ds(total) * FV__DS, how);
 }
 
 /*
@@ -615,7 +615,7 @@ static inline uint8_t *fv__wqe_inline_bufs(const struct fv_ring *r, uint8_t *p, 
 	*(__be32 *)p = htobe32(total | MLX5_INLINE_SEG);
 	for (int i = 0; i < n; i++)
 		dst = fv__inline_piece(r, dst, bufs[i].addr, bufs[i].length, how);
-	return fv__ring_add(r, p, fv__inline_ds(total) * FV_DS, how);
+	return fv__ring_add(r, p, fv__inline_ds(total) * FV__DS, how);
 }
 
 /*
@@ -635,14 +635,14 @@ static inline uint8_t *fv__wqe_inline_bufs(const struct fv_ring *r, uint8_t *p, 
  * WQE may meet the ring end only between segments.
  */
 enum {
-	FV_UMR_CTRL_UNITS = 3,
-	FV_UMR_MKEY_UNITS = 4,
-	FV_UMR_KLM_UNITS = 4,
+	FV__UMR_CTRL_UNITS = 3,
+	FV__UMR_MKEY_UNITS = 4,
+	FV__UMR_KLM_UNITS = 4,
 };
-#define FV_UMR_KLM_MAX (1u << 31)	/* one KLM covers at most 2 GiB (past an enum's int range) */
+#define FV__UMR_KLM_MAX (1u << 31)	/* one KLM covers at most 2 GiB (past an enum's int range) */
 
 /* The UMR control segment of a bind (len > 0) or invalidate (len 0) of a window of type. */
-static inline void fv__umr_ctrl_images(struct fv_image u[FV_UMR_CTRL_UNITS], uint8_t type, uint64_t len)
+static inline void fv__umr_ctrl_images(struct fv_image u[FV__UMR_CTRL_UNITS], uint8_t type, uint64_t len)
 {
 	uint64_t mask = MLX5_WQE_UMR_CTRL_MKEY_MASK_FREE | MLX5_WQE_UMR_CTRL_MKEY_MASK_MKEY;
 	uint8_t flags = MLX5_WQE_UMR_CTRL_FLAG_TRNSLATION_OFFSET | MLX5_WQE_UMR_CTRL_FLAG_INLINE;
@@ -662,8 +662,8 @@ static inline void fv__umr_ctrl_images(struct fv_image u[FV_UMR_CTRL_UNITS], uin
 	} else if (type == IBV_MW_TYPE_2) {
 		flags |= MLX5_WQE_UMR_CTRL_FLAG_CHECK_QPN;
 	}
-	u[0] = FV_IMAGE(fv__2x32(flags, (uint32_t)htobe16(klm_octo)), htobe64(mask));
-	u[1] = u[2] = FV_IMAGE(0, 0);
+	u[0] = FV__IMAGE(fv__2x32(flags, (uint32_t)htobe16(klm_octo)), htobe64(mask));
+	u[1] = u[2] = FV__IMAGE(0, 0);
 }
 
 /* The mkey context's access byte for a window's IBV_ACCESS_* rights. */
@@ -695,7 +695,7 @@ static inline uint8_t *fv__wqe_mkey(const struct fv_ring *r, uint8_t *p, uint8_t
 	} else {
 		m->free = MLX5_WQE_MKEY_CONTEXT_FREE;
 	}
-	return fv__ring_add(r, p, FV_UMR_MKEY_UNITS * FV_DS, how);
+	return fv__ring_add(r, p, FV__UMR_MKEY_UNITS * FV__DS, how);
 }
 
 /* The translation block of a bind: the KLM naming the MR's range, then zeros. */
@@ -703,11 +703,11 @@ static inline uint8_t *fv__wqe_klm(const struct fv_ring *r, uint8_t *p, const st
 				  unsigned how)
 {
 	p = fv__unit_write(r, p, fv__data_image((uint32_t)b->length, b->mr->lkey, b->addr), how);
-	for (unsigned i = 1; i < FV_UMR_KLM_UNITS; i++)
-		p = fv__unit_write(r, p, FV_IMAGE(0, 0), how);
+	for (unsigned i = 1; i < FV__UMR_KLM_UNITS; i++)
+		p = fv__unit_write(r, p, FV__IMAGE(0, 0), how);
 	return p;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_WQE_H */

@@ -30,7 +30,7 @@ std::vector<uint8_t> block(const memqp &m, uint32_t idx)
 {
 	const uint8_t *b = memqp_block(&m, idx);
 
-	return std::vector<uint8_t>(b, b + FV_WQEBB);
+	return std::vector<uint8_t>(b, b + FV__WQEBB);
 }
 
 } // namespace

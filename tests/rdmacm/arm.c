@@ -93,14 +93,14 @@ static int has_event(int s)
 /* Arm twin s; return the arm word it put in the doorbell record and what it wrote to the UAR. */
 static void arm_one(int s, int solicited, uint32_t *rec, uint64_t *reg)
 {
-	volatile uint64_t *db = (volatile uint64_t *)((uint8_t *)dv[s].cq_uar + FV_CQ_DOORBELL);
+	volatile uint64_t *db = (volatile uint64_t *)((uint8_t *)dv[s].cq_uar + FV__CQ_DOORBELL);
 
 	*db = 0;
 	if (s == LIB)
 		cr_assert_eq(ibv_req_notify_cq(cq[LIB], solicited), 0);
 	else
 		fv_cq_arm(&fc, &arm, solicited);
-	*rec = be32toh(dv[s].dbrec[FV_CQ_ARM_DB]);
+	*rec = be32toh(dv[s].dbrec[FV__CQ_ARM_DB]);
 	*reg = be64toh(*db);
 	fvsim_run_until_idle();	/* the device sees this arm before the next clears the register */
 }

@@ -505,7 +505,7 @@ Test(run, one_qp_two_opcodes_two_ways)
 
 	int held = 0;
 
-	for (int i = 0; i < FV_CQ_WAYS; i++)
+	for (int i = 0; i < FV__CQ_WAYS; i++)
 		held += c.cq.run.way[i].qp == &m.qp;
 	cr_assert_eq(held, 2, "a way for each opcode");
 	cqe_cq_free(&c);
@@ -519,7 +519,7 @@ Test(run, empty_way_key_is_no_qp)
 	struct fv_wc wc[16];
 
 	cqe_cq_init(&c, 8, 64, 0);
-	for (int i = 0; i < FV_CQ_WAYS; i++) {
+	for (int i = 0; i < FV__CQ_WAYS; i++) {
 		__be32 key = fv__cq_no_key((unsigned)i);
 
 		cqe_req(&c, be32toh(key) & 0xffffff, 0xff, 0, 0, 0);
@@ -529,7 +529,7 @@ Test(run, empty_way_key_is_no_qp)
 		cr_assert_eq(c.cq.ci, (uint32_t)i, "left for the caller");
 		cr_assert_eq(fv_cq_take_cqe(&c.cq, NULL), 0);
 	}
-	cr_assert_eq(c.cq.ci, FV_CQ_WAYS, "each taken");
+	cr_assert_eq(c.cq.ci, FV__CQ_WAYS, "each taken");
 	cqe_cq_free(&c);
 }
 

@@ -42,7 +42,7 @@ struct pair {
 	struct fv_ah ah;
 };
 
-static const char *const qpt_name[FV_QPT_COUNT] = { "RC", "UC", "UD", "XRC", "RAW" };
+static const char *const qpt_name[FV__QPT_COUNT] = { "RC", "UC", "UD", "XRC", "RAW" };
 
 static struct memqp_cfg cfg(enum fv_qpt qpt, uint32_t wqebbs)
 {
@@ -190,7 +190,7 @@ Test(send_refuse, bad_opcode_is_einval)
 					0x7fffffff, 0xffffffffu };
 	struct ibv_sge s = sge(0, 16);
 
-	for (enum fv_qpt t = 0; t < FV_QPT_COUNT; t++)
+	for (enum fv_qpt t = 0; t < FV__QPT_COUNT; t++)
 		for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 			struct ibv_send_wr w;
 			char what[64];
@@ -328,7 +328,7 @@ Test(send_refuse, negative_num_sge_is_einval)
 	static const int counts[] = { -1, -2, INT_MIN };
 	struct ibv_sge s = sge(0, 8);
 
-	for (enum fv_qpt t = 0; t < FV_QPT_COUNT; t++)
+	for (enum fv_qpt t = 0; t < FV__QPT_COUNT; t++)
 		for (size_t i = 0; i < 3; i++) {
 			struct ibv_send_wr w;
 			char what[64];

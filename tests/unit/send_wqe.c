@@ -64,14 +64,14 @@ static const enum ibv_wr_opcode op_ibv[N_OPS] = {
 	IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP,
 	IBV_WR_ATOMIC_FETCH_AND_ADD, 0 /* NOP: typed only */,
 };
-/* ops.def FV_ALLOW, restated: the pairs ibv_post_send(3) allows. */
-static const bool allowed[FV_QPT_COUNT][N_OPS] = {
+/* ops.def FV__ALLOW, restated: the pairs ibv_post_send(3) allows. */
+static const bool allowed[FV__QPT_COUNT][N_OPS] = {
 	[FV_QPT_RC]  = { 1, 1, 1, 1, 1, 1, 1, 1, 1 },
 	[FV_QPT_UC]  = { 1, 1, 1, 1, 1, 0, 0, 0, 1 },
 	[FV_QPT_UD]  = { 1, 1, 0, 0, 0, 0, 0, 0, 1 },
 	[FV_QPT_XRC] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 },
 };
-static const char *const qpt_name[FV_QPT_COUNT] = { "RC", "UC", "UD", "XRC", "RAW" };
+static const char *const qpt_name[FV__QPT_COUNT] = { "RC", "UC", "UD", "XRC", "RAW" };
 
 static bool has_raddr(enum op o) { return o == WRITE || o == WRITE_IMM || o == READ || o == CAS || o == FADD; }
 static bool is_atomic(enum op o) { return o == CAS || o == FADD; }

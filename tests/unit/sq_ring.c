@@ -630,7 +630,7 @@ static int post_const(struct memqp *m, unsigned i, unsigned flags)
  * Flags decided per WR, over a ring full of stale bytes (0xff, as a wrapped ring holds an
  * older WQE's): the ctrl's word at byte 8 (signature, reserved, fm_ce_se) and the immediate
  * are each WQE's own, signaled or not. The typed builders store that word only when it is
- * not 0 (wqe.h, FV_CTRL_A); the vector before it must have cleared it.
+ * not 0 (wqe.h, FV__CTRL_A); the vector before it must have cleared it.
  */
 Test(sq_ring, flags_at_run_time_clear_stale_bytes)
 {

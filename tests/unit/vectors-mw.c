@@ -220,7 +220,7 @@ static void post_compat(struct memqp *m, const char *t)
 		struct ibv_sge s0 = send_sge(), s3 = { BUF + 0x3000, 64, k.mr };             \
 		struct ibv_mw_bind_info bi;                                                  \
 		struct mwcase mc;                                                            \
-		struct fv_qp *q_ = fv_wr_qp(h);                                              \
+		struct fv_qp *q_ = fv__wr_qp(h);                                              \
                                                                                              \
 		const char *t = (title);                                                     \
 		parse(t, &mc);                                                               \

@@ -45,8 +45,8 @@ static int post_ref(struct memqp *m, const struct rcase *c)
 #define POST_WR(h)                                                                                 \
 	do {                                                                                       \
 		fv_wr_start(h);                                                                    \
-		fv_wr_qp(h)->wr_id = 0x55;                                                         \
-		fv_wr_qp(h)->wr_flags = (c->sig ? IBV_SEND_SIGNALED : 0) | (c->csum ? IBV_SEND_IP_CSUM : 0); \
+		fv__wr_qp(h)->wr_id = 0x55;                                                         \
+		fv__wr_qp(h)->wr_flags = (c->sig ? IBV_SEND_SIGNALED : 0) | (c->csum ? IBV_SEND_IP_CSUM : 0); \
 		if (c->tso)                                                                        \
 			fv_wr_send_tso(h, data + 2048, (uint16_t)c->hdr, (uint16_t)c->mss);        \
 		else                                                                               \

@@ -11,7 +11,7 @@
 #include "../cq.h"
 #include "../sync.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /*
  * Poll up to n completions into wc, as ibv_poll_cq(cq->ibcq, n, wc) would. Returns how many,
@@ -28,6 +28,6 @@ static FV__ALWAYS_INLINE int fv_poll_cq(struct fv_cq *cq, int n, struct ibv_wc *
 	return got;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_COMPAT_POLL_CQ_H */

@@ -12,7 +12,7 @@
 
 #include "../sync.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /* Post a list of receive WRs on qp's RQ, as ibv_post_recv(qp->ibqp, wr, bad_wr) would. */
 static inline int fv_post_recv(struct fv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
@@ -61,6 +61,6 @@ static inline int fv_post_srq_recv(struct fv_srq *srq, struct ibv_recv_wr *wr, s
 	return err;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_COMPAT_POST_RECV_H */

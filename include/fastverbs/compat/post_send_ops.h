@@ -7,31 +7,31 @@
 
 #include "post_send_ring.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
-/* The payload an operation takes (ops.def's column): SGL ones refuse IBV_SEND_INLINE. */
-enum { FV_PAYLOAD_NONE, FV_PAYLOAD_SGL, FV_PAYLOAD_DATA };
+#define FV__WR_OPCODE_SLOTS 16
 
-#define FV_WR_OPCODE_SLOTS 16
-
-/* What fv__post_send_one checks a WR against; the conversions below build the rest. */
+/*
+ * What fv__post_send_one checks a WR against (payload: ops.def's column as an enum
+ * fv__payload; SGL ones refuse IBV_SEND_INLINE); the conversions below build the rest.
+ */
 struct fv_op_info {
 	uint8_t allowed, payload;
 };
 
 /* What fv_post_send allows per (QP type, ibv_wr_opcode); zero rows are refused. */
-static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
+static const struct fv_op_info fv_op_table[FV__QPT_COUNT][FV__WR_OPCODE_SLOTS] = {
 	{	/* FV_QPT_RC */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
-		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_RDMA_READ */
-		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
-		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
-		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
-		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
+		{ 1, FV__PL_DATA },	/* IBV_WR_RDMA_WRITE */
+		{ 1, FV__PL_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 1, FV__PL_SGL },	/* IBV_WR_RDMA_READ */
+		{ 1, FV__PL_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
+		{ 1, FV__PL_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
+		{ 1, FV__PL_NONE },	/* IBV_WR_LOCAL_INV */
+		{ 1, FV__PL_NONE },	/* IBV_WR_BIND_MW */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND_WITH_INV */
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
@@ -40,16 +40,16 @@ static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 		{ 0, 0 },
 	},
 	{	/* FV_QPT_UC */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 1, FV__PL_DATA },	/* IBV_WR_RDMA_WRITE */
+		{ 1, FV__PL_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND_WITH_IMM */
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
-		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
-		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
+		{ 1, FV__PL_NONE },	/* IBV_WR_LOCAL_INV */
+		{ 1, FV__PL_NONE },	/* IBV_WR_BIND_MW */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND_WITH_INV */
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
@@ -60,8 +60,8 @@ static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 	{	/* FV_QPT_UD */
 		{ 0, 0 },
 		{ 0, 0 },
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND_WITH_IMM */
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
@@ -76,16 +76,16 @@ static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 		{ 0, 0 },
 	},
 	{	/* FV_QPT_XRC */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
-		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_RDMA_READ */
-		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
-		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
-		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
-		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
+		{ 1, FV__PL_DATA },	/* IBV_WR_RDMA_WRITE */
+		{ 1, FV__PL_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 1, FV__PL_SGL },	/* IBV_WR_RDMA_READ */
+		{ 1, FV__PL_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
+		{ 1, FV__PL_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
+		{ 1, FV__PL_NONE },	/* IBV_WR_LOCAL_INV */
+		{ 1, FV__PL_NONE },	/* IBV_WR_BIND_MW */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND_WITH_INV */
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
@@ -96,7 +96,7 @@ static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 	{	/* FV_QPT_RAW */
 		{ 0, 0 },
 		{ 0, 0 },
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND */
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
@@ -104,7 +104,7 @@ static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_TSO */
+		{ 1, FV__PL_DATA },	/* IBV_WR_TSO */
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
@@ -136,7 +136,7 @@ static_assert(IBV_WR_LOCAL_INV == 7, "fv_op_table slot");
 static FV__ALWAYS_INLINE void fv__send_wr_send(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_SEND;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
 }
 
 /*
@@ -146,7 +146,7 @@ static FV__ALWAYS_INLINE void fv__send_wr_send(struct fv_req *r, const struct ib
 static FV__ALWAYS_INLINE void fv__send_wr_send_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_SEND_IMM;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
 	r->imm = wr->imm_data;
 }
 
@@ -157,7 +157,7 @@ static FV__ALWAYS_INLINE void fv__send_wr_send_imm(struct fv_req *r, const struc
 static FV__ALWAYS_INLINE void fv__send_wr_send_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_SEND_INVAL;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
 	r->imm = htobe32(wr->invalidate_rkey);
 }
 
@@ -168,8 +168,8 @@ static FV__ALWAYS_INLINE void fv__send_wr_send_inv(struct fv_req *r, const struc
 static FV__ALWAYS_INLINE void fv__send_wr_write(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_RDMA_WRITE;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_RADDR;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_RADDR;
 	r->raddr = wr->wr.rdma.remote_addr;
 	r->rkey = wr->wr.rdma.rkey;
 }
@@ -181,8 +181,8 @@ static FV__ALWAYS_INLINE void fv__send_wr_write(struct fv_req *r, const struct i
 static FV__ALWAYS_INLINE void fv__send_wr_write_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_RADDR;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_RADDR;
 	r->raddr = wr->wr.rdma.remote_addr;
 	r->rkey = wr->wr.rdma.rkey;
 	r->imm = wr->imm_data;
@@ -195,8 +195,8 @@ static FV__ALWAYS_INLINE void fv__send_wr_write_imm(struct fv_req *r, const stru
 static FV__ALWAYS_INLINE void fv__send_wr_read(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_RDMA_READ;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_RADDR;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_RADDR;
 	r->raddr = wr->wr.rdma.remote_addr;
 	r->rkey = wr->wr.rdma.rkey;
 }
@@ -208,8 +208,8 @@ static FV__ALWAYS_INLINE void fv__send_wr_read(struct fv_req *r, const struct ib
 static FV__ALWAYS_INLINE void fv__send_wr_cas(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_ATOMIC_CS;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_RADDR | FV_SEG_ATOMIC;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
 	r->raddr = wr->wr.atomic.remote_addr;
 	r->rkey = wr->wr.atomic.rkey;
 	r->swap_add = wr->wr.atomic.swap;
@@ -223,8 +223,8 @@ static FV__ALWAYS_INLINE void fv__send_wr_cas(struct fv_req *r, const struct ibv
 static FV__ALWAYS_INLINE void fv__send_wr_fadd(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_ATOMIC_FA;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_RADDR | FV_SEG_ATOMIC;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
 	r->raddr = wr->wr.atomic.remote_addr;
 	r->rkey = wr->wr.atomic.rkey;
 	r->swap_add = wr->wr.atomic.compare_add;
@@ -237,8 +237,8 @@ static FV__ALWAYS_INLINE void fv__send_wr_fadd(struct fv_req *r, const struct ib
 static FV__ALWAYS_INLINE void fv__send_wr_bind_mw(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_UMR;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_UMR;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_UMR;
 	r->imm = htobe32(wr->bind_mw.mw->rkey);
 	r->mw_type = (uint8_t)wr->bind_mw.mw->type;
 	r->new_rkey = wr->bind_mw.rkey;
@@ -252,8 +252,8 @@ static FV__ALWAYS_INLINE void fv__send_wr_bind_mw(struct fv_req *r, const struct
 static FV__ALWAYS_INLINE void fv__send_wr_send_tso(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_TSO;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_TSO;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_TSO;
 	r->hdr = wr->tso.hdr;
 	r->hdr_sz = wr->tso.hdr_sz;
 	r->mss = wr->tso.mss;
@@ -266,8 +266,8 @@ static FV__ALWAYS_INLINE void fv__send_wr_send_tso(struct fv_req *r, const struc
 static FV__ALWAYS_INLINE void fv__send_wr_local_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_UMR;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_UMR;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_UMR;
 	r->mw_type = IBV_MW_TYPE_2;
 	r->imm = htobe32(wr->invalidate_rkey);
 }
@@ -369,7 +369,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
@@ -378,7 +378,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
@@ -387,25 +387,25 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR, wr->sg_list, inl))
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR, wr->sg_list, inl))
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
@@ -413,10 +413,10 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 		case IBV_WR_RDMA_READ:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR, wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_read(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, false);
@@ -424,10 +424,10 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR | FV__SEG_ATOMIC, wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_cas(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, false);
@@ -435,10 +435,10 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR | FV__SEG_ATOMIC, wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_fadd(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, false);
@@ -452,7 +452,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
@@ -461,7 +461,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
@@ -470,25 +470,25 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
-			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV_SEG_RADDR, wr->sg_list, inl))
+			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
-			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV_SEG_RADDR, wr->sg_list, inl))
+			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
@@ -506,7 +506,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_UD, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
@@ -518,7 +518,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_UD, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
@@ -534,7 +534,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -544,7 +544,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -554,27 +554,27 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
 				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR, wr->sg_list, inl))
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
 				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR, wr->sg_list, inl))
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -583,10 +583,10 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 		case IBV_WR_RDMA_READ:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR, wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_read(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -595,10 +595,10 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR | FV__SEG_ATOMIC, wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_cas(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -607,10 +607,10 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR | FV__SEG_ATOMIC, wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_fadd(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -624,6 +624,6 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 	}
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_COMPAT_POST_SEND_OPS_H */

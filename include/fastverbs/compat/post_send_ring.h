@@ -15,7 +15,7 @@
 #include "../build.h"
 #include "../ah.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /*
  * The counters the fast path moves, in locals; the rest (buffer, masks, QPN, caps, lim,
@@ -90,13 +90,13 @@ static FV__ALWAYS_INLINE void fv__ps_inline(uint8_t *p, const void *src, uint32_
 	}
 }
 
-/* Units before the payload of an operation of segments segs (FV_SEG_*) on a QP of type qpt. */
+/* Units before the payload of an operation of segments segs (FV__SEG_*) on a QP of type qpt. */
 static FV__ALWAYS_INLINE unsigned fv__ps_hdr_ds(const enum fv_qpt qpt, const unsigned segs)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.segs = (uint8_t)segs;
-	r.payload = FV_PL_SGL;
+	r.payload = FV__PL_SGL;
 	return fv__req_hdr_ds(qpt, &r);
 }
 
@@ -120,7 +120,7 @@ static FV__ALWAYS_INLINE bool fv__ps_fits(const struct fv__ps *ps, const struct 
 	const unsigned hdr = fv__ps_hdr_ds(qpt, segs);
 	const uint32_t len = s->length;
 
-	if (inl ? hdr >= 4 || len - 1 >= (4 - hdr) * FV_DS - 4 || len > qp->max_inline
+	if (inl ? hdr >= 4 || len - 1 >= (4 - hdr) * FV__DS - 4 || len > qp->max_inline
 		: !len && (hdr == 1 || hdr + 1 > 4))
 		return false;
 	return fv__sq_before_lim(qp->sq.lim, ps->pi, fv__ps_nbb(hdr, inl));
@@ -141,7 +141,7 @@ static FV__ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, c
 	const unsigned hdr = fv__req_hdr_ds(qpt, r);
 	const unsigned nbb = fv__ps_nbb(hdr, inl);
 	const struct ibv_sge *s = r->sgl;
-	struct fv_image u[FV_HDR_UNITS];
+	struct fv_image u[FV__HDR_UNITS];
 	uint32_t pi = ps->pi, len = s->length;
 	unsigned n, ds = inl ? hdr + fv__inline_ds(len) : hdr + (len != 0);
 
@@ -161,18 +161,18 @@ static FV__ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, c
 	 * read first would wait in registers, or on the stack, until the last store. No
 	 * sq_sig_all WQE comes here (its QP's lim stays at pi, sq.h): fm_ce_se is the WR's alone.
 	 */
-	FV_ASSERT(!sq->sig_all);
+	FV__ASSERT(!sq->sig_all);
 	fv__sq_wr_id_of(sq, pi)->v = r->wr_id;
 	p = fv__ctrl_put_w(p, pi, r->opcode, sq->qpn_be | htobe32(ds), fv__2x32(fv__sq_fm_be(r->flags), r->imm));
 	/*
-	 * UD: the AV's three units as they are, one 16-byte load and store each (FV_VEC), the
+	 * UD: the AV's three units as they are, one 16-byte load and store each (FV__VEC), the
 	 * WR's Q_Key and destination QP over the first (fv__av_head_put).
 	 */
 	if (qpt == FV_QPT_UD) {
 		fv__av_head_put(p, r->av, wr->wr.ud.remote_qpn, wr->wr.ud.remote_qkey);
 		for (unsigned i = 1; i < 3; i++)
-			fv__unit_put(p + i * FV_DS, fv__av_unit(r->av, i), FV_VEC);
-		p += 3 * FV_DS;
+			fv__unit_put(p + i * FV__DS, fv__av_unit(r->av, i), FV__VEC);
+		p += 3 * FV__DS;
 		/*
 		 * Read again after the units, as memory operands, what the second block needs
 		 * (the SGE, the ring's start): kept from before, gcc held them on the stack.
@@ -181,7 +181,7 @@ static FV__ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, c
 	} else {
 		n = fv__req_hdr_images(qpt, r, u);
 FV__UNROLL(3)	/* n is a constant */
-		for (unsigned i = 0; i < n; i++, p += FV_DS)
+		for (unsigned i = 0; i < n; i++, p += FV__DS)
 			fv__unit_put(p, u[i], 0);
 	}
 	if (hdr == 4)	/* the first block ends: the ring may too */
@@ -199,6 +199,6 @@ FV__UNROLL(3)	/* n is a constant */
 	return 0;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_COMPAT_POST_SEND_RING_H */

@@ -29,22 +29,22 @@
 #include "wr_raw.h"
 #include "wr_inline.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /* Setters the open WQE still owes (struct fv_wr_batch.need). */
-enum { FV_WR_NEED_DATA = 1, FV_WR_NEED_DEST = 2 };
+enum { FV__WR_NEED_DATA = 1, FV__WR_NEED_DEST = 2 };
 
 /* A zero address vector: the placeholder of a UD WQE built before its destination is set (fv__wr_req). */
-static const struct mlx5_wqe_av fv_wr_no_av = FV_ZERO_INIT;
+static const struct mlx5_wqe_av fv_wr_no_av = FV__ZERO_INIT;
 
 /*
- * wr_flags as the ctrl's flags, computed (FV_SEND_FM), not looked up as fv_post_send does: the
+ * wr_flags as the ctrl's flags, computed (FV__SEND_FM), not looked up as fv_post_send does: the
  * compiler carries what it knows of a caller's wr_flags through it (a loop that sets
  * IBV_SEND_SIGNALED or 0 pays one shift), where a table costs its address and a load.
  */
 static FV__ALWAYS_INLINE unsigned fv__wr_flags(unsigned f)
 {
-	return FV_SEND_FM(f);
+	return FV__SEND_FM(f);
 }
 
 /* Remember the batch's first error. */
@@ -55,9 +55,9 @@ static inline void fv__wr_fail(struct fv_qp *qp, int err)
 }
 
 /* The send ring's counters a batch may move, kept by fv_wr_start (struct fv_wr_batch). */
-#define FV_WR_KEPT(X) X(pi) X(lim) X(last_pi) X(rung_pi) X(sig_pi) X(fence_cache)
-#define FV_WR_KEEP(f)    b->f = sq->f;
-#define FV_WR_RESTORE(f) sq->f = b->f;
+#define FV__WR_KEPT(X) X(pi) X(lim) X(last_pi) X(rung_pi) X(sig_pi) X(fence_cache)
+#define FV__WR_KEEP(f)    b->f = sq->f;
+#define FV__WR_RESTORE(f) sq->f = b->f;
 
 /*
  * fv_wr_start on a struct fv_qp: takes the send queue (its lock, sync.h) until fv_wr_complete
@@ -75,7 +75,7 @@ static inline void fv__wr_start_qp(struct fv_qp *qp)
 	/* wr_open is the holder's: with locking, read it only once the queue is this thread's */
 	if (__builtin_expect(qp->locking, 1) ? fv__sq_hold(qp) : qp->wr_open || qp->sq_lock) {
 		if (qp->wr_open) {
-			FV_ASSERT_MSG(0, "fv_wr_start on a QP whose fv_wr_* batch is open");
+			FV__ASSERT_MSG(0, "fv_wr_start on a QP whose fv_wr_* batch is open");
 			fv__wr_fail(qp, EINVAL);
 			return;
 		}
@@ -84,7 +84,7 @@ static inline void fv__wr_start_qp(struct fv_qp *qp)
 	qp->wr_open = open;
 	b->err = 0;
 	b->need = 0;
-	FV_WR_KEPT(FV_WR_KEEP)
+	FV__WR_KEPT(FV__WR_KEEP)
 }
 
 /* The batch is over: the send queue goes back, unless fv_lock keeps it. */
@@ -107,13 +107,13 @@ static inline void fv__wr_rollback(struct fv_qp *qp)
 	struct fv_sq *sq = &qp->sq;
 	struct fv_wr_batch *b = &qp->wr;
 
-	struct fv_sq_meta stale = FV_ZERO_INIT;
+	struct fv_sq_meta stale = FV__ZERO_INIT;
 
 	stale.end = fv__sq_ci(sq);
 	stale.forced = stale.end - 1;
 	for (uint32_t i = b->pi; i != sq->pi; i++)
 		sq->meta[i & sq->mask] = stale;
-	FV_WR_KEPT(FV_WR_RESTORE)
+	FV__WR_KEPT(FV__WR_RESTORE)
 	b->need = 0;
 }
 
@@ -126,7 +126,7 @@ static FV__ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp)
 	int err;
 
 	if (__builtin_expect(!qp->wr_open, 0)) {
-		FV_ASSERT_MSG(0, "fv_wr_complete without fv_wr_start");
+		FV__ASSERT_MSG(0, "fv_wr_complete without fv_wr_start");
 		return EINVAL;
 	}
 	if (qp->wr.need)
@@ -148,7 +148,7 @@ static FV__ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp)
 static inline void fv__wr_abort_qp(struct fv_qp *qp)
 {
 	if (!qp->wr_open) {
-		FV_ASSERT_MSG(0, "fv_wr_abort without fv_wr_start");
+		FV__ASSERT_MSG(0, "fv_wr_abort without fv_wr_start");
 		return;
 	}
 	fv__wr_rollback(qp);
@@ -172,22 +172,22 @@ static FV__ALWAYS_INLINE void fv__wr_open_if(struct fv_qp *qp, enum fv_qpt qpt, 
 	b->segs = r->segs;
 	if (fv__op_has_imm(r->opcode))		/* the setter reads only what opcode and segs name */
 		b->imm = r->imm;
-	if (r->segs & FV_SEG_RADDR) {
+	if (r->segs & FV__SEG_RADDR) {
 		b->raddr = r->raddr;
 		b->rkey = r->rkey;
 	}
-	if (r->segs & FV_SEG_ATOMIC) {
+	if (r->segs & FV__SEG_ATOMIC) {
 		b->swap_add = r->swap_add;
 		b->compare = r->compare;
 	}
-	if (r->segs & FV_SEG_TSO) {
+	if (r->segs & FV__SEG_TSO) {
 		b->hdr = r->hdr;
 		b->hdr_sz = r->hdr_sz;
 		b->mss = r->mss;
 	}
 	b->wr_id = qp->wr_id;
 	b->flags = fv__wr_flags(qp->wr_flags) | fv__send_csum(qpt, qp->wr_flags);
-	b->need = FV_WR_NEED_DATA | (fv__transport_ds(qpt) ? FV_WR_NEED_DEST : 0);
+	b->need = FV__WR_NEED_DATA | (fv__transport_ds(qpt) ? FV__WR_NEED_DEST : 0);
 }
 
 /* A builder on a typed handle: its QP type has the call. */
@@ -239,7 +239,7 @@ static FV__ALWAYS_INLINE void fv__wr_umr(struct fv_qp *qp, enum fv_qpt qpt, stru
 	}
 	r->wr_id = qp->wr_id;
 	r->flags = fv__send_flags(qp->wr_flags);
-	r->payload = FV_PL_NONE;
+	r->payload = FV__PL_NONE;
 	err = fv__build_any(qp, qpt, r);	/* also after an earlier error: rolled back anyway */
 	if (__builtin_expect(err, 0))
 		fv__wr_fail(qp, err);
@@ -263,7 +263,7 @@ static FV__ALWAYS_INLINE void fv__wr_umr_any(struct fv_qp *qp, unsigned allowed,
 static FV__ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum fv_qpt qpt)
 {
 	const struct fv_wr_batch *b = &qp->wr;
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = b->wr_id;
 	r.flags = b->flags;
@@ -271,21 +271,21 @@ static FV__ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum f
 	r.segs = b->segs;
 	r.imm = fv__op_has_imm(b->opcode) ? b->imm : 0;
 	r.sge_len = true;
-	if (b->segs & FV_SEG_RADDR) {
+	if (b->segs & FV__SEG_RADDR) {
 		r.raddr = b->raddr;
 		r.rkey = b->rkey;
 	}
-	if (b->segs & FV_SEG_ATOMIC) {
+	if (b->segs & FV__SEG_ATOMIC) {
 		r.swap_add = b->swap_add;
 		r.compare = b->compare;
 	}
-	if (b->segs & FV_SEG_TSO) {
+	if (b->segs & FV__SEG_TSO) {
 		r.hdr = b->hdr;
 		r.hdr_sz = b->hdr_sz;
 		r.mss = b->mss;
 	}
 	if (qpt == FV_QPT_UD) {
-		r.av = b->need & FV_WR_NEED_DEST ? &fv_wr_no_av : b->av;	/* no store of it per builder */
+		r.av = b->need & FV__WR_NEED_DEST ? &fv_wr_no_av : b->av;	/* no store of it per builder */
 		r.av_word = true;
 		r.av_w = b->av_w;
 		r.remote_qpn = (uint32_t)(b->av_w >> 32);	/* with the extended-AV bit, which it gets anyway */
@@ -308,16 +308,16 @@ static FV__ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, 
 	 * Stored first, on every path: right after the builder's store of need, which the
 	 * compiler then drops in a caller's loop.
 	 */
-	qp->wr.need = need & ~(unsigned)FV_WR_NEED_DATA;
-	if (!(need & FV_WR_NEED_DATA)) {
+	qp->wr.need = need & ~(unsigned)FV__WR_NEED_DATA;
+	if (!(need & FV__WR_NEED_DATA)) {
 		fv__wr_fail(qp, EINVAL);		/* no builder before it, or a second payload */
 		return;
 	}
 	if (err)
 		;
-	else if (qpt == FV_QPT_RAW && (r->payload == FV_PL_SGL || r->payload == FV_PL_INLINE) && r->nsge == 1)
+	else if (qpt == FV_QPT_RAW && (r->payload == FV__PL_SGL || r->payload == FV__PL_INLINE) && r->nsge == 1)
 		err = fv__raw_build_one(qp, r);		/* no call: see compat/wr_raw.h */
-	else if (r->payload == FV_PL_INLINE && r->nsge == 1)
+	else if (r->payload == FV__PL_INLINE && r->nsge == 1)
 		err = fv__wr_inline_build(qp, qpt, r);	/* no call: see compat/wr_inline.h */
 	else	/* also after an earlier error: the batch is rolled back anyway */
 		err = fv__build_any(qp, qpt, r);
@@ -332,7 +332,7 @@ static FV__ALWAYS_INLINE void fv__wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, u
 	struct ibv_sge s = { addr, length, lkey };
 	struct fv_req r = fv__wr_req(qp, qpt);
 
-	r.payload = FV_PL_SGL;
+	r.payload = FV__PL_SGL;
 	r.sgl = &s;
 	r.nsge = 1;
 	fv__wr_payload(qp, qpt, &r, 0);
@@ -343,7 +343,7 @@ static FV__ALWAYS_INLINE void fv__wr_sge_list_at(struct fv_qp *qp, enum fv_qpt q
 {
 	struct fv_req r = fv__wr_req(qp, qpt);
 
-	r.payload = FV_PL_SGL;
+	r.payload = FV__PL_SGL;
 	r.sgl = sg_list;
 	r.nsge = (int)num_sge;
 	fv__wr_payload(qp, qpt, &r, num_sge > qp->max_send_sge ? ENOMEM : 0);
@@ -354,7 +354,7 @@ static FV__ALWAYS_INLINE void fv__wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt
 	struct ibv_sge s = { (uintptr_t)addr, (uint32_t)length, 0 };
 	struct fv_req r = fv__wr_req(qp, qpt);
 
-	r.payload = FV_PL_INLINE;
+	r.payload = FV__PL_INLINE;
 	r.sgl = &s;
 	r.nsge = 1;
 	r.len = (uint32_t)length;
@@ -374,7 +374,7 @@ static FV__ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qp
 		else
 			total += buf_list[i].length;
 	}
-	r.payload = FV_PL_INLINE_BUFS;
+	r.payload = FV__PL_INLINE_BUFS;
 	r.bufs = buf_list;
 	r.nsge = (int)num_buf;
 	r.len = (uint32_t)total;
@@ -391,9 +391,9 @@ static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, con
 {
 	struct fv_wr_batch *o = &qp->wr;
 	const unsigned need = qp->wr.need;
-	const bool bad = !(need & FV_WR_NEED_DEST) || (qpt == FV_QPT_UD && !av);
+	const bool bad = !(need & FV__WR_NEED_DEST) || (qpt == FV_QPT_UD && !av);
 
-	qp->wr.need = bad ? need : need & ~(unsigned)FV_WR_NEED_DEST;	/* first: as in fv__wr_payload */
+	qp->wr.need = bad ? need : need & ~(unsigned)FV__WR_NEED_DEST;	/* first: as in fv__wr_payload */
 	if (bad) {
 		fv__wr_fail(qp, EINVAL);		/* no builder, a second destination, no mlx5 AH */
 		return;
@@ -402,10 +402,10 @@ static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, con
 	o->av_w = av_w;
 	o->qkey = qkey;
 	o->srqn = srqn;
-	if ((need & FV_WR_NEED_DATA) || qp->wr.err)	/* need as read: the builder's, known in a caller's loop */
+	if ((need & FV__WR_NEED_DATA) || qp->wr.err)	/* need as read: the builder's, known in a caller's loop */
 		return;
 
-	uint8_t *p = fv__sq_wqe(&qp->sq, qp->sq.last_pi) + FV_DS;
+	uint8_t *p = fv__sq_wqe(&qp->sq, qp->sq.last_pi) + FV__DS;
 	struct fv_image u[3];
 	unsigned n = 1;
 
@@ -418,7 +418,7 @@ static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, con
 		u[0] = fv__xrc_image(srqn);
 	}
 	for (unsigned i = 0; i < n; i++)
-		fv__unit_put(p + i * FV_DS, u[i], FV_VEC);
+		fv__unit_put(p + i * FV__DS, u[i], FV__VEC);
 }
 
 /*
@@ -445,20 +445,20 @@ static FV__ALWAYS_INLINE void fv__wr_ud_addr_at(struct fv_qp *qp, const struct f
 	fv__wr_dest(qp, FV_QPT_UD, av, av ? fv__wr_av_word(av, fah != NULL, remote_qpn) : 0, remote_qkey, 0);
 }
 
-/* The struct fv_qp of a struct fv_qp * (fv_wr_qp). */
+/* The struct fv_qp of a struct fv_qp * (fv__wr_qp). */
 static inline struct fv_qp *fv__qp_wr_qp(struct fv_qp *qp)
 {
 	return qp;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 /* fv_wr_set_ud_addr's ah argument as one of two pointers, the other NULL (a constant; C++: overloads, wr.h). */
-#define FV_WR_FV_AH(ah)  _Generic((ah), struct ibv_ah *: (const struct fv_ah *)0, default: (ah))
-#define FV_WR_IBV_AH(ah) _Generic((ah), struct ibv_ah *: (ah), default: (struct ibv_ah *)0)
+#define FV__WR_FV_AH(ah)  _Generic((ah), struct ibv_ah *: (const struct fv_ah *)0, default: (ah))
+#define FV__WR_IBV_AH(ah) _Generic((ah), struct ibv_ah *: (ah), default: (struct ibv_ah *)0)
 
 /* The handle, first of a front's arguments (a builder may have no others). */
-#define FV_WR_H(...) FV_WR_H_(__VA_ARGS__, 0)
-#define FV_WR_H_(h, ...) (h)
+#define FV__WR_H(...) FV__WR_H_(__VA_ARGS__, 0)
+#define FV__WR_H_(h, ...) (h)
 
 #endif /* FASTVERBS_COMPAT_WR_BATCH_H */

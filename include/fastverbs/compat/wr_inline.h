@@ -17,10 +17,10 @@
 
 #include "wr_raw.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /*
- * Build r (payload: FV_PL_INLINE, one piece of r->len bytes; no UMR) at the producer counter
+ * Build r (payload: FV__PL_INLINE, one piece of r->len bytes; no UMR) at the producer counter
  * pi, as fv__build_wqe_at does; the producer stays. Returns the WQE's blocks, or -ENOMEM (too
  * long, no room) with nothing written.
  */
@@ -30,7 +30,7 @@ static FV__ALWAYS_INLINE int fv__wr_inline_wqe_at(struct fv_qp *qp, enum fv_qpt 
 	struct fv_sq *sq = &qp->sq;
 	const unsigned hdr = fv__req_hdr_ds(qpt, r);
 	unsigned ds, nbb, how, n;
-	struct fv_image u[FV_HDR_UNITS];
+	struct fv_image u[FV__HDR_UNITS];
 	__be32 fm;
 
 	if (r->len > qp->max_inline)
@@ -40,9 +40,9 @@ static FV__ALWAYS_INLINE int fv__wr_inline_wqe_at(struct fv_qp *qp, enum fv_qpt 
 	if (!fv__sq_take_at(sq, pi, r->flags, nbb, &fm))
 		return -ENOMEM;
 
-	uint8_t *wqe = fv__sq_wqe(sq, pi), *p = wqe + FV_DS;
+	uint8_t *wqe = fv__sq_wqe(sq, pi), *p = wqe + FV__DS;
 
-	how = (ds > 4 ? FV_WRAP : 0) | FV_VEC;	/* a WQE that fits its first block never meets the ring end */
+	how = (ds > 4 ? FV__WRAP : 0) | FV__VEC;	/* a WQE that fits its first block never meets the ring end */
 	n = fv__req_hdr_images(qpt, r, u);
 FV__UNROLL(3)
 	for (unsigned i = 0; i < n; i++)
@@ -72,6 +72,6 @@ static FV__ALWAYS_INLINE int fv__wr_inline_build(struct fv_qp *qp, enum fv_qpt q
 	return 0;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_COMPAT_WR_INLINE_H */

@@ -18,7 +18,7 @@
 
 #include "../build.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /*
  * len bytes (1 or more) from s to d, all of them before the ring end, through the inline
@@ -81,8 +81,8 @@ static FV__ALWAYS_INLINE int fv__raw_build_one(struct fv_qp *qp, const struct fv
 	struct fv_sq *sq = &qp->sq;
 	const struct fv_qp *caps = qp;
 	const struct ibv_sge *s = r->sgl;
-	const bool tso = (r->segs & FV_SEG_TSO) != 0;
-	const bool inl = r->payload == FV_PL_INLINE;
+	const bool tso = (r->segs & FV__SEG_TSO) != 0;
+	const bool inl = r->payload == FV__PL_INLINE;
 
 	/*
 	 * The QP's raw caps read through a pointer the compiler cannot follow: else it reads
@@ -105,13 +105,13 @@ static FV__ALWAYS_INLINE int fv__raw_build_one(struct fv_qp *qp, const struct fv
 	if (err)
 		return err;
 	ds = 1 + fv__eth_ds(caps, r) + pl_ds;
-	if (ds > FV_MAX_DS)
+	if (ds > FV__MAX_DS)
 		return ENOMEM;
 	nbb = fv__ds_to_bb(ds);
 	if (!fv__sq_take(sq, r->flags, nbb, &fm))
 		return ENOMEM;
 
-	uint8_t *wqe = fv__sq_wqe(sq, pi), *eseg = wqe + FV_DS, *p;
+	uint8_t *wqe = fv__sq_wqe(sq, pi), *eseg = wqe + FV__DS, *p;
 	uint8_t h2[2] = { 0, 0 }, b[16] = { 0 };	/* the header's first 2 bytes, its next 16 */
 	uint8_t cs = r->flags & FV_IP_CSUM ? MLX5_ETH_WQE_L3_CSUM | MLX5_ETH_WQE_L4_CSUM : 0;
 	struct fv_image u1;
@@ -126,11 +126,11 @@ static FV__ALWAYS_INLINE int fv__raw_build_one(struct fv_qp *qp, const struct fv
 	}
 	memcpy(&u1, b, sizeof(u1));
 	fv__unit_put(eseg, fv__eth_unit0(cs, tso ? r->mss : 0, (uint16_t)hsz, h2), 0);
-	fv__unit_put(eseg + FV_DS, u1, 0);	/* the segment's 32 bytes, as libmlx5 clears them */
+	fv__unit_put(eseg + FV__DS, u1, 0);	/* the segment's 32 bytes, as libmlx5 clears them */
 	if (hsz > 18)	/* the rest of a TSO header, from 16 bytes before the block's end */
-		fv__raw_ring_copy(&sq->ring, eseg + 2 * FV_DS, h + 18, hsz - 18);
-	p = tso ? fv__ring_add(&sq->ring, eseg, (size_t)fv__eth_ds(caps, r) * FV_DS, FV_WRAP)
-		: eseg + (size_t)fv__eth_ds(caps, r) * FV_DS;
+		fv__raw_ring_copy(&sq->ring, eseg + 2 * FV__DS, h + 18, hsz - 18);
+	p = tso ? fv__ring_add(&sq->ring, eseg, (size_t)fv__eth_ds(caps, r) * FV__DS, FV__WRAP)
+		: eseg + (size_t)fv__eth_ds(caps, r) * FV__DS;
 	if (pl_ds) {	/* the piece after the header it gave (at.index 0 here) */
 		if (p == sq->ring.end)
 			p = sq->ring.buf;
@@ -149,6 +149,6 @@ static FV__ALWAYS_INLINE int fv__raw_build_one(struct fv_qp *qp, const struct fv
 	return 0;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_COMPAT_WR_RAW_H */
