@@ -18,7 +18,7 @@ $(BENCH_OUT)/%: bench/%.c bench/bench.h examples/setup.h $(HEADERS) sim/fvsim.h 
 $(BENCH_OUT)/ucx: VERBS_LIBS += -luct -lucs
 
 # The posting bench built with clang too, when there is one: bench/run.sh counts its typed and
-# floor paths (the target: clang's typed path within 1.15 x gcc's).
+# floor paths (the target: clang's typed path within 1.15 x clang's floor in the same loop).
 $(BENCH_OUT)/post-clang: bench/post.c bench/bench.h $(HEADERS) sim/fvsim.h bench/bench.mk
 	@mkdir -p $(@D)
 	$(CLANG) $(BENCH_CFLAGS) $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
