@@ -6,7 +6,7 @@
 
 BENCH_OUT    := $(B)/bench
 BENCH_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g
-BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/poll $(BENCH_OUT)/ucx $(BENCH_OUT)/raw
+BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/post-ring $(BENCH_OUT)/poll $(BENCH_OUT)/ucx $(BENCH_OUT)/raw
 
 .PHONY: bench-run bench-build bench-deps
 
@@ -29,7 +29,23 @@ $(BENCH_OUT)/post-clang-fields: bench/post.c bench/bench.h $(HEADERS) sim/fvsim.
 	@mkdir -p $(@D)
 	$(CLANG) $(BENCH_CFLAGS) -DBENCH_SGE_FIELDS $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
 
-bench-build: $(BENCH_BINS) $(if $(shell command -v $(CLANG) 2>/dev/null),$(BENCH_OUT)/post-clang $(BENCH_OUT)/post-clang-fields)
+# Loop (e), posted and rung in one loop body (BENCH_RING, bench/post.c): a build of its own, with
+# gcc and, like the two above, with clang.
+$(BENCH_OUT)/post-ring: bench/post.c bench/bench.h examples/setup.h $(HEADERS) sim/fvsim.h bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -DBENCH_RING $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
+
+$(BENCH_OUT)/post-ring-clang: bench/post.c bench/bench.h $(HEADERS) sim/fvsim.h bench/bench.mk
+	@mkdir -p $(@D)
+	$(CLANG) $(BENCH_CFLAGS) -DBENCH_RING $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
+
+$(BENCH_OUT)/post-ring-clang-fields: bench/post.c bench/bench.h $(HEADERS) sim/fvsim.h bench/bench.mk
+	@mkdir -p $(@D)
+	$(CLANG) $(BENCH_CFLAGS) -DBENCH_RING -DBENCH_SGE_FIELDS $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
+
+CLANG_BINS := $(addprefix $(BENCH_OUT)/,post-clang post-clang-fields post-ring-clang post-ring-clang-fields)
+
+bench-build: $(BENCH_BINS) $(if $(shell command -v $(CLANG) 2>/dev/null),$(CLANG_BINS))
 
 # valgrind (with its client-request headers) and gnuplot: installed when root, else named.
 bench-deps:

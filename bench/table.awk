@@ -11,7 +11,8 @@
 
 BEGIN {
 	nsame = split("write write_inline16 send_inline16 read fetch_add ud_send", same, " ")
-	nadv = split("adv_write adv_write_sge adv_ud_send adv_write_inline16", adv, " ")
+	nadv = split("adv_write adv_write_sge adv_ud_send adv_write_inline16 ring_write ring_ud_send", adv, " ")
+	nplotadv = 4	# the plot shows (a) to (d)
 	label["write"] = "RC RDMA_WRITE, 1 SGE"
 	label["write_inline16"] = "RC RDMA_WRITE, inline 16 B"
 	label["send_inline16"] = "RC SEND, inline 16 B"
@@ -22,6 +23,8 @@ BEGIN {
 	label["adv_write_sge"] = "(b) as (a), local SGE address +64 B too"
 	label["adv_ud_send"] = "(c) UD SEND, 1 SGE, one of 16 destinations"
 	label["adv_write_inline16"] = "(d) RC RDMA_WRITE inline 16 B, remote address +64 B"
+	label["ring_write"] = "(e) (a)'s WRs, posted and rung in one loop body"
+	label["ring_ud_send"] = "(e) (c)'s WRs, posted and rung in one loop body"
 	short["adv_write"] = "(a) RC WRITE\\nraddr +64"
 	short["adv_write_sge"] = "(b) RC WRITE\\nraddr, SGE +64"
 	short["adv_ud_send"] = "(c) UD SEND\\n16 peers"
@@ -147,6 +150,8 @@ END {
 	section("Posting, application-shaped loops",
 		"Each WR differs from the one before, as in an application: the remote address advances 64 B\n" \
 		"per WR, every 64th WR is signaled (decided per WR), UD SENDs go to one of 16 destinations.\n" \
+		"(a) to (d) build each batch in a nested loop of constant length and ring after it; (e) posts\n" \
+		"in one loop whose body rings at a batch's last WR (`if ((i & 31) == 31) fv_ring(...)`).\n" \
 		"Instructions per WR (callgrind), their ratio to the floor (a minimal builder written in the\n" \
 		"bench: the units, the 16-bit WQE index, the doorbell record, one BlueFlame copy or 8-byte\n" \
 		"doorbell, nothing else), and ns per WR (in brackets: ratio to `ibv_post_send`), at 1 and 32\n" \
@@ -244,7 +249,7 @@ END {
 	for (b = 1; b <= 32; b += 31) {
 		f = dat ".post" b
 		print "case \"libmlx5 ibv_post_send\" \"libmlx5 ibv_wr_*\" \"fastverbs fv_post_send\" \"fastverbs typed\" \"floor\"" > f
-		for (i = 1; i <= nadv; i++) {
+		for (i = 1; i <= nplotadv; i++) {
 			o = adv[i]
 			printf "\"%s\"", short[o] > f
 			for (j = 1; j <= nplot; j++) {
