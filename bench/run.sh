@@ -129,6 +129,12 @@ for p in post post-ring; do
         fi
     fi
 done
+# gcc for x86-64-v3 (bench/bench.mk): typed path and floor, named typed_v3, floor_v3
+for p in post post-ring; do
+    if [ -x "$bin/$p-v3" ] && [ -z "${FVBENCH_PROGS:-}" ]; then
+        (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_v3; count $p-v3)
+    fi
+done
 for b in $progs; do [ "$b" = raw ] || timing "$b"; done
 
 # The report.

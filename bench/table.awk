@@ -29,7 +29,7 @@ BEGIN {
 	short["adv_write_sge"] = "(b) RC WRITE\\nraddr, SGE +64"
 	short["adv_ud_send"] = "(c) UD SEND\\n16 peers"
 	short["adv_write_inline16"] = "(d) RC WRITE\\ninline 16 B"
-	npaths = split("ibv wr fvps typed fvwr fvwrq floor typed_clang floor_clang typed_clangf floor_clangf fvps_locked fvwr_locked fvwrq_locked", paths, " ")
+	npaths = split("ibv wr fvps typed fvwr fvwrq floor typed_clang floor_clang typed_clangf floor_clangf typed_v3 floor_v3 fvps_locked fvwr_locked fvwrq_locked", paths, " ")
 	nplot = 4	# the plot shows the first four paths
 	pname["ibv"] = "libmlx5 `ibv_post_send`"
 	pname["wr"] = "libmlx5 `ibv_wr_*`"
@@ -42,6 +42,8 @@ BEGIN {
 	pname["floor_clang"] = "floor, built with clang"
 	pname["typed_clangf"] = "fastverbs typed, built with clang, SGE copied field by field"
 	pname["floor_clangf"] = "floor, built with clang, SGE copied field by field"
+	pname["typed_v3"] = "fastverbs typed, gcc `-march=x86-64-v3`"
+	pname["floor_v3"] = "floor, gcc `-march=x86-64-v3`"
 	pname["fvps_locked"] = "fastverbs `fv_post_send`, locked, uncontended"
 	pname["fvwr_locked"] = "fastverbs `fv_wr_*` (typed handle), locked, uncontended"
 	pname["fvwrq_locked"] = "fastverbs `fv_wr_*` (`struct fv_qp *`), locked, uncontended"
@@ -57,10 +59,10 @@ BEGIN {
 
 { v[$1, $2, $3, $4, $5] = $6; seen[$2, $3, $4] = 1 }
 
-# The clang builds and the locked posting rows are counted, never timed: their ns cells are
+# The clang and x86-64-v3 builds and the locked posting rows are counted, never timed: their ns cells are
 # empty by design, not missing.
 function get(k, b, o, p, n) {
-	if (!((k, b, o, p, n) in v)) { if (!(k == "ns" && p ~ /_(clangf?|locked)$/)) missing++; return "" }
+	if (!((k, b, o, p, n) in v)) { if (!(k == "ns" && p ~ /_(clangf?|locked|v3)$/)) missing++; return "" }
 	return v[k, b, o, p, n]
 }
 
@@ -230,6 +232,7 @@ END {
 	for (i = 1; i <= nadv + 1; i++)
 		for (b = 1; b <= 32; b += 31) {
 			o = i <= nadv ? adv[i] : "write"	# and the same-WR RDMA_WRITE
+			floor_check("typed built for x86-64-v3", "post", o, "typed_v3", "floor_v3", b)
 			floor_check("typed built with clang", "post", o, "typed_clang", "floor_clang", b)
 			if (o !~ /inline/)
 				floor_check("typed built with clang, SGE copied field by field", "post", o,
