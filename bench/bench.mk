@@ -7,7 +7,7 @@
 BENCH_OUT    := $(B)/bench
 BENCH_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g
 BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/post-ring $(BENCH_OUT)/post-v3 $(BENCH_OUT)/post-ring-v3 \
-		$(BENCH_OUT)/poll $(BENCH_OUT)/ucx $(BENCH_OUT)/raw
+		$(BENCH_OUT)/poll $(BENCH_OUT)/recv $(BENCH_OUT)/ucx $(BENCH_OUT)/raw
 
 .PHONY: bench-run bench-build bench-deps
 

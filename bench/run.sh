@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/run.sh BENCH_DIR: runs the built benchmarks (BENCH_DIR/post, BENCH_DIR/poll, BENCH_DIR/ucx,
-# BENCH_DIR/raw) and writes the report. `make bench` builds them and calls this.
+# BENCH_DIR/raw, BENCH_DIR/recv) and writes the report. `make bench` builds them and calls this.
 #
 # On a real mlx5 device when the machine has one, otherwise on the software device
 # ($SIM_RUN, sim/fvsim-run) in single-step mode, so nothing executes while we measure.
@@ -26,7 +26,7 @@ say() { echo "bench: $*" >&2; }
 # The programs; each prints lines "time BENCH OP PATH N NS" and dumps callgrind cases
 # "BENCH OP PATH N UNITS" (bench/table.awk turns them into rows; bench/ucx.awk for ucx);
 # raw has its own way (count_raw below, bench/raw.awk).
-progs=${FVBENCH_PROGS:-post post-ring poll ucx raw}
+progs=${FVBENCH_PROGS:-post post-ring poll recv ucx raw}
 for b in $progs; do
     [ -x "$bin/$b" ] || { say "$bin/$b missing: run 'make bench'"; exit 1; }
 done

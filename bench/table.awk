@@ -53,6 +53,15 @@ BEGIN {
 	qname["fv_poll_cq"] = "fastverbs `fv_poll_cq` (`struct ibv_wc`)"
 	qname["fv_poll"] = "fastverbs `fv_poll` (`struct fv_wc`)"
 	qname["fv_poll_cq_locked"] = "fastverbs `fv_poll_cq`, locked, uncontended"
+	nrpaths = split("ibv fvpr typed floor", rpath, " ")
+	rname["rq", "ibv"] = "libmlx5 `ibv_post_recv`"
+	rname["rq", "fvpr"] = "fastverbs `fv_post_recv`"
+	rname["rq", "typed"] = "fastverbs `fv_recv` + `fv_recv_ring`"
+	rname["rq", "floor"] = "floor (minimal RQ post in bench/recv.c)"
+	rname["rq_poll", "ibv"] = "libmlx5 `ibv_poll_cq`"
+	rname["rq_poll", "fvpr"] = "fastverbs `fv_poll_cq` (`struct ibv_wc`)"
+	rname["rq_poll", "typed"] = "fastverbs `fv_poll` (`struct fv_wc`)"
+	rname["rq_poll", "floor"] = "floor (minimal CQE poller in bench/recv.c)"
 	nic_mps = 330	# a ConnectX-7's message rate, M messages a second (its data sheet): the yardstick
 	nrate = split("ibv fvps typed floor", rpaths, " ")
 }
@@ -135,7 +144,7 @@ function rate_row(what, who, x) {
 # (same compiler, same loop, same SGE hand-over), at b per doorbell; what names the build.
 function floor_check(what, bench, o, p, fl, b,   x) {
 	x = get("ir", bench, o, fl, b)
-	check(sprintf("%s, %s, %d per %s (≤ 1.15 × its floor %s)", what, o, b, bench == "post" ? "doorbell" : "call",
+	check(sprintf("%s, %s, %d per %s (≤ 1.15 × its floor %s)", what, o, b, bench == "post" || o == "rq" ? "doorbell" : "call",
 		      x == "" ? "–" : sprintf("%.1f", x)),
 	      get("ir", bench, o, p, b), x == "" ? "" : sprintf("%.1f", 1.15 * x), "≤")
 }
@@ -185,6 +194,31 @@ END {
 			printf "| %s | %s | %s | %s | %s | %s |\n", j == 1 ? (k == 1 ? "one QP" : "shared by 4 QPs") : "",
 				qname[p], ir("poll", o, p, 1), ir("poll", o, p, 16),
 				ns("poll", o, p, 1, "ibv_poll_cq"), ns("poll", o, p, 16, "ibv_poll_cq")
+		}
+	}
+	section("Receiving",
+		"Receive WQEs posted to an RQ, their buffer address advancing 64 B per WR, 1 and 32 per\n" \
+		"doorbell record; and their completions polled, 1 and 16 asked for per call, from a CQ that\n" \
+		"four QPs share, their completions interleaved (64-byte SENDs). The floors are written in\n" \
+		"bench/recv.c: a WQE's data segment and the doorbell record; a CQE's owner bit and opcode,\n" \
+		"its QP from the QPN's low bits, the wr_id at the RQ's consumer index, the CQ's consumer\n" \
+		"index once a call. Instructions per WR or CQE, their ratio to the floor, ns (in brackets:\n" \
+		"ratio to libmlx5).",
+		"| operation | path | instr ×1 | instr ×32 (×16 polled) | ÷ floor ×1 | ÷ floor ×32 (×16) | ns ×1 | ns ×32 (×16) |",
+		"|---|---|--:|--:|--:|--:|--:|--:|")
+	for (k = 1; k <= 2; k++) {
+		o = k == 1 ? "rq" : "rq_poll"
+		nb = k == 1 ? 32 : 16
+		for (j = 1; j <= nrpaths; j++) {
+			p = rpath[j]
+			if (!(("recv", o, p) in seen))
+				continue
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				j == 1 ? (k == 1 ? "RQ post" : "CQ shared by 4 QPs, receives") : "", rname[o, p],
+				ir("recv", o, p, 1), ir("recv", o, p, nb),
+				ratio(get("ir", "recv", o, p, 1), get("ir", "recv", o, "floor", 1)),
+				ratio(get("ir", "recv", o, p, nb), get("ir", "recv", o, "floor", nb)),
+				ns("recv", o, p, 1, "ibv"), ns("recv", o, p, nb, "ibv")
 		}
 	}
 	section("Message rate one core could feed",
@@ -237,6 +271,15 @@ END {
 			if (o !~ /inline/)
 				floor_check("typed built with clang, SGE copied field by field", "post", o,
 					    "typed_clangf", "floor_clangf", b)
+		}
+	for (k = 1; k <= 2; k++)	# the receive side: RQ posting (1, 32 a doorbell), polling (1, 16 a call)
+		for (b = 1; b <= 32; b = b == 1 ? (k == 1 ? 32 : 16) : 99) {
+			o = k == 1 ? "rq" : "rq_poll"
+			floor_check(k == 1 ? "`fv_recv` + `fv_recv_ring`" : "`fv_poll`", "recv", o, "typed", "floor", b)
+			x = get("ir", "recv", o, "ibv", b)
+			check(sprintf("%s, %s, %d per %s (≤ 0.5 × libmlx5's %s)", k == 1 ? "`fv_post_recv`" : "`fv_poll_cq`", o, b,
+				      k == 1 ? "doorbell" : "call", x == "" ? "–" : sprintf("%.1f", x)),
+			      get("ir", "recv", o, "fvpr", b), x == "" ? "" : sprintf("%.1f", x / 2), "≤")
 		}
 	for (k = 1; k <= 2; k++)
 		for (b = 1; b <= 16; b += 15) {
