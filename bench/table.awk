@@ -62,6 +62,19 @@ BEGIN {
 	rname["rq_poll", "fvpr"] = "fastverbs `fv_poll_cq` (`struct ibv_wc`)"
 	rname["rq_poll", "typed"] = "fastverbs `fv_poll` (`struct fv_wc`)"
 	rname["rq_poll", "floor"] = "floor (minimal CQE poller in bench/recv.c)"
+	rname["srq", "ibv"] = "libmlx5 `ibv_post_srq_recv`"
+	rname["srq", "fvpr"] = "fastverbs `fv_post_srq_recv`"
+	rname["srq", "typed"] = "fastverbs `fv_srq_recv` + `fv_srq_ring`"
+	rname["srq", "floor"] = "floor (minimal SRQ post in bench/recv.c)"
+	rname["srq_poll", "ibv"] = rname["rq_poll", "ibv"]
+	rname["srq_poll", "fvpr"] = rname["rq_poll", "fvpr"]
+	rname["srq_poll", "typed"] = rname["rq_poll", "typed"]
+	rname["srq_poll", "floor"] = "floor (minimal CQE poller of an SRQ in bench/recv.c)"
+	nrk = split("rq rq_poll srq srq_poll", rkind, " ")
+	rkname["rq"] = "RQ post"
+	rkname["rq_poll"] = "CQ of 4 QPs' RQs, receives"
+	rkname["srq"] = "SRQ post"
+	rkname["srq_poll"] = "CQ of 4 QPs on one SRQ, receives"
 	nic_mps = 330	# a ConnectX-7's message rate, M messages a second (its data sheet): the yardstick
 	nrate = split("ibv fvps typed floor", rpaths, " ")
 }
@@ -144,7 +157,7 @@ function rate_row(what, who, x) {
 # (same compiler, same loop, same SGE hand-over), at b per doorbell; what names the build.
 function floor_check(what, bench, o, p, fl, b,   x) {
 	x = get("ir", bench, o, fl, b)
-	check(sprintf("%s, %s, %d per %s (≤ 1.15 × its floor %s)", what, o, b, bench == "post" || o == "rq" ? "doorbell" : "call",
+	check(sprintf("%s, %s, %d per %s (≤ 1.15 × its floor %s)", what, o, b, bench == "post" || o !~ /poll/ ? "doorbell" : "call",
 		      x == "" ? "–" : sprintf("%.1f", x)),
 	      get("ir", bench, o, p, b), x == "" ? "" : sprintf("%.1f", 1.15 * x), "≤")
 }
@@ -197,24 +210,26 @@ END {
 		}
 	}
 	section("Receiving",
-		"Receive WQEs posted to an RQ, their buffer address advancing 64 B per WR, 1 and 32 per\n" \
-		"doorbell record; and their completions polled, 1 and 16 asked for per call, from a CQ that\n" \
-		"four QPs share, their completions interleaved (64-byte SENDs). The floors are written in\n" \
-		"bench/recv.c: a WQE's data segment and the doorbell record; a CQE's owner bit and opcode,\n" \
-		"its QP from the QPN's low bits, the wr_id at the RQ's consumer index, the CQ's consumer\n" \
-		"index once a call. Instructions per WR or CQE, their ratio to the floor, ns (in brackets:\n" \
-		"ratio to libmlx5).",
+		"Receive WQEs posted to an RQ or an SRQ, their buffer address advancing 64 B per WR, 1 and\n" \
+		"32 per doorbell record; and their completions polled, 1 and 16 asked for per call, from a\n" \
+		"CQ that four QPs share (on their own RQs, or on one SRQ), their completions interleaved\n" \
+		"(64-byte SENDs). The floors are written in bench/recv.c: a WQE's data segment (on an SRQ\n" \
+		"at its free list's head, which moves to the next) and the doorbell record; a CQE's owner\n" \
+		"bit and opcode, the wr_id (RQ: of the QP found from the QPN's low bits, at its consumer\n" \
+		"index; SRQ: at the CQE's WQE index, the WQE linked after the free list's tail), the CQ's\n" \
+		"consumer index once a call. Instructions per WR or CQE, their ratio to the floor, ns (in\n" \
+		"brackets: ratio to libmlx5).",
 		"| operation | path | instr ×1 | instr ×32 (×16 polled) | ÷ floor ×1 | ÷ floor ×32 (×16) | ns ×1 | ns ×32 (×16) |",
 		"|---|---|--:|--:|--:|--:|--:|--:|")
-	for (k = 1; k <= 2; k++) {
-		o = k == 1 ? "rq" : "rq_poll"
-		nb = k == 1 ? 32 : 16
+	for (k = 1; k <= nrk; k++) {
+		o = rkind[k]
+		nb = o ~ /poll/ ? 16 : 32
 		for (j = 1; j <= nrpaths; j++) {
 			p = rpath[j]
 			if (!(("recv", o, p) in seen))
 				continue
 			printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				j == 1 ? (k == 1 ? "RQ post" : "CQ shared by 4 QPs, receives") : "", rname[o, p],
+				j == 1 ? rkname[o] : "", rname[o, p],
 				ir("recv", o, p, 1), ir("recv", o, p, nb),
 				ratio(get("ir", "recv", o, p, 1), get("ir", "recv", o, "floor", 1)),
 				ratio(get("ir", "recv", o, p, nb), get("ir", "recv", o, "floor", nb)),
@@ -272,13 +287,16 @@ END {
 				floor_check("typed built with clang, SGE copied field by field", "post", o,
 					    "typed_clangf", "floor_clangf", b)
 		}
-	for (k = 1; k <= 2; k++)	# the receive side: RQ posting (1, 32 a doorbell), polling (1, 16 a call)
-		for (b = 1; b <= 32; b = b == 1 ? (k == 1 ? 32 : 16) : 99) {
-			o = k == 1 ? "rq" : "rq_poll"
-			floor_check(k == 1 ? "`fv_recv` + `fv_recv_ring`" : "`fv_poll`", "recv", o, "typed", "floor", b)
+	rtyped["rq"] = "`fv_recv` + `fv_recv_ring`"; rcompat["rq"] = "`fv_post_recv`"
+	rtyped["srq"] = "`fv_srq_recv` + `fv_srq_ring`"; rcompat["srq"] = "`fv_post_srq_recv`"
+	rtyped["rq_poll"] = rtyped["srq_poll"] = "`fv_poll`"; rcompat["rq_poll"] = rcompat["srq_poll"] = "`fv_poll_cq`"
+	for (k = 1; k <= nrk; k++)	# the receive side: posting 1 and 32 a doorbell, polling 1 and 16 a call
+		for (b = 1; b <= 32; b = b == 1 ? (rkind[k] ~ /poll/ ? 16 : 32) : 99) {
+			o = rkind[k]
+			floor_check(rtyped[o], "recv", o, "typed", "floor", b)
 			x = get("ir", "recv", o, "ibv", b)
-			check(sprintf("%s, %s, %d per %s (≤ 0.5 × libmlx5's %s)", k == 1 ? "`fv_post_recv`" : "`fv_poll_cq`", o, b,
-				      k == 1 ? "doorbell" : "call", x == "" ? "–" : sprintf("%.1f", x)),
+			check(sprintf("%s, %s, %d per %s (≤ 0.5 × libmlx5's %s)", rcompat[o], o, b,
+				      o ~ /poll/ ? "call" : "doorbell", x == "" ? "–" : sprintf("%.1f", x)),
 			      get("ir", "recv", o, "fvpr", b), x == "" ? "" : sprintf("%.1f", x / 2), "≤")
 		}
 	for (k = 1; k <= 2; k++)
