@@ -1,5 +1,6 @@
 # The benchmarks: `make bench` (top Makefile) runs `make -f Makefile -f bench/bench.mk bench-run`.
-# Builds bench/post.c, bench/poll.c, bench/ucx.c and bench/raw.c with -O2 and no sanitizers (whatever OPT and
+# Builds bench/post.c (also as post-ring: loop (e); post-v3, post-ring-v3: -march=x86-64-v3), bench/poll.c,
+# bench/recv.c, bench/ucx.c and bench/raw.c with -O2 and no sanitizers (whatever OPT and
 # EXTRA_CFLAGS say), checks for valgrind and gnuplot, and runs bench/run.sh: on a real mlx5
 # device when there is one, otherwise on the software device. Report: stdout and
 # bench/results/latest.{md,png,tsv}.
