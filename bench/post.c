@@ -293,7 +293,7 @@ ALWAYS void body_fvps(struct lane *l, const struct args *a, enum op op, int n, i
 
 /* Where the wr_id and wr_flags members are: the struct ibv_qp_ex, the handle's struct fv_qp. */
 #define QX_ibv(q) (q)
-#define QX_fv(q)  fv_wr_qp(q)
+#define QX_fv(q)  fv__wr_qp(q)
 #define AH_ibv(a) ((a)->ah)
 #define AH_fv(a)  (&(a)->fah)
 #define AHS_ibv(a, i) ((a)->ahs[i])

@@ -284,7 +284,7 @@ ALWAYS int poll_floor(struct floor_cq *f, int k)
 	}
 	if (got) {
 		f->ci = ci;
-		f->dbrec[FV_CQ_SET_CI] = htobe32(ci & 0xffffff);
+		f->dbrec[FV__CQ_SET_CI] = htobe32(ci & 0xffffff);
 	}
 	return got;
 }
@@ -318,7 +318,7 @@ ALWAYS int poll_floor_srq(struct floor_cq *f, int k)
 	if (got) {
 		r->tail = tail;
 		f->ci = ci;
-		f->dbrec[FV_CQ_SET_CI] = htobe32(ci & 0xffffff);
+		f->dbrec[FV__CQ_SET_CI] = htobe32(ci & 0xffffff);
 	}
 	return got;
 }
