@@ -1,12 +1,14 @@
 # The benchmarks: `make bench` (top Makefile) runs `make -f Makefile -f bench/bench.mk bench-run`.
-# Builds bench/post.c, bench/poll.c, bench/ucx.c and bench/raw.c with -O2 and no sanitizers (whatever OPT and
+# Builds bench/post.c (also as post-ring: loop (e); post-v3, post-ring-v3: -march=x86-64-v3), bench/poll.c,
+# bench/recv.c, bench/ucx.c and bench/raw.c with -O2 and no sanitizers (whatever OPT and
 # EXTRA_CFLAGS say), checks for valgrind and gnuplot, and runs bench/run.sh: on a real mlx5
 # device when there is one, otherwise on the software device. Report: stdout and
 # bench/results/latest.{md,png,tsv}.
 
 BENCH_OUT    := $(B)/bench
 BENCH_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g
-BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/poll $(BENCH_OUT)/ucx $(BENCH_OUT)/raw $(BENCH_OUT)/wakeup
+BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/post-ring $(BENCH_OUT)/post-v3 $(BENCH_OUT)/post-ring-v3 \
+		$(BENCH_OUT)/poll $(BENCH_OUT)/recv $(BENCH_OUT)/ucx $(BENCH_OUT)/raw $(BENCH_OUT)/wakeup
 
 .PHONY: bench-run bench-build bench-deps
 
@@ -23,7 +25,7 @@ $(BENCH_OUT)/wakeup: bench/wakeup.c bench/bench.mk
 $(BENCH_OUT)/ucx: VERBS_LIBS += -luct -lucs
 
 # The posting bench built with clang too, when there is one: bench/run.sh counts its typed and
-# floor paths (the target: clang's typed path within 1.15 x gcc's).
+# floor paths (the target: clang's typed path within 1.15 x clang's floor in the same loop).
 $(BENCH_OUT)/post-clang: bench/post.c bench/bench.h $(HEADERS) sim/fvsim.h bench/bench.mk
 	@mkdir -p $(@D)
 	$(CLANG) $(BENCH_CFLAGS) $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
@@ -34,7 +36,33 @@ $(BENCH_OUT)/post-clang-fields: bench/post.c bench/bench.h $(HEADERS) sim/fvsim.
 	@mkdir -p $(@D)
 	$(CLANG) $(BENCH_CFLAGS) -DBENCH_SGE_FIELDS $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
 
-bench-build: $(BENCH_BINS) $(if $(shell command -v $(CLANG) 2>/dev/null),$(BENCH_OUT)/post-clang $(BENCH_OUT)/post-clang-fields)
+# Loop (e), posted and rung in one loop body (BENCH_RING, bench/post.c): a build of its own, with
+# gcc and, like the two above, with clang.
+$(BENCH_OUT)/post-ring: bench/post.c bench/bench.h examples/setup.h $(HEADERS) sim/fvsim.h bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -DBENCH_RING $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
+
+$(BENCH_OUT)/post-ring-clang: bench/post.c bench/bench.h $(HEADERS) sim/fvsim.h bench/bench.mk
+	@mkdir -p $(@D)
+	$(CLANG) $(BENCH_CFLAGS) -DBENCH_RING $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
+
+$(BENCH_OUT)/post-ring-clang-fields: bench/post.c bench/bench.h $(HEADERS) sim/fvsim.h bench/bench.mk
+	@mkdir -p $(@D)
+	$(CLANG) $(BENCH_CFLAGS) -DBENCH_RING -DBENCH_SGE_FIELDS $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
+
+# The posting bench built for x86-64-v3 (AVX2, BMI2, MOVBE: the byte-swapped stores may be movbe),
+# counted for its typed path and floor (bench/run.sh: rows "_v3").
+$(BENCH_OUT)/post-v3: bench/post.c bench/bench.h examples/setup.h $(HEADERS) sim/fvsim.h bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -march=x86-64-v3 $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
+
+$(BENCH_OUT)/post-ring-v3: bench/post.c bench/bench.h examples/setup.h $(HEADERS) sim/fvsim.h bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -march=x86-64-v3 -DBENCH_RING $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
+
+CLANG_BINS := $(addprefix $(BENCH_OUT)/,post-clang post-clang-fields post-ring-clang post-ring-clang-fields)
+
+bench-build: $(BENCH_BINS) $(if $(shell command -v $(CLANG) 2>/dev/null),$(CLANG_BINS))
 
 # valgrind (with its client-request headers) and gnuplot: installed when root, else named.
 bench-deps:

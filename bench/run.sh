@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/run.sh BENCH_DIR: runs the built benchmarks (BENCH_DIR/post, BENCH_DIR/poll, BENCH_DIR/ucx,
-# BENCH_DIR/raw) and writes the report. `make bench` builds them and calls this.
+# BENCH_DIR/raw, BENCH_DIR/recv) and writes the report. `make bench` builds them and calls this.
 #
 # On a real mlx5 device when the machine has one, otherwise on the software device
 # ($SIM_RUN, sim/fvsim-run) in single-step mode, so nothing executes while we measure.
@@ -26,7 +26,7 @@ say() { echo "bench: $*" >&2; }
 # The programs; each prints lines "time BENCH OP PATH N NS" and dumps callgrind cases
 # "BENCH OP PATH N UNITS" (bench/table.awk turns them into rows; bench/ucx.awk for ucx);
 # raw has its own way (count_raw below, bench/raw.awk).
-progs=${FVBENCH_PROGS:-post poll ucx raw}
+progs=${FVBENCH_PROGS:-post post-ring poll recv ucx raw}
 for b in $progs; do
     [ -x "$bin/$b" ] || { say "$bin/$b missing: run 'make bench'"; exit 1; }
 done
@@ -114,17 +114,27 @@ for b in $progs; do
 done
 # the clang builds (bench/bench.mk): their typed path and floor, named typed_clang, floor_clang,
 # and with the SGE copied field by field (bench/post.c counts the loops with an SGE only)
-# typed_clangf, floor_clangf
+# typed_clangf, floor_clangf; for loops (a)-(d) (post-clang*) and (e) (post-ring-clang*).
 # The compat paths once more with their locks on: "locked, uncontended".
-case " $progs " in
-    *" post "*) (export FVBENCH_PATHS=fvps,fvwr,fvwrq FVBENCH_SUFFIX=_locked FVBENCH_LOCKED=1; count post) ;;
-esac
-if [ -x "$bin/post-clang" ] && [ -z "${FVBENCH_PROGS:-}" ]; then
-    (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_clang; count post-clang)
-    if [ -x "$bin/post-clang-fields" ]; then
-        (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_clangf; count post-clang-fields)
+for p in post post-ring; do
+    case " $progs " in
+        *" $p "*) (export FVBENCH_PATHS=fvps,fvwr,fvwrq FVBENCH_SUFFIX=_locked FVBENCH_LOCKED=1; count $p) ;;
+    esac
+done
+for p in post post-ring; do
+    if [ -x "$bin/$p-clang" ] && [ -z "${FVBENCH_PROGS:-}" ]; then
+        (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_clang; count $p-clang)
+        if [ -x "$bin/$p-clang-fields" ]; then
+            (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_clangf; count $p-clang-fields)
+        fi
     fi
-fi
+done
+# gcc for x86-64-v3 (bench/bench.mk): typed path and floor, named typed_v3, floor_v3
+for p in post post-ring; do
+    if [ -x "$bin/$p-v3" ] && [ -z "${FVBENCH_PROGS:-}" ]; then
+        (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_v3; count $p-v3)
+    fi
+done
 for b in $progs; do [ "$b" = raw ] || timing "$b"; done
 
 # The report.

@@ -11,7 +11,8 @@
 
 BEGIN {
 	nsame = split("write write_inline16 send_inline16 read fetch_add ud_send", same, " ")
-	nadv = split("adv_write adv_write_sge adv_ud_send adv_write_inline16", adv, " ")
+	nadv = split("adv_write adv_write_sge adv_ud_send adv_write_inline16 ring_write ring_ud_send", adv, " ")
+	nplotadv = 4	# the plot shows (a) to (d)
 	label["write"] = "RC RDMA_WRITE, 1 SGE"
 	label["write_inline16"] = "RC RDMA_WRITE, inline 16 B"
 	label["send_inline16"] = "RC SEND, inline 16 B"
@@ -22,11 +23,13 @@ BEGIN {
 	label["adv_write_sge"] = "(b) as (a), local SGE address +64 B too"
 	label["adv_ud_send"] = "(c) UD SEND, 1 SGE, one of 16 destinations"
 	label["adv_write_inline16"] = "(d) RC RDMA_WRITE inline 16 B, remote address +64 B"
+	label["ring_write"] = "(e) (a)'s WRs, posted and rung in one loop body"
+	label["ring_ud_send"] = "(e) (c)'s WRs, posted and rung in one loop body"
 	short["adv_write"] = "(a) RC WRITE\\nraddr +64"
 	short["adv_write_sge"] = "(b) RC WRITE\\nraddr, SGE +64"
 	short["adv_ud_send"] = "(c) UD SEND\\n16 peers"
 	short["adv_write_inline16"] = "(d) RC WRITE\\ninline 16 B"
-	npaths = split("ibv wr fvps typed fvwr fvwrq floor typed_clang floor_clang typed_clangf floor_clangf fvps_locked fvwr_locked fvwrq_locked", paths, " ")
+	npaths = split("ibv wr fvps typed fvwr fvwrq floor typed_clang floor_clang typed_clangf floor_clangf typed_v3 floor_v3 fvps_locked fvwr_locked fvwrq_locked", paths, " ")
 	nplot = 4	# the plot shows the first four paths
 	pname["ibv"] = "libmlx5 `ibv_post_send`"
 	pname["wr"] = "libmlx5 `ibv_wr_*`"
@@ -39,6 +42,8 @@ BEGIN {
 	pname["floor_clang"] = "floor, built with clang"
 	pname["typed_clangf"] = "fastverbs typed, built with clang, SGE copied field by field"
 	pname["floor_clangf"] = "floor, built with clang, SGE copied field by field"
+	pname["typed_v3"] = "fastverbs typed, gcc `-march=x86-64-v3`"
+	pname["floor_v3"] = "floor, gcc `-march=x86-64-v3`"
 	pname["fvps_locked"] = "fastverbs `fv_post_send`, locked, uncontended"
 	pname["fvwr_locked"] = "fastverbs `fv_wr_*` (typed handle), locked, uncontended"
 	pname["fvwrq_locked"] = "fastverbs `fv_wr_*` (`struct fv_qp *`), locked, uncontended"
@@ -48,16 +53,38 @@ BEGIN {
 	qname["fv_poll_cq"] = "fastverbs `fv_poll_cq` (`struct ibv_wc`)"
 	qname["fv_poll"] = "fastverbs `fv_poll` (`struct fv_wc`)"
 	qname["fv_poll_cq_locked"] = "fastverbs `fv_poll_cq`, locked, uncontended"
+	nrpaths = split("ibv fvpr typed floor", rpath, " ")
+	rname["rq", "ibv"] = "libmlx5 `ibv_post_recv`"
+	rname["rq", "fvpr"] = "fastverbs `fv_post_recv`"
+	rname["rq", "typed"] = "fastverbs `fv_recv` + `fv_recv_ring`"
+	rname["rq", "floor"] = "floor (minimal RQ post in bench/recv.c)"
+	rname["rq_poll", "ibv"] = "libmlx5 `ibv_poll_cq`"
+	rname["rq_poll", "fvpr"] = "fastverbs `fv_poll_cq` (`struct ibv_wc`)"
+	rname["rq_poll", "typed"] = "fastverbs `fv_poll` (`struct fv_wc`)"
+	rname["rq_poll", "floor"] = "floor (minimal CQE poller in bench/recv.c)"
+	rname["srq", "ibv"] = "libmlx5 `ibv_post_srq_recv`"
+	rname["srq", "fvpr"] = "fastverbs `fv_post_srq_recv`"
+	rname["srq", "typed"] = "fastverbs `fv_srq_recv` + `fv_srq_ring`"
+	rname["srq", "floor"] = "floor (minimal SRQ post in bench/recv.c)"
+	rname["srq_poll", "ibv"] = rname["rq_poll", "ibv"]
+	rname["srq_poll", "fvpr"] = rname["rq_poll", "fvpr"]
+	rname["srq_poll", "typed"] = rname["rq_poll", "typed"]
+	rname["srq_poll", "floor"] = "floor (minimal CQE poller of an SRQ in bench/recv.c)"
+	nrk = split("rq rq_poll srq srq_poll", rkind, " ")
+	rkname["rq"] = "RQ post"
+	rkname["rq_poll"] = "CQ of 4 QPs' RQs, receives"
+	rkname["srq"] = "SRQ post"
+	rkname["srq_poll"] = "CQ of 4 QPs on one SRQ, receives"
 	nic_mps = 330	# a ConnectX-7's message rate, M messages a second (its data sheet): the yardstick
 	nrate = split("ibv fvps typed floor", rpaths, " ")
 }
 
 { v[$1, $2, $3, $4, $5] = $6; seen[$2, $3, $4] = 1 }
 
-# The clang builds and the locked posting rows are counted, never timed: their ns cells are
+# The clang and x86-64-v3 builds and the locked posting rows are counted, never timed: their ns cells are
 # empty by design, not missing.
 function get(k, b, o, p, n) {
-	if (!((k, b, o, p, n) in v)) { if (!(k == "ns" && p ~ /_(clangf?|locked)$/)) missing++; return "" }
+	if (!((k, b, o, p, n) in v)) { if (!(k == "ns" && p ~ /_(clangf?|locked|v3)$/)) missing++; return "" }
 	return v[k, b, o, p, n]
 }
 
@@ -126,14 +153,13 @@ function rate_row(what, who, x) {
 	return 1
 }
 
-# A clang target: typed_clang against 1.15 x gcc's typed path in loop o (what: its name), with
-# the field-by-field build's count after it (what the whole-struct SGE copy costs clang).
-function clang_check(what, o, b,   x, f) {
-	x = get("ir", "post", o, "typed", b)
-	f = get("ir", "post", o, "typed_clangf", b)
-	check(sprintf("typed built with clang, %s, %d per doorbell (≤ 1.15 × gcc's %.1f)", what, b, x),
-	      get("ir", "post", o, "typed_clang", b), x == "" ? "" : sprintf("%.1f", 1.15 * x), "≤",
-	      f == "" ? "" : sprintf(" (SGE copied field by field: %.1f)", f))
+# A floor target: path p (typed, typed_clang, ...) within 1.15 x the floor fl built the same way
+# (same compiler, same loop, same SGE hand-over), at b per doorbell; what names the build.
+function floor_check(what, bench, o, p, fl, b,   x) {
+	x = get("ir", bench, o, fl, b)
+	check(sprintf("%s, %s, %d per %s (≤ 1.15 × its floor %s)", what, o, b, bench == "post" || o !~ /poll/ ? "doorbell" : "call",
+		      x == "" ? "–" : sprintf("%.1f", x)),
+	      get("ir", bench, o, p, b), x == "" ? "" : sprintf("%.1f", 1.15 * x), "≤")
 }
 
 function half(what, o, p, ref, b,   x) {
@@ -148,6 +174,8 @@ END {
 	section("Posting, application-shaped loops",
 		"Each WR differs from the one before, as in an application: the remote address advances 64 B\n" \
 		"per WR, every 64th WR is signaled (decided per WR), UD SENDs go to one of 16 destinations.\n" \
+		"(a) to (d) build each batch in a nested loop of constant length and ring after it; (e) posts\n" \
+		"in one loop whose body rings at a batch's last WR (`if ((i & 31) == 31) fv_ring(...)`).\n" \
 		"Instructions per WR (callgrind), their ratio to the floor (a minimal builder written in the\n" \
 		"bench: the units, the 16-bit WQE index, the doorbell record, one BlueFlame copy or 8-byte\n" \
 		"doorbell, nothing else), and ns per WR (in brackets: ratio to `ibv_post_send`), at 1 and 32\n" \
@@ -181,6 +209,33 @@ END {
 				ns("poll", o, p, 1, "ibv_poll_cq"), ns("poll", o, p, 16, "ibv_poll_cq")
 		}
 	}
+	section("Receiving",
+		"Receive WQEs posted to an RQ or an SRQ, their buffer address advancing 64 B per WR, 1 and\n" \
+		"32 per doorbell record; and their completions polled, 1 and 16 asked for per call, from a\n" \
+		"CQ that four QPs share (on their own RQs, or on one SRQ), their completions interleaved\n" \
+		"(64-byte SENDs). The floors are written in bench/recv.c: a WQE's data segment (on an SRQ\n" \
+		"at its free list's head, which moves to the next) and the doorbell record; a CQE's owner\n" \
+		"bit and opcode, the wr_id (RQ: of the QP found from the QPN's low bits, at its consumer\n" \
+		"index; SRQ: at the CQE's WQE index, the WQE linked after the free list's tail), the CQ's\n" \
+		"consumer index once a call. Instructions per WR or CQE, their ratio to the floor, ns (in\n" \
+		"brackets: ratio to libmlx5).",
+		"| operation | path | instr ×1 | instr ×32 (×16 polled) | ÷ floor ×1 | ÷ floor ×32 (×16) | ns ×1 | ns ×32 (×16) |",
+		"|---|---|--:|--:|--:|--:|--:|--:|")
+	for (k = 1; k <= nrk; k++) {
+		o = rkind[k]
+		nb = o ~ /poll/ ? 16 : 32
+		for (j = 1; j <= nrpaths; j++) {
+			p = rpath[j]
+			if (!(("recv", o, p) in seen))
+				continue
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				j == 1 ? rkname[o] : "", rname[o, p],
+				ir("recv", o, p, 1), ir("recv", o, p, nb),
+				ratio(get("ir", "recv", o, p, 1), get("ir", "recv", o, "floor", 1)),
+				ratio(get("ir", "recv", o, p, nb), get("ir", "recv", o, "floor", nb)),
+				ns("recv", o, p, 1, "ibv"), ns("recv", o, p, nb, "ibv")
+		}
+	}
 	section("Message rate one core could feed",
 		"ns per WR batched (32 per doorbell; completions: 16 per call) in this run, the messages a\n" \
 		"second one core could post (or poll) at that pace, and how many such cores a ConnectX-7\n" \
@@ -204,11 +259,8 @@ END {
 	check("typed RC RDMA_WRITE, same WR, 1 per doorbell (docs/design.md §8)", get("ir", "post", "write", "typed", 1), 45, "≤")
 	check("typed RC RDMA_WRITE, same WR, 32 per doorbell (docs/design.md §8)", get("ir", "post", "write", "typed", 32), 25, "≤")
 	for (i = 1; i <= nadv; i++)
-		for (b = 1; b <= 32; b += 31) {
-			x = get("ir", "post", adv[i], "floor", b)
-			check(sprintf("typed, %s, %d per doorbell (≤ 1.15 × floor %.1f)", adv[i], b, x),
-			      get("ir", "post", adv[i], "typed", b), x == "" ? "" : sprintf("%.1f", 1.15 * x), "≤")
-		}
+		for (b = 1; b <= 32; b += 31)
+			floor_check("typed", "post", adv[i], "typed", "floor", b)
 	for (i = 1; i <= nadv; i++)
 		for (b = 1; b <= 32; b += 31) {
 			half("`fv_post_send`", adv[i], "fvps", "ibv", b)
@@ -224,16 +276,28 @@ END {
 	for (k = 1; k <= 2; k++)
 		for (b = 1; b <= 16; b += 15)
 			lock_check("`fv_poll_cq`", "poll", k == 1 ? "cqe" : "shared", "fv_poll_cq", b)
-	for (i = 1; i <= nadv; i++)
-		for (b = 1; b <= 32; b += 31)
-			clang_check(adv[i], adv[i], b)
-	for (b = 1; b <= 32; b += 31)	# the loop the clang target was first stated for
-		clang_check("RC RDMA_WRITE same WR", "write", b)
-	for (i = 3; i <= 4; i++)
+	# clang: against clang's own floor in the same loop, with the SGE handed over the same way
+	# (a whole-struct copy; field by field in the second build, which has no inline loops)
+	for (i = 1; i <= nadv + 1; i++)
 		for (b = 1; b <= 32; b += 31) {
-			x = get("ir", "post", "adv_write", "typed", b)
-			check(sprintf("typed, %s, %d per doorbell (≤ typed adv_write %.1f + 12)", adv[i], b, x),
-			      get("ir", "post", adv[i], "typed", b), x == "" ? "" : sprintf("%.1f", x + 12), "≤")
+			o = i <= nadv ? adv[i] : "write"	# and the same-WR RDMA_WRITE
+			floor_check("typed built for x86-64-v3", "post", o, "typed_v3", "floor_v3", b)
+			floor_check("typed built with clang", "post", o, "typed_clang", "floor_clang", b)
+			if (o !~ /inline/)
+				floor_check("typed built with clang, SGE copied field by field", "post", o,
+					    "typed_clangf", "floor_clangf", b)
+		}
+	rtyped["rq"] = "`fv_recv` + `fv_recv_ring`"; rcompat["rq"] = "`fv_post_recv`"
+	rtyped["srq"] = "`fv_srq_recv` + `fv_srq_ring`"; rcompat["srq"] = "`fv_post_srq_recv`"
+	rtyped["rq_poll"] = rtyped["srq_poll"] = "`fv_poll`"; rcompat["rq_poll"] = rcompat["srq_poll"] = "`fv_poll_cq`"
+	for (k = 1; k <= nrk; k++)	# the receive side: posting 1 and 32 a doorbell, polling 1 and 16 a call
+		for (b = 1; b <= 32; b = b == 1 ? (rkind[k] ~ /poll/ ? 16 : 32) : 99) {
+			o = rkind[k]
+			floor_check(rtyped[o], "recv", o, "typed", "floor", b)
+			x = get("ir", "recv", o, "ibv", b)
+			check(sprintf("%s, %s, %d per %s (≤ 0.5 × libmlx5's %s)", rcompat[o], o, b,
+				      o ~ /poll/ ? "call" : "doorbell", x == "" ? "–" : sprintf("%.1f", x)),
+			      get("ir", "recv", o, "fvpr", b), x == "" ? "" : sprintf("%.1f", x / 2), "≤")
 		}
 	for (k = 1; k <= 2; k++)
 		for (b = 1; b <= 16; b += 15) {
@@ -249,7 +313,7 @@ END {
 	for (b = 1; b <= 32; b += 31) {
 		f = dat ".post" b
 		print "case \"libmlx5 ibv_post_send\" \"libmlx5 ibv_wr_*\" \"fastverbs fv_post_send\" \"fastverbs typed\" \"floor\"" > f
-		for (i = 1; i <= nadv; i++) {
+		for (i = 1; i <= nplotadv; i++) {
 			o = adv[i]
 			printf "\"%s\"", short[o] > f
 			for (j = 1; j <= nplot; j++) {
