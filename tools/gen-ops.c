@@ -43,13 +43,13 @@ static const char *table_path;
  */
 struct form { const char *suffix, *params, *fields, *doc, *decl; };
 static const struct form form_sge = { "", ", const struct ibv_sge *sge",
-	".payload = FV_PL_SGL, .sgl = sge, .nsge = 1", "payload from one SGE", "" };
+	".payload = FV__PL_SGL, .sgl = sge, .nsge = 1", "payload from one SGE", "" };
 static const struct form form_sgl = { "_sgl", ", const struct ibv_sge *sgl, int nsge",
-	".payload = FV_PL_SGL, .sgl = sgl, .nsge = nsge", "payload from an SGE list", "" };
+	".payload = FV__PL_SGL, .sgl = sgl, .nsge = nsge", "payload from an SGE list", "" };
 static const struct form form_inline = { "_inline", ", const void *data, uint32_t len",
-	".payload = FV_PL_INLINE, .sgl = &d, .nsge = 1, .len = len", "payload copied inline",
+	".payload = FV__PL_INLINE, .sgl = &d, .nsge = 1, .len = len", "payload copied inline",
 	"\tstruct ibv_sge d = { (uintptr_t)data, len, 0 };\n" };
-static const struct form form_none = { "", "", ".payload = FV_PL_NONE", "no payload", "" };
+static const struct form form_none = { "", "", ".payload = FV__PL_NONE", "no payload", "" };
 
 static int is(const char *a, const char *b)
 {
@@ -67,7 +67,7 @@ static int umr(const struct op *o)
  */
 static void emit_req(const char *indent, const char *designators)
 {
-	printf("%sstruct fv_req r = FV_ZERO_INIT;\n\n%s", indent, indent);
+	printf("%sstruct fv_req r = FV__ZERO_INIT;\n\n%s", indent, indent);
 	for (const char *c = designators; *c; c++)
 		if (*c == '.' && (c == designators || c[-1] == ' ' || c[-1] == '\t'))
 			printf("r.");
@@ -120,23 +120,23 @@ static struct part remote_part(const struct op *o)
 {
 	if (is(o->remote, "RADDR"))
 		return (struct part){ ", uint64_t raddr, uint32_t rkey",
-				      ", .segs = FV_SEG_RADDR, .raddr = raddr, .rkey = rkey" };
+				      ", .segs = FV__SEG_RADDR, .raddr = raddr, .rkey = rkey" };
 	if (is(o->remote, "CAS"))
 		return (struct part){ ", uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap",
-				      ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey,"
+				      ", .segs = FV__SEG_RADDR | FV__SEG_ATOMIC, .raddr = raddr, .rkey = rkey,"
 				      " .swap_add = swap, .compare = compare" };
 	if (is(o->remote, "FADD"))
 		return (struct part){ ", uint64_t raddr, uint32_t rkey, uint64_t add",
-				      ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = raddr, .rkey = rkey,"
+				      ", .segs = FV__SEG_RADDR | FV__SEG_ATOMIC, .raddr = raddr, .rkey = rkey,"
 				      " .swap_add = add" };
 	if (is(o->remote, "BIND"))
 		return (struct part){ ", const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind",
-				      ", .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = (uint8_t)mw->type,"
+				      ", .segs = FV__SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = (uint8_t)mw->type,"
 				      " .new_rkey = rkey, .bind = bind" };
 	if (is(o->remote, "LINV"))
-		return (struct part){ "", ", .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2" };
+		return (struct part){ "", ", .segs = FV__SEG_UMR, .mw_type = IBV_MW_TYPE_2" };
 	if (tso(o))	/* its parameters lead the payload's: lead_params */
-		return (struct part){ "", ", .segs = FV_SEG_TSO, .hdr = hdr, .hdr_sz = hdr_sz, .mss = mss" };
+		return (struct part){ "", ", .segs = FV__SEG_TSO, .hdr = hdr, .hdr_sz = hdr_sz, .mss = mss" };
 	return no_part;
 }
 
@@ -177,7 +177,7 @@ static void emit_builder(const struct qpt *q, const struct op *o, const struct f
 	printf("/* fv_%s_%s%s: %s on a %s QP, %s. 0 or ENOMEM%s; no doorbell. */\n",
 	       q->name, o->name, f->suffix, o->desc, q->ibv + 8, f->doc,
 	       is(o->remote, "BIND") ? " (EOPNOTSUPP: longer than 2 GiB)" : "");
-	printf("static FV_ALWAYS_INLINE int fv_%s_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s%s)\n{\n",
+	printf("static FV__ALWAYS_INLINE int fv_%s_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s%s)\n{\n",
 	       q->name, o->name, f->suffix, q->name, lead_params(o), f->params, remote_part(o).params, imm_part(o).params,
 	       dest_part(q, o).params);
 	char fields[1024];
@@ -326,21 +326,21 @@ static void emit_post_req(void)
 	for (size_t j = 0; j < n_ops; j++) {
 		const struct op *o = &ops[j];
 
-		if (is(o->ibv, "FV_WR_NONE"))
+		if (is(o->ibv, "FV__WR_NONE"))
 			continue;
 		printf("/*\n * fv__send_wr_%s: the request of an %s WR but its destination, as\n"
 		       " * fv_<qpt>_%s builds it: fm_ce_se flags, its first nsge SGEs.\n */\n",
 		       o->name, o->ibv + 7, o->name);
-		printf("static FV_ALWAYS_INLINE void fv__send_wr_%s(struct fv_req *r, const struct ibv_send_wr *wr,"
+		printf("static FV__ALWAYS_INLINE void fv__send_wr_%s(struct fv_req *r, const struct ibv_send_wr *wr,"
 		       " unsigned flags, int nsge)\n{\n", o->name);
 		printf("\tr->wr_id = wr->wr_id, r->flags = flags, r->opcode = %s;\n"
-		       "\tr->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;\n", o->mlx5);
+		       "\tr->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;\n", o->mlx5);
 		emit_wr_fields("\t", o, remote_part(o).fields, NULL);
 		emit_wr_fields("\t", o, imm_part(o).fields, NULL);
 		printf("}\n\n");
 	}
 	printf("/* The destination of a WR on a QP of type qpt; av: its ibv_ah's (fv__qp_av), where qpt has one. */\n"
-	       "static FV_ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const struct ibv_send_wr *wr,\n"
+	       "static FV__ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const struct ibv_send_wr *wr,\n"
 	       "\t\t\t\t\t    const struct mlx5_wqe_av *av, struct fv_req *r)\n{\n"
 	       "\t(void)wr, (void)av, (void)r;\n\tswitch (qpt) {\n");
 	for (size_t i = 0; i < n_qpts; i++) {
@@ -363,13 +363,13 @@ static void emit_post_req(void)
 	       " * nsge SGEs) with its destination. 0, or EINVAL for a WR with nothing to convert: an opcode ops.def does\n"
 	       " * not have, a window bind without a window or with a length and no MR (libmlx5 dereferences\n"
 	       " * both), a UD WR without a known address handle.\n */\n"
-	       "static FV_ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,\n"
+	       "static FV__ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,\n"
 	       "\t\t\t\t\t  int nsge, struct fv_req *r)\n{\n"
 	       "\tconst struct mlx5_wqe_av *av;\n\n\tswitch (wr->opcode) {\n");
 	for (size_t j = 0; j < n_ops; j++) {
 		const struct op *o = &ops[j];
 
-		if (is(o->ibv, "FV_WR_NONE"))
+		if (is(o->ibv, "FV__WR_NONE"))
 			continue;
 		printf("\tcase %s:\n", o->ibv);
 		if (is(o->remote, "BIND"))
@@ -384,11 +384,11 @@ static void emit_post_req(void)
 	printf("\tfv__send_wr_dest(qp->qpt, wr, av, r);\n\treturn 0;\n}\n\n");
 }
 
-/* The FV_SEG_* of an operation (struct fv_req's segs, as its typed builder sets them). */
+/* The FV__SEG_* of an operation (struct fv_req's segs, as its typed builder sets them). */
 static const char *segs_of(const struct op *o)
 {
-	return is(o->remote, "RADDR") ? "FV_SEG_RADDR" : is(o->remote, "NONE") ? "0" :
-	       umr(o) ? "FV_SEG_UMR" : tso(o) ? "FV_SEG_TSO" : "FV_SEG_RADDR | FV_SEG_ATOMIC";
+	return is(o->remote, "RADDR") ? "FV__SEG_RADDR" : is(o->remote, "NONE") ? "0" :
+	       umr(o) ? "FV__SEG_UMR" : tso(o) ? "FV__SEG_TSO" : "FV__SEG_RADDR | FV__SEG_ATOMIC";
 }
 
 /*
@@ -407,7 +407,7 @@ static void emit_post_fast(void)
 	       " * that takes none, a UD WR without a known address handle, or one the fast path leaves\n"
 	       " * to the general one.\n"
 	       " */\n");
-	printf("static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,\n"
+	printf("static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,\n"
 	       "\t\t\t\t\t      const struct ibv_send_wr *wr, unsigned flags, bool inl)\n{\n");
 	printf("\tswitch (qpt) {\n");
 	for (size_t i = 0; i < n_qpts; i++) {
@@ -423,7 +423,7 @@ static void emit_post_fast(void)
 			const struct op *o = &ops[j];
 
 			/* memory windows: fv__post_send_one */
-			if (is(o->ibv, "FV_WR_NONE") || !allowed(q->name, o->name) || umr(o))
+			if (is(o->ibv, "FV__WR_NONE") || !allowed(q->name, o->name) || umr(o))
 				continue;
 			printf("\t\tcase %s:\n", o->ibv);
 			if (is(q->dest, "AV"))	/* only now: for other opcodes the union holds no AH */
@@ -432,7 +432,7 @@ static void emit_post_fast(void)
 				printf("\t\t\tif (inl)\n\t\t\t\treturn -1;\n");
 			printf("\t\t\tif (!fv__ps_fits(ps, qp, %s, %s, wr->sg_list, %s))\n\t\t\t\treturn -1;\n",
 			       q->fv, segs_of(o), is(o->payload, "DATA") ? "inl" : "false");
-			printf("\t\t\t{\n\t\t\t\tstruct fv_req r = FV_ZERO_INIT;\n\n");
+			printf("\t\t\t{\n\t\t\t\tstruct fv_req r = FV__ZERO_INIT;\n\n");
 			printf("\t\t\t\tfv__send_wr_%s(&r, wr, flags, 1);\n", o->name);
 			if (!is(q->dest, "NONE"))
 				printf("\t\t\t\tfv__send_wr_dest(%s, wr, %s, &r);\n", q->fv, is(q->dest, "AV") ? "av" : "NULL");
@@ -489,7 +489,7 @@ static void emit_cxx_overloads(void)
 					       q->ibv + 8, handles_of(o));
 					continue;
 				}
-				printf("static FV_ALWAYS_INLINE int fv_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s%s)\n"
+				printf("static FV__ALWAYS_INLINE int fv_%s%s(struct fv_%s *h, uint64_t wr_id, unsigned flags%s%s%s%s%s)\n"
 				       "{\n\treturn fv_%s_%s%s(h, wr_id, flags", o->name, f->suffix, q->name, lead_params(o),
 				       f->params, remote_part(o).params, imm_part(o).params, dest_part(q, o).params, q->name, o->name,
 				       f->suffix);
@@ -508,8 +508,8 @@ static void emit_cxx_overloads(void)
  * The ibv_wr_opcode values the table may name (verbs.h's), to lay fv_op_table out by
  * position; add_op refuses any other verbs opcode.
  */
-#define WR_SLOTS 16	/* FV_WR_OPCODE_SLOTS: ibv_wr_opcode values the table has a slot for */
-#define FV_WR_NONE (-1)
+#define WR_SLOTS 16	/* FV__WR_OPCODE_SLOTS: ibv_wr_opcode values the table has a slot for */
+#define FV__WR_NONE (-1)
 static const struct { const char *name; int value; } wr_opcodes[] = {
 #define WR_OPCODE(v) { #v, v }
 	WR_OPCODE(IBV_WR_RDMA_WRITE), WR_OPCODE(IBV_WR_RDMA_WRITE_WITH_IMM), WR_OPCODE(IBV_WR_SEND),
@@ -519,11 +519,11 @@ static const struct { const char *name; int value; } wr_opcodes[] = {
 #undef WR_OPCODE
 };
 
-/* The ibv_wr_opcode value of a verbs opcode name (FV_WR_NONE for none), -2 if unknown. */
+/* The ibv_wr_opcode value of a verbs opcode name (FV__WR_NONE for none), -2 if unknown. */
 static int wr_opcode_value(const char *name)
 {
-	if (is(name, "FV_WR_NONE"))
-		return FV_WR_NONE;
+	if (is(name, "FV__WR_NONE"))
+		return FV__WR_NONE;
 	for (size_t i = 0; i < sizeof(wr_opcodes) / sizeof(wr_opcodes[0]); i++)
 		if (is(wr_opcodes[i].name, name))
 			return wr_opcodes[i].value;
@@ -539,7 +539,7 @@ static int op_wr[MAX_OPS];
 static void emit_table(void)
 {
 	printf("/* What fv_post_send allows per (QP type, ibv_wr_opcode); zero rows are refused. */\n");
-	printf("static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {\n");
+	printf("static const struct fv_op_info fv_op_table[FV__QPT_COUNT][FV__WR_OPCODE_SLOTS] = {\n");
 	for (size_t i = 0; i < n_qpts; i++) {
 		printf("\t{\t/* %s */\n", qpts[i].fv);
 		for (int slot = 0; slot < WR_SLOTS; slot++) {
@@ -552,7 +552,7 @@ static void emit_table(void)
 				printf("\t\t{ 0, 0 },\n");
 				continue;
 			}
-			printf("\t\t{ 1, FV_PAYLOAD_%s },\t/* %s */\n", o->payload, o->ibv);
+			printf("\t\t{ 1, FV__PL_%s },\t/* %s */\n", o->payload, o->ibv);
 		}
 		printf("\t},\n");
 	}
@@ -574,16 +574,16 @@ static void emit_post(void)
 	       " * dispatch into the builders' fast path (compat/post_send.h uses both). */\n"
 	       "#ifndef FASTVERBS_COMPAT_POST_SEND_OPS_H\n#define FASTVERBS_COMPAT_POST_SEND_OPS_H\n\n"
 	       "#include \"post_send_ring.h\"\n\n"
-	       "FV_EXTERN_C_BEGIN\n\n");
+	       "FV__EXTERN_C_BEGIN\n\n");
 	printf("/* The payload an operation takes (ops.def's column): SGL ones refuse IBV_SEND_INLINE. */\n"
-	       "enum { FV_PAYLOAD_NONE, FV_PAYLOAD_SGL, FV_PAYLOAD_DATA };\n\n"
-	       "#define FV_WR_OPCODE_SLOTS %d\n\n"
+	       "enum { FV__PL_NONE, FV__PL_SGL, FV__PL_DATA };\n\n"
+	       "#define FV__WR_OPCODE_SLOTS %d\n\n"
 	       "/* What fv__post_send_one checks a WR against; the conversions below build the rest. */\n"
 	       "struct fv_op_info {\n\tuint8_t allowed, payload;\n};\n\n", WR_SLOTS);
 	emit_table();
 	emit_post_req();
 	emit_post_fast();
-	printf("FV_EXTERN_C_END\n\n#endif /* FASTVERBS_COMPAT_POST_SEND_OPS_H */\n");
+	printf("FV__EXTERN_C_END\n\n#endif /* FASTVERBS_COMPAT_POST_SEND_OPS_H */\n");
 }
 
 /* ---- compat/wr.h: the fv_wr_* calls of ibv_wr_post(3) ---- */
@@ -596,24 +596,24 @@ static struct part wr_part(const struct op *o)
 
 	if (is(o->remote, "RADDR"))
 		r = (struct part){ ", uint32_t rkey, uint64_t remote_addr",
-				   ", .segs = FV_SEG_RADDR, .raddr = remote_addr, .rkey = rkey" };
+				   ", .segs = FV__SEG_RADDR, .raddr = remote_addr, .rkey = rkey" };
 	else if (is(o->remote, "CAS"))
 		r = (struct part){ ", uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap",
-				   ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey,"
+				   ", .segs = FV__SEG_RADDR | FV__SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey,"
 				   " .swap_add = swap, .compare = compare" };
 	else if (is(o->remote, "FADD"))
 		r = (struct part){ ", uint32_t rkey, uint64_t remote_addr, uint64_t add",
-				   ", .segs = FV_SEG_RADDR | FV_SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey,"
+				   ", .segs = FV__SEG_RADDR | FV__SEG_ATOMIC, .raddr = remote_addr, .rkey = rkey,"
 				   " .swap_add = add" };
 	else if (is(o->remote, "BIND"))	/* libmlx5's ibv_wr_bind_mw: a type 2 bind whatever mw->type says */
 		r = (struct part){ ", struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info",
-				   ", .segs = FV_SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = IBV_MW_TYPE_2,"
+				   ", .segs = FV__SEG_UMR, .imm = htobe32(mw->rkey), .mw_type = IBV_MW_TYPE_2,"
 				   " .new_rkey = rkey, .bind = bind_info" };
 	else if (is(o->remote, "LINV"))
-		r = (struct part){ "", ", .segs = FV_SEG_UMR, .mw_type = IBV_MW_TYPE_2" };
+		r = (struct part){ "", ", .segs = FV__SEG_UMR, .mw_type = IBV_MW_TYPE_2" };
 	else if (tso(o))
 		r = (struct part){ ", void *hdr, uint16_t hdr_sz, uint16_t mss",
-				   ", .segs = FV_SEG_TSO, .hdr = hdr, .hdr_sz = hdr_sz, .mss = mss" };
+				   ", .segs = FV__SEG_TSO, .hdr = hdr, .hdr_sz = hdr_sz, .mss = mss" };
 	if (is(o->imm, "IMM"))
 		i = (struct part){ ", __be32 imm_data", ", .imm = imm_data" };
 	else if (is(o->imm, "INV"))
@@ -666,7 +666,7 @@ static void emit_wr_req(const struct op *o)
 static void emit_wr_overload(const char *ret, const char *fn, const char *handle, const char *target,
 			     const char *params)
 {
-	printf("static FV_ALWAYS_INLINE %s fv_wr_%s(struct %s *h%s)\n{\n\t%s%s(h", ret, fn, handle, params,
+	printf("static FV__ALWAYS_INLINE %s fv_wr_%s(struct %s *h%s)\n{\n\t%s%s(h", ret, fn, handle, params,
 	       is(ret, "void") ? "" : "return ", target);
 	print_args(params);
 	printf(");\n}\n\n");
@@ -686,7 +686,7 @@ static void emit_wr_cxx(void)
 		char handle[64];
 
 		snprintf(handle, sizeof(handle), "fv_%s", qpts[i].name);
-		snprintf(target, sizeof(target), "fv_%s_wr_qp", qpts[i].name);
+		snprintf(target, sizeof(target), "fv__%s_wr_qp", qpts[i].name);
 		emit_wr_overload("struct fv_qp *", "qp", handle, target, "");
 	}
 	for (size_t j = 0; j < n_ops; j++) {
@@ -694,7 +694,7 @@ static void emit_wr_cxx(void)
 
 		if (is(o->wr, "NONE"))
 			continue;
-		snprintf(target, sizeof(target), "fv_qp_wr_%s", o->wr);
+		snprintf(target, sizeof(target), "fv__qp_wr_%s", o->wr);
 		emit_wr_overload("void", o->wr, "fv_qp", target, wr_part(o).params);
 		for (size_t i = 0; i < n_qpts; i++) {
 			char handle[64];
@@ -702,7 +702,7 @@ static void emit_wr_cxx(void)
 			if (!allowed(qpts[i].name, o->name))
 				continue;
 			snprintf(handle, sizeof(handle), "fv_%s", qpts[i].name);
-			snprintf(target, sizeof(target), "fv_%s_wr_%s", qpts[i].name, o->wr);
+			snprintf(target, sizeof(target), "fv__%s_wr_%s", qpts[i].name, o->wr);
 			emit_wr_overload("void", o->wr, handle, target, wr_part(o).params);
 		}
 	}
@@ -710,7 +710,7 @@ static void emit_wr_cxx(void)
 		const char *fn = k < N_WR_PAYLOADS ? wr_payloads[k].name : "set_xrc_srqn";
 
 		snprintf(params, sizeof(params), ", %s", k < N_WR_PAYLOADS ? wr_payloads[k].params : "uint32_t remote_srqn");
-		snprintf(target, sizeof(target), "fv_qp_wr_%s", fn);
+		snprintf(target, sizeof(target), "fv__qp_wr_%s", fn);
 		emit_wr_overload("void", fn, "fv_qp", target, params);
 		for (size_t i = 0; i < n_qpts; i++) {
 			char handle[64];
@@ -718,24 +718,24 @@ static void emit_wr_cxx(void)
 			if (k == N_WR_PAYLOADS && !is(qpts[i].dest, "SRQN"))
 				continue;
 			snprintf(handle, sizeof(handle), "fv_%s", qpts[i].name);
-			snprintf(target, sizeof(target), "fv_%s_wr_%s", qpts[i].name, fn);
+			snprintf(target, sizeof(target), "fv__%s_wr_%s", qpts[i].name, fn);
 			emit_wr_overload("void", fn, handle, target, params);
 		}
 	}
-	/* set_ud_addr: the address handle either way, the other passed as NULL (FV_WR_FV_AH). */
+	/* set_ud_addr: the address handle either way, the other passed as NULL (FV__WR_FV_AH). */
 	for (size_t i = 0; i <= n_qpts; i++) {
 		const char *name = i < n_qpts ? qpts[i].name : "qp";
 
 		if (i < n_qpts && !is(qpts[i].dest, "AV"))
 			continue;
-		printf("static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_%s *h, const struct fv_ah *ah,\n"
+		printf("static FV__ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_%s *h, const struct fv_ah *ah,\n"
 		       "\t\t\t\t\t      uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
-		       "\tfv_%s_wr_set_ud_addr(h, ah, NULL, remote_qpn, remote_qkey);\n}\n\n", name, name);
-		printf("static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_%s *h, struct ibv_ah *ah,\n"
+		       "\tfv__%s_wr_set_ud_addr(h, ah, NULL, remote_qpn, remote_qkey);\n}\n\n", name, name);
+		printf("static FV__ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_%s *h, struct ibv_ah *ah,\n"
 		       "\t\t\t\t\t      uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
-		       "\tfv_%s_wr_set_ud_addr(h, NULL, ah, remote_qpn, remote_qkey);\n}\n\n", name, name);
+		       "\tfv__%s_wr_set_ud_addr(h, NULL, ah, remote_qpn, remote_qkey);\n}\n\n", name, name);
 	}
-	/* set_dc_addr(_stream): the same two forms of address handle (FV_WR_FV_AH). */
+	/* set_dc_addr(_stream): the same two forms of address handle (FV__WR_FV_AH). */
 	for (size_t i = 0; i <= n_qpts; i++) {
 		const char *name = i < n_qpts ? qpts[i].name : "qp";
 
@@ -745,12 +745,12 @@ static void emit_wr_cxx(void)
 			const char *ah = k ? "struct ibv_ah *ah" : "const struct fv_ah *ah";
 			const char *args = k ? "NULL, ah" : "ah, NULL";
 
-			printf("static FV_ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_%s *h, %s,\n"
+			printf("static FV__ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_%s *h, %s,\n"
 			       "\t\t\t\t\t      uint32_t remote_dctn, uint64_t remote_dc_key)\n{\n"
-			       "\tfv_%s_wr_set_dc_addr(h, %s, remote_dctn, remote_dc_key);\n}\n\n", name, ah, name, args);
-			printf("static FV_ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_%s *h, %s,\n"
+			       "\tfv__%s_wr_set_dc_addr(h, %s, remote_dctn, remote_dc_key);\n}\n\n", name, ah, name, args);
+			printf("static FV__ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_%s *h, %s,\n"
 			       "\t\t\t\t\t\t     uint32_t remote_dctn, uint64_t remote_dc_key, uint16_t stream_id)\n{\n"
-			       "\tfv_%s_wr_set_dc_addr_stream(h, %s, remote_dctn, remote_dc_key, stream_id);\n}\n\n",
+			       "\tfv__%s_wr_set_dc_addr_stream(h, %s, remote_dctn, remote_dc_key, stream_id);\n}\n\n",
 			       name, ah, name, args);
 		}
 	}
@@ -759,11 +759,11 @@ static void emit_wr_cxx(void)
 
 static void emit_wr_front(const char *fn, const char *doc, const char *only_dest)
 {
-	printf("/* %s */\n#define fv_wr_%s(...) _Generic(FV_WR_H(__VA_ARGS__), \\\n\tstruct fv_qp *: fv_qp_wr_%s",
+	printf("/* %s */\n#define fv_wr_%s(...) _Generic(FV__WR_H(__VA_ARGS__), \\\n\tstruct fv_qp *: fv__qp_wr_%s",
 	       doc, fn, fn);
 	for (size_t i = 0; i < n_qpts; i++)
 		if (!only_dest || is(qpts[i].dest, only_dest))
-			printf(", \\\n\tstruct fv_%s *: fv_%s_wr_%s", qpts[i].name, qpts[i].name, fn);
+			printf(", \\\n\tstruct fv_%s *: fv__%s_wr_%s", qpts[i].name, qpts[i].name, fn);
 	printf(")(__VA_ARGS__)\n\n");
 }
 
@@ -775,14 +775,14 @@ static void emit_wr(void)
 	       " * Every call takes a struct fv_qp * or a typed handle; on a typed handle a builder or setter\n"
 	       " * its QP type does not have does not compile, on a struct fv_qp * it makes fv_wr_complete\n"
 	       " * fail with EINVAL. Set qp->wr_id and qp->wr_flags before each builder, as in ibv_qp_ex.\n */\n"
-	       "#ifndef FASTVERBS_COMPAT_WR_H\n#define FASTVERBS_COMPAT_WR_H\n\n#include \"wr_batch.h\"\n\nFV_EXTERN_C_BEGIN\n\n");
+	       "#ifndef FASTVERBS_COMPAT_WR_H\n#define FASTVERBS_COMPAT_WR_H\n\n#include \"wr_batch.h\"\n\nFV__EXTERN_C_BEGIN\n\n");
 	for (size_t i = 0; i < n_qpts; i++) {
 		const struct qpt *q = &qpts[i];
 
-		printf("/* ---- %s: the fronts' targets for a struct fv_%s * (fv_%s_wr_<call> is fv_wr_<call>) ---- */\n\n",
+		printf("/* ---- %s: the fronts' targets for a struct fv_%s * (fv__%s_wr_<call> is fv_wr_<call>) ---- */\n\n",
 		       q->ibv + 8, q->name, q->name);
 		printf("/* The struct fv_qp of a typed %s handle. */\n", q->ibv + 8);
-		printf("static inline struct fv_qp *fv_%s_wr_qp(struct fv_%s *h)\n{\n\treturn &h->qp;\n}\n\n",
+		printf("static inline struct fv_qp *fv__%s_wr_qp(struct fv_%s *h)\n{\n\treturn &h->qp;\n}\n\n",
 		       q->name, q->name);
 		for (size_t j = 0; j < n_ops; j++) {
 			const struct op *o = &ops[j];
@@ -791,34 +791,34 @@ static void emit_wr(void)
 				continue;
 			printf("/* fv_wr_%s for %s handles: %s, %s. */\n", o->wr, q->ibv + 8,
 			       umr(o) ? "build a whole WQE" : "open a WQE", o->desc);
-			printf("static FV_ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h%s)\n{\n",
+			printf("static FV__ALWAYS_INLINE void fv__%s_wr_%s(struct fv_%s *h%s)\n{\n",
 			       q->name, o->wr, q->name, wr_part(o).params);
 			emit_wr_req(o);
 			printf("\t%s(&h->qp, %s, &r);\n}\n\n", umr(o) ? "fv__wr_umr" : "fv__wr_open", q->fv);
 		}
 		for (size_t k = 0; k < N_WR_PAYLOADS; k++)
 			printf("/* fv_wr_%s for %s handles. */\n"
-			       "static FV_ALWAYS_INLINE void fv_%s_wr_%s(struct fv_%s *h, %s)\n{\n"
+			       "static FV__ALWAYS_INLINE void fv__%s_wr_%s(struct fv_%s *h, %s)\n{\n"
 			       "\t%s(&h->qp, %s, %s);\n}\n\n", wr_payloads[k].name, q->ibv + 8, q->name, wr_payloads[k].name, q->name,
 			       wr_payloads[k].params, wr_payloads[k].core, q->fv, wr_payloads[k].args);
 		if (is(q->dest, "AV"))
 			printf("/* fv_wr_set_ud_addr on a UD handle: fah or ibah (the other NULL), as the front passes them. */\n"
-			       "static FV_ALWAYS_INLINE void fv_%s_wr_set_ud_addr(struct fv_%s *h, const struct fv_ah *fah,\n"
+			       "static FV__ALWAYS_INLINE void fv__%s_wr_set_ud_addr(struct fv_%s *h, const struct fv_ah *fah,\n"
 			       "\t\t\t\t\t\t struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
 			       "\tfv__wr_ud_addr_at(&h->qp, fah, ibah, remote_qpn, remote_qkey);\n}\n\n", q->name, q->name);
 		if (dc(q))
 			printf("/* fv_wr_set_dc_addr(_stream) on a DCI handle: fah or ibah (the other NULL), as the front passes them. */\n"
-			       "static FV_ALWAYS_INLINE void fv_%s_wr_set_dc_addr(struct fv_%s *h, const struct fv_ah *fah,\n"
+			       "static FV__ALWAYS_INLINE void fv__%s_wr_set_dc_addr(struct fv_%s *h, const struct fv_ah *fah,\n"
 			       "\t\t\t\t\t\t struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key)\n{\n"
 			       "\tfv__wr_dc_addr_at(&h->qp, fah, ibah, remote_dctn, remote_dc_key, 0);\n}\n\n"
-			       "static FV_ALWAYS_INLINE void fv_%s_wr_set_dc_addr_stream(struct fv_%s *h, const struct fv_ah *fah,\n"
+			       "static FV__ALWAYS_INLINE void fv__%s_wr_set_dc_addr_stream(struct fv_%s *h, const struct fv_ah *fah,\n"
 			       "\t\t\t\t\t\t\tstruct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key,\n"
 			       "\t\t\t\t\t\t\tuint16_t stream_id)\n{\n"
 			       "\tfv__wr_dc_addr_at(&h->qp, fah, ibah, remote_dctn, remote_dc_key, stream_id);\n}\n\n",
 			       q->name, q->name, q->name, q->name);
 		if (is(q->dest, "SRQN"))
 			printf("/* fv_wr_set_xrc_srqn on an XRC handle. */\n"
-			       "static FV_ALWAYS_INLINE void fv_%s_wr_set_xrc_srqn(struct fv_%s *h, uint32_t remote_srqn)\n{\n"
+			       "static FV__ALWAYS_INLINE void fv__%s_wr_set_xrc_srqn(struct fv_%s *h, uint32_t remote_srqn)\n{\n"
 			       "\tfv__wr_dest(&h->qp, %s, NULL, 0, 0, remote_srqn, 0, 0);\n}\n\n", q->name, q->name, q->fv);
 	}
 
@@ -832,7 +832,7 @@ static void emit_wr(void)
 			continue;
 		printf("/* fv_wr_%s on a struct fv_qp: %s, %s. */\n", o->wr,
 		       umr(o) ? "build a whole WQE" : "open a WQE", o->desc);
-		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp%s)\n{\n", o->wr, wr_part(o).params);
+		printf("static FV__ALWAYS_INLINE void fv__qp_wr_%s(struct fv_qp *qp%s)\n{\n", o->wr, wr_part(o).params);
 		emit_wr_req(o);
 		printf("\t%s(qp, %s, &r);\n}\n\n", umr(o) ? "fv__wr_umr_any" : "fv__wr_open_any", mask);
 	}
@@ -846,7 +846,7 @@ static void emit_wr(void)
 	for (size_t k = 0; k < N_WR_PAYLOADS; k++) {
 		printf("/* fv_wr_%s on a struct fv_qp (one arm per WQE layout: destination kind). */\n",
 		       wr_payloads[k].name);
-		printf("static FV_ALWAYS_INLINE void fv_qp_wr_%s(struct fv_qp *qp, %s)\n{\n"
+		printf("static FV__ALWAYS_INLINE void fv__qp_wr_%s(struct fv_qp *qp, %s)\n{\n"
 		       "\tfv__wr_touch(qp);\n", wr_payloads[k].name, wr_payloads[k].params);
 		for (size_t i = 0, arm = 0; i < n_qpts; i++) {
 			size_t first = 0;
@@ -872,7 +872,7 @@ static void emit_wr(void)
 		printf("\tdefault:\n\t\t__builtin_unreachable();\n\t}\n}\n\n");
 	}
 	printf("/* fv_wr_set_ud_addr on a struct fv_qp (UD only). */\n"
-	       "static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,\n"
+	       "static FV__ALWAYS_INLINE void fv__qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,\n"
 	       "\t\t\t\t\t\tstruct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)\n{\n");
 	for (size_t i = 0; i < n_qpts; i++)
 		if (is(qpts[i].dest, "AV"))
@@ -880,7 +880,7 @@ static void emit_wr(void)
 			       "\t\treturn;\n\t}\n", qpts[i].fv);
 	printf("\tfv__wr_fail(qp, EINVAL);\n}\n\n");
 	printf("/* fv_wr_set_dc_addr(_stream) on a struct fv_qp (DCI only). */\n"
-	       "static FV_ALWAYS_INLINE void fv_qp_wr_set_dc_addr_stream(struct fv_qp *qp, const struct fv_ah *fah,\n"
+	       "static FV__ALWAYS_INLINE void fv__qp_wr_set_dc_addr_stream(struct fv_qp *qp, const struct fv_ah *fah,\n"
 	       "\t\t\t\t\t\t       struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key,\n"
 	       "\t\t\t\t\t\t       uint16_t stream_id)\n{\n");
 	for (size_t i = 0; i < n_qpts; i++)
@@ -888,35 +888,35 @@ static void emit_wr(void)
 			printf("\tif (qp->qpt == %s) {\n\t\tfv__wr_dc_addr_at(qp, fah, ibah, remote_dctn, remote_dc_key, stream_id);\n"
 			       "\t\treturn;\n\t}\n", qpts[i].fv);
 	printf("\tfv__wr_fail(qp, EINVAL);\n}\n\n");
-	printf("static FV_ALWAYS_INLINE void fv_qp_wr_set_dc_addr(struct fv_qp *qp, const struct fv_ah *fah,\n"
+	printf("static FV__ALWAYS_INLINE void fv__qp_wr_set_dc_addr(struct fv_qp *qp, const struct fv_ah *fah,\n"
 	       "\t\t\t\t\t\tstruct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key)\n{\n"
-	       "\tfv_qp_wr_set_dc_addr_stream(qp, fah, ibah, remote_dctn, remote_dc_key, 0);\n}\n\n");
+	       "\tfv__qp_wr_set_dc_addr_stream(qp, fah, ibah, remote_dctn, remote_dc_key, 0);\n}\n\n");
 	printf("/* fv_wr_set_xrc_srqn on a struct fv_qp (XRC only). */\n"
-	       "static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)\n{\n");
+	       "static FV__ALWAYS_INLINE void fv__qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)\n{\n");
 	for (size_t i = 0; i < n_qpts; i++)
 		if (is(qpts[i].dest, "SRQN"))
 			printf("\tif (qp->qpt == %s) {\n\t\tfv__wr_dest(qp, %s, NULL, 0, 0, remote_srqn, 0, 0);\n"
 			       "\t\treturn;\n\t}\n", qpts[i].fv, qpts[i].fv);
 	printf("\tfv__wr_fail(qp, EINVAL);\n}\n\n");
 
-	printf("FV_EXTERN_C_END\n\n");
+	printf("FV__EXTERN_C_END\n\n");
 	printf("/* ---- the calls: ibv_wr_post(3) with fv_ for ibv_, on a struct fv_qp * or a typed handle\n"
 	       " * (C++: the overloads at the end) ---- */\n\n");
-	printf("#ifndef __cplusplus\n/* The struct fv_qp of a struct fv_qp * or a typed handle. */\n#define fv_wr_qp(h) _Generic((h), "
+	printf("#ifndef __cplusplus\n/* The struct fv_qp of a struct fv_qp * or a typed handle. */\n#define fv__wr_qp(h) _Generic((h), "
 	       "struct fv_qp *: fv__qp_wr_qp");
 	for (size_t i = 0; i < n_qpts; i++)
-		printf(", \\\n\tstruct fv_%s *: fv_%s_wr_qp", qpts[i].name, qpts[i].name);
+		printf(", \\\n\tstruct fv_%s *: fv__%s_wr_qp", qpts[i].name, qpts[i].name);
 	printf(")(h)\n#endif\n\n");
 	printf("/* Begin a batch (ibv_wr_start): nothing is posted before fv_wr_complete. */\n"
-	       "#define fv_wr_start(h) fv__wr_start_qp(fv_wr_qp(h))\n\n"
+	       "#define fv_wr_start(h) fv__wr_start_qp(fv__wr_qp(h))\n\n"
 	       "/*\n * Post the batch with one doorbell (BlueFlame for a lone WQE that fits) and return 0; or,\n"
 	       " * if any call of the batch failed or a WQE lacks a setter, post nothing (ring, doorbell\n"
 	       " * record and BlueFlame register as at fv_wr_start) and return the first error: ENOMEM (ring\n"
 	       " * full, too many SGEs, inline too long) or EINVAL (a call the QP type does not have, a\n"
 	       " * missing or repeated setter, an address handle that is not mlx5's). (ibv_wr_complete)\n */\n"
-	       "#define fv_wr_complete(h) fv__wr_complete_qp(fv_wr_qp(h))\n\n"
+	       "#define fv_wr_complete(h) fv__wr_complete_qp(fv__wr_qp(h))\n\n"
 	       "/* Drop the batch: nothing of it is posted (ibv_wr_abort). */\n"
-	       "#define fv_wr_abort(h) fv__wr_abort_qp(fv_wr_qp(h))\n\n#ifndef __cplusplus\n");
+	       "#define fv_wr_abort(h) fv__wr_abort_qp(fv__wr_qp(h))\n\n#ifndef __cplusplus\n");
 	for (size_t j = 0; j < n_ops; j++) {
 		const struct op *o = &ops[j];
 		char doc[512];
@@ -926,11 +926,11 @@ static void emit_wr(void)
 		snprintf(doc, sizeof(doc), "fv_wr_%s(h%s): %s: %s (ibv_wr_%s).%s", o->wr, wr_part(o).params,
 			 umr(o) ? "build a WQE" : "open a WQE", o->desc, o->wr,
 			 umr(o) ? " No setters: the WQE is whole." : " Then its setters.");
-		printf("/* %s */\n#define fv_wr_%s(...) _Generic(FV_WR_H(__VA_ARGS__), \\\n\tstruct fv_qp *: fv_qp_wr_%s",
+		printf("/* %s */\n#define fv_wr_%s(...) _Generic(FV__WR_H(__VA_ARGS__), \\\n\tstruct fv_qp *: fv__qp_wr_%s",
 		       doc, o->wr, o->wr);
 		for (size_t i = 0; i < n_qpts; i++)
 			if (allowed(qpts[i].name, o->name))
-				printf(", \\\n\tstruct fv_%s *: fv_%s_wr_%s", qpts[i].name, qpts[i].name, o->wr);
+				printf(", \\\n\tstruct fv_%s *: fv__%s_wr_%s", qpts[i].name, qpts[i].name, o->wr);
 		printf(")(__VA_ARGS__)\n\n");
 	}
 	for (size_t k = 0; k < N_WR_PAYLOADS; k++) {
@@ -944,11 +944,11 @@ static void emit_wr(void)
 	       " * (ibv_wr_set_ud_addr); ah is a struct fv_ah * (fv_ah_init) or the struct ibv_ah * itself\n"
 	       " * (looked up as fv_post_send does: EINVAL if it is not an mlx5 AH).\n */\n"
 	       "#define fv_wr_set_ud_addr(h, ah, remote_qpn, remote_qkey) _Generic((h), \\\n"
-	       "\tstruct fv_qp *: fv_qp_wr_set_ud_addr");
+	       "\tstruct fv_qp *: fv__qp_wr_set_ud_addr");
 	for (size_t i = 0; i < n_qpts; i++)
 		if (is(qpts[i].dest, "AV"))
-			printf(", \\\n\tstruct fv_%s *: fv_%s_wr_set_ud_addr", qpts[i].name, qpts[i].name);
-	printf(")((h), FV_WR_FV_AH(ah), FV_WR_IBV_AH(ah), (remote_qpn), (remote_qkey))\n\n");
+			printf(", \\\n\tstruct fv_%s *: fv__%s_wr_set_ud_addr", qpts[i].name, qpts[i].name);
+	printf(")((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), (remote_qpn), (remote_qkey))\n\n");
 	emit_wr_front("set_xrc_srqn", "fv_wr_set_xrc_srqn(h, remote_srqn): the open XRC WQE's destination SRQ "
 		      "(ibv_wr_set_xrc_srqn).", "SRQN");
 	printf("/*\n * fv_wr_set_dc_addr(h, ah, remote_dctn, remote_dc_key): the open DCI WQE's destination\n"
@@ -956,17 +956,17 @@ static void emit_wr(void)
 	       " * fv_ah * or the struct ibv_ah * itself, as fv_wr_set_ud_addr). _stream: also its DCI\n"
 	       " * stream (mlx5dv_wr_set_dc_addr_stream).\n */\n"
 	       "#define fv_wr_set_dc_addr(h, ah, remote_dctn, remote_dc_key) _Generic((h), \\\n"
-	       "\tstruct fv_qp *: fv_qp_wr_set_dc_addr");
+	       "\tstruct fv_qp *: fv__qp_wr_set_dc_addr");
 	for (size_t i = 0; i < n_qpts; i++)
 		if (dc(&qpts[i]))
-			printf(", \\\n\tstruct fv_%s *: fv_%s_wr_set_dc_addr", qpts[i].name, qpts[i].name);
-	printf(")((h), FV_WR_FV_AH(ah), FV_WR_IBV_AH(ah), (remote_dctn), (remote_dc_key))\n\n");
+			printf(", \\\n\tstruct fv_%s *: fv__%s_wr_set_dc_addr", qpts[i].name, qpts[i].name);
+	printf(")((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), (remote_dctn), (remote_dc_key))\n\n");
 	printf("#define fv_wr_set_dc_addr_stream(h, ah, remote_dctn, remote_dc_key, stream_id) _Generic((h), \\\n"
-	       "\tstruct fv_qp *: fv_qp_wr_set_dc_addr_stream");
+	       "\tstruct fv_qp *: fv__qp_wr_set_dc_addr_stream");
 	for (size_t i = 0; i < n_qpts; i++)
 		if (dc(&qpts[i]))
-			printf(", \\\n\tstruct fv_%s *: fv_%s_wr_set_dc_addr_stream", qpts[i].name, qpts[i].name);
-	printf(")((h), FV_WR_FV_AH(ah), FV_WR_IBV_AH(ah), (remote_dctn), (remote_dc_key), (stream_id))\n\n");
+			printf(", \\\n\tstruct fv_%s *: fv__%s_wr_set_dc_addr_stream", qpts[i].name, qpts[i].name);
+	printf(")((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), (remote_dctn), (remote_dc_key), (stream_id))\n\n");
 	printf("#endif /* !__cplusplus */\n\n");
 	emit_wr_cxx();
 	printf("#endif /* FASTVERBS_COMPAT_WR_H */\n");
@@ -1052,7 +1052,7 @@ static void add_qpt(int line, char **a)
 static void add_op(int line, char **a)
 {
 	check_ident(line, "operation name", a[0], "");
-	if (!is(a[2], "FV_WR_NONE"))
+	if (!is(a[2], "FV__WR_NONE"))
 		check_ident(line, "verbs opcode", a[2], "IBV_WR_");
 	check_ident(line, "mlx5 opcode", a[3], "MLX5_OPCODE_");
 	check_kind(line, "remote", a[4], remote_kinds);
@@ -1070,7 +1070,7 @@ static void add_op(int line, char **a)
 	if (find_op(a[0]))
 		fail(line, "duplicate operation '%s'", a[0]);
 	for (size_t i = 0; i < n_ops; i++) {
-		if (!is(a[2], "FV_WR_NONE") && is(ops[i].ibv, a[2]))
+		if (!is(a[2], "FV__WR_NONE") && is(ops[i].ibv, a[2]))
 			fail(line, "operation '%s' repeats verbs opcode '%s'", a[0], a[2]);
 		if (!is(a[1], "NONE") && is(ops[i].wr, a[1]))
 			fail(line, "operation '%s' repeats fv_wr_%s", a[0], a[1]);
@@ -1083,7 +1083,7 @@ static void add_op(int line, char **a)
 	ops[n_ops++] = (struct op){ a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7] };
 }
 
-/* Pairs are checked once the whole table is read: FV_ALLOW may come before the rows it names. */
+/* Pairs are checked once the whole table is read: FV__ALLOW may come before the rows it names. */
 static int allow_line[MAX_ALLOWS];
 
 static void add_allow(int line, char **a)
@@ -1117,7 +1117,7 @@ static void check_allows(void)
 }
 
 static const struct { const char *name; int nargs; void (*add)(int, char **); } row_kinds[] = {
-	{ "FV_QPT", 4, add_qpt }, { "FV_OP", 8, add_op }, { "FV_ALLOW", 2, add_allow },
+	{ "FV__QPT", 4, add_qpt }, { "FV__OP", 8, add_op }, { "FV__ALLOW", 2, add_allow },
 };
 
 /* The whole file, comments blanked (newlines kept, so lines still count). */
@@ -1179,7 +1179,7 @@ static char *trim(char *s, char *e)
 
 /*
  * The rows: NAME(arg, ...) anywhere but on preprocessor lines (#ifdef ...). Each argument is
- * an identifier, except the last of FV_OP, a string (stored without its quotes).
+ * an identifier, except the last of FV__OP, a string (stored without its quotes).
  */
 static void parse_table(char *buf)
 {
@@ -1238,7 +1238,7 @@ static void parse_table(char *buf)
 				fail(row_line, "%s row: too many columns", name);
 			char end = *p;
 			char *a = trim(s, p);
-			bool last_str = is(name, "FV_OP") && nargs == 7;
+			bool last_str = is(name, "FV__OP") && nargs == 7;
 
 			if (last_str) {
 				size_t len = strlen(a);
@@ -1263,7 +1263,7 @@ static void parse_table(char *buf)
 	}
 	check_allows();
 	if (!n_qpts || !n_ops)
-		fail(line, "no FV_QPT or no FV_OP rows");
+		fail(line, "no FV__QPT or no FV__OP rows");
 }
 
 /* Whether an operation's WQE keeps its immediate for the setters after its builder (below). */
@@ -1286,7 +1286,7 @@ static void emit_has_imm(void)
 	       " * carries the request's imm (immediate data or the rkey to invalidate) in its ctrl:\n"
 	       " * ops.def's operations with an immediate and a payload.\n"
 	       " */\n"
-	       "static FV_ALWAYS_INLINE bool fv__op_has_imm(uint8_t opcode)\n{\n\treturn ");
+	       "static FV__ALWAYS_INLINE bool fv__op_has_imm(uint8_t opcode)\n{\n\treturn ");
 	for (size_t j = 0; j < n_ops; j++) {
 		const struct op *o = &ops[j];
 		size_t k;
@@ -1328,7 +1328,7 @@ int main(int argc, char **argv)
 	printf("/* SPDX-License-Identifier: BSD-2-Clause */\n"
 	       "/* Generated by tools/gen-ops.c from ops.def by `make gen`. Do not edit. */\n"
 	       "#ifndef FASTVERBS_OPS_H\n#define FASTVERBS_OPS_H\n\n#include \"build.h\"\n#include \"ah.h\"\n\n"
-	       "FV_EXTERN_C_BEGIN\n\n");
+	       "FV__EXTERN_C_BEGIN\n\n");
 
 	for (size_t i = 0; i < n_qpts; i++) {
 		const struct qpt *q = &qpts[i];
@@ -1363,7 +1363,7 @@ int main(int argc, char **argv)
 			emit_front(&ops[j], forms[k]);
 	}
 	printf("#endif\n\n");
-	printf("FV_EXTERN_C_END\n\n");
+	printf("FV__EXTERN_C_END\n\n");
 	emit_cxx_overloads();
 	printf("#endif /* FASTVERBS_OPS_H */\n");
 	return 0;

@@ -19,61 +19,61 @@
 #include "eth.h"
 #include "dc.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /* Units of the transport segment (UD address vector, XRC SRQ number) a message carries. */
-static FV_ALWAYS_INLINE unsigned fv__transport_ds(enum fv_qpt qpt)
+static FV__ALWAYS_INLINE unsigned fv__transport_ds(enum fv_qpt qpt)
 {
 	return qpt == FV_QPT_UD || qpt == FV_QPT_DCI ? 3 : qpt == FV_QPT_XRC ? 1 : 0;
 }
 
 /* 16-byte units before the payload. A NOP (no payload at all) is the control segment alone. */
-static FV_ALWAYS_INLINE unsigned fv__req_hdr_ds(enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE unsigned fv__req_hdr_ds(enum fv_qpt qpt, const struct fv_req *r)
 {
-	if (r->segs & FV_SEG_UMR)
-		return 1 + FV_UMR_CTRL_UNITS + FV_UMR_MKEY_UNITS +
-		       (r->bind && r->bind->length ? (unsigned)FV_UMR_KLM_UNITS : 0u);
-	if (r->payload == FV_PL_NONE)
+	if (r->segs & FV__SEG_UMR)
+		return 1 + FV__UMR_CTRL_UNITS + FV__UMR_MKEY_UNITS +
+		       (r->bind && r->bind->length ? (unsigned)FV__UMR_KLM_UNITS : 0u);
+	if (r->payload == FV__PL_NONE)
 		return 1;
-	return 1 + fv__transport_ds(qpt) + !!(r->segs & FV_SEG_RADDR) + !!(r->segs & FV_SEG_ATOMIC);
+	return 1 + fv__transport_ds(qpt) + !!(r->segs & FV__SEG_RADDR) + !!(r->segs & FV__SEG_ATOMIC);
 }
 
 /* Payload units: one per non-empty SGE (empty ones are skipped, as libmlx5 does). */
-static FV_ALWAYS_INLINE unsigned fv__req_payload_ds(const struct fv_req *r)
+static FV__ALWAYS_INLINE unsigned fv__req_payload_ds(const struct fv_req *r)
 {
 	unsigned n = 0;
 
-	if (r->payload == FV_PL_SGL) {
+	if (r->payload == FV__PL_SGL) {
 		for (int i = 0; i < r->nsge; i++)
 			n += r->sgl[i].length != 0;
 		return n;
 	}
-	if (r->payload == FV_PL_INLINE || r->payload == FV_PL_INLINE_BUFS)
+	if (r->payload == FV__PL_INLINE || r->payload == FV__PL_INLINE_BUFS)
 		return r->len ? fv__inline_ds(r->len) : 0;
 	return 0;
 }
 
 /* Units between the ctrl and the payload at most (DCI: AV, remote address, atomic). */
-#define FV_HDR_UNITS 5
+#define FV__HDR_UNITS 5
 
 /*
  * How many units lie between a request's ctrl and its payload (docs/formats.md §3.7): a
  * constant for a typed builder.
  */
-static FV_ALWAYS_INLINE unsigned fv__req_hdr_count(enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE unsigned fv__req_hdr_count(enum fv_qpt qpt, const struct fv_req *r)
 {
-	if (r->payload == FV_PL_NONE)
+	if (r->payload == FV__PL_NONE)
 		return 0;
 	if (qpt == FV_QPT_UD)	/* no remote address or atomic on UD (ops.def) */
 		return 3;
-	return fv__transport_ds(qpt) + !!(r->segs & FV_SEG_RADDR) + !!(r->segs & FV_SEG_ATOMIC);
+	return fv__transport_ds(qpt) + !!(r->segs & FV__SEG_RADDR) + !!(r->segs & FV__SEG_ATOMIC);
 }
 
 /*
  * The image of unit i (below fv__req_hdr_count) of those, in their order: the fast path's
  * form, one unit at a time (i and the QP type are constants there).
  */
-static FV_ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, const struct fv_req *r, unsigned i)
+static FV__ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, const struct fv_req *r, unsigned i)
 {
 	if (qpt == FV_QPT_UD && r->av_word && i == 0)
 		return fv__av_head_image(r->qkey, r->av_w);
@@ -86,7 +86,7 @@ static FV_ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, const
 		return fv__dc_av_image(r, i);
 	if (qpt == FV_QPT_DCI)
 		i -= 3;
-	if ((r->segs & FV_SEG_RADDR) && i-- == 0)
+	if ((r->segs & FV__SEG_RADDR) && i-- == 0)
 		return fv__raddr_image(r->raddr, r->rkey);
 	return fv__atomic_image(r->swap_add, r->compare);
 }
@@ -96,12 +96,12 @@ static FV_ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, const
  * returns how many. The general path's form: with a QP type known only at run time
  * (fv_post_send), one pass over the request's segments.
  */
-static FV_ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const struct fv_req *r,
-						   struct fv_image u[FV_HDR_UNITS])
+static FV__ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const struct fv_req *r,
+						   struct fv_image u[FV__HDR_UNITS])
 {
 	unsigned n = 0;
 
-	if (r->payload == FV_PL_NONE)
+	if (r->payload == FV__PL_NONE)
 		return 0;
 	if (qpt == FV_QPT_UD) {	/* no remote address or atomic on UD (ops.def) */
 		fv__av_images(u, r->av, r->remote_qpn, r->qkey);
@@ -111,9 +111,9 @@ static FV_ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const struc
 		u[n++] = fv__xrc_image(r->srqn);
 	for (unsigned i = 0; qpt == FV_QPT_DCI && i < 3; i++)
 		u[n++] = fv__dc_av_image(r, i);
-	if (r->segs & FV_SEG_RADDR)
+	if (r->segs & FV__SEG_RADDR)
 		u[n++] = fv__raddr_image(r->raddr, r->rkey);
-	if (r->segs & FV_SEG_ATOMIC)
+	if (r->segs & FV__SEG_ATOMIC)
 		u[n++] = fv__atomic_image(r->swap_add, r->compare);
 	return n;
 }
@@ -122,57 +122,57 @@ static FV_ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const struc
  * The data segment image of the request's SGE s; an atomic's result is 8 bytes (ibv_post_send
  * writes 8 whatever the SGE says; ibv_wr_set_sge writes the SGE's length: sge_len).
  */
-static FV_ALWAYS_INLINE struct fv_image fv__req_data_image(const struct fv_req *r, const struct ibv_sge *s,
+static FV__ALWAYS_INLINE struct fv_image fv__req_data_image(const struct fv_req *r, const struct ibv_sge *s,
 							  unsigned how)
 {
-	return r->segs & FV_SEG_ATOMIC && !r->sge_len ? fv__data_image(8, s->lkey, s->addr) : fv__sge_image(s, how);
+	return r->segs & FV__SEG_ATOMIC && !r->sge_len ? fv__data_image(8, s->lkey, s->addr) : fv__sge_image(s, how);
 }
 
 /*
  * A memory window's UMR segments (wqe.h) from p, after the ctrl; returns where the payload
- * would go. Always FV_WRAP: the WQE spans blocks.
+ * would go. Always FV__WRAP: the WQE spans blocks.
  */
 static inline uint8_t *fv__wqe_umr(const struct fv_ring *ring, const struct fv_req *r, uint32_t qpn,
 				  uint8_t *p)
 {
-	struct fv_image u[FV_UMR_CTRL_UNITS];
+	struct fv_image u[FV__UMR_CTRL_UNITS];
 	const uint64_t len = r->bind ? r->bind->length : 0;
 
 	fv__umr_ctrl_images(u, r->mw_type, len);
-	for (unsigned i = 0; i < FV_UMR_CTRL_UNITS; i++)
-		p = fv__unit_write(ring, p, u[i], FV_WRAP);
-	p = fv__wqe_mkey(ring, p, r->mw_type, r->new_rkey, qpn, r->bind, FV_WRAP);
+	for (unsigned i = 0; i < FV__UMR_CTRL_UNITS; i++)
+		p = fv__unit_write(ring, p, u[i], FV__WRAP);
+	p = fv__wqe_mkey(ring, p, r->mw_type, r->new_rkey, qpn, r->bind, FV__WRAP);
 	if (len)
-		p = fv__wqe_klm(ring, p, r->bind, FV_WRAP);
+		p = fv__wqe_klm(ring, p, r->bind, FV__WRAP);
 	return p;
 }
 
 /* The WQE's segments after its ctrl, from p on; how as in wqe.h. Empty SGEs are skipped. */
-static FV_ALWAYS_INLINE void fv__wqe_body(const struct fv_ring *ring, enum fv_qpt qpt,
+static FV__ALWAYS_INLINE void fv__wqe_body(const struct fv_ring *ring, enum fv_qpt qpt,
 					 const struct fv_req *r, uint8_t *p, unsigned how, uint32_t qpn)
 {
-	struct fv_image u[FV_HDR_UNITS];
+	struct fv_image u[FV__HDR_UNITS];
 	unsigned n = 0;
 
-	if (r->segs & FV_SEG_UMR)	/* in place of the transport and remote segments */
+	if (r->segs & FV__SEG_UMR)	/* in place of the transport and remote segments */
 		p = fv__wqe_umr(ring, r, qpn, p);
 	else
 		n = fv__req_hdr_images(qpt, r, u);
 #pragma GCC unroll 5	/* n is a constant for a typed builder: the units stay in registers */
 	for (unsigned i = 0; i < n; i++)
 		p = fv__unit_write(ring, p, u[i], how);
-	if (r->payload == FV_PL_SGL && __builtin_constant_p(r->nsge) && r->nsge == 1) {
+	if (r->payload == FV__PL_SGL && __builtin_constant_p(r->nsge) && r->nsge == 1) {
 		/* no loop: gcc may not see that a loop of one pass ends, and a loop it cannot
 		 * bound inside a caller's loop stops it from moving stores out of that loop */
 		if (r->sgl->length)
 			fv__unit_write(ring, p, fv__req_data_image(r, r->sgl, how), how);
-	} else if (r->payload == FV_PL_SGL) {
+	} else if (r->payload == FV__PL_SGL) {
 		for (int i = 0; i < r->nsge; i++)
 			if (r->sgl[i].length)
 				p = fv__unit_write(ring, p, fv__req_data_image(r, &r->sgl[i], how), how);
-	} else if (r->payload == FV_PL_INLINE && r->len) {
+	} else if (r->payload == FV__PL_INLINE && r->len) {
 		fv__wqe_inline(ring, p, r->sgl, r->nsge, r->len, how);
-	} else if (r->payload == FV_PL_INLINE_BUFS && r->len) {
+	} else if (r->payload == FV__PL_INLINE_BUFS && r->len) {
 		fv__wqe_inline_bufs(ring, p, r->bufs, r->nsge, r->len, how);
 	}
 }
@@ -183,23 +183,23 @@ static FV_ALWAYS_INLINE void fv__wqe_body(const struct fv_ring *ring, enum fv_qp
  * WQE's blocks, or -ENOMEM (libmlx5's errno for all three), or -EOPNOTSUPP for a window
  * bind longer than 2 GiB (libmlx5's), with nothing written.
  */
-static FV_ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
+static FV__ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
 					    uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
-	unsigned hdr = fv__req_hdr_ds(qpt, r), ds, nbb, max_ds = FV_MAX_DS;
+	unsigned hdr = fv__req_hdr_ds(qpt, r), ds, nbb, max_ds = FV__MAX_DS;
 	__be32 fm;
 
 	if (qpt == FV_QPT_RAW)
 		return fv__build_eth_at(qp, r, pi);
 	/* the window's length first: libmlx5 refuses a long bind before it looks at the payload */
-	if ((r->segs & FV_SEG_UMR) && r->bind && r->bind->length > FV_UMR_KLM_MAX)
+	if ((r->segs & FV__SEG_UMR) && r->bind && r->bind->length > FV__UMR_KLM_MAX)
 		return -EOPNOTSUPP;	/* libmlx5's errno: one KLM covers 2 GiB */
-	if (r->payload == FV_PL_SGL) {
+	if (r->payload == FV__PL_SGL) {
 		if (r->nsge != 1 && (unsigned)r->nsge > qp->max_send_sge)	/* also nsge < 0 */
 			return -ENOMEM;
 		max_ds = hdr + (unsigned)r->nsge;
-	} else if (r->payload == FV_PL_INLINE || r->payload == FV_PL_INLINE_BUFS) {
+	} else if (r->payload == FV__PL_INLINE || r->payload == FV__PL_INLINE_BUFS) {
 		if (r->len > qp->max_inline)
 			return -ENOMEM;
 	} else {
@@ -213,8 +213,8 @@ static FV_ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, 
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
 
 	/* A WQE that fits its first block never meets the ring end. */
-	fv__wqe_body(&sq->ring, qpt, r, wqe + FV_DS,
-		    (max_ds > 4 && ds > 4 ? FV_WRAP : 0) | (r->from_wr ? 0 : FV_VEC), qp->qpn);
+	fv__wqe_body(&sq->ring, qpt, r, wqe + FV__DS,
+		    (max_ds > 4 && ds > 4 ? FV__WRAP : 0) | (r->from_wr ? 0 : FV__VEC), qp->qpn);
 	fv__wqe_ctrl(wqe, pi, 0, r->opcode, sq->qpn_be, ds, fm, r->imm);
 	fv__sq_record(sq, pi, r->wr_id, r->flags, nbb);
 	if (ds == 1)
@@ -226,16 +226,16 @@ static FV_ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, 
  * The producer moves past the WQE built at pi. After a memory window's UMR WQE the next WQE
  * owes it an initiator fence, as in libmlx5 (cached only now: the cache sets lim to pi).
  */
-static FV_ALWAYS_INLINE void fv__build_advance(struct fv_qp *qp, const struct fv_req *r, uint32_t pi,
+static FV__ALWAYS_INLINE void fv__build_advance(struct fv_qp *qp, const struct fv_req *r, uint32_t pi,
 					      unsigned nbb)
 {
 	fv__sq_advance(&qp->sq, pi, nbb);
-	if (r->segs & FV_SEG_UMR)
+	if (r->segs & FV__SEG_UMR)
 		fv__sq_cache_fence(&qp->sq, MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE);
 }
 
 /* fv__build_wqe_at at the producer, which then moves past the WQE. Returns 0 or an errno. */
-static FV_ALWAYS_INLINE int fv__build_wqe(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__build_wqe(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	uint32_t pi = qp->sq.pi;
 	int nbb = fv__build_wqe_at(qp, qpt, r, pi);
@@ -247,13 +247,13 @@ static FV_ALWAYS_INLINE int fv__build_wqe(struct fv_qp *qp, enum fv_qpt qpt, con
 }
 
 /* Units after the ctrl the fast path stores at most: a DCI atomic's AV, raddr, atomic, data. */
-#define FV_FAST_UNITS 6
+#define FV__FAST_UNITS 6
 
 /*
  * Unit i after the ctrl of a request whose payload is its one SGE or none: the units before
  * the payload (fv__req_hdr_image), then the SGE's data segment.
  */
-static FV_ALWAYS_INLINE struct fv_image fv__req_unit(enum fv_qpt qpt, const struct fv_req *r, unsigned how,
+static FV__ALWAYS_INLINE struct fv_image fv__req_unit(enum fv_qpt qpt, const struct fv_req *r, unsigned how,
 						    unsigned i)
 {
 	return i < fv__req_hdr_count(qpt, r) ? fv__req_hdr_image(qpt, r, i) : fv__req_data_image(r, r->sgl, how);
@@ -264,18 +264,18 @@ static FV_ALWAYS_INLINE struct fv_image fv__req_unit(enum fv_qpt qpt, const stru
  * one SGE, no payload, or an inline payload of a length the compiler knows that fits the
  * first block (not from a WR list); no UMR.
  */
-static FV_ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_req *r)
 {
 	const unsigned hdr = fv__req_hdr_ds(qpt, r);
 
-	if (r->segs & FV_SEG_UMR)
+	if (r->segs & FV__SEG_UMR)
 		return 0;
-	if (r->payload == FV_PL_SGL)
+	if (r->payload == FV__PL_SGL)
 		return r->nsge == 1 ? hdr + 1 : 0;
-	if (r->payload == FV_PL_INLINE)
+	if (r->payload == FV__PL_INLINE)
 		return r->nsge == 1 && __builtin_constant_p(r->len) && r->len &&
 		       hdr + fv__inline_ds(r->len) <= 4 ? hdr + fv__inline_ds(r->len) : 0;
-	return r->payload == FV_PL_NONE ? hdr : 0;
+	return r->payload == FV__PL_NONE ? hdr : 0;
 }
 
 /*
@@ -284,23 +284,23 @@ static FV_ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_re
  * computes per WR and does better leaving that WQE to the general path.
  */
 #ifdef __clang__
-#define FV_FAST_EMPTY_2ND 0
+#define FV__FAST_EMPTY_2ND 0
 #else
-#define FV_FAST_EMPTY_2ND 1
+#define FV__FAST_EMPTY_2ND 1
 #endif
 
 /*
  * The typed builders read the producer with a relaxed atomic load under clang: one it cannot
  * carry from the last WR's store. Carried, it becomes an induction variable of a caller's
  * loop, which clang then keeps in three or four registers (pi, pi * 8, pi + 1, the loop's own
- * count) and spills the rest; read, it is one load. FV_EMPTY_COLD: see fv__build_fast_at.
+ * count) and spills the rest; read, it is one load. FV__EMPTY_COLD: see fv__build_fast_at.
  */
 #ifdef __clang__
-#define FV_READ_PI(sq) __atomic_load_n(&(sq)->pi, __ATOMIC_RELAXED)
-#define FV_EMPTY_COLD 1
+#define FV__READ_PI(sq) __atomic_load_n(&(sq)->pi, __ATOMIC_RELAXED)
+#define FV__EMPTY_COLD 1
 #else
-#define FV_READ_PI(sq) ((sq)->pi)
-#define FV_EMPTY_COLD 0
+#define FV__READ_PI(sq) ((sq)->pi)
+#define FV__EMPTY_COLD 0
 #endif
 
 /*
@@ -313,19 +313,19 @@ static FV_ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_re
  * __builtin_constant_p only after optimising and so carries both copies' code through it.
  */
 #ifdef __clang__
-#define FV_SPLIT_UNSIG 0
+#define FV__SPLIT_UNSIG 0
 #else
-#define FV_SPLIT_UNSIG 1
+#define FV__SPLIT_UNSIG 1
 #endif
 
 /* A typed builder's request: not fv_post_send's (from_wr), not fv_wr_*'s (sge_len). */
-static FV_ALWAYS_INLINE bool fv__req_typed(const struct fv_req *r)
+static FV__ALWAYS_INLINE bool fv__req_typed(const struct fv_req *r)
 {
 	return !r->from_wr && !r->sge_len;
 }
 
 /* An empty SGE in the WQE's first block (empty): the ctrl c's ds one less (its byte is the word's last). */
-static FV_ALWAYS_INLINE void fv__ctrl_drop_empty(struct fv_image *c, bool empty)
+static FV__ALWAYS_INLINE void fv__ctrl_drop_empty(struct fv_image *c, bool empty)
 {
 	c->a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
 }
@@ -336,19 +336,19 @@ static FV_ALWAYS_INLINE void fv__ctrl_drop_empty(struct fv_image *c, bool empty)
  * words, not one vector (a UD WQE's first: its Q_Key word is the same WR after WR, its QPN
  * word new in each; joined in a vector they cost a register shuffle more).
  */
-static FV_ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req *r, uint8_t *wqe, uint32_t pi,
-					 struct fv_image c, const struct fv_image u[FV_FAST_UNITS], unsigned n, bool inl1,
+static FV__ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req *r, uint8_t *wqe, uint32_t pi,
+					 struct fv_image c, const struct fv_image u[FV__FAST_UNITS], unsigned n, bool inl1,
 					 bool skip_last, bool words0, unsigned how)
 {
 	/* Flags decided per WR: the ctrl's two words stored as they are, not joined in a vector first. */
-	uint8_t *p = fv__ctrl_put(wqe, pi, c, __builtin_constant_p(r->flags) ? how & ~FV_CTRL_A :
-					      how & FV_VEC ? how & FV_CTRL_A : 0);
+	uint8_t *p = fv__ctrl_put(wqe, pi, c, __builtin_constant_p(r->flags) ? how & ~FV__CTRL_A :
+					      how & FV__VEC ? how & FV__CTRL_A : 0);
 
-#pragma GCC unroll 6	/* n is a constant (FV_FAST_UNITS at most): the units stay in registers */
+#pragma GCC unroll 6	/* n is a constant (FV__FAST_UNITS at most): the units stay in registers */
 	for (unsigned i = 0; i < n; i++) {
 		if (!(i == n - 1 && skip_last))	/* not an empty SGE that would start a second block */
-			fv__unit_put(p, u[i], i == 0 && words0 ? how & ~(unsigned)FV_VEC : how);
-		p += FV_DS;
+			fv__unit_put(p, u[i], i == 0 && words0 ? how & ~(unsigned)FV__VEC : how);
+		p += FV__DS;
 		if ((i + 2) % 4 == 0)	/* a block ends: the ring may too */
 			fv__ring_wrap(&sq->ring, &p);
 	}
@@ -370,13 +370,13 @@ static FV_ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req 
  * when the ring is full or an inline payload is longer than max_inline, in that case. The
  * producer stays.
  */
-static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
+static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
 					     uint32_t pi)
 {
 	struct fv_sq *sq = &qp->sq;
 	const unsigned ds = fv__fast_ds(qpt, r), nbb1 = fv__ds_to_bb(ds);
-	const bool sge1 = ds && r->payload == FV_PL_SGL, inl1 = ds && r->payload == FV_PL_INLINE;
-	const unsigned how = r->from_wr ? 0 : FV_VEC, hdr = fv__req_hdr_ds(qpt, r);
+	const bool sge1 = ds && r->payload == FV__PL_SGL, inl1 = ds && r->payload == FV__PL_INLINE;
+	const unsigned how = r->from_wr ? 0 : FV__VEC, hdr = fv__req_hdr_ds(qpt, r);
 	const bool typed = fv__req_typed(r);
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
 	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
@@ -388,13 +388,13 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	__be32 fm = typed ? fv__sq_fm_be(r->flags) : fv__sq_fm(sq, r->flags);
 	const unsigned n = fv__req_hdr_count(qpt, r) + sge1;	/* units after the ctrl, inline data aside */
 	/* computed before the test of lim: in a caller's loop, what does not change, once */
-	const struct fv_image u[FV_FAST_UNITS] = {
-		n > 0 ? fv__req_unit(qpt, r, how, 0) : FV_IMAGE(0, 0),
-		n > 1 ? fv__req_unit(qpt, r, how, 1) : FV_IMAGE(0, 0),
-		n > 2 ? fv__req_unit(qpt, r, how, 2) : FV_IMAGE(0, 0),
-		n > 3 ? fv__req_unit(qpt, r, how, 3) : FV_IMAGE(0, 0),
-		n > 4 ? fv__req_unit(qpt, r, how, 4) : FV_IMAGE(0, 0),
-		n > 5 ? fv__req_unit(qpt, r, how, 5) : FV_IMAGE(0, 0),
+	const struct fv_image u[FV__FAST_UNITS] = {
+		n > 0 ? fv__req_unit(qpt, r, how, 0) : FV__IMAGE(0, 0),
+		n > 1 ? fv__req_unit(qpt, r, how, 1) : FV__IMAGE(0, 0),
+		n > 2 ? fv__req_unit(qpt, r, how, 2) : FV__IMAGE(0, 0),
+		n > 3 ? fv__req_unit(qpt, r, how, 3) : FV__IMAGE(0, 0),
+		n > 4 ? fv__req_unit(qpt, r, how, 4) : FV__IMAGE(0, 0),
+		n > 5 ? fv__req_unit(qpt, r, how, 5) : FV__IMAGE(0, 0),
 	};
 	const bool empty = sge1 && !r->sgl->length;
 	/*
@@ -404,7 +404,7 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 	 * it when the SGE is the loop's own). fv_post_send and fv_wr_* (from_wr, sge_len), whose
 	 * lengths are new in every WR, leave it to the general path: one test, no sizes per WR.
 	 */
-	const bool skip_ok = FV_FAST_EMPTY_2ND && qpt == FV_QPT_UD && !r->from_wr && !r->sge_len && ds > 4;
+	const bool skip_ok = FV__FAST_EMPTY_2ND && qpt == FV_QPT_UD && !r->from_wr && !r->sge_len && ds > 4;
 	const bool skip = skip_ok && empty;
 	const unsigned nbb = nbb1 - skip;
 	struct fv_image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds - skip, fm, r->imm);
@@ -423,12 +423,12 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 				    (!shared && !fv__sq_before_lim(lim, pi, nbb)), 0))
 		return shared && inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
 	/*
-	 * Under clang (FV_EMPTY_COLD), a typed builder's empty SGE goes to the cold side with the
+	 * Under clang (FV__EMPTY_COLD), a typed builder's empty SGE goes to the cold side with the
 	 * test of lim: clang reads an SGE the caller copied as a whole again in every WR (the
 	 * copy's loads carry no type), and the ctrl's ds would then cost arithmetic and a register
 	 * in every WR, against a test and a branch here.
 	 */
-	const bool past = !fv__sq_before_lim(lim, pi, nbb), empty_cold = FV_EMPTY_COLD && shared && sge1 && ds <= 4;
+	const bool past = !fv__sq_before_lim(lim, pi, nbb), empty_cold = FV__EMPTY_COLD && shared && sge1 && ds <= 4;
 
 	if (sge1 && ds <= 4 && !empty_cold)
 		fv__ctrl_drop_empty(&c, empty);
@@ -448,7 +448,7 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 			fv__sq_mark_end(sq, pi, nbb);
 		}
 		if (empty_cold) {	/* stored here: on the hot side the ctrl's first word stays one value */
-			fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV_CTRL_A : 0));
+			fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV__CTRL_A : 0));
 			fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
 			return (int)nbb;
 		}
@@ -461,7 +461,7 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 		sq->sig_pi = pi + nbb;
 		fv__sq_mark_end(sq, pi, nbb);
 	}
-	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV_CTRL_A : 0));
+	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV__CTRL_A : 0));
 	if (ds == 1)	/* a NOP */
 		fv__sq_no_bf(sq);
 	fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
@@ -469,7 +469,7 @@ static FV_ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt,
 }
 
 /* fv__build_fast_at at the producer, which then moves past the WQE. 0 if built, else -1. */
-static FV_ALWAYS_INLINE int fv__build_fast(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__build_fast(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	uint32_t pi = qp->sq.pi;
 	int nbb = fv__build_fast_at(qp, qpt, r, pi);
@@ -486,11 +486,11 @@ static FV_ALWAYS_INLINE int fv__build_fast(struct fv_qp *qp, enum fv_qpt qpt, co
  * once, before the loop), and the producer moved in one place for both. The typed builders
  * (fv__build) and the fv_wr_* payload setters come here.
  */
-static FV_ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	struct fv_req one = *r;
 	struct ibv_sge s = { 0, 0, 0 };
-	uint32_t pi = FV_READ_PI(&qp->sq);
+	uint32_t pi = FV__READ_PI(&qp->sq);
 	int nbb;
 
 	if (qpt == FV_QPT_RAW) {	/* eth.h: its own fast path */
@@ -500,8 +500,8 @@ static FV_ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, con
 		fv__sq_advance(&qp->sq, pi, (unsigned)nbb);
 		return 0;
 	}
-	if (r->payload == FV_PL_SGL && r->nsge == 1) {
-#if FV_SGE_WORD
+	if (r->payload == FV__PL_SGL && r->nsge == 1) {
+#if FV__SGE_WORD
 		uint64_t w;
 
 		memcpy(&w, &r->sgl->length, sizeof(w));
@@ -511,9 +511,9 @@ static FV_ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, con
 #endif
 		one.sgl = &s;
 	}
-	if (FV_SPLIT_UNSIG && !__builtin_constant_p(r->flags) && fv__req_typed(r) && qpt != FV_QPT_UD &&
-	    r->payload != FV_PL_INLINE && !(r->segs & FV_SEG_UMR) && __builtin_expect(!r->flags && !r->imm, 1)) {
-		one.flags = 0, one.imm = 0;	/* constants in this copy of the call (FV_SPLIT_UNSIG) */
+	if (FV__SPLIT_UNSIG && !__builtin_constant_p(r->flags) && fv__req_typed(r) && qpt != FV_QPT_UD &&
+	    r->payload != FV__PL_INLINE && !(r->segs & FV__SEG_UMR) && __builtin_expect(!r->flags && !r->imm, 1)) {
+		one.flags = 0, one.imm = 0;	/* constants in this copy of the call (FV__SPLIT_UNSIG) */
 		nbb = fv__build_fast_at(qp, qpt, &one, pi);
 	} else {
 		nbb = fv__build_fast_at(qp, qpt, &one, pi);
@@ -530,13 +530,13 @@ static FV_ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, con
  * The typed builders' entry (ops.h). Inside an fv_wr_* batch a WQE built here would be rung
  * with the batch, or left in a ring the batch's rollback rewinds: -DFV_DEBUG stops there.
  */
-static FV_ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
-	FV_ASSERT_MSG(!qp->wr_open, "typed builder on a QP with an open fv_wr_* batch "
+	FV__ASSERT_MSG(!qp->wr_open, "typed builder on a QP with an open fv_wr_* batch "
 		      "(fv_wr_start without fv_wr_complete or fv_wr_abort)");
 	return fv__build_any(qp, qpt, r);
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_BUILD_H */

@@ -9,46 +9,46 @@
 
 #include "cq_init.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /*
  * Requester CQE decoding, per send opcode: ibv_wc opcode (bits 7:0), wc_flags (15:8), whether
  * byte_len is the CQE's byte_cnt or the WQE says the opcode (one test for both), a fixed
  * byte_len (31:24).
  */
-#define FV_REQ_IMM ((unsigned)IBV_WC_WITH_IMM << 8)
-#define FV_REQ_CNT 0x10000u	/* byte_len = CQE byte_cnt */
-#define FV_REQ_UMR 0x20000u	/* bind or invalidate: told by the WQE */
-#define FV_REQ_8   (8u << 24)	/* byte_len = 8 */
+#define FV__WC_IMM ((unsigned)IBV_WC_WITH_IMM << 8)
+#define FV__WC_CNT 0x10000u	/* byte_len = CQE byte_cnt */
+#define FV__WC_UMR 0x20000u	/* bind or invalidate: told by the WQE */
+#define FV__WC_8   (8u << 24)	/* byte_len = 8 */
 
 /*
  * Indexed by send opcode; unlisted (SEND, SEND_INVAL, NOP...): IBV_WC_SEND (0). Positional
  * (C++ has no array designators): the asserts below pin each entry to its MLX5_OPCODE_*.
  */
-static const uint32_t fv_req_op[256] = {	/* 8 a row: +0 ... +7 */
+static const uint32_t fv__sq_wc_op[256] = {	/* 8 a row: +0 ... +7 */
 	/* 0x00 */ 0, 0, 0, 0, 0, 0, 0, 0,
 	/* 0x08 RDMA_WRITE, RDMA_WRITE_IMM, SEND, SEND_IMM, -, -, TSO, - */
-	IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE | FV_REQ_IMM, 0, IBV_WC_SEND | FV_REQ_IMM, 0, 0, IBV_WC_TSO, 0,
+	IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE | FV__WC_IMM, 0, IBV_WC_SEND | FV__WC_IMM, 0, 0, IBV_WC_TSO, 0,
 	/* 0x10 RDMA_READ, ATOMIC_CS, ATOMIC_FA, ... */
-	IBV_WC_RDMA_READ | FV_REQ_CNT, IBV_WC_COMP_SWAP | FV_REQ_8, IBV_WC_FETCH_ADD | FV_REQ_8, 0, 0, 0, 0, 0,
+	IBV_WC_RDMA_READ | FV__WC_CNT, IBV_WC_COMP_SWAP | FV__WC_8, IBV_WC_FETCH_ADD | FV__WC_8, 0, 0, 0, 0, 0,
 	/* 0x18 */ 0, 0, 0, 0, 0, 0, 0, 0,
-	/* 0x20 ..., 0x25 UMR */ 0, 0, 0, 0, 0, FV_REQ_UMR,
+	/* 0x20 ..., 0x25 UMR */ 0, 0, 0, 0, 0, FV__WC_UMR,
 };
 static_assert(MLX5_OPCODE_RDMA_WRITE == 0x08 && MLX5_OPCODE_RDMA_WRITE_IMM == 0x09 &&
 	      MLX5_OPCODE_SEND_IMM == 0x0b && MLX5_OPCODE_TSO == 0x0e && MLX5_OPCODE_RDMA_READ == 0x10 &&
 	      MLX5_OPCODE_ATOMIC_CS == 0x11 && MLX5_OPCODE_ATOMIC_FA == 0x12 && MLX5_OPCODE_UMR == 0x25 &&
-	      IBV_WC_SEND == 0, "fv_req_op positions");
+	      IBV_WC_SEND == 0, "fv__sq_wc_op positions");
 
 /* Responder CQE opcode (1..4) -> ibv_wc opcode and flags. */
-static const uint16_t fv_resp_op[5] = {
+static const uint16_t fv__rq_wc_op[5] = {
 	0,
-	IBV_WC_RECV_RDMA_WITH_IMM | FV_REQ_IMM,			/* MLX5_CQE_RESP_WR_IMM */
+	IBV_WC_RECV_RDMA_WITH_IMM | FV__WC_IMM,			/* MLX5_CQE_RESP_WR_IMM */
 	IBV_WC_RECV,						/* MLX5_CQE_RESP_SEND */
-	IBV_WC_RECV | FV_REQ_IMM,				/* MLX5_CQE_RESP_SEND_IMM */
+	IBV_WC_RECV | FV__WC_IMM,				/* MLX5_CQE_RESP_SEND_IMM */
 	IBV_WC_RECV | ((unsigned)IBV_WC_WITH_INV << 8),		/* MLX5_CQE_RESP_SEND_INV */
 };
 static_assert(MLX5_CQE_RESP_WR_IMM == 1 && MLX5_CQE_RESP_SEND == 2 && MLX5_CQE_RESP_SEND_IMM == 3 &&
-	      MLX5_CQE_RESP_SEND_INV == 4, "fv_resp_op positions");
+	      MLX5_CQE_RESP_SEND_INV == 4, "fv__rq_wc_op positions");
 
 /*
  * IBV_WC_IP_CSUM_OK for a frame a raw Ethernet QP with checksum offload received: an IPv4
@@ -101,15 +101,15 @@ static inline bool fv__umr_is_local_inv(const struct fv_sq *sq, uint32_t slot)
 }
 
 /*
- * The requester entries fv_req_op cannot give alone: byte_len from the CQE (READ) into *len,
+ * The requester entries fv__sq_wc_op cannot give alone: byte_len from the CQE (READ) into *len,
  * and UMR (bind or local invalidate: fv__umr_is_local_inv).
  */
-static inline unsigned fv__req_more(const struct fv_sq *sq, uint32_t slot, unsigned e,
+static inline unsigned fv__sq_wc_more(const struct fv_sq *sq, uint32_t slot, unsigned e,
 				   const struct mlx5_cqe64 *cqe, uint32_t *len)
 {
-	if (e & FV_REQ_CNT)
+	if (e & FV__WC_CNT)
 		*len = be32toh(cqe->byte_cnt);
-	if (e & FV_REQ_UMR)
+	if (e & FV__WC_UMR)
 		e = fv__umr_is_local_inv(sq, slot) ? IBV_WC_LOCAL_INV : IBV_WC_BIND_MW;
 	return e;
 }
@@ -147,7 +147,7 @@ static inline const uint8_t *fv__cqe_data(const struct mlx5_cqe64 *cqe, uint8_t 
  * send WQE in slot, found past its ctrl, [xrc | DCI's av], raddr and [atomic] segments; the WQE may
  * continue at block 0.
  */
-FV_COLD uint8_t
+FV__COLD uint8_t
 fv__scatter_send(const struct fv_qp *qp, uint32_t slot, const uint8_t *src, uint32_t len)
 {
 	const struct fv_sq *sq = &qp->sq;
@@ -162,12 +162,12 @@ fv__scatter_send(const struct fv_qp *qp, uint32_t slot, const uint8_t *src, uint
 	}
 	if (ds <= skip)
 		return IBV_WC_LOC_LEN_ERR;
-	return fv__scatter((const struct mlx5_wqe_data_seg *)(c + skip * FV_DS), ds - skip,
+	return fv__scatter((const struct mlx5_wqe_data_seg *)(c + skip * FV__DS), ds - skip,
 			  sq->ring.end, sq->ring.buf, src, len);
 }
 
 /* The SRQ a responder CQE of qp (NULL: a QPN fastverbs does not own) belongs to; recv.h rule. */
-FV_COLD struct fv_srq *
+FV__COLD struct fv_srq *
 fv__cq_find_srq(const struct fv_cq *cq, struct fv_qp *qp, uint32_t srqn_uidx)
 {
 	if (qp) {
@@ -233,7 +233,7 @@ static inline __attribute__((always_inline)) void fv__cq_recv_free(const struct 
 }
 
 /* What decoding one CQE gave. */
-enum { FV_CQE_BAD = -1, FV_CQE_HIDE = 0, FV_CQE_REPORT = 1 };
+enum { FV__CQE_BAD = -1, FV__CQE_HIDE = 0, FV__CQE_REPORT = 1 };
 
 /* Four bytes as the 32-bit word whose memory image they are. */
 static inline uint32_t fv__4x8(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
@@ -281,7 +281,7 @@ static inline __attribute__((always_inline)) fv_u64x2u *fv__wc_piece(void *o, co
 /*
  * Store the completion w (decoded from cqe) at o as fv_poll (ibv = 0: struct fv_wc) or
  * fv_poll_cq (ibv = 1: struct ibv_wc, filled as libmlx5 fills it, docs/formats.md §5.5)
- * reports it. Returns FV_CQE_REPORT.
+ * reports it. Returns FV__CQE_REPORT.
  */
 static inline __attribute__((always_inline)) int
 fv__cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own, const struct fv_wc *w)
@@ -321,10 +321,10 @@ fv__cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own
 		for (unsigned i = 0; i < 6; i++)
 			*fv__wc_word(o, 1, i) = v[i];
 	}
-	return FV_CQE_REPORT;
+	return FV__CQE_REPORT;
 }
 
-FV_COLD int fv__cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+FV__COLD int fv__cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
 			       uint8_t op_own, void *o, int ibv);
 
 /*
@@ -332,8 +332,8 @@ FV_COLD int fv__cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const 
  * its QPN names (NULL: none). slow = 0 is the inlined fast path: requester CQEs and RQ
  * responder CQEs without scattered data. It hands everything else to the slow = 1 instance of
  * this same body, out of line: scatter-to-CQE, SRQs, errors, CQEs it cannot decode.
- * Returns FV_CQE_REPORT, FV_CQE_HIDE (a forced completion) or FV_CQE_BAD (no queue changed);
- * o is written only for FV_CQE_REPORT.
+ * Returns FV__CQE_REPORT, FV__CQE_HIDE (a forced completion) or FV__CQE_BAD (no queue changed);
+ * o is written only for FV__CQE_REPORT.
  */
 static inline __attribute__((always_inline)) int
 fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
@@ -350,7 +350,7 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 				      (scat || op > MLX5_CQE_RESP_SEND_INV || !qp->rq.entries)), 0))
 		return fv__cqe_decode_slow(cq, qp, cqe, op_own, o, ibv);
 	if (slow && (scat == 0x0c || (!qp && (op == MLX5_CQE_REQ || op == MLX5_CQE_REQ_ERR))))
-		return FV_CQE_BAD;	/* compressed CQEs are never requested */
+		return FV__CQE_BAD;	/* compressed CQEs are never requested */
 
 	uint32_t qpn = qp ? qp->qpn : be32toh(cqe->sop_drop_qpn) & 0xffffff;
 
@@ -363,21 +363,21 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 
 		/* The slot is read whole before ci frees it for a poster in another thread. */
 		wr_id = qp->sq.wr_id[slot].v;
-		e = fv_req_op[send_op];
+		e = fv__sq_wc_op[send_op];
 		len = e >> 24;
-		if (__builtin_expect(e & (FV_REQ_CNT | FV_REQ_UMR), 0))
-			e = fv__req_more(&qp->sq, slot, e, cqe, &len);
+		if (__builtin_expect(e & (FV__WC_CNT | FV__WC_UMR), 0))
+			e = fv__sq_wc_more(&qp->sq, slot, e, cqe, &len);
 		if (slow && scat)
 			status = fv__scatter_send(qp, slot, fv__cqe_data(cqe, op_own), len);
 		if (__builtin_expect(fv__sq_forced(&qp->sq, slot, end), 0)) {
 			fv__sq_unforce(&qp->sq, slot);
 			fv__sq_set_ci(&qp->sq, end);
 			if (status == IBV_WC_SUCCESS)
-				return FV_CQE_HIDE;	/* asked by fastverbs, not by the caller */
+				return FV__CQE_HIDE;	/* asked by fastverbs, not by the caller */
 		} else {
 			fv__sq_set_ci(&qp->sq, end);
 		}
-		struct fv_wc w = FV_ZERO_INIT;
+		struct fv_wc w = FV__ZERO_INIT;
 
 		w.wr_id = wr_id, w.byte_len = len, w.qp_num = qpn, w.status = (uint8_t)status;
 		w.opcode = (uint8_t)e, w.wc_flags = (uint8_t)(e >> 8);
@@ -390,8 +390,8 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 		uint32_t imm = cqe->imm_inval_pkey;	/* immediate: raw, as on the wire */
 
 		if (slow && !sg)
-			return FV_CQE_BAD;
-		e = fv_resp_op[op] | ((rqpn & 0x30000000) ? IBV_WC_GRH << 8 : 0);
+			return FV__CQE_BAD;
+		e = fv__rq_wc_op[op] | ((rqpn & 0x30000000) ? IBV_WC_GRH << 8 : 0);
 		if (qp && qp->raw_csum)
 			e |= fv__cqe_csum_ok(cqe) << 8;
 		if (op == MLX5_CQE_RESP_SEND_INV)
@@ -399,7 +399,7 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 		if (slow && scat)
 			status = fv__scatter(sg, max_gs, NULL, NULL, fv__cqe_data(cqe, op_own), len);
 		fv__cq_recv_free(&rx);
-		struct fv_wc w = FV_ZERO_INIT;
+		struct fv_wc w = FV__ZERO_INIT;
 
 		w.wr_id = wr_id, w.byte_len = len, w.qp_num = qpn, w.src_qp = rqpn & 0xffffff;
 		w.invalidated_rkey = imm, w.status = (uint8_t)status, w.opcode = (uint8_t)e;
@@ -421,27 +421,27 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 		wr_id = qp->sq.wr_id[slot].v;
 		fv__sq_unforce(&qp->sq, slot);	/* reported, forced or not */
 		/* libmlx5 leaves the opcode undefined on errors; give the failed WQE's. */
-		e = fv__req_more(&qp->sq, slot, fv_req_op[send_op], cqe, &len) & 0xff;
+		e = fv__sq_wc_more(&qp->sq, slot, fv__sq_wc_op[send_op], cqe, &len) & 0xff;
 		fv__sq_set_ci(&qp->sq, end);	/* the slot read: free it */
 	} else if (op == MLX5_CQE_RESP_ERR && fv__cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, &rx, 0)) {
 		fv__cq_recv_free(&rx);
 		e = IBV_WC_RECV;
 	} else {
-		return FV_CQE_BAD;	/* resize, tag matching, signature error: not driven here */
+		return FV__CQE_BAD;	/* resize, tag matching, signature error: not driven here */
 	}
-	struct fv_wc w = FV_ZERO_INIT;
+	struct fv_wc w = FV__ZERO_INIT;
 
 	w.wr_id = wr_id, w.qp_num = qpn, w.status = fv__cqe_status(x->syndrome), w.opcode = (uint8_t)e;
 	w.vendor_err = x->vendor_err_synd;
 	return fv__cqe_put(o, ibv, cqe, op_own, &w);
 }
 
-FV_COLD int fv__cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
+FV__COLD int fv__cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
 			       uint8_t op_own, void *o, int ibv)
 {
 	return fv__cqe_decode(cq, qp, cqe, op_own, o, ibv, 1);
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_CQ_DECODE_H */

@@ -11,7 +11,7 @@
 
 #include "recv.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /* A DCT as polling sees it: its number and its SRQ (fv_dct_init). */
 struct fv_dct {
@@ -49,6 +49,6 @@ static inline void fv_dct_cleanup(struct fv_dct *d)
 	d->qp.qpn = 0;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_DCT_H */

@@ -6,7 +6,7 @@
 #include "build.h"
 #include "ah.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /* ---- RC ---- */
 
@@ -17,247 +17,247 @@ static inline int fv_rc_init(struct fv_rc *h, struct ibv_qp *ibqp)
 }
 
 /* fv_rc_send: SEND on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_rc_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_sgl: SEND on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_rc_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_inline: SEND on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_rc_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_imm: SEND with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_rc_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_imm_sgl: SEND with immediate data on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_rc_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_imm_inline: SEND with immediate data on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
+static FV__ALWAYS_INLINE int fv_rc_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_inv: SEND that invalidates a remote rkey on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_rc_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_inv_sgl: SEND that invalidates a remote rkey on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_rc_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_inv_inline: SEND that invalidates a remote rkey on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_rc_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write: RDMA WRITE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_rc_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_sgl: RDMA WRITE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_rc_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_inline: RDMA WRITE on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_rc_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_imm: RDMA WRITE with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_rc_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_imm_sgl: RDMA WRITE with immediate data on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_rc_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_imm_inline: RDMA WRITE with immediate data on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_rc_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_read: RDMA READ into the SGEs on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_rc_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_read_sgl: RDMA READ into the SGEs on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_rc_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE int fv_rc_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE int fv_rc_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
+static FV__ALWAYS_INLINE int fv_rc_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add;
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
+static FV__ALWAYS_INLINE int fv_rc_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add;
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_nop: NOP (control segment only, e.g. to ask for a completion) on a RC QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_rc_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
+		r.opcode = MLX5_OPCODE_NOP, r.payload = FV__PL_NONE;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a RC QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_rc_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a RC QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_rc_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_rc_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
@@ -270,187 +270,187 @@ static inline int fv_uc_init(struct fv_uc *h, struct ibv_qp *ibqp)
 }
 
 /* fv_uc_send: SEND on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_uc_send(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_sgl: SEND on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_uc_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_inline: SEND on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_uc_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_imm: SEND with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_uc_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_imm_sgl: SEND with immediate data on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_uc_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_imm_inline: SEND with immediate data on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
+static FV__ALWAYS_INLINE int fv_uc_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_inv: SEND that invalidates a remote rkey on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_uc_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_inv_sgl: SEND that invalidates a remote rkey on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_uc_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_inv_inline: SEND that invalidates a remote rkey on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_uc_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write: RDMA WRITE on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_write(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_uc_write(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_sgl: RDMA WRITE on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_uc_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_inline: RDMA WRITE on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_uc_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_imm: RDMA WRITE with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_uc_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_imm_sgl: RDMA WRITE with immediate data on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_uc_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_imm_inline: RDMA WRITE with immediate data on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_uc_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_nop: NOP (control segment only, e.g. to ask for a completion) on a UC QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_nop(struct fv_uc *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_uc_nop(struct fv_uc *h, uint64_t wr_id, unsigned flags)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
+		r.opcode = MLX5_OPCODE_NOP, r.payload = FV__PL_NONE;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a UC QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_uc_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a UC QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_uc_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_uc_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
@@ -463,74 +463,74 @@ static inline int fv_ud_init(struct fv_ud *h, struct ibv_qp *ibqp)
 }
 
 /* fv_ud_send: SEND on a UD QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_ud_send(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_ud_send(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_sgl: SEND on a UD QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_ud_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_ud_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_inline: SEND on a UD QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_ud_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_ud_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_imm: SEND with immediate data on a UD QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_ud_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_ud_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_imm_sgl: SEND with immediate data on a UD QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_ud_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_ud_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_imm_inline: SEND with immediate data on a UD QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_nop: NOP (control segment only, e.g. to ask for a completion) on a UD QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_ud_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_ud_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
+		r.opcode = MLX5_OPCODE_NOP, r.payload = FV__PL_NONE;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
@@ -543,311 +543,311 @@ static inline int fv_xrc_init(struct fv_xrc *h, struct ibv_qp *ibqp)
 }
 
 /* fv_xrc_send: SEND on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_sgl: SEND on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_inline: SEND on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_imm: SEND with immediate data on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_imm_sgl: SEND with immediate data on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_imm_inline: SEND with immediate data on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_inv: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_inv_sgl: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_inv_inline: SEND that invalidates a remote rkey on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write: RDMA WRITE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_sgl: RDMA WRITE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_inline: RDMA WRITE on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_imm: RDMA WRITE with immediate data on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_imm_sgl: RDMA WRITE with immediate data on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write_imm_inline: RDMA WRITE with immediate data on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_read: RDMA READ into the SGEs on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_read_sgl: RDMA READ into the SGEs on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.srqn = remote_srqn;
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_nop: NOP (control segment only, e.g. to ask for a completion) on a XRC_SEND QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
+		r.opcode = MLX5_OPCODE_NOP, r.payload = FV__PL_NONE;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a XRC_SEND QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_xrc_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a XRC_SEND QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* ---- RAW_PACKET ---- */
 
 /* fv_raw_send: SEND on a RAW_PACKET QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_raw_send(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_raw_send(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_raw_send_sgl: SEND on a RAW_PACKET QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_raw_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_raw_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_raw_send_inline: SEND on a RAW_PACKET QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_raw_send_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_raw_send_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_raw_send_tso: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_raw_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_raw_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_TSO, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+		r.opcode = MLX5_OPCODE_TSO, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_raw_send_tso_sgl: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_raw_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_raw_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sgl, int nsge)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_TSO, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+		r.opcode = MLX5_OPCODE_TSO, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_raw_send_tso_inline: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_raw_send_tso_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_raw_send_tso_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_TSO, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+		r.opcode = MLX5_OPCODE_TSO, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
@@ -860,247 +860,247 @@ static inline int fv_dci_init(struct fv_dci *h, struct ibv_qp *ibqp)
 }
 
 /* fv_dci_send: SEND on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_send(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_send(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_send_sgl: SEND on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_send_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_send_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_send_inline: SEND on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_send_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_send_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_send_imm: SEND with immediate data on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_send_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_send_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_send_imm_sgl: SEND with immediate data on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_send_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_send_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_send_imm_inline: SEND with immediate data on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_send_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_send_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_send_inv: SEND that invalidates a remote rkey on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_send_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_send_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey), r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey), r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_send_inv_sgl: SEND that invalidates a remote rkey on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_send_inv_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_send_inv_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey), r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey), r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_send_inv_inline: SEND that invalidates a remote rkey on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_send_inv_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_send_inv_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey), r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey), r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_write: RDMA WRITE on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_write(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_write(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_write_sgl: RDMA WRITE on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_write_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_write_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_write_inline: RDMA WRITE on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_write_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_write_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_write_imm: RDMA WRITE with immediate data on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_write_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_write_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_write_imm_sgl: RDMA WRITE with immediate data on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_write_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_write_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_write_imm_inline: RDMA WRITE with immediate data on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_write_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_write_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV_PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_read: RDMA READ into the SGEs on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_read(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_read(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_read_sgl: RDMA READ into the SGEs on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_read_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_read_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_cas(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_cas(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_cas_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_cas_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_fadd(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_fadd(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_fadd_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_fadd_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV_PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_nop: NOP (control segment only, e.g. to ask for a completion) on a DRIVER QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_nop(struct fv_dci *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_dci_nop(struct fv_dci *h, uint64_t wr_id, unsigned flags)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_NOP, r.payload = FV_PL_NONE;
+		r.opcode = MLX5_OPCODE_NOP, r.payload = FV__PL_NONE;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a DRIVER QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_bind_mw(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_dci_bind_mw(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a DRIVER QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV_ALWAYS_INLINE int fv_dci_local_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_dci_local_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV_PL_NONE, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
@@ -1109,7 +1109,7 @@ static FV_ALWAYS_INLINE int fv_dci_local_inv(struct fv_dci *h, uint64_t wr_id, u
  * carries the request's imm (immediate data or the rkey to invalidate) in its ctrl:
  * ops.def's operations with an immediate and a payload.
  */
-static FV_ALWAYS_INLINE bool fv__op_has_imm(uint8_t opcode)
+static FV__ALWAYS_INLINE bool fv__op_has_imm(uint8_t opcode)
 {
 	return opcode == MLX5_OPCODE_SEND_IMM ||
 	       opcode == MLX5_OPCODE_SEND_INVAL ||
@@ -1377,7 +1377,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	default: fv__no_local_inv)((h), __VA_ARGS__)
 #endif
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #ifdef __cplusplus
 /* ---- generic names as C++ overloads (outside extern "C") ---- */
@@ -1385,112 +1385,112 @@ FV_EXTERN_C_END
 /* A handle without the operation takes the template that says so (static_assert). */
 template <class...> struct fv__false { static const bool value = false; };
 
-static FV_ALWAYS_INLINE int fv_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
 	return fv_rc_send(h, wr_id, flags, sge);
 }
 
-static FV_ALWAYS_INLINE int fv_send(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_send(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
 	return fv_uc_send(h, wr_id, flags, sge);
 }
 
-static FV_ALWAYS_INLINE int fv_send(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send(h, wr_id, flags, sge, ah, remote_qpn, qkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t remote_srqn)
 {
 	return fv_xrc_send(h, wr_id, flags, sge, remote_srqn);
 }
 
-static FV_ALWAYS_INLINE int fv_send(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_send(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
 {
 	return fv_raw_send(h, wr_id, flags, sge);
 }
 
-static FV_ALWAYS_INLINE int fv_send(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send(h, wr_id, flags, sge, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
 	return fv_rc_send_sgl(h, wr_id, flags, sgl, nsge);
 }
 
-static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
 	return fv_uc_send_sgl(h, wr_id, flags, sgl, nsge);
 }
 
-static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send_sgl(h, wr_id, flags, sgl, nsge, ah, remote_qpn, qkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
 {
 	return fv_xrc_send_sgl(h, wr_id, flags, sgl, nsge, remote_srqn);
 }
 
-static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
 	return fv_raw_send_sgl(h, wr_id, flags, sgl, nsge);
 }
 
-static FV_ALWAYS_INLINE int fv_send_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send_sgl(h, wr_id, flags, sgl, nsge, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	return fv_rc_send_inline(h, wr_id, flags, data, len);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	return fv_uc_send_inline(h, wr_id, flags, data, len);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send_inline(h, wr_id, flags, data, len, ah, remote_qpn, qkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
 {
 	return fv_xrc_send_inline(h, wr_id, flags, data, len, remote_srqn);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
 {
 	return fv_raw_send_inline(h, wr_id, flags, data, len);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send_inline(h, wr_id, flags, data, len, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
 {
 	return fv_rc_send_imm(h, wr_id, flags, sge, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
 {
 	return fv_uc_send_imm(h, wr_id, flags, sge, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send_imm(h, wr_id, flags, sge, imm, ah, remote_qpn, qkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_send_imm(h, wr_id, flags, sge, imm, remote_srqn);
 }
@@ -1501,27 +1501,27 @@ template <class... A> int fv_send_imm(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send_imm(h, wr_id, flags, sge, imm, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
 	return fv_rc_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
 	return fv_uc_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm, ah, remote_qpn, qkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm, remote_srqn);
 }
@@ -1532,27 +1532,27 @@ template <class... A> int fv_send_imm_sgl(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
 {
 	return fv_rc_send_imm_inline(h, wr_id, flags, data, len, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
 {
 	return fv_uc_send_imm_inline(h, wr_id, flags, data, len, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send_imm_inline(h, wr_id, flags, data, len, imm, ah, remote_qpn, qkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_send_imm_inline(h, wr_id, flags, data, len, imm, remote_srqn);
 }
@@ -1563,17 +1563,17 @@ template <class... A> int fv_send_imm_inline(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send_imm_inline(h, wr_id, flags, data, len, imm, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
 {
 	return fv_rc_send_inv(h, wr_id, flags, sge, inv_rkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
 {
 	return fv_uc_send_inv(h, wr_id, flags, sge, inv_rkey);
 }
@@ -1584,7 +1584,7 @@ template <class... A> int fv_send_inv(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_send_inv(h, wr_id, flags, sge, inv_rkey, remote_srqn);
 }
@@ -1595,17 +1595,17 @@ template <class... A> int fv_send_inv(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send_inv(h, wr_id, flags, sge, inv_rkey, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
 	return fv_rc_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
 	return fv_uc_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey);
 }
@@ -1616,7 +1616,7 @@ template <class... A> int fv_send_inv_sgl(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey, remote_srqn);
 }
@@ -1627,17 +1627,17 @@ template <class... A> int fv_send_inv_sgl(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
 {
 	return fv_rc_send_inv_inline(h, wr_id, flags, data, len, inv_rkey);
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
 {
 	return fv_uc_send_inv_inline(h, wr_id, flags, data, len, inv_rkey);
 }
@@ -1648,7 +1648,7 @@ template <class... A> int fv_send_inv_inline(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_send_inv_inline(h, wr_id, flags, data, len, inv_rkey, remote_srqn);
 }
@@ -1659,17 +1659,17 @@ template <class... A> int fv_send_inv_inline(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_inv_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send_inv_inline(h, wr_id, flags, data, len, inv_rkey, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_rc_write(h, wr_id, flags, sge, raddr, rkey);
 }
 
-static FV_ALWAYS_INLINE int fv_write(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_uc_write(h, wr_id, flags, sge, raddr, rkey);
 }
@@ -1680,7 +1680,7 @@ template <class... A> int fv_write(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_write(h, wr_id, flags, sge, raddr, rkey, remote_srqn);
 }
@@ -1691,17 +1691,17 @@ template <class... A> int fv_write(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_write(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_write(h, wr_id, flags, sge, raddr, rkey, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_rc_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey);
 }
 
-static FV_ALWAYS_INLINE int fv_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_uc_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey);
 }
@@ -1712,7 +1712,7 @@ template <class... A> int fv_write_sgl(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, remote_srqn);
 }
@@ -1723,17 +1723,17 @@ template <class... A> int fv_write_sgl(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	return fv_rc_write_inline(h, wr_id, flags, data, len, raddr, rkey);
 }
 
-static FV_ALWAYS_INLINE int fv_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	return fv_uc_write_inline(h, wr_id, flags, data, len, raddr, rkey);
 }
@@ -1744,7 +1744,7 @@ template <class... A> int fv_write_inline(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_write_inline(h, wr_id, flags, data, len, raddr, rkey, remote_srqn);
 }
@@ -1755,17 +1755,17 @@ template <class... A> int fv_write_inline(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_write_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_write_inline(h, wr_id, flags, data, len, raddr, rkey, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_rc_write_imm(h, wr_id, flags, sge, raddr, rkey, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_uc_write_imm(h, wr_id, flags, sge, raddr, rkey, imm);
 }
@@ -1776,7 +1776,7 @@ template <class... A> int fv_write_imm(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_write_imm(h, wr_id, flags, sge, raddr, rkey, imm, remote_srqn);
 }
@@ -1787,17 +1787,17 @@ template <class... A> int fv_write_imm(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_write_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_write_imm(h, wr_id, flags, sge, raddr, rkey, imm, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_rc_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_uc_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm);
 }
@@ -1808,7 +1808,7 @@ template <class... A> int fv_write_imm_sgl(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm, remote_srqn);
 }
@@ -1819,17 +1819,17 @@ template <class... A> int fv_write_imm_sgl(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_rc_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm);
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	return fv_uc_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm);
 }
@@ -1840,7 +1840,7 @@ template <class... A> int fv_write_imm_inline(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm, remote_srqn);
 }
@@ -1851,12 +1851,12 @@ template <class... A> int fv_write_imm_inline(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_write_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_rc_read(h, wr_id, flags, sge, raddr, rkey);
 }
@@ -1873,7 +1873,7 @@ template <class... A> int fv_read(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_read(h, wr_id, flags, sge, raddr, rkey, remote_srqn);
 }
@@ -1884,12 +1884,12 @@ template <class... A> int fv_read(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_read(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_read(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_read(h, wr_id, flags, sge, raddr, rkey, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_rc_read_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey);
 }
@@ -1906,7 +1906,7 @@ template <class... A> int fv_read_sgl(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_read_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, remote_srqn);
 }
@@ -1917,12 +1917,12 @@ template <class... A> int fv_read_sgl(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_read_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_read_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_read_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE int fv_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
 {
 	return fv_rc_cas(h, wr_id, flags, sge, raddr, rkey, compare, swap);
 }
@@ -1939,7 +1939,7 @@ template <class... A> int fv_cas(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
 	return fv_xrc_cas(h, wr_id, flags, sge, raddr, rkey, compare, swap, remote_srqn);
 }
@@ -1950,12 +1950,12 @@ template <class... A> int fv_cas(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_cas(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_cas(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_cas(h, wr_id, flags, sge, raddr, rkey, compare, swap, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE int fv_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
 {
 	return fv_rc_cas_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, compare, swap);
 }
@@ -1972,7 +1972,7 @@ template <class... A> int fv_cas_sgl(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
 	return fv_xrc_cas_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, compare, swap, remote_srqn);
 }
@@ -1983,12 +1983,12 @@ template <class... A> int fv_cas_sgl(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_cas_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_cas_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_cas_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, compare, swap, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
+static FV__ALWAYS_INLINE int fv_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
 {
 	return fv_rc_fadd(h, wr_id, flags, sge, raddr, rkey, add);
 }
@@ -2005,7 +2005,7 @@ template <class... A> int fv_fadd(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
 	return fv_xrc_fadd(h, wr_id, flags, sge, raddr, rkey, add, remote_srqn);
 }
@@ -2016,12 +2016,12 @@ template <class... A> int fv_fadd(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_fadd(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_fadd(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_fadd(h, wr_id, flags, sge, raddr, rkey, add, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
+static FV__ALWAYS_INLINE int fv_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
 {
 	return fv_rc_fadd_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, add);
 }
@@ -2038,7 +2038,7 @@ template <class... A> int fv_fadd_sgl(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
 	return fv_xrc_fadd_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, add, remote_srqn);
 }
@@ -2049,27 +2049,27 @@ template <class... A> int fv_fadd_sgl(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_fadd_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_fadd_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_fadd_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, add, ah, dctn, dc_key);
 }
 
-static FV_ALWAYS_INLINE int fv_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
 {
 	return fv_rc_nop(h, wr_id, flags);
 }
 
-static FV_ALWAYS_INLINE int fv_nop(struct fv_uc *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_nop(struct fv_uc *h, uint64_t wr_id, unsigned flags)
 {
 	return fv_uc_nop(h, wr_id, flags);
 }
 
-static FV_ALWAYS_INLINE int fv_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
 {
 	return fv_ud_nop(h, wr_id, flags);
 }
 
-static FV_ALWAYS_INLINE int fv_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
 {
 	return fv_xrc_nop(h, wr_id, flags);
 }
@@ -2080,17 +2080,17 @@ template <class... A> int fv_nop(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_nop(struct fv_dci *h, uint64_t wr_id, unsigned flags)
+static FV__ALWAYS_INLINE int fv_nop(struct fv_dci *h, uint64_t wr_id, unsigned flags)
 {
 	return fv_dci_nop(h, wr_id, flags);
 }
 
-static FV_ALWAYS_INLINE int fv_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
 	return fv_rc_bind_mw(h, wr_id, flags, mw, rkey, bind);
 }
 
-static FV_ALWAYS_INLINE int fv_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
 	return fv_uc_bind_mw(h, wr_id, flags, mw, rkey, bind);
 }
@@ -2101,7 +2101,7 @@ template <class... A> int fv_bind_mw(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
 	return fv_xrc_bind_mw(h, wr_id, flags, mw, rkey, bind);
 }
@@ -2112,7 +2112,7 @@ template <class... A> int fv_bind_mw(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_bind_mw(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
 {
 	return fv_dci_bind_mw(h, wr_id, flags, mw, rkey, bind);
 }
@@ -2141,7 +2141,7 @@ template <class... A> int fv_send_tso(struct fv_xrc *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sge)
 {
 	return fv_raw_send_tso(h, wr_id, flags, hdr, hdr_sz, mss, sge);
 }
@@ -2176,7 +2176,7 @@ template <class... A> int fv_send_tso_sgl(struct fv_xrc *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sgl, int nsge)
 {
 	return fv_raw_send_tso_sgl(h, wr_id, flags, hdr, hdr_sz, mss, sgl, nsge);
 }
@@ -2211,7 +2211,7 @@ template <class... A> int fv_send_tso_inline(struct fv_xrc *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_send_tso_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_send_tso_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const void *data, uint32_t len)
 {
 	return fv_raw_send_tso_inline(h, wr_id, flags, hdr, hdr_sz, mss, data, len);
 }
@@ -2222,12 +2222,12 @@ template <class... A> int fv_send_tso_inline(struct fv_dci *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
 	return fv_rc_local_inv(h, wr_id, flags, inv_rkey);
 }
 
-static FV_ALWAYS_INLINE int fv_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
 	return fv_uc_local_inv(h, wr_id, flags, inv_rkey);
 }
@@ -2238,7 +2238,7 @@ template <class... A> int fv_local_inv(struct fv_ud *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
 	return fv_xrc_local_inv(h, wr_id, flags, inv_rkey);
 }
@@ -2249,7 +2249,7 @@ template <class... A> int fv_local_inv(struct fv_raw *, A...)
 	return 0;
 }
 
-static FV_ALWAYS_INLINE int fv_local_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_local_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
 	return fv_dci_local_inv(h, wr_id, flags, inv_rkey);
 }

@@ -11,10 +11,10 @@
 #include "req.h"
 #include "registry.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /* QP types fastverbs drives; the row index of the operation table (ops.def). */
-enum fv_qpt { FV_QPT_RC, FV_QPT_UC, FV_QPT_UD, FV_QPT_XRC, FV_QPT_RAW, FV_QPT_DCI, FV_QPT_COUNT };
+enum fv_qpt { FV_QPT_RC, FV_QPT_UC, FV_QPT_UD, FV_QPT_XRC, FV_QPT_RAW, FV_QPT_DCI, FV__QPT_COUNT };
 
 /* Receive queue: one WQE per receive WR, stride bytes each. */
 struct fv_rq {
@@ -40,8 +40,8 @@ struct fv_srq;
  */
 struct fv_wr_batch {
 	int err;		/* first error: fv_wr_complete returns it and posts nothing */
-	unsigned need;		/* setters the open WQE still owes (FV_WR_NEED_*, compat/wr_batch.h) */
-	/* FV_WR_KEPT (compat/wr_batch.h), in struct fv_sq's order: pi and lim copied as one word */
+	unsigned need;		/* setters the open WQE still owes (FV__WR_NEED_*, compat/wr_batch.h) */
+	/* FV__WR_KEPT (compat/wr_batch.h), in struct fv_sq's order: pi and lim copied as one word */
 	uint32_t pi, lim, last_pi, rung_pi, sig_pi, fence_cache;
 	uint8_t opcode, segs;	/* the open WQE: as struct fv_req's fields of the same names */
 	unsigned flags;
@@ -110,7 +110,7 @@ struct fv_dci { struct fv_qp qp; };
 static inline __attribute__((always_inline)) void fv__ring_checked(struct fv_qp *qp)
 {
 	/* the batch's WQEs would reach the device before fv_wr_complete decides on them */
-	FV_ASSERT_MSG(!qp->wr_open, "fv_ring on a QP with an open fv_wr_* batch "
+	FV__ASSERT_MSG(!qp->wr_open, "fv_ring on a QP with an open fv_wr_* batch "
 		      "(fv_wr_start without fv_wr_complete or fv_wr_abort)");
 	fv__sq_ring(&qp->sq);
 }
@@ -199,14 +199,14 @@ static inline uint32_t fv__max_wqe_bb(const struct fv_qp_geom *g)
 	uint32_t hdr = 1 + (g->qpt == FV_QPT_UD || g->qpt == FV_QPT_DCI ? 3 : g->qpt == FV_QPT_XRC ? 1 : 0) + 2;
 
 	if (g->qpt == FV_QPT_RAW) {
-		uint32_t tso = g->max_tso_header > 2 ? (g->max_tso_header - 2 + FV_DS - 1) / FV_DS : 0;
+		uint32_t tso = g->max_tso_header > 2 ? (g->max_tso_header - 2 + FV__DS - 1) / FV__DS : 0;
 
 		hdr = 1 + 1 + (tso > 1 ? tso : 1);
 	}
 	uint32_t inl = fv__inline_ds(g->max_inline), sges = g->max_send_sge;
 	uint32_t ds = hdr + (inl > sges ? inl : sges);
 
-	return fv__ds_to_bb(ds > FV_MAX_DS ? FV_MAX_DS : ds);
+	return fv__ds_to_bb(ds > FV__MAX_DS ? FV__MAX_DS : ds);
 }
 
 /*
@@ -233,8 +233,8 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	uint8_t *mem;
 
 	if (!fv__is_pow2(g->sq_wqe_cnt) || sq_n > 0x10000 || (rq_n && (!fv__is_pow2(g->rq_wqe_cnt) ||
-	    !fv__is_pow2(g->rq_stride) || g->rq_stride < FV_DS)) || (unsigned)g->qpt >= FV_QPT_COUNT ||
-	    !g->sq_buf || !g->dbrec || !g->bf_reg || g->bf_size % FV_WQEBB || g->qpn > 0xffffff)
+	    !fv__is_pow2(g->rq_stride) || g->rq_stride < FV__DS)) || (unsigned)g->qpt >= FV__QPT_COUNT ||
+	    !g->sq_buf || !g->dbrec || !g->bf_reg || g->bf_size % FV__WQEBB || g->qpn > 0xffffff)
 		return EINVAL;
 	/* per send slot: wr_id and meta; wr_id per receive WQE */
 	mem = (uint8_t *)calloc(1, sq_n * (sizeof(struct fv_wr_id) + sizeof(struct fv_sq_meta)) +
@@ -257,7 +257,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 
 	struct fv_sq *sq = &qp->sq;
 	sq->ring.buf = (uint8_t *)g->sq_buf;
-	sq->ring.end = (uint8_t *)g->sq_buf + sq_n * FV_WQEBB;
+	sq->ring.end = (uint8_t *)g->sq_buf + sq_n * FV__WQEBB;
 	sq->wr_id = (struct fv_wr_id *)mem;
 	sq->meta = (struct fv_sq_meta *)(mem + sq_n * sizeof(struct fv_wr_id));
 	sq->mask = g->sq_wqe_cnt - 1;
@@ -267,7 +267,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	fv__sq_set_pi(sq, be32toh(*sq->dbrec) & 0xffff);
 	sq->qpn_be = htobe32(g->qpn << 8);
 	sq->sig_all = htobe32(g->sq_sig_all ? FV_SIGNALED : 0);
-	sq->bf_nbb = g->bf_size / FV_WQEBB;
+	sq->bf_nbb = g->bf_size / FV__WQEBB;
 	sq->bf = fv__registry_bf_get((uintptr_t)g->bf_reg);
 	if (!sq->bf) {
 		free(mem);
@@ -283,7 +283,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 		rq->entries = g->rq_wqe_cnt;
 		rq->mask = g->rq_wqe_cnt - 1;
 		rq->stride_shift = (uint32_t)__builtin_ctz(g->rq_stride);
-		rq->max_gs = g->rq_stride / FV_DS;
+		rq->max_gs = g->rq_stride / FV__DS;
 		rq->head = rq->tail = be32toh(*rq->dbrec) & 0xffff;
 		rq->wrid = (uint64_t *)(mem + sq_n * (sizeof(struct fv_wr_id) + sizeof(struct fv_sq_meta)));
 	}
@@ -347,10 +347,10 @@ static inline int fv__qp_take(struct fv_qp *qp, struct ibv_qp *ibqp, uint32_t ma
 	err = mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP);
 	if (err)
 		return err;
-	if (dv.sq.stride != FV_WQEBB)
+	if (dv.sq.stride != FV__WQEBB)
 		return EINVAL;
 
-	struct fv_qp_geom g = FV_ZERO_INIT;
+	struct fv_qp_geom g = FV__ZERO_INIT;
 
 	g.qpt = (enum fv_qpt)qpt, g.qpn = ibqp->qp_num;
 	g.sq_buf = dv.sq.buf, g.sq_wqe_cnt = dv.sq.wqe_cnt;
@@ -410,6 +410,6 @@ static inline void fv_qp_cleanup(struct fv_qp *qp)
 	qp->mem = NULL;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_QP_H */

@@ -10,7 +10,7 @@
 
 #include "qp.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /*
  * fv_qp_reset(h): h (a typed handle or a struct fv_qp *) starts over from the doorbell records,
@@ -32,6 +32,6 @@ static inline int fv__qp_reset(struct fv_qp *qp)
 	return 0;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_QP_RESET_H */

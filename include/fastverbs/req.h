@@ -11,20 +11,20 @@
 #include "wqe.h"
 
 enum fv_payload {
-	FV_PL_NONE,		/* ctrl-only WQE (NOP) */
-	FV_PL_SGL,		/* data segments from an SGE list */
-	FV_PL_INLINE,		/* inline segment gathered from an SGE list */
-	FV_PL_INLINE_BUFS,	/* inline segment gathered from an ibv_data_buf list (bufs) */
+	FV__PL_NONE,		/* ctrl-only WQE (NOP) */
+	FV__PL_SGL,		/* data segments from an SGE list */
+	FV__PL_INLINE,		/* inline segment gathered from an SGE list */
+	FV__PL_INLINE_BUFS,	/* inline segment gathered from an ibv_data_buf list (bufs) */
 };
 
-enum { FV_SEG_RADDR = 1, FV_SEG_ATOMIC = 2, FV_SEG_UMR = 4, FV_SEG_TSO = 8 };
+enum { FV__SEG_RADDR = 1, FV__SEG_ATOMIC = 2, FV__SEG_UMR = 4, FV__SEG_TSO = 8 };
 
 /* Everything one WQE needs; unused fields stay zero. */
 struct fv_req {
 	uint64_t wr_id;
 	unsigned flags;			/* FV_SIGNALED | FV_SOLICITED | FV_FENCE */
 	uint8_t opcode;			/* MLX5_OPCODE_* */
-	uint8_t segs;			/* FV_SEG_RADDR | FV_SEG_ATOMIC, or FV_SEG_UMR, or FV_SEG_TSO */
+	uint8_t segs;			/* FV__SEG_RADDR | FV__SEG_ATOMIC, or FV__SEG_UMR, or FV__SEG_TSO */
 	uint8_t payload;		/* enum fv_payload */
 	__be32 imm;			/* immediate data, or BE32 rkey to invalidate */
 	uint64_t raddr;
@@ -34,17 +34,17 @@ struct fv_req {
 	uint32_t remote_qpn, qkey;
 	uint64_t dc_key;		/* DCI: the DCT's access key */
 	uint32_t srqn;			/* XRC destination SRQ */
-	const struct ibv_mw_bind_info *bind;	/* FV_SEG_UMR: the bind, NULL to invalidate */
-	uint32_t new_rkey;		/* FV_SEG_UMR: the window's key after the bind */
-	uint8_t mw_type;		/* FV_SEG_UMR: IBV_MW_TYPE_1 or _2 (invalidate: 2) */
-	const void *hdr;		/* FV_SEG_TSO: the packet header inlined in the Ethernet segment */
-	uint16_t hdr_sz, mss;		/* FV_SEG_TSO: its size, and the segments' payload size */
+	const struct ibv_mw_bind_info *bind;	/* FV__SEG_UMR: the bind, NULL to invalidate */
+	uint32_t new_rkey;		/* FV__SEG_UMR: the window's key after the bind */
+	uint8_t mw_type;		/* FV__SEG_UMR: IBV_MW_TYPE_1 or _2 (invalidate: 2) */
+	const void *hdr;		/* FV__SEG_TSO: the packet header inlined in the Ethernet segment */
+	uint16_t hdr_sz, mss;		/* FV__SEG_TSO: its size, and the segments' payload size */
 	const struct ibv_sge *sgl;	/* the payload's pieces */
 	int nsge;
-	const struct ibv_data_buf *bufs;	/* FV_PL_INLINE_BUFS: the pieces (nsge of them) */
-	uint32_t len;			/* FV_PL_INLINE, FV_PL_INLINE_BUFS: total bytes */
+	const struct ibv_data_buf *bufs;	/* FV__PL_INLINE_BUFS: the pieces (nsge of them) */
+	uint32_t len;			/* FV__PL_INLINE, FV__PL_INLINE_BUFS: total bytes */
 	bool sge_len;			/* an atomic's data segment keeps its SGE's length (ibv_wr_*) */
-	bool from_wr;			/* fv_post_send: read from an ibv_send_wr (no FV_VEC, wqe.h) */
+	bool from_wr;			/* fv_post_send: read from an ibv_send_wr (no FV__VEC, wqe.h) */
 	bool av_fv;			/* av is an fv_ah's (ah.h, fv__ah_av_image) */
 	bool av_word;			/* the datagram segment's bytes 8-15 are htobe64(av_w) (fv_wr_*) */
 	uint64_t av_w;

@@ -29,14 +29,14 @@
 
 #include "cq_init.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /*
  * Enter the send queue for a compat call: 0, or EINVAL when this thread holds it already (an
  * open fv_wr_* batch, fv_lock). Without locking no other thread touches the queue (the
  * caller's promise): plain reads of the batch mark and the word do.
  */
-static FV_ALWAYS_INLINE int fv__sq_enter(struct fv_qp *qp)
+static FV__ALWAYS_INLINE int fv__sq_enter(struct fv_qp *qp)
 {
 	int held;
 
@@ -47,7 +47,7 @@ static FV_ALWAYS_INLINE int fv__sq_enter(struct fv_qp *qp)
 }
 
 /* Leave it: without locking the word is 0 already, so the store needs no test. */
-static FV_ALWAYS_INLINE void fv__sq_leave(struct fv_qp *qp)
+static FV__ALWAYS_INLINE void fv__sq_leave(struct fv_qp *qp)
 {
 	fv__own_unlock(&qp->sq_lock, qp);
 }
@@ -176,7 +176,7 @@ FV__LOCK_FNS(dci)
 #define fv_set_lock(h, on) fv__lock_pick(h, fv__set_lock)(h, on)
 #endif
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #ifdef __cplusplus
 /* fv_lock, fv_unlock, fv_set_lock as overloads (see the C macros above). */

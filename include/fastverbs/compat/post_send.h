@@ -22,22 +22,22 @@
 #include "../sync.h"
 #include "post_send_ops.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /* fm_ce_se bits for the IBV_SEND_* flags that have one (FENCE, SIGNALED, SOLICITED). */
-#define FV_SEND_FM(f) (((f) & IBV_SEND_FENCE ? (unsigned)FV_FENCE : 0u) | \
+#define FV__SEND_FM(f) (((f) & IBV_SEND_FENCE ? (unsigned)FV_FENCE : 0u) | \
 		       ((f) & IBV_SEND_SIGNALED ? (unsigned)FV_SIGNALED : 0u) | \
 		       ((f) & IBV_SEND_SOLICITED ? (unsigned)FV_SOLICITED : 0u))
 
 /*
- * FV_SEND_FM of flags read from memory (a WR's): a lookup, cheaper than the tests. The
+ * FV__SEND_FM of flags read from memory (a WR's): a lookup, cheaper than the tests. The
  * compiler is told what the table holds: it then masks nothing out of fm_ce_se.
  */
 static inline unsigned fv__send_flags(unsigned ibv_flags)
 {
 	static const uint8_t fm[8] = {
-		FV_SEND_FM(0), FV_SEND_FM(1), FV_SEND_FM(2), FV_SEND_FM(3),
-		FV_SEND_FM(4), FV_SEND_FM(5), FV_SEND_FM(6), FV_SEND_FM(7),
+		FV__SEND_FM(0), FV__SEND_FM(1), FV__SEND_FM(2), FV__SEND_FM(3),
+		FV__SEND_FM(4), FV__SEND_FM(5), FV__SEND_FM(6), FV__SEND_FM(7),
 	};
 	unsigned f = fm[ibv_flags & 7];
 
@@ -76,7 +76,7 @@ static __attribute__((noinline, unused)) int fv__post_send_one(struct fv_qp *qp,
 {
 	const struct fv_op_info *info;
 
-	if ((unsigned)wr->opcode >= FV_WR_OPCODE_SLOTS)
+	if ((unsigned)wr->opcode >= FV__WR_OPCODE_SLOTS)
 		return EINVAL;
 	info = &fv_op_table[qp->qpt][wr->opcode];
 	if (!info->allowed)
@@ -87,7 +87,7 @@ static __attribute__((noinline, unused)) int fv__post_send_one(struct fv_qp *qp,
 		return ENOMEM;
 
 	/* Initialized, not memset: the compiler then keeps the fields in registers. */
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 	/* the conversion the fast path uses too (post_send_ops.h) */
 	int err = fv__send_wr_req(qp, wr, fv__send_flags(wr->send_flags) | fv__send_csum(qp->qpt, wr->send_flags),
 				 wr->num_sge, &r);
@@ -96,9 +96,9 @@ static __attribute__((noinline, unused)) int fv__post_send_one(struct fv_qp *qp,
 		return err;
 	/* libmlx5 appends a window's SGEs (or inline data) after the UMR segments: so do we. */
 	if ((wr->send_flags & IBV_SEND_INLINE) && wr->num_sge) {
-		if (info->payload == FV_PAYLOAD_SGL)
+		if (info->payload == FV__PL_SGL)
 			return EINVAL;
-		r.payload = FV_PL_INLINE;
+		r.payload = FV__PL_INLINE;
 		r.len = fv__sgl_bytes(wr->sg_list, wr->num_sge);
 	}
 	return fv__build_wqe(qp, qp->qpt, &r);	/* nothing is a constant here: one copy of the body */
@@ -117,13 +117,13 @@ static inline __attribute__((always_inline)) bool fv__post_send_eth_fast(struct 
 	    (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_TSO))
 		return false;
 
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = wr->wr_id, r.flags = fv__send_flags(wr->send_flags) | fv__send_csum(FV_QPT_RAW, wr->send_flags);
-	r.payload = FV_PL_SGL, r.sgl = wr->sg_list, r.nsge = 1, r.from_wr = true;
+	r.payload = FV__PL_SGL, r.sgl = wr->sg_list, r.nsge = 1, r.from_wr = true;
 	r.opcode = MLX5_OPCODE_SEND;
 	if (wr->opcode == IBV_WR_TSO) {
-		r.opcode = MLX5_OPCODE_TSO, r.segs = FV_SEG_TSO;
+		r.opcode = MLX5_OPCODE_TSO, r.segs = FV__SEG_TSO;
 		r.hdr = wr->tso.hdr, r.hdr_sz = wr->tso.hdr_sz, r.mss = wr->tso.mss;
 	}
 	nbb = fv__build_eth_fast(qp, &r, pi);
@@ -138,7 +138,7 @@ static inline __attribute__((always_inline)) bool fv__post_send_eth_fast(struct 
  * the ring state ps. Inline or not is a constant in each call: the WRs that are not pay
  * nothing for those that are.
  */
-static FV_ALWAYS_INLINE bool fv__post_send_fast_wr(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
+static FV__ALWAYS_INLINE bool fv__post_send_fast_wr(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
 						   const struct ibv_send_wr *wr)
 {
 	unsigned flags = fv__send_flags(wr->send_flags);
@@ -156,7 +156,7 @@ static FV_ALWAYS_INLINE bool fv__post_send_fast_wr(struct fv__ps *ps, struct fv_
  * locals (compat/post_send_ring.h); whatever that does not build, fv__post_send_one does,
  * out of line, with the fields written back before and read again after.
  */
-static FV_ALWAYS_INLINE int
+static FV__ALWAYS_INLINE int
 fv__post_send_list(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	for (;;) {
@@ -229,6 +229,6 @@ static inline int fv_post_send(struct fv_qp *qp, struct ibv_send_wr *wr, struct 
 	return err;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_COMPAT_POST_SEND_H */

@@ -7,12 +7,12 @@
 
 #include "post_send_ring.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /* The payload an operation takes (ops.def's column): SGL ones refuse IBV_SEND_INLINE. */
-enum { FV_PAYLOAD_NONE, FV_PAYLOAD_SGL, FV_PAYLOAD_DATA };
+enum { FV__PL_NONE, FV__PL_SGL, FV__PL_DATA };
 
-#define FV_WR_OPCODE_SLOTS 16
+#define FV__WR_OPCODE_SLOTS 16
 
 /* What fv__post_send_one checks a WR against; the conversions below build the rest. */
 struct fv_op_info {
@@ -20,18 +20,18 @@ struct fv_op_info {
 };
 
 /* What fv_post_send allows per (QP type, ibv_wr_opcode); zero rows are refused. */
-static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
+static const struct fv_op_info fv_op_table[FV__QPT_COUNT][FV__WR_OPCODE_SLOTS] = {
 	{	/* FV_QPT_RC */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
-		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_RDMA_READ */
-		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
-		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
-		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
-		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
+		{ 1, FV__PL_DATA },	/* IBV_WR_RDMA_WRITE */
+		{ 1, FV__PL_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 1, FV__PL_SGL },	/* IBV_WR_RDMA_READ */
+		{ 1, FV__PL_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
+		{ 1, FV__PL_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
+		{ 1, FV__PL_NONE },	/* IBV_WR_LOCAL_INV */
+		{ 1, FV__PL_NONE },	/* IBV_WR_BIND_MW */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND_WITH_INV */
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
@@ -40,16 +40,16 @@ static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 		{ 0, 0 },
 	},
 	{	/* FV_QPT_UC */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 1, FV__PL_DATA },	/* IBV_WR_RDMA_WRITE */
+		{ 1, FV__PL_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND_WITH_IMM */
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
-		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
-		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
+		{ 1, FV__PL_NONE },	/* IBV_WR_LOCAL_INV */
+		{ 1, FV__PL_NONE },	/* IBV_WR_BIND_MW */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND_WITH_INV */
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
@@ -60,8 +60,8 @@ static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 	{	/* FV_QPT_UD */
 		{ 0, 0 },
 		{ 0, 0 },
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND_WITH_IMM */
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
@@ -76,16 +76,16 @@ static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 		{ 0, 0 },
 	},
 	{	/* FV_QPT_XRC */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_IMM */
-		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_RDMA_READ */
-		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
-		{ 1, FV_PAYLOAD_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
-		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_LOCAL_INV */
-		{ 1, FV_PAYLOAD_NONE },	/* IBV_WR_BIND_MW */
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND_WITH_INV */
+		{ 1, FV__PL_DATA },	/* IBV_WR_RDMA_WRITE */
+		{ 1, FV__PL_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND_WITH_IMM */
+		{ 1, FV__PL_SGL },	/* IBV_WR_RDMA_READ */
+		{ 1, FV__PL_SGL },	/* IBV_WR_ATOMIC_CMP_AND_SWP */
+		{ 1, FV__PL_SGL },	/* IBV_WR_ATOMIC_FETCH_AND_ADD */
+		{ 1, FV__PL_NONE },	/* IBV_WR_LOCAL_INV */
+		{ 1, FV__PL_NONE },	/* IBV_WR_BIND_MW */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND_WITH_INV */
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
@@ -96,7 +96,7 @@ static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 	{	/* FV_QPT_RAW */
 		{ 0, 0 },
 		{ 0, 0 },
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_SEND */
+		{ 1, FV__PL_DATA },	/* IBV_WR_SEND */
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
@@ -104,7 +104,7 @@ static const struct fv_op_info fv_op_table[FV_QPT_COUNT][FV_WR_OPCODE_SLOTS] = {
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
-		{ 1, FV_PAYLOAD_DATA },	/* IBV_WR_TSO */
+		{ 1, FV__PL_DATA },	/* IBV_WR_TSO */
 		{ 0, 0 },
 		{ 0, 0 },
 		{ 0, 0 },
@@ -152,20 +152,20 @@ static_assert(IBV_WR_LOCAL_INV == 7, "fv_op_table slot");
  * fv__send_wr_send: the request of an SEND WR but its destination, as
  * fv_<qpt>_send builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_send(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_send(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_SEND;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
 }
 
 /*
  * fv__send_wr_send_imm: the request of an SEND_WITH_IMM WR but its destination, as
  * fv_<qpt>_send_imm builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_send_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_send_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_SEND_IMM;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
 	r->imm = wr->imm_data;
 }
 
@@ -173,10 +173,10 @@ static FV_ALWAYS_INLINE void fv__send_wr_send_imm(struct fv_req *r, const struct
  * fv__send_wr_send_inv: the request of an SEND_WITH_INV WR but its destination, as
  * fv_<qpt>_send_inv builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_send_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_send_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_SEND_INVAL;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
 	r->imm = htobe32(wr->invalidate_rkey);
 }
 
@@ -184,11 +184,11 @@ static FV_ALWAYS_INLINE void fv__send_wr_send_inv(struct fv_req *r, const struct
  * fv__send_wr_write: the request of an RDMA_WRITE WR but its destination, as
  * fv_<qpt>_write builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_write(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_write(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_RDMA_WRITE;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_RADDR;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_RADDR;
 	r->raddr = wr->wr.rdma.remote_addr;
 	r->rkey = wr->wr.rdma.rkey;
 }
@@ -197,11 +197,11 @@ static FV_ALWAYS_INLINE void fv__send_wr_write(struct fv_req *r, const struct ib
  * fv__send_wr_write_imm: the request of an RDMA_WRITE_WITH_IMM WR but its destination, as
  * fv_<qpt>_write_imm builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_write_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_write_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_RADDR;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_RADDR;
 	r->raddr = wr->wr.rdma.remote_addr;
 	r->rkey = wr->wr.rdma.rkey;
 	r->imm = wr->imm_data;
@@ -211,11 +211,11 @@ static FV_ALWAYS_INLINE void fv__send_wr_write_imm(struct fv_req *r, const struc
  * fv__send_wr_read: the request of an RDMA_READ WR but its destination, as
  * fv_<qpt>_read builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_read(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_read(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_RDMA_READ;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_RADDR;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_RADDR;
 	r->raddr = wr->wr.rdma.remote_addr;
 	r->rkey = wr->wr.rdma.rkey;
 }
@@ -224,11 +224,11 @@ static FV_ALWAYS_INLINE void fv__send_wr_read(struct fv_req *r, const struct ibv
  * fv__send_wr_cas: the request of an ATOMIC_CMP_AND_SWP WR but its destination, as
  * fv_<qpt>_cas builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_cas(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_cas(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_ATOMIC_CS;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_RADDR | FV_SEG_ATOMIC;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
 	r->raddr = wr->wr.atomic.remote_addr;
 	r->rkey = wr->wr.atomic.rkey;
 	r->swap_add = wr->wr.atomic.swap;
@@ -239,11 +239,11 @@ static FV_ALWAYS_INLINE void fv__send_wr_cas(struct fv_req *r, const struct ibv_
  * fv__send_wr_fadd: the request of an ATOMIC_FETCH_AND_ADD WR but its destination, as
  * fv_<qpt>_fadd builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_fadd(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_fadd(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_ATOMIC_FA;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_RADDR | FV_SEG_ATOMIC;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
 	r->raddr = wr->wr.atomic.remote_addr;
 	r->rkey = wr->wr.atomic.rkey;
 	r->swap_add = wr->wr.atomic.compare_add;
@@ -253,11 +253,11 @@ static FV_ALWAYS_INLINE void fv__send_wr_fadd(struct fv_req *r, const struct ibv
  * fv__send_wr_bind_mw: the request of an BIND_MW WR but its destination, as
  * fv_<qpt>_bind_mw builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_bind_mw(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_bind_mw(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_UMR;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_UMR;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_UMR;
 	r->imm = htobe32(wr->bind_mw.mw->rkey);
 	r->mw_type = (uint8_t)wr->bind_mw.mw->type;
 	r->new_rkey = wr->bind_mw.rkey;
@@ -268,11 +268,11 @@ static FV_ALWAYS_INLINE void fv__send_wr_bind_mw(struct fv_req *r, const struct 
  * fv__send_wr_send_tso: the request of an TSO WR but its destination, as
  * fv_<qpt>_send_tso builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_send_tso(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_send_tso(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_TSO;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_TSO;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_TSO;
 	r->hdr = wr->tso.hdr;
 	r->hdr_sz = wr->tso.hdr_sz;
 	r->mss = wr->tso.mss;
@@ -282,17 +282,17 @@ static FV_ALWAYS_INLINE void fv__send_wr_send_tso(struct fv_req *r, const struct
  * fv__send_wr_local_inv: the request of an LOCAL_INV WR but its destination, as
  * fv_<qpt>_local_inv builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV_ALWAYS_INLINE void fv__send_wr_local_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_local_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_UMR;
-	r->payload = FV_PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
-	r->segs = FV_SEG_UMR;
+	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->segs = FV__SEG_UMR;
 	r->mw_type = IBV_MW_TYPE_2;
 	r->imm = htobe32(wr->invalidate_rkey);
 }
 
 /* The destination of a WR on a QP of type qpt; av: its ibv_ah's (fv__qp_av), where qpt has one. */
-static FV_ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const struct ibv_send_wr *wr,
+static FV__ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const struct ibv_send_wr *wr,
 					    const struct mlx5_wqe_av *av, struct fv_req *r)
 {
 	(void)wr, (void)av, (void)r;
@@ -318,7 +318,7 @@ static FV_ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const struc
  * not have, a window bind without a window or with a length and no MR (libmlx5 dereferences
  * both), a UD WR without a known address handle.
  */
-static FV_ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,
+static FV__ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,
 					  int nsge, struct fv_req *r)
 {
 	const struct mlx5_wqe_av *av;
@@ -378,7 +378,7 @@ static FV_ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_s
  * that takes none, a UD WR without a known address handle, or one the fast path leaves
  * to the general one.
  */
-static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
+static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
 					      const struct ibv_send_wr *wr, unsigned flags, bool inl)
 {
 	switch (qpt) {
@@ -388,7 +388,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
@@ -397,7 +397,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
@@ -406,25 +406,25 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR, wr->sg_list, inl))
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR, wr->sg_list, inl))
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
@@ -432,10 +432,10 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 		case IBV_WR_RDMA_READ:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR, wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_read(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, false);
@@ -443,10 +443,10 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR | FV__SEG_ATOMIC, wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_cas(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, false);
@@ -454,10 +454,10 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR | FV__SEG_ATOMIC, wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_fadd(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, false);
@@ -471,7 +471,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
@@ -480,7 +480,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
@@ -489,25 +489,25 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
-			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV_SEG_RADDR, wr->sg_list, inl))
+			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
-			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV_SEG_RADDR, wr->sg_list, inl))
+			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
@@ -525,7 +525,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			if (!fv__ps_fits(ps, qp, FV_QPT_UD, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
@@ -537,7 +537,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			if (!fv__ps_fits(ps, qp, FV_QPT_UD, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
@@ -553,7 +553,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -563,7 +563,7 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -573,27 +573,27 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
 				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE:
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR, wr->sg_list, inl))
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
 				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, inl);
 			}
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR, wr->sg_list, inl))
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -602,10 +602,10 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 		case IBV_WR_RDMA_READ:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR, wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_read(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -614,10 +614,10 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR | FV__SEG_ATOMIC, wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_cas(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -626,10 +626,10 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV_SEG_RADDR | FV_SEG_ATOMIC, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR | FV__SEG_ATOMIC, wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV_ZERO_INIT;
+				struct fv_req r = FV__ZERO_INIT;
 
 				fv__send_wr_fadd(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -643,6 +643,6 @@ static FV_ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *
 	}
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 #endif /* FASTVERBS_COMPAT_POST_SEND_OPS_H */

@@ -11,590 +11,590 @@
 
 #include "wr_batch.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
-/* ---- RC: the fronts' targets for a struct fv_rc * (fv_rc_wr_<call> is fv_wr_<call>) ---- */
+/* ---- RC: the fronts' targets for a struct fv_rc * (fv__rc_wr_<call> is fv_wr_<call>) ---- */
 
 /* The struct fv_qp of a typed RC handle. */
-static inline struct fv_qp *fv_rc_wr_qp(struct fv_rc *h)
+static inline struct fv_qp *fv__rc_wr_qp(struct fv_rc *h)
 {
 	return &h->qp;
 }
 
 /* fv_wr_send for RC handles: open a WQE, SEND. */
-static FV_ALWAYS_INLINE void fv_rc_wr_send(struct fv_rc *h)
+static FV__ALWAYS_INLINE void fv__rc_wr_send(struct fv_rc *h)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_send_imm for RC handles: open a WQE, SEND with immediate data. */
-static FV_ALWAYS_INLINE void fv_rc_wr_send_imm(struct fv_rc *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__rc_wr_send_imm(struct fv_rc *h, __be32 imm_data)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_send_inv for RC handles: open a WQE, SEND that invalidates a remote rkey. */
-static FV_ALWAYS_INLINE void fv_rc_wr_send_inv(struct fv_rc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv__rc_wr_send_inv(struct fv_rc *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_rdma_write for RC handles: open a WQE, RDMA WRITE. */
-static FV_ALWAYS_INLINE void fv_rc_wr_rdma_write(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__rc_wr_rdma_write(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_rdma_write_imm for RC handles: open a WQE, RDMA WRITE with immediate data. */
-static FV_ALWAYS_INLINE void fv_rc_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__rc_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_rdma_read for RC handles: open a WQE, RDMA READ into the SGEs. */
-static FV_ALWAYS_INLINE void fv_rc_wr_rdma_read(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__rc_wr_rdma_read(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_atomic_cmp_swp for RC handles: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
-static FV_ALWAYS_INLINE void fv_rc_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv__rc_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_atomic_fetch_add for RC handles: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
-static FV_ALWAYS_INLINE void fv_rc_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv__rc_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
+	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_bind_mw for RC handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_rc_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv__rc_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
 	fv__wr_umr(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_local_inv for RC handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_rc_wr_local_inv(struct fv_rc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv__rc_wr_local_inv(struct fv_rc *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
 	fv__wr_umr(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_set_sge for RC handles. */
-static FV_ALWAYS_INLINE void fv_rc_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv__rc_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_RC, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for RC handles. */
-static FV_ALWAYS_INLINE void fv_rc_wr_set_sge_list(struct fv_rc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv__rc_wr_set_sge_list(struct fv_rc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_RC, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for RC handles. */
-static FV_ALWAYS_INLINE void fv_rc_wr_set_inline_data(struct fv_rc *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv__rc_wr_set_inline_data(struct fv_rc *h, void *addr, size_t length)
 {
 	fv__wr_inline_at(&h->qp, FV_QPT_RC, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for RC handles. */
-static FV_ALWAYS_INLINE void fv_rc_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv__rc_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_RC, num_buf, buf_list);
 }
 
-/* ---- UC: the fronts' targets for a struct fv_uc * (fv_uc_wr_<call> is fv_wr_<call>) ---- */
+/* ---- UC: the fronts' targets for a struct fv_uc * (fv__uc_wr_<call> is fv_wr_<call>) ---- */
 
 /* The struct fv_qp of a typed UC handle. */
-static inline struct fv_qp *fv_uc_wr_qp(struct fv_uc *h)
+static inline struct fv_qp *fv__uc_wr_qp(struct fv_uc *h)
 {
 	return &h->qp;
 }
 
 /* fv_wr_send for UC handles: open a WQE, SEND. */
-static FV_ALWAYS_INLINE void fv_uc_wr_send(struct fv_uc *h)
+static FV__ALWAYS_INLINE void fv__uc_wr_send(struct fv_uc *h)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
 	fv__wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_send_imm for UC handles: open a WQE, SEND with immediate data. */
-static FV_ALWAYS_INLINE void fv_uc_wr_send_imm(struct fv_uc *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__uc_wr_send_imm(struct fv_uc *h, __be32 imm_data)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_send_inv for UC handles: open a WQE, SEND that invalidates a remote rkey. */
-static FV_ALWAYS_INLINE void fv_uc_wr_send_inv(struct fv_uc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv__uc_wr_send_inv(struct fv_uc *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
 	fv__wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_rdma_write for UC handles: open a WQE, RDMA WRITE. */
-static FV_ALWAYS_INLINE void fv_uc_wr_rdma_write(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__uc_wr_rdma_write(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
 	fv__wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_rdma_write_imm for UC handles: open a WQE, RDMA WRITE with immediate data. */
-static FV_ALWAYS_INLINE void fv_uc_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__uc_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_bind_mw for UC handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_uc_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv__uc_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
 	fv__wr_umr(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_local_inv for UC handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_uc_wr_local_inv(struct fv_uc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv__uc_wr_local_inv(struct fv_uc *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
 	fv__wr_umr(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_set_sge for UC handles. */
-static FV_ALWAYS_INLINE void fv_uc_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv__uc_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_UC, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for UC handles. */
-static FV_ALWAYS_INLINE void fv_uc_wr_set_sge_list(struct fv_uc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv__uc_wr_set_sge_list(struct fv_uc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_UC, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for UC handles. */
-static FV_ALWAYS_INLINE void fv_uc_wr_set_inline_data(struct fv_uc *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv__uc_wr_set_inline_data(struct fv_uc *h, void *addr, size_t length)
 {
 	fv__wr_inline_at(&h->qp, FV_QPT_UC, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for UC handles. */
-static FV_ALWAYS_INLINE void fv_uc_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv__uc_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_UC, num_buf, buf_list);
 }
 
-/* ---- UD: the fronts' targets for a struct fv_ud * (fv_ud_wr_<call> is fv_wr_<call>) ---- */
+/* ---- UD: the fronts' targets for a struct fv_ud * (fv__ud_wr_<call> is fv_wr_<call>) ---- */
 
 /* The struct fv_qp of a typed UD handle. */
-static inline struct fv_qp *fv_ud_wr_qp(struct fv_ud *h)
+static inline struct fv_qp *fv__ud_wr_qp(struct fv_ud *h)
 {
 	return &h->qp;
 }
 
 /* fv_wr_send for UD handles: open a WQE, SEND. */
-static FV_ALWAYS_INLINE void fv_ud_wr_send(struct fv_ud *h)
+static FV__ALWAYS_INLINE void fv__ud_wr_send(struct fv_ud *h)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
 	fv__wr_open(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_wr_send_imm for UD handles: open a WQE, SEND with immediate data. */
-static FV_ALWAYS_INLINE void fv_ud_wr_send_imm(struct fv_ud *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__ud_wr_send_imm(struct fv_ud *h, __be32 imm_data)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_wr_set_sge for UD handles. */
-static FV_ALWAYS_INLINE void fv_ud_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv__ud_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_UD, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for UD handles. */
-static FV_ALWAYS_INLINE void fv_ud_wr_set_sge_list(struct fv_ud *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv__ud_wr_set_sge_list(struct fv_ud *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_UD, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for UD handles. */
-static FV_ALWAYS_INLINE void fv_ud_wr_set_inline_data(struct fv_ud *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv__ud_wr_set_inline_data(struct fv_ud *h, void *addr, size_t length)
 {
 	fv__wr_inline_at(&h->qp, FV_QPT_UD, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for UD handles. */
-static FV_ALWAYS_INLINE void fv_ud_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv__ud_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_UD, num_buf, buf_list);
 }
 
 /* fv_wr_set_ud_addr on a UD handle: fah or ibah (the other NULL), as the front passes them. */
-static FV_ALWAYS_INLINE void fv_ud_wr_set_ud_addr(struct fv_ud *h, const struct fv_ah *fah,
+static FV__ALWAYS_INLINE void fv__ud_wr_set_ud_addr(struct fv_ud *h, const struct fv_ah *fah,
 						 struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	fv__wr_ud_addr_at(&h->qp, fah, ibah, remote_qpn, remote_qkey);
 }
 
-/* ---- XRC_SEND: the fronts' targets for a struct fv_xrc * (fv_xrc_wr_<call> is fv_wr_<call>) ---- */
+/* ---- XRC_SEND: the fronts' targets for a struct fv_xrc * (fv__xrc_wr_<call> is fv_wr_<call>) ---- */
 
 /* The struct fv_qp of a typed XRC_SEND handle. */
-static inline struct fv_qp *fv_xrc_wr_qp(struct fv_xrc *h)
+static inline struct fv_qp *fv__xrc_wr_qp(struct fv_xrc *h)
 {
 	return &h->qp;
 }
 
 /* fv_wr_send for XRC_SEND handles: open a WQE, SEND. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_send(struct fv_xrc *h)
+static FV__ALWAYS_INLINE void fv__xrc_wr_send(struct fv_xrc *h)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_send_imm for XRC_SEND handles: open a WQE, SEND with immediate data. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_send_imm(struct fv_xrc *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__xrc_wr_send_imm(struct fv_xrc *h, __be32 imm_data)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_send_inv for XRC_SEND handles: open a WQE, SEND that invalidates a remote rkey. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_send_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv__xrc_wr_send_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_rdma_write for XRC_SEND handles: open a WQE, RDMA WRITE. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_write(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__xrc_wr_rdma_write(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_rdma_write_imm for XRC_SEND handles: open a WQE, RDMA WRITE with immediate data. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__xrc_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_rdma_read for XRC_SEND handles: open a WQE, RDMA READ into the SGEs. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_rdma_read(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__xrc_wr_rdma_read(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_atomic_cmp_swp for XRC_SEND handles: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv__xrc_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_atomic_fetch_add for XRC_SEND handles: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv__xrc_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
+	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_bind_mw for XRC_SEND handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_xrc_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv__xrc_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
 	fv__wr_umr(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_local_inv for XRC_SEND handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_xrc_wr_local_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv__xrc_wr_local_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
 	fv__wr_umr(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_set_sge for XRC_SEND handles. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv__xrc_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_XRC, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for XRC_SEND handles. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_set_sge_list(struct fv_xrc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv__xrc_wr_set_sge_list(struct fv_xrc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_XRC, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for XRC_SEND handles. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_set_inline_data(struct fv_xrc *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv__xrc_wr_set_inline_data(struct fv_xrc *h, void *addr, size_t length)
 {
 	fv__wr_inline_at(&h->qp, FV_QPT_XRC, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for XRC_SEND handles. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv__xrc_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_XRC, num_buf, buf_list);
 }
 
 /* fv_wr_set_xrc_srqn on an XRC handle. */
-static FV_ALWAYS_INLINE void fv_xrc_wr_set_xrc_srqn(struct fv_xrc *h, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE void fv__xrc_wr_set_xrc_srqn(struct fv_xrc *h, uint32_t remote_srqn)
 {
 	fv__wr_dest(&h->qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn, 0, 0);
 }
 
-/* ---- RAW_PACKET: the fronts' targets for a struct fv_raw * (fv_raw_wr_<call> is fv_wr_<call>) ---- */
+/* ---- RAW_PACKET: the fronts' targets for a struct fv_raw * (fv__raw_wr_<call> is fv_wr_<call>) ---- */
 
 /* The struct fv_qp of a typed RAW_PACKET handle. */
-static inline struct fv_qp *fv_raw_wr_qp(struct fv_raw *h)
+static inline struct fv_qp *fv__raw_wr_qp(struct fv_raw *h)
 {
 	return &h->qp;
 }
 
 /* fv_wr_send for RAW_PACKET handles: open a WQE, SEND. */
-static FV_ALWAYS_INLINE void fv_raw_wr_send(struct fv_raw *h)
+static FV__ALWAYS_INLINE void fv__raw_wr_send(struct fv_raw *h)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
 	fv__wr_open(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_wr_send_tso for RAW_PACKET handles: open a WQE, TCP segmentation offload: the header inline, the payload cut into MSS-byte segments. */
-static FV_ALWAYS_INLINE void fv_raw_wr_send_tso(struct fv_raw *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
+static FV__ALWAYS_INLINE void fv__raw_wr_send_tso(struct fv_raw *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_TSO, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+	r.opcode = MLX5_OPCODE_TSO, r.segs = FV__SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
 	fv__wr_open(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_wr_set_sge for RAW_PACKET handles. */
-static FV_ALWAYS_INLINE void fv_raw_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv__raw_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_RAW, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for RAW_PACKET handles. */
-static FV_ALWAYS_INLINE void fv_raw_wr_set_sge_list(struct fv_raw *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv__raw_wr_set_sge_list(struct fv_raw *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_RAW, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for RAW_PACKET handles. */
-static FV_ALWAYS_INLINE void fv_raw_wr_set_inline_data(struct fv_raw *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv__raw_wr_set_inline_data(struct fv_raw *h, void *addr, size_t length)
 {
 	fv__wr_inline_at(&h->qp, FV_QPT_RAW, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for RAW_PACKET handles. */
-static FV_ALWAYS_INLINE void fv_raw_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv__raw_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_RAW, num_buf, buf_list);
 }
 
-/* ---- DRIVER: the fronts' targets for a struct fv_dci * (fv_dci_wr_<call> is fv_wr_<call>) ---- */
+/* ---- DRIVER: the fronts' targets for a struct fv_dci * (fv__dci_wr_<call> is fv_wr_<call>) ---- */
 
 /* The struct fv_qp of a typed DRIVER handle. */
-static inline struct fv_qp *fv_dci_wr_qp(struct fv_dci *h)
+static inline struct fv_qp *fv__dci_wr_qp(struct fv_dci *h)
 {
 	return &h->qp;
 }
 
 /* fv_wr_send for DRIVER handles: open a WQE, SEND. */
-static FV_ALWAYS_INLINE void fv_dci_wr_send(struct fv_dci *h)
+static FV__ALWAYS_INLINE void fv__dci_wr_send(struct fv_dci *h)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_wr_send_imm for DRIVER handles: open a WQE, SEND with immediate data. */
-static FV_ALWAYS_INLINE void fv_dci_wr_send_imm(struct fv_dci *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__dci_wr_send_imm(struct fv_dci *h, __be32 imm_data)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_wr_send_inv for DRIVER handles: open a WQE, SEND that invalidates a remote rkey. */
-static FV_ALWAYS_INLINE void fv_dci_wr_send_inv(struct fv_dci *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv__dci_wr_send_inv(struct fv_dci *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_wr_rdma_write for DRIVER handles: open a WQE, RDMA WRITE. */
-static FV_ALWAYS_INLINE void fv_dci_wr_rdma_write(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__dci_wr_rdma_write(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_wr_rdma_write_imm for DRIVER handles: open a WQE, RDMA WRITE with immediate data. */
-static FV_ALWAYS_INLINE void fv_dci_wr_rdma_write_imm(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__dci_wr_rdma_write_imm(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_wr_rdma_read for DRIVER handles: open a WQE, RDMA READ into the SGEs. */
-static FV_ALWAYS_INLINE void fv_dci_wr_rdma_read(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__dci_wr_rdma_read(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_wr_atomic_cmp_swp for DRIVER handles: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
-static FV_ALWAYS_INLINE void fv_dci_wr_atomic_cmp_swp(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv__dci_wr_atomic_cmp_swp(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_wr_atomic_fetch_add for DRIVER handles: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
-static FV_ALWAYS_INLINE void fv_dci_wr_atomic_fetch_add(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv__dci_wr_atomic_fetch_add(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
+	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_wr_bind_mw for DRIVER handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_dci_wr_bind_mw(struct fv_dci *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv__dci_wr_bind_mw(struct fv_dci *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
 	fv__wr_umr(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_wr_local_inv for DRIVER handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_dci_wr_local_inv(struct fv_dci *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv__dci_wr_local_inv(struct fv_dci *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
 	fv__wr_umr(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_wr_set_sge for DRIVER handles. */
-static FV_ALWAYS_INLINE void fv_dci_wr_set_sge(struct fv_dci *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv__dci_wr_set_sge(struct fv_dci *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_DCI, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for DRIVER handles. */
-static FV_ALWAYS_INLINE void fv_dci_wr_set_sge_list(struct fv_dci *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv__dci_wr_set_sge_list(struct fv_dci *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_DCI, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for DRIVER handles. */
-static FV_ALWAYS_INLINE void fv_dci_wr_set_inline_data(struct fv_dci *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv__dci_wr_set_inline_data(struct fv_dci *h, void *addr, size_t length)
 {
 	fv__wr_inline_at(&h->qp, FV_QPT_DCI, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for DRIVER handles. */
-static FV_ALWAYS_INLINE void fv_dci_wr_set_inline_data_list(struct fv_dci *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv__dci_wr_set_inline_data_list(struct fv_dci *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_DCI, num_buf, buf_list);
 }
 
 /* fv_wr_set_dc_addr(_stream) on a DCI handle: fah or ibah (the other NULL), as the front passes them. */
-static FV_ALWAYS_INLINE void fv_dci_wr_set_dc_addr(struct fv_dci *h, const struct fv_ah *fah,
+static FV__ALWAYS_INLINE void fv__dci_wr_set_dc_addr(struct fv_dci *h, const struct fv_ah *fah,
 						 struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key)
 {
 	fv__wr_dc_addr_at(&h->qp, fah, ibah, remote_dctn, remote_dc_key, 0);
 }
 
-static FV_ALWAYS_INLINE void fv_dci_wr_set_dc_addr_stream(struct fv_dci *h, const struct fv_ah *fah,
+static FV__ALWAYS_INLINE void fv__dci_wr_set_dc_addr_stream(struct fv_dci *h, const struct fv_ah *fah,
 							struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key,
 							uint16_t stream_id)
 {
@@ -605,106 +605,106 @@ static FV_ALWAYS_INLINE void fv_dci_wr_set_dc_addr_stream(struct fv_dci *h, cons
  * fv_wr_complete for a call it does not have ---- */
 
 /* fv_wr_send on a struct fv_qp: open a WQE, SEND. */
-static FV_ALWAYS_INLINE void fv_qp_wr_send(struct fv_qp *qp)
+static FV__ALWAYS_INLINE void fv__qp_wr_send(struct fv_qp *qp)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
 	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC) | (1u << FV_QPT_RAW) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_send_imm on a struct fv_qp: open a WQE, SEND with immediate data. */
-static FV_ALWAYS_INLINE void fv_qp_wr_send_imm(struct fv_qp *qp, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__qp_wr_send_imm(struct fv_qp *qp, __be32 imm_data)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
 	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_send_inv on a struct fv_qp: open a WQE, SEND that invalidates a remote rkey. */
-static FV_ALWAYS_INLINE void fv_qp_wr_send_inv(struct fv_qp *qp, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv__qp_wr_send_inv(struct fv_qp *qp, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
 	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_rdma_write on a struct fv_qp: open a WQE, RDMA WRITE. */
-static FV_ALWAYS_INLINE void fv_qp_wr_rdma_write(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__qp_wr_rdma_write(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
 	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_rdma_write_imm on a struct fv_qp: open a WQE, RDMA WRITE with immediate data. */
-static FV_ALWAYS_INLINE void fv_qp_wr_rdma_write_imm(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__qp_wr_rdma_write_imm(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
 	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_rdma_read on a struct fv_qp: open a WQE, RDMA READ into the SGEs. */
-static FV_ALWAYS_INLINE void fv_qp_wr_rdma_read(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__qp_wr_rdma_read(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV_SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
 	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_atomic_cmp_swp on a struct fv_qp: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
-static FV_ALWAYS_INLINE void fv_qp_wr_atomic_cmp_swp(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv__qp_wr_atomic_cmp_swp(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
 	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_atomic_fetch_add on a struct fv_qp: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
-static FV_ALWAYS_INLINE void fv_qp_wr_atomic_fetch_add(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv__qp_wr_atomic_fetch_add(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV_SEG_RADDR | FV_SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
+	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
 	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_bind_mw on a struct fv_qp: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_qp_wr_bind_mw(struct fv_qp *qp, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv__qp_wr_bind_mw(struct fv_qp *qp, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
 	fv__wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_send_tso on a struct fv_qp: open a WQE, TCP segmentation offload: the header inline, the payload cut into MSS-byte segments. */
-static FV_ALWAYS_INLINE void fv_qp_wr_send_tso(struct fv_qp *qp, void *hdr, uint16_t hdr_sz, uint16_t mss)
+static FV__ALWAYS_INLINE void fv__qp_wr_send_tso(struct fv_qp *qp, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_TSO, r.segs = FV_SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+	r.opcode = MLX5_OPCODE_TSO, r.segs = FV__SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
 	fv__wr_open_any(qp, (1u << FV_QPT_RAW), &r);
 }
 
 /* fv_wr_local_inv on a struct fv_qp: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
-static FV_ALWAYS_INLINE void fv_qp_wr_local_inv(struct fv_qp *qp, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv__qp_wr_local_inv(struct fv_qp *qp, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV_SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
 	fv__wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_set_sge on a struct fv_qp (one arm per WQE layout: destination kind). */
-static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv__qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__wr_touch(qp);
 	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
@@ -730,7 +730,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, u
 }
 
 /* fv_wr_set_sge_list on a struct fv_qp (one arm per WQE layout: destination kind). */
-static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv__qp_wr_set_sge_list(struct fv_qp *qp, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	fv__wr_touch(qp);
 	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
@@ -756,7 +756,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_sge_list(struct fv_qp *qp, size_t num_
 }
 
 /* fv_wr_set_inline_data on a struct fv_qp (one arm per WQE layout: destination kind). */
-static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv__qp_wr_set_inline_data(struct fv_qp *qp, void *addr, size_t length)
 {
 	fv__wr_touch(qp);
 	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
@@ -782,7 +782,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data(struct fv_qp *qp, void *ad
 }
 
 /* fv_wr_set_inline_data_list on a struct fv_qp (one arm per WQE layout: destination kind). */
-static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data_list(struct fv_qp *qp, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv__qp_wr_set_inline_data_list(struct fv_qp *qp, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__wr_touch(qp);
 	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
@@ -808,7 +808,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_inline_data_list(struct fv_qp *qp, siz
 }
 
 /* fv_wr_set_ud_addr on a struct fv_qp (UD only). */
-static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,
+static FV__ALWAYS_INLINE void fv__qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,
 						struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	if (qp->qpt == FV_QPT_UD) {
@@ -819,7 +819,7 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_ud_addr(struct fv_qp *qp, const struct
 }
 
 /* fv_wr_set_dc_addr(_stream) on a struct fv_qp (DCI only). */
-static FV_ALWAYS_INLINE void fv_qp_wr_set_dc_addr_stream(struct fv_qp *qp, const struct fv_ah *fah,
+static FV__ALWAYS_INLINE void fv__qp_wr_set_dc_addr_stream(struct fv_qp *qp, const struct fv_ah *fah,
 						       struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key,
 						       uint16_t stream_id)
 {
@@ -830,14 +830,14 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_dc_addr_stream(struct fv_qp *qp, const
 	fv__wr_fail(qp, EINVAL);
 }
 
-static FV_ALWAYS_INLINE void fv_qp_wr_set_dc_addr(struct fv_qp *qp, const struct fv_ah *fah,
+static FV__ALWAYS_INLINE void fv__qp_wr_set_dc_addr(struct fv_qp *qp, const struct fv_ah *fah,
 						struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key)
 {
-	fv_qp_wr_set_dc_addr_stream(qp, fah, ibah, remote_dctn, remote_dc_key, 0);
+	fv__qp_wr_set_dc_addr_stream(qp, fah, ibah, remote_dctn, remote_dc_key, 0);
 }
 
 /* fv_wr_set_xrc_srqn on a struct fv_qp (XRC only). */
-static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE void fv__qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)
 {
 	if (qp->qpt == FV_QPT_XRC) {
 		fv__wr_dest(qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn, 0, 0);
@@ -846,24 +846,24 @@ static FV_ALWAYS_INLINE void fv_qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t re
 	fv__wr_fail(qp, EINVAL);
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 /* ---- the calls: ibv_wr_post(3) with fv_ for ibv_, on a struct fv_qp * or a typed handle
  * (C++: the overloads at the end) ---- */
 
 #ifndef __cplusplus
 /* The struct fv_qp of a struct fv_qp * or a typed handle. */
-#define fv_wr_qp(h) _Generic((h), struct fv_qp *: fv__qp_wr_qp, \
-	struct fv_rc *: fv_rc_wr_qp, \
-	struct fv_uc *: fv_uc_wr_qp, \
-	struct fv_ud *: fv_ud_wr_qp, \
-	struct fv_xrc *: fv_xrc_wr_qp, \
-	struct fv_raw *: fv_raw_wr_qp, \
-	struct fv_dci *: fv_dci_wr_qp)(h)
+#define fv__wr_qp(h) _Generic((h), struct fv_qp *: fv__qp_wr_qp, \
+	struct fv_rc *: fv__rc_wr_qp, \
+	struct fv_uc *: fv__uc_wr_qp, \
+	struct fv_ud *: fv__ud_wr_qp, \
+	struct fv_xrc *: fv__xrc_wr_qp, \
+	struct fv_raw *: fv__raw_wr_qp, \
+	struct fv_dci *: fv__dci_wr_qp)(h)
 #endif
 
 /* Begin a batch (ibv_wr_start): nothing is posted before fv_wr_complete. */
-#define fv_wr_start(h) fv__wr_start_qp(fv_wr_qp(h))
+#define fv_wr_start(h) fv__wr_start_qp(fv__wr_qp(h))
 
 /*
  * Post the batch with one doorbell (BlueFlame for a lone WQE that fits) and return 0; or,
@@ -872,136 +872,136 @@ FV_EXTERN_C_END
  * full, too many SGEs, inline too long) or EINVAL (a call the QP type does not have, a
  * missing or repeated setter, an address handle that is not mlx5's). (ibv_wr_complete)
  */
-#define fv_wr_complete(h) fv__wr_complete_qp(fv_wr_qp(h))
+#define fv_wr_complete(h) fv__wr_complete_qp(fv__wr_qp(h))
 
 /* Drop the batch: nothing of it is posted (ibv_wr_abort). */
-#define fv_wr_abort(h) fv__wr_abort_qp(fv_wr_qp(h))
+#define fv_wr_abort(h) fv__wr_abort_qp(fv__wr_qp(h))
 
 #ifndef __cplusplus
 /* fv_wr_send(h): open a WQE: SEND (ibv_wr_send). Then its setters. */
-#define fv_wr_send(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_send, \
-	struct fv_rc *: fv_rc_wr_send, \
-	struct fv_uc *: fv_uc_wr_send, \
-	struct fv_ud *: fv_ud_wr_send, \
-	struct fv_xrc *: fv_xrc_wr_send, \
-	struct fv_raw *: fv_raw_wr_send, \
-	struct fv_dci *: fv_dci_wr_send)(__VA_ARGS__)
+#define fv_wr_send(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_send, \
+	struct fv_rc *: fv__rc_wr_send, \
+	struct fv_uc *: fv__uc_wr_send, \
+	struct fv_ud *: fv__ud_wr_send, \
+	struct fv_xrc *: fv__xrc_wr_send, \
+	struct fv_raw *: fv__raw_wr_send, \
+	struct fv_dci *: fv__dci_wr_send)(__VA_ARGS__)
 
 /* fv_wr_send_imm(h, __be32 imm_data): open a WQE: SEND with immediate data (ibv_wr_send_imm). Then its setters. */
-#define fv_wr_send_imm(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_send_imm, \
-	struct fv_rc *: fv_rc_wr_send_imm, \
-	struct fv_uc *: fv_uc_wr_send_imm, \
-	struct fv_ud *: fv_ud_wr_send_imm, \
-	struct fv_xrc *: fv_xrc_wr_send_imm, \
-	struct fv_dci *: fv_dci_wr_send_imm)(__VA_ARGS__)
+#define fv_wr_send_imm(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_send_imm, \
+	struct fv_rc *: fv__rc_wr_send_imm, \
+	struct fv_uc *: fv__uc_wr_send_imm, \
+	struct fv_ud *: fv__ud_wr_send_imm, \
+	struct fv_xrc *: fv__xrc_wr_send_imm, \
+	struct fv_dci *: fv__dci_wr_send_imm)(__VA_ARGS__)
 
 /* fv_wr_send_inv(h, uint32_t invalidate_rkey): open a WQE: SEND that invalidates a remote rkey (ibv_wr_send_inv). Then its setters. */
-#define fv_wr_send_inv(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_send_inv, \
-	struct fv_rc *: fv_rc_wr_send_inv, \
-	struct fv_uc *: fv_uc_wr_send_inv, \
-	struct fv_xrc *: fv_xrc_wr_send_inv, \
-	struct fv_dci *: fv_dci_wr_send_inv)(__VA_ARGS__)
+#define fv_wr_send_inv(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_send_inv, \
+	struct fv_rc *: fv__rc_wr_send_inv, \
+	struct fv_uc *: fv__uc_wr_send_inv, \
+	struct fv_xrc *: fv__xrc_wr_send_inv, \
+	struct fv_dci *: fv__dci_wr_send_inv)(__VA_ARGS__)
 
 /* fv_wr_rdma_write(h, uint32_t rkey, uint64_t remote_addr): open a WQE: RDMA WRITE (ibv_wr_rdma_write). Then its setters. */
-#define fv_wr_rdma_write(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_rdma_write, \
-	struct fv_rc *: fv_rc_wr_rdma_write, \
-	struct fv_uc *: fv_uc_wr_rdma_write, \
-	struct fv_xrc *: fv_xrc_wr_rdma_write, \
-	struct fv_dci *: fv_dci_wr_rdma_write)(__VA_ARGS__)
+#define fv_wr_rdma_write(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_rdma_write, \
+	struct fv_rc *: fv__rc_wr_rdma_write, \
+	struct fv_uc *: fv__uc_wr_rdma_write, \
+	struct fv_xrc *: fv__xrc_wr_rdma_write, \
+	struct fv_dci *: fv__dci_wr_rdma_write)(__VA_ARGS__)
 
 /* fv_wr_rdma_write_imm(h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data): open a WQE: RDMA WRITE with immediate data (ibv_wr_rdma_write_imm). Then its setters. */
-#define fv_wr_rdma_write_imm(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_rdma_write_imm, \
-	struct fv_rc *: fv_rc_wr_rdma_write_imm, \
-	struct fv_uc *: fv_uc_wr_rdma_write_imm, \
-	struct fv_xrc *: fv_xrc_wr_rdma_write_imm, \
-	struct fv_dci *: fv_dci_wr_rdma_write_imm)(__VA_ARGS__)
+#define fv_wr_rdma_write_imm(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_rdma_write_imm, \
+	struct fv_rc *: fv__rc_wr_rdma_write_imm, \
+	struct fv_uc *: fv__uc_wr_rdma_write_imm, \
+	struct fv_xrc *: fv__xrc_wr_rdma_write_imm, \
+	struct fv_dci *: fv__dci_wr_rdma_write_imm)(__VA_ARGS__)
 
 /* fv_wr_rdma_read(h, uint32_t rkey, uint64_t remote_addr): open a WQE: RDMA READ into the SGEs (ibv_wr_rdma_read). Then its setters. */
-#define fv_wr_rdma_read(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_rdma_read, \
-	struct fv_rc *: fv_rc_wr_rdma_read, \
-	struct fv_xrc *: fv_xrc_wr_rdma_read, \
-	struct fv_dci *: fv_dci_wr_rdma_read)(__VA_ARGS__)
+#define fv_wr_rdma_read(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_rdma_read, \
+	struct fv_rc *: fv__rc_wr_rdma_read, \
+	struct fv_xrc *: fv__xrc_wr_rdma_read, \
+	struct fv_dci *: fv__dci_wr_rdma_read)(__VA_ARGS__)
 
 /* fv_wr_atomic_cmp_swp(h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap): open a WQE: 8-byte atomic compare-and-swap; the old value lands in the SGE (ibv_wr_atomic_cmp_swp). Then its setters. */
-#define fv_wr_atomic_cmp_swp(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_atomic_cmp_swp, \
-	struct fv_rc *: fv_rc_wr_atomic_cmp_swp, \
-	struct fv_xrc *: fv_xrc_wr_atomic_cmp_swp, \
-	struct fv_dci *: fv_dci_wr_atomic_cmp_swp)(__VA_ARGS__)
+#define fv_wr_atomic_cmp_swp(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_atomic_cmp_swp, \
+	struct fv_rc *: fv__rc_wr_atomic_cmp_swp, \
+	struct fv_xrc *: fv__xrc_wr_atomic_cmp_swp, \
+	struct fv_dci *: fv__dci_wr_atomic_cmp_swp)(__VA_ARGS__)
 
 /* fv_wr_atomic_fetch_add(h, uint32_t rkey, uint64_t remote_addr, uint64_t add): open a WQE: 8-byte atomic fetch-and-add; the old value lands in the SGE (ibv_wr_atomic_fetch_add). Then its setters. */
-#define fv_wr_atomic_fetch_add(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_atomic_fetch_add, \
-	struct fv_rc *: fv_rc_wr_atomic_fetch_add, \
-	struct fv_xrc *: fv_xrc_wr_atomic_fetch_add, \
-	struct fv_dci *: fv_dci_wr_atomic_fetch_add)(__VA_ARGS__)
+#define fv_wr_atomic_fetch_add(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_atomic_fetch_add, \
+	struct fv_rc *: fv__rc_wr_atomic_fetch_add, \
+	struct fv_xrc *: fv__xrc_wr_atomic_fetch_add, \
+	struct fv_dci *: fv__dci_wr_atomic_fetch_add)(__VA_ARGS__)
 
 /* fv_wr_bind_mw(h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info): build a WQE: bind a memory window to a range of an MR (the next WQE is fenced) (ibv_wr_bind_mw). No setters: the WQE is whole. */
-#define fv_wr_bind_mw(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_bind_mw, \
-	struct fv_rc *: fv_rc_wr_bind_mw, \
-	struct fv_uc *: fv_uc_wr_bind_mw, \
-	struct fv_xrc *: fv_xrc_wr_bind_mw, \
-	struct fv_dci *: fv_dci_wr_bind_mw)(__VA_ARGS__)
+#define fv_wr_bind_mw(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_bind_mw, \
+	struct fv_rc *: fv__rc_wr_bind_mw, \
+	struct fv_uc *: fv__uc_wr_bind_mw, \
+	struct fv_xrc *: fv__xrc_wr_bind_mw, \
+	struct fv_dci *: fv__dci_wr_bind_mw)(__VA_ARGS__)
 
 /* fv_wr_send_tso(h, void *hdr, uint16_t hdr_sz, uint16_t mss): open a WQE: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments (ibv_wr_send_tso). Then its setters. */
-#define fv_wr_send_tso(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_send_tso, \
-	struct fv_raw *: fv_raw_wr_send_tso)(__VA_ARGS__)
+#define fv_wr_send_tso(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_send_tso, \
+	struct fv_raw *: fv__raw_wr_send_tso)(__VA_ARGS__)
 
 /* fv_wr_local_inv(h, uint32_t invalidate_rkey): build a WQE: invalidate a type 2 memory window's rkey (the next WQE is fenced) (ibv_wr_local_inv). No setters: the WQE is whole. */
-#define fv_wr_local_inv(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_local_inv, \
-	struct fv_rc *: fv_rc_wr_local_inv, \
-	struct fv_uc *: fv_uc_wr_local_inv, \
-	struct fv_xrc *: fv_xrc_wr_local_inv, \
-	struct fv_dci *: fv_dci_wr_local_inv)(__VA_ARGS__)
+#define fv_wr_local_inv(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_local_inv, \
+	struct fv_rc *: fv__rc_wr_local_inv, \
+	struct fv_uc *: fv__uc_wr_local_inv, \
+	struct fv_xrc *: fv__xrc_wr_local_inv, \
+	struct fv_dci *: fv__dci_wr_local_inv)(__VA_ARGS__)
 
 /* fv_wr_set_sge(h, uint32_t lkey, uint64_t addr, uint32_t length): the open WQE's payload: one data segment (none if length is 0; an atomic's keeps length as given, as libmlx5's) (ibv_wr_set_sge). */
-#define fv_wr_set_sge(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_set_sge, \
-	struct fv_rc *: fv_rc_wr_set_sge, \
-	struct fv_uc *: fv_uc_wr_set_sge, \
-	struct fv_ud *: fv_ud_wr_set_sge, \
-	struct fv_xrc *: fv_xrc_wr_set_sge, \
-	struct fv_raw *: fv_raw_wr_set_sge, \
-	struct fv_dci *: fv_dci_wr_set_sge)(__VA_ARGS__)
+#define fv_wr_set_sge(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_set_sge, \
+	struct fv_rc *: fv__rc_wr_set_sge, \
+	struct fv_uc *: fv__uc_wr_set_sge, \
+	struct fv_ud *: fv__ud_wr_set_sge, \
+	struct fv_xrc *: fv__xrc_wr_set_sge, \
+	struct fv_raw *: fv__raw_wr_set_sge, \
+	struct fv_dci *: fv__dci_wr_set_sge)(__VA_ARGS__)
 
 /* fv_wr_set_sge_list(h, size_t num_sge, const struct ibv_sge *sg_list): the open WQE's payload: data segments, empty SGEs skipped; ENOMEM if num_sge > the QP's max_send_sge (ibv_wr_set_sge_list). */
-#define fv_wr_set_sge_list(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_set_sge_list, \
-	struct fv_rc *: fv_rc_wr_set_sge_list, \
-	struct fv_uc *: fv_uc_wr_set_sge_list, \
-	struct fv_ud *: fv_ud_wr_set_sge_list, \
-	struct fv_xrc *: fv_xrc_wr_set_sge_list, \
-	struct fv_raw *: fv_raw_wr_set_sge_list, \
-	struct fv_dci *: fv_dci_wr_set_sge_list)(__VA_ARGS__)
+#define fv_wr_set_sge_list(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_set_sge_list, \
+	struct fv_rc *: fv__rc_wr_set_sge_list, \
+	struct fv_uc *: fv__uc_wr_set_sge_list, \
+	struct fv_ud *: fv__ud_wr_set_sge_list, \
+	struct fv_xrc *: fv__xrc_wr_set_sge_list, \
+	struct fv_raw *: fv__raw_wr_set_sge_list, \
+	struct fv_dci *: fv__dci_wr_set_sge_list)(__VA_ARGS__)
 
 /* fv_wr_set_inline_data(h, void *addr, size_t length): the open WQE's payload: the bytes copied into the WQE now; ENOMEM if length > the QP's max_inline_data (ibv_wr_set_inline_data). */
-#define fv_wr_set_inline_data(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_set_inline_data, \
-	struct fv_rc *: fv_rc_wr_set_inline_data, \
-	struct fv_uc *: fv_uc_wr_set_inline_data, \
-	struct fv_ud *: fv_ud_wr_set_inline_data, \
-	struct fv_xrc *: fv_xrc_wr_set_inline_data, \
-	struct fv_raw *: fv_raw_wr_set_inline_data, \
-	struct fv_dci *: fv_dci_wr_set_inline_data)(__VA_ARGS__)
+#define fv_wr_set_inline_data(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_set_inline_data, \
+	struct fv_rc *: fv__rc_wr_set_inline_data, \
+	struct fv_uc *: fv__uc_wr_set_inline_data, \
+	struct fv_ud *: fv__ud_wr_set_inline_data, \
+	struct fv_xrc *: fv__xrc_wr_set_inline_data, \
+	struct fv_raw *: fv__raw_wr_set_inline_data, \
+	struct fv_dci *: fv__dci_wr_set_inline_data)(__VA_ARGS__)
 
 /* fv_wr_set_inline_data_list(h, size_t num_buf, const struct ibv_data_buf *buf_list): the open WQE's payload: the buffers copied back to back; ENOMEM if they total more than max_inline_data (ibv_wr_set_inline_data_list). */
-#define fv_wr_set_inline_data_list(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_set_inline_data_list, \
-	struct fv_rc *: fv_rc_wr_set_inline_data_list, \
-	struct fv_uc *: fv_uc_wr_set_inline_data_list, \
-	struct fv_ud *: fv_ud_wr_set_inline_data_list, \
-	struct fv_xrc *: fv_xrc_wr_set_inline_data_list, \
-	struct fv_raw *: fv_raw_wr_set_inline_data_list, \
-	struct fv_dci *: fv_dci_wr_set_inline_data_list)(__VA_ARGS__)
+#define fv_wr_set_inline_data_list(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_set_inline_data_list, \
+	struct fv_rc *: fv__rc_wr_set_inline_data_list, \
+	struct fv_uc *: fv__uc_wr_set_inline_data_list, \
+	struct fv_ud *: fv__ud_wr_set_inline_data_list, \
+	struct fv_xrc *: fv__xrc_wr_set_inline_data_list, \
+	struct fv_raw *: fv__raw_wr_set_inline_data_list, \
+	struct fv_dci *: fv__dci_wr_set_inline_data_list)(__VA_ARGS__)
 
 /*
  * fv_wr_set_ud_addr(h, ah, remote_qpn, remote_qkey): the open UD WQE's destination
@@ -1009,13 +1009,13 @@ FV_EXTERN_C_END
  * (looked up as fv_post_send does: EINVAL if it is not an mlx5 AH).
  */
 #define fv_wr_set_ud_addr(h, ah, remote_qpn, remote_qkey) _Generic((h), \
-	struct fv_qp *: fv_qp_wr_set_ud_addr, \
-	struct fv_ud *: fv_ud_wr_set_ud_addr)((h), FV_WR_FV_AH(ah), FV_WR_IBV_AH(ah), (remote_qpn), (remote_qkey))
+	struct fv_qp *: fv__qp_wr_set_ud_addr, \
+	struct fv_ud *: fv__ud_wr_set_ud_addr)((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), (remote_qpn), (remote_qkey))
 
 /* fv_wr_set_xrc_srqn(h, remote_srqn): the open XRC WQE's destination SRQ (ibv_wr_set_xrc_srqn). */
-#define fv_wr_set_xrc_srqn(...) _Generic(FV_WR_H(__VA_ARGS__), \
-	struct fv_qp *: fv_qp_wr_set_xrc_srqn, \
-	struct fv_xrc *: fv_xrc_wr_set_xrc_srqn)(__VA_ARGS__)
+#define fv_wr_set_xrc_srqn(...) _Generic(FV__WR_H(__VA_ARGS__), \
+	struct fv_qp *: fv__qp_wr_set_xrc_srqn, \
+	struct fv_xrc *: fv__xrc_wr_set_xrc_srqn)(__VA_ARGS__)
 
 /*
  * fv_wr_set_dc_addr(h, ah, remote_dctn, remote_dc_key): the open DCI WQE's destination
@@ -1024,533 +1024,533 @@ FV_EXTERN_C_END
  * stream (mlx5dv_wr_set_dc_addr_stream).
  */
 #define fv_wr_set_dc_addr(h, ah, remote_dctn, remote_dc_key) _Generic((h), \
-	struct fv_qp *: fv_qp_wr_set_dc_addr, \
-	struct fv_dci *: fv_dci_wr_set_dc_addr)((h), FV_WR_FV_AH(ah), FV_WR_IBV_AH(ah), (remote_dctn), (remote_dc_key))
+	struct fv_qp *: fv__qp_wr_set_dc_addr, \
+	struct fv_dci *: fv__dci_wr_set_dc_addr)((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), (remote_dctn), (remote_dc_key))
 
 #define fv_wr_set_dc_addr_stream(h, ah, remote_dctn, remote_dc_key, stream_id) _Generic((h), \
-	struct fv_qp *: fv_qp_wr_set_dc_addr_stream, \
-	struct fv_dci *: fv_dci_wr_set_dc_addr_stream)((h), FV_WR_FV_AH(ah), FV_WR_IBV_AH(ah), (remote_dctn), (remote_dc_key), (stream_id))
+	struct fv_qp *: fv__qp_wr_set_dc_addr_stream, \
+	struct fv_dci *: fv__dci_wr_set_dc_addr_stream)((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), (remote_dctn), (remote_dc_key), (stream_id))
 
 #endif /* !__cplusplus */
 
 #ifdef __cplusplus
 /* ---- the calls as C++ overloads (outside extern "C") ---- */
 
-static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_qp *h)
+static FV__ALWAYS_INLINE struct fv_qp * fv__wr_qp(struct fv_qp *h)
 {
 	return fv__qp_wr_qp(h);
 }
 
-static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_rc *h)
+static FV__ALWAYS_INLINE struct fv_qp * fv__wr_qp(struct fv_rc *h)
 {
-	return fv_rc_wr_qp(h);
+	return fv__rc_wr_qp(h);
 }
 
-static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_uc *h)
+static FV__ALWAYS_INLINE struct fv_qp * fv__wr_qp(struct fv_uc *h)
 {
-	return fv_uc_wr_qp(h);
+	return fv__uc_wr_qp(h);
 }
 
-static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_ud *h)
+static FV__ALWAYS_INLINE struct fv_qp * fv__wr_qp(struct fv_ud *h)
 {
-	return fv_ud_wr_qp(h);
+	return fv__ud_wr_qp(h);
 }
 
-static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_xrc *h)
+static FV__ALWAYS_INLINE struct fv_qp * fv__wr_qp(struct fv_xrc *h)
 {
-	return fv_xrc_wr_qp(h);
+	return fv__xrc_wr_qp(h);
 }
 
-static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_raw *h)
+static FV__ALWAYS_INLINE struct fv_qp * fv__wr_qp(struct fv_raw *h)
 {
-	return fv_raw_wr_qp(h);
+	return fv__raw_wr_qp(h);
 }
 
-static FV_ALWAYS_INLINE struct fv_qp * fv_wr_qp(struct fv_dci *h)
+static FV__ALWAYS_INLINE struct fv_qp * fv__wr_qp(struct fv_dci *h)
 {
-	return fv_dci_wr_qp(h);
+	return fv__dci_wr_qp(h);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send(struct fv_qp *h)
+static FV__ALWAYS_INLINE void fv_wr_send(struct fv_qp *h)
 {
-	fv_qp_wr_send(h);
+	fv__qp_wr_send(h);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send(struct fv_rc *h)
+static FV__ALWAYS_INLINE void fv_wr_send(struct fv_rc *h)
 {
-	fv_rc_wr_send(h);
+	fv__rc_wr_send(h);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send(struct fv_uc *h)
+static FV__ALWAYS_INLINE void fv_wr_send(struct fv_uc *h)
 {
-	fv_uc_wr_send(h);
+	fv__uc_wr_send(h);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send(struct fv_ud *h)
+static FV__ALWAYS_INLINE void fv_wr_send(struct fv_ud *h)
 {
-	fv_ud_wr_send(h);
+	fv__ud_wr_send(h);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send(struct fv_xrc *h)
+static FV__ALWAYS_INLINE void fv_wr_send(struct fv_xrc *h)
 {
-	fv_xrc_wr_send(h);
+	fv__xrc_wr_send(h);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send(struct fv_raw *h)
+static FV__ALWAYS_INLINE void fv_wr_send(struct fv_raw *h)
 {
-	fv_raw_wr_send(h);
+	fv__raw_wr_send(h);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send(struct fv_dci *h)
+static FV__ALWAYS_INLINE void fv_wr_send(struct fv_dci *h)
 {
-	fv_dci_wr_send(h);
+	fv__dci_wr_send(h);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_qp *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_send_imm(struct fv_qp *h, __be32 imm_data)
 {
-	fv_qp_wr_send_imm(h, imm_data);
+	fv__qp_wr_send_imm(h, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_rc *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_send_imm(struct fv_rc *h, __be32 imm_data)
 {
-	fv_rc_wr_send_imm(h, imm_data);
+	fv__rc_wr_send_imm(h, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_uc *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_send_imm(struct fv_uc *h, __be32 imm_data)
 {
-	fv_uc_wr_send_imm(h, imm_data);
+	fv__uc_wr_send_imm(h, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_ud *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_send_imm(struct fv_ud *h, __be32 imm_data)
 {
-	fv_ud_wr_send_imm(h, imm_data);
+	fv__ud_wr_send_imm(h, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_xrc *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_send_imm(struct fv_xrc *h, __be32 imm_data)
 {
-	fv_xrc_wr_send_imm(h, imm_data);
+	fv__xrc_wr_send_imm(h, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_imm(struct fv_dci *h, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_send_imm(struct fv_dci *h, __be32 imm_data)
 {
-	fv_dci_wr_send_imm(h, imm_data);
+	fv__dci_wr_send_imm(h, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_inv(struct fv_qp *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_send_inv(struct fv_qp *h, uint32_t invalidate_rkey)
 {
-	fv_qp_wr_send_inv(h, invalidate_rkey);
+	fv__qp_wr_send_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_inv(struct fv_rc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_send_inv(struct fv_rc *h, uint32_t invalidate_rkey)
 {
-	fv_rc_wr_send_inv(h, invalidate_rkey);
+	fv__rc_wr_send_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_inv(struct fv_uc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_send_inv(struct fv_uc *h, uint32_t invalidate_rkey)
 {
-	fv_uc_wr_send_inv(h, invalidate_rkey);
+	fv__uc_wr_send_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_send_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
 {
-	fv_xrc_wr_send_inv(h, invalidate_rkey);
+	fv__xrc_wr_send_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_inv(struct fv_dci *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_send_inv(struct fv_dci *h, uint32_t invalidate_rkey)
 {
-	fv_dci_wr_send_inv(h, invalidate_rkey);
+	fv__dci_wr_send_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_qp_wr_rdma_write(h, rkey, remote_addr);
+	fv__qp_wr_rdma_write(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_rc_wr_rdma_write(h, rkey, remote_addr);
+	fv__rc_wr_rdma_write(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_uc_wr_rdma_write(h, rkey, remote_addr);
+	fv__uc_wr_rdma_write(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_xrc_wr_rdma_write(h, rkey, remote_addr);
+	fv__xrc_wr_rdma_write(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_dci_wr_rdma_write(h, rkey, remote_addr);
+	fv__dci_wr_rdma_write(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
-	fv_qp_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
+	fv__qp_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
-	fv_rc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
+	fv__rc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
-	fv_uc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
+	fv__uc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
-	fv_xrc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
+	fv__xrc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
-	fv_dci_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
+	fv__dci_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_read(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_read(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_qp_wr_rdma_read(h, rkey, remote_addr);
+	fv__qp_wr_rdma_read(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_read(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_read(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_rc_wr_rdma_read(h, rkey, remote_addr);
+	fv__rc_wr_rdma_read(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_read(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_read(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_xrc_wr_rdma_read(h, rkey, remote_addr);
+	fv__xrc_wr_rdma_read(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_rdma_read(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_read(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr)
 {
-	fv_dci_wr_rdma_read(h, rkey, remote_addr);
+	fv__dci_wr_rdma_read(h, rkey, remote_addr);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
-	fv_qp_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
+	fv__qp_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
-	fv_rc_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
+	fv__rc_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
-	fv_xrc_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
+	fv__xrc_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
 {
-	fv_dci_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
+	fv__dci_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
-	fv_qp_wr_atomic_fetch_add(h, rkey, remote_addr, add);
+	fv__qp_wr_atomic_fetch_add(h, rkey, remote_addr, add);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
-	fv_rc_wr_atomic_fetch_add(h, rkey, remote_addr, add);
+	fv__rc_wr_atomic_fetch_add(h, rkey, remote_addr, add);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
-	fv_xrc_wr_atomic_fetch_add(h, rkey, remote_addr, add);
+	fv__xrc_wr_atomic_fetch_add(h, rkey, remote_addr, add);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
-	fv_dci_wr_atomic_fetch_add(h, rkey, remote_addr, add);
+	fv__dci_wr_atomic_fetch_add(h, rkey, remote_addr, add);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_bind_mw(struct fv_qp *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_qp *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
-	fv_qp_wr_bind_mw(h, mw, rkey, bind_info);
+	fv__qp_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
-	fv_rc_wr_bind_mw(h, mw, rkey, bind_info);
+	fv__rc_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
-	fv_uc_wr_bind_mw(h, mw, rkey, bind_info);
+	fv__uc_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
-	fv_xrc_wr_bind_mw(h, mw, rkey, bind_info);
+	fv__xrc_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_bind_mw(struct fv_dci *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_dci *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
-	fv_dci_wr_bind_mw(h, mw, rkey, bind_info);
+	fv__dci_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_tso(struct fv_qp *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
+static FV__ALWAYS_INLINE void fv_wr_send_tso(struct fv_qp *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
-	fv_qp_wr_send_tso(h, hdr, hdr_sz, mss);
+	fv__qp_wr_send_tso(h, hdr, hdr_sz, mss);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_send_tso(struct fv_raw *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
+static FV__ALWAYS_INLINE void fv_wr_send_tso(struct fv_raw *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
-	fv_raw_wr_send_tso(h, hdr, hdr_sz, mss);
+	fv__raw_wr_send_tso(h, hdr, hdr_sz, mss);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_local_inv(struct fv_qp *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_local_inv(struct fv_qp *h, uint32_t invalidate_rkey)
 {
-	fv_qp_wr_local_inv(h, invalidate_rkey);
+	fv__qp_wr_local_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_local_inv(struct fv_rc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_local_inv(struct fv_rc *h, uint32_t invalidate_rkey)
 {
-	fv_rc_wr_local_inv(h, invalidate_rkey);
+	fv__rc_wr_local_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_local_inv(struct fv_uc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_local_inv(struct fv_uc *h, uint32_t invalidate_rkey)
 {
-	fv_uc_wr_local_inv(h, invalidate_rkey);
+	fv__uc_wr_local_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_local_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_local_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
 {
-	fv_xrc_wr_local_inv(h, invalidate_rkey);
+	fv__xrc_wr_local_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_local_inv(struct fv_dci *h, uint32_t invalidate_rkey)
+static FV__ALWAYS_INLINE void fv_wr_local_inv(struct fv_dci *h, uint32_t invalidate_rkey)
 {
-	fv_dci_wr_local_inv(h, invalidate_rkey);
+	fv__dci_wr_local_inv(h, invalidate_rkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_qp *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_qp *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	fv_qp_wr_set_sge(h, lkey, addr, length);
+	fv__qp_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	fv_rc_wr_set_sge(h, lkey, addr, length);
+	fv__rc_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	fv_uc_wr_set_sge(h, lkey, addr, length);
+	fv__uc_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	fv_ud_wr_set_sge(h, lkey, addr, length);
+	fv__ud_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	fv_xrc_wr_set_sge(h, lkey, addr, length);
+	fv__xrc_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	fv_raw_wr_set_sge(h, lkey, addr, length);
+	fv__raw_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge(struct fv_dci *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_dci *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	fv_dci_wr_set_sge(h, lkey, addr, length);
+	fv__dci_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_qp *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_qp *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
-	fv_qp_wr_set_sge_list(h, num_sge, sg_list);
+	fv__qp_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_rc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_rc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
-	fv_rc_wr_set_sge_list(h, num_sge, sg_list);
+	fv__rc_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_uc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_uc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
-	fv_uc_wr_set_sge_list(h, num_sge, sg_list);
+	fv__uc_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_ud *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_ud *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
-	fv_ud_wr_set_sge_list(h, num_sge, sg_list);
+	fv__ud_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_xrc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_xrc *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
-	fv_xrc_wr_set_sge_list(h, num_sge, sg_list);
+	fv__xrc_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_raw *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_raw *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
-	fv_raw_wr_set_sge_list(h, num_sge, sg_list);
+	fv__raw_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_dci *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_dci *h, size_t num_sge, const struct ibv_sge *sg_list)
 {
-	fv_dci_wr_set_sge_list(h, num_sge, sg_list);
+	fv__dci_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_qp *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_qp *h, void *addr, size_t length)
 {
-	fv_qp_wr_set_inline_data(h, addr, length);
+	fv__qp_wr_set_inline_data(h, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_rc *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_rc *h, void *addr, size_t length)
 {
-	fv_rc_wr_set_inline_data(h, addr, length);
+	fv__rc_wr_set_inline_data(h, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_uc *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_uc *h, void *addr, size_t length)
 {
-	fv_uc_wr_set_inline_data(h, addr, length);
+	fv__uc_wr_set_inline_data(h, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_ud *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_ud *h, void *addr, size_t length)
 {
-	fv_ud_wr_set_inline_data(h, addr, length);
+	fv__ud_wr_set_inline_data(h, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_xrc *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_xrc *h, void *addr, size_t length)
 {
-	fv_xrc_wr_set_inline_data(h, addr, length);
+	fv__xrc_wr_set_inline_data(h, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_raw *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_raw *h, void *addr, size_t length)
 {
-	fv_raw_wr_set_inline_data(h, addr, length);
+	fv__raw_wr_set_inline_data(h, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_dci *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_dci *h, void *addr, size_t length)
 {
-	fv_dci_wr_set_inline_data(h, addr, length);
+	fv__dci_wr_set_inline_data(h, addr, length);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_qp *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_qp *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
-	fv_qp_wr_set_inline_data_list(h, num_buf, buf_list);
+	fv__qp_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
-	fv_rc_wr_set_inline_data_list(h, num_buf, buf_list);
+	fv__rc_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
-	fv_uc_wr_set_inline_data_list(h, num_buf, buf_list);
+	fv__uc_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
-	fv_ud_wr_set_inline_data_list(h, num_buf, buf_list);
+	fv__ud_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
-	fv_xrc_wr_set_inline_data_list(h, num_buf, buf_list);
+	fv__xrc_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
-	fv_raw_wr_set_inline_data_list(h, num_buf, buf_list);
+	fv__raw_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_dci *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_dci *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
-	fv_dci_wr_set_inline_data_list(h, num_buf, buf_list);
+	fv__dci_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_xrc_srqn(struct fv_qp *h, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE void fv_wr_set_xrc_srqn(struct fv_qp *h, uint32_t remote_srqn)
 {
-	fv_qp_wr_set_xrc_srqn(h, remote_srqn);
+	fv__qp_wr_set_xrc_srqn(h, remote_srqn);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_xrc_srqn(struct fv_xrc *h, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE void fv_wr_set_xrc_srqn(struct fv_xrc *h, uint32_t remote_srqn)
 {
-	fv_xrc_wr_set_xrc_srqn(h, remote_srqn);
+	fv__xrc_wr_set_xrc_srqn(h, remote_srqn);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_ud *h, const struct fv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_ud *h, const struct fv_ah *ah,
 					      uint32_t remote_qpn, uint32_t remote_qkey)
 {
-	fv_ud_wr_set_ud_addr(h, ah, NULL, remote_qpn, remote_qkey);
+	fv__ud_wr_set_ud_addr(h, ah, NULL, remote_qpn, remote_qkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_ud *h, struct ibv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_ud *h, struct ibv_ah *ah,
 					      uint32_t remote_qpn, uint32_t remote_qkey)
 {
-	fv_ud_wr_set_ud_addr(h, NULL, ah, remote_qpn, remote_qkey);
+	fv__ud_wr_set_ud_addr(h, NULL, ah, remote_qpn, remote_qkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_qp *h, const struct fv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_qp *h, const struct fv_ah *ah,
 					      uint32_t remote_qpn, uint32_t remote_qkey)
 {
-	fv_qp_wr_set_ud_addr(h, ah, NULL, remote_qpn, remote_qkey);
+	fv__qp_wr_set_ud_addr(h, ah, NULL, remote_qpn, remote_qkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_qp *h, struct ibv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_qp *h, struct ibv_ah *ah,
 					      uint32_t remote_qpn, uint32_t remote_qkey)
 {
-	fv_qp_wr_set_ud_addr(h, NULL, ah, remote_qpn, remote_qkey);
+	fv__qp_wr_set_ud_addr(h, NULL, ah, remote_qpn, remote_qkey);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_dci *h, const struct fv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_dci *h, const struct fv_ah *ah,
 					      uint32_t remote_dctn, uint64_t remote_dc_key)
 {
-	fv_dci_wr_set_dc_addr(h, ah, NULL, remote_dctn, remote_dc_key);
+	fv__dci_wr_set_dc_addr(h, ah, NULL, remote_dctn, remote_dc_key);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_dci *h, const struct fv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_dci *h, const struct fv_ah *ah,
 						     uint32_t remote_dctn, uint64_t remote_dc_key, uint16_t stream_id)
 {
-	fv_dci_wr_set_dc_addr_stream(h, ah, NULL, remote_dctn, remote_dc_key, stream_id);
+	fv__dci_wr_set_dc_addr_stream(h, ah, NULL, remote_dctn, remote_dc_key, stream_id);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_dci *h, struct ibv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_dci *h, struct ibv_ah *ah,
 					      uint32_t remote_dctn, uint64_t remote_dc_key)
 {
-	fv_dci_wr_set_dc_addr(h, NULL, ah, remote_dctn, remote_dc_key);
+	fv__dci_wr_set_dc_addr(h, NULL, ah, remote_dctn, remote_dc_key);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_dci *h, struct ibv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_dci *h, struct ibv_ah *ah,
 						     uint32_t remote_dctn, uint64_t remote_dc_key, uint16_t stream_id)
 {
-	fv_dci_wr_set_dc_addr_stream(h, NULL, ah, remote_dctn, remote_dc_key, stream_id);
+	fv__dci_wr_set_dc_addr_stream(h, NULL, ah, remote_dctn, remote_dc_key, stream_id);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_qp *h, const struct fv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_qp *h, const struct fv_ah *ah,
 					      uint32_t remote_dctn, uint64_t remote_dc_key)
 {
-	fv_qp_wr_set_dc_addr(h, ah, NULL, remote_dctn, remote_dc_key);
+	fv__qp_wr_set_dc_addr(h, ah, NULL, remote_dctn, remote_dc_key);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_qp *h, const struct fv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_qp *h, const struct fv_ah *ah,
 						     uint32_t remote_dctn, uint64_t remote_dc_key, uint16_t stream_id)
 {
-	fv_qp_wr_set_dc_addr_stream(h, ah, NULL, remote_dctn, remote_dc_key, stream_id);
+	fv__qp_wr_set_dc_addr_stream(h, ah, NULL, remote_dctn, remote_dc_key, stream_id);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_qp *h, struct ibv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_qp *h, struct ibv_ah *ah,
 					      uint32_t remote_dctn, uint64_t remote_dc_key)
 {
-	fv_qp_wr_set_dc_addr(h, NULL, ah, remote_dctn, remote_dc_key);
+	fv__qp_wr_set_dc_addr(h, NULL, ah, remote_dctn, remote_dc_key);
 }
 
-static FV_ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_qp *h, struct ibv_ah *ah,
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_qp *h, struct ibv_ah *ah,
 						     uint32_t remote_dctn, uint64_t remote_dc_key, uint16_t stream_id)
 {
-	fv_qp_wr_set_dc_addr_stream(h, NULL, ah, remote_dctn, remote_dc_key, stream_id);
+	fv__qp_wr_set_dc_addr_stream(h, NULL, ah, remote_dctn, remote_dc_key, stream_id);
 }
 
 #endif /* __cplusplus */

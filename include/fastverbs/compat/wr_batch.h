@@ -29,22 +29,22 @@
 #include "wr_raw.h"
 #include "wr_inline.h"
 
-FV_EXTERN_C_BEGIN
+FV__EXTERN_C_BEGIN
 
 /* Setters the open WQE still owes (struct fv_wr_batch.need). */
-enum { FV_WR_NEED_DATA = 1, FV_WR_NEED_DEST = 2 };
+enum { FV__WR_NEED_DATA = 1, FV__WR_NEED_DEST = 2 };
 
 /* A zero address vector: the placeholder of a UD WQE built before its destination is set (fv__wr_req). */
-static const struct mlx5_wqe_av fv_wr_no_av = FV_ZERO_INIT;
+static const struct mlx5_wqe_av fv_wr_no_av = FV__ZERO_INIT;
 
 /*
- * wr_flags as the ctrl's flags, computed (FV_SEND_FM), not looked up as fv_post_send does: the
+ * wr_flags as the ctrl's flags, computed (FV__SEND_FM), not looked up as fv_post_send does: the
  * compiler carries what it knows of a caller's wr_flags through it (a loop that sets
  * IBV_SEND_SIGNALED or 0 pays one shift), where a table costs its address and a load.
  */
-static FV_ALWAYS_INLINE unsigned fv__wr_flags(unsigned f)
+static FV__ALWAYS_INLINE unsigned fv__wr_flags(unsigned f)
 {
-	return FV_SEND_FM(f);
+	return FV__SEND_FM(f);
 }
 
 /* Remember the batch's first error. */
@@ -55,9 +55,9 @@ static inline void fv__wr_fail(struct fv_qp *qp, int err)
 }
 
 /* The send ring's counters a batch may move, kept by fv_wr_start (struct fv_wr_batch). */
-#define FV_WR_KEPT(X) X(pi) X(lim) X(last_pi) X(rung_pi) X(sig_pi) X(fence_cache)
-#define FV_WR_KEEP(f)    b->f = sq->f;
-#define FV_WR_RESTORE(f) sq->f = b->f;
+#define FV__WR_KEPT(X) X(pi) X(lim) X(last_pi) X(rung_pi) X(sig_pi) X(fence_cache)
+#define FV__WR_KEEP(f)    b->f = sq->f;
+#define FV__WR_RESTORE(f) sq->f = b->f;
 
 /*
  * fv_wr_start on a struct fv_qp: takes the send queue (its lock, sync.h) until fv_wr_complete
@@ -75,7 +75,7 @@ static inline void fv__wr_start_qp(struct fv_qp *qp)
 	/* wr_open is the holder's: with locking, read it only once the queue is this thread's */
 	if (__builtin_expect(qp->locking, 1) ? fv__sq_hold(qp) : qp->wr_open || qp->sq_lock) {
 		if (qp->wr_open) {
-			FV_ASSERT_MSG(0, "fv_wr_start on a QP whose fv_wr_* batch is open");
+			FV__ASSERT_MSG(0, "fv_wr_start on a QP whose fv_wr_* batch is open");
 			fv__wr_fail(qp, EINVAL);
 			return;
 		}
@@ -84,7 +84,7 @@ static inline void fv__wr_start_qp(struct fv_qp *qp)
 	qp->wr_open = open;
 	b->err = 0;
 	b->need = 0;
-	FV_WR_KEPT(FV_WR_KEEP)
+	FV__WR_KEPT(FV__WR_KEEP)
 }
 
 /* The batch is over: the send queue goes back, unless fv_lock keeps it. */
@@ -107,13 +107,13 @@ static inline void fv__wr_rollback(struct fv_qp *qp)
 	struct fv_sq *sq = &qp->sq;
 	struct fv_wr_batch *b = &qp->wr;
 
-	struct fv_sq_meta stale = FV_ZERO_INIT;
+	struct fv_sq_meta stale = FV__ZERO_INIT;
 
 	stale.end = fv__sq_ci(sq);
 	stale.forced = stale.end - 1;
 	for (uint32_t i = b->pi; i != sq->pi; i++)
 		sq->meta[i & sq->mask] = stale;
-	FV_WR_KEPT(FV_WR_RESTORE)
+	FV__WR_KEPT(FV__WR_RESTORE)
 	b->need = 0;
 }
 
@@ -121,12 +121,12 @@ static inline void fv__wr_rollback(struct fv_qp *qp)
  * fv_wr_complete on a struct fv_qp: 0 and one doorbell, or the first error and nothing rung.
  * EINVAL without an open batch (no fv_wr_start, or it was refused).
  */
-static FV_ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp)
+static FV__ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp)
 {
 	int err;
 
 	if (__builtin_expect(!qp->wr_open, 0)) {
-		FV_ASSERT_MSG(0, "fv_wr_complete without fv_wr_start");
+		FV__ASSERT_MSG(0, "fv_wr_complete without fv_wr_start");
 		return EINVAL;
 	}
 	if (qp->wr.need)
@@ -148,7 +148,7 @@ static FV_ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp)
 static inline void fv__wr_abort_qp(struct fv_qp *qp)
 {
 	if (!qp->wr_open) {
-		FV_ASSERT_MSG(0, "fv_wr_abort without fv_wr_start");
+		FV__ASSERT_MSG(0, "fv_wr_abort without fv_wr_start");
 		return;
 	}
 	fv__wr_rollback(qp);
@@ -162,7 +162,7 @@ static inline void fv__wr_abort_qp(struct fv_qp *qp)
  * its destination too. bad: the QP type does not have this call (fv__wr_open_any), tested
  * with need in one branch.
  */
-static FV_ALWAYS_INLINE void fv__wr_open_if(struct fv_qp *qp, enum fv_qpt qpt, unsigned bad, const struct fv_req *r)
+static FV__ALWAYS_INLINE void fv__wr_open_if(struct fv_qp *qp, enum fv_qpt qpt, unsigned bad, const struct fv_req *r)
 {
 	struct fv_wr_batch *b = &qp->wr;
 
@@ -172,26 +172,26 @@ static FV_ALWAYS_INLINE void fv__wr_open_if(struct fv_qp *qp, enum fv_qpt qpt, u
 	b->segs = r->segs;
 	if (fv__op_has_imm(r->opcode))		/* the setter reads only what opcode and segs name */
 		b->imm = r->imm;
-	if (r->segs & FV_SEG_RADDR) {
+	if (r->segs & FV__SEG_RADDR) {
 		b->raddr = r->raddr;
 		b->rkey = r->rkey;
 	}
-	if (r->segs & FV_SEG_ATOMIC) {
+	if (r->segs & FV__SEG_ATOMIC) {
 		b->swap_add = r->swap_add;
 		b->compare = r->compare;
 	}
-	if (r->segs & FV_SEG_TSO) {
+	if (r->segs & FV__SEG_TSO) {
 		b->hdr = r->hdr;
 		b->hdr_sz = r->hdr_sz;
 		b->mss = r->mss;
 	}
 	b->wr_id = qp->wr_id;
 	b->flags = fv__wr_flags(qp->wr_flags) | fv__send_csum(qpt, qp->wr_flags);
-	b->need = FV_WR_NEED_DATA | (fv__transport_ds(qpt) ? FV_WR_NEED_DEST : 0);
+	b->need = FV__WR_NEED_DATA | (fv__transport_ds(qpt) ? FV__WR_NEED_DEST : 0);
 }
 
 /* A builder on a typed handle: its QP type has the call. */
-static FV_ALWAYS_INLINE void fv__wr_open(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE void fv__wr_open(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
 {
 	fv__wr_open_if(qp, qpt, 0, r);
 }
@@ -203,7 +203,7 @@ static FV_ALWAYS_INLINE void fv__wr_open(struct fv_qp *qp, enum fv_qpt qpt, cons
  * at fv_wr_complete). So the setter after it sees one state, whatever the QP type, and the
  * compiler keeps the ring's fields in registers across a caller's loop.
  */
-static FV_ALWAYS_INLINE void fv__wr_open_any(struct fv_qp *qp, unsigned allowed, const struct fv_req *r)
+static FV__ALWAYS_INLINE void fv__wr_open_any(struct fv_qp *qp, unsigned allowed, const struct fv_req *r)
 {
 	fv__wr_open_if(qp, qp->qpt, ~allowed >> qp->qpt & 1, r);	/* the man page's table */
 }
@@ -215,7 +215,7 @@ static FV_ALWAYS_INLINE void fv__wr_open_any(struct fv_qp *qp, unsigned allowed,
  * loads of the same fields then reuse them. "g": a value kept on the stack is named there,
  * not loaded into a register for the asm alone.
  */
-static FV_ALWAYS_INLINE void fv__wr_touch(const struct fv_qp *qp)
+static FV__ALWAYS_INLINE void fv__wr_touch(const struct fv_qp *qp)
 {
 	const struct fv_sq *sq = &qp->sq;
 
@@ -228,7 +228,7 @@ static FV_ALWAYS_INLINE void fv__wr_touch(const struct fv_qp *qp)
  * builds it in its builder (ENOMEM: no room; EOPNOTSUPP: a bind longer than 2 GiB), and the
  * next WQE gets the initiator fence (build.h; fv_wr_start's counters keep the fence too).
  */
-static FV_ALWAYS_INLINE void fv__wr_umr(struct fv_qp *qp, enum fv_qpt qpt, struct fv_req *r)
+static FV__ALWAYS_INLINE void fv__wr_umr(struct fv_qp *qp, enum fv_qpt qpt, struct fv_req *r)
 {
 	int err;
 
@@ -238,7 +238,7 @@ static FV_ALWAYS_INLINE void fv__wr_umr(struct fv_qp *qp, enum fv_qpt qpt, struc
 	}
 	r->wr_id = qp->wr_id;
 	r->flags = fv__send_flags(qp->wr_flags);
-	r->payload = FV_PL_NONE;
+	r->payload = FV__PL_NONE;
 	err = fv__build_any(qp, qpt, r);	/* also after an earlier error: rolled back anyway */
 	if (__builtin_expect(err, 0))
 		fv__wr_fail(qp, err);
@@ -248,7 +248,7 @@ static FV_ALWAYS_INLINE void fv__wr_umr(struct fv_qp *qp, enum fv_qpt qpt, struc
  * A memory-window builder on a struct fv_qp: allowed as in fv__wr_open_any. The UMR WQE has
  * no transport segment (no UD address, no XRC SRQ), so one QP type stands for all allowed.
  */
-static FV_ALWAYS_INLINE void fv__wr_umr_any(struct fv_qp *qp, unsigned allowed, struct fv_req *r)
+static FV__ALWAYS_INLINE void fv__wr_umr_any(struct fv_qp *qp, unsigned allowed, struct fv_req *r)
 {
 	if (__builtin_expect(!(allowed >> qp->qpt & 1), 0)) {
 		fv__wr_fail(qp, EINVAL);		/* the man page's table: not on this QP type */
@@ -259,10 +259,10 @@ static FV_ALWAYS_INLINE void fv__wr_umr_any(struct fv_qp *qp, unsigned allowed, 
 }
 
 /* The open WQE as a request, without its payload. */
-static FV_ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum fv_qpt qpt)
+static FV__ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum fv_qpt qpt)
 {
 	const struct fv_wr_batch *b = &qp->wr;
-	struct fv_req r = FV_ZERO_INIT;
+	struct fv_req r = FV__ZERO_INIT;
 
 	r.wr_id = b->wr_id;
 	r.flags = b->flags;
@@ -270,28 +270,28 @@ static FV_ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum fv
 	r.segs = b->segs;
 	r.imm = fv__op_has_imm(b->opcode) ? b->imm : 0;
 	r.sge_len = true;
-	if (b->segs & FV_SEG_RADDR) {
+	if (b->segs & FV__SEG_RADDR) {
 		r.raddr = b->raddr;
 		r.rkey = b->rkey;
 	}
-	if (b->segs & FV_SEG_ATOMIC) {
+	if (b->segs & FV__SEG_ATOMIC) {
 		r.swap_add = b->swap_add;
 		r.compare = b->compare;
 	}
-	if (b->segs & FV_SEG_TSO) {
+	if (b->segs & FV__SEG_TSO) {
 		r.hdr = b->hdr;
 		r.hdr_sz = b->hdr_sz;
 		r.mss = b->mss;
 	}
 	if (qpt == FV_QPT_UD) {
-		r.av = b->need & FV_WR_NEED_DEST ? &fv_wr_no_av : b->av;	/* no store of it per builder */
+		r.av = b->need & FV__WR_NEED_DEST ? &fv_wr_no_av : b->av;	/* no store of it per builder */
 		r.av_word = true;
 		r.av_w = b->av_w;
 		r.remote_qpn = (uint32_t)(b->av_w >> 32);	/* with the extended-AV bit, which it gets anyway */
 		r.qkey = b->qkey;
 	}
 	if (qpt == FV_QPT_DCI) {	/* as UD, with the access key in place of the Q_Key */
-		r.av = b->need & FV_WR_NEED_DEST ? &fv_wr_no_av : b->av;
+		r.av = b->need & FV__WR_NEED_DEST ? &fv_wr_no_av : b->av;
 		r.av_word = true;
 		r.av_w = b->av_w;
 		r.remote_qpn = (uint32_t)(b->av_w >> 32);
@@ -317,7 +317,7 @@ static inline void fv__wr_dc_stream(struct fv_qp *qp)
  * The payload setter: r is the open WQE with its payload; err a mistake the setter found
  * (ENOMEM: too many SGEs, inline too long). Builds the WQE (ENOMEM: no room in the ring).
  */
-static FV_ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r, int err)
+static FV__ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r, int err)
 {
 	const unsigned need = qp->wr.need;
 
@@ -325,62 +325,62 @@ static FV_ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, c
 	 * Stored first, on every path: right after the builder's store of need, which the
 	 * compiler then drops in a caller's loop.
 	 */
-	qp->wr.need = need & ~(unsigned)FV_WR_NEED_DATA;
-	if (!(need & FV_WR_NEED_DATA)) {
+	qp->wr.need = need & ~(unsigned)FV__WR_NEED_DATA;
+	if (!(need & FV__WR_NEED_DATA)) {
 		fv__wr_fail(qp, EINVAL);		/* no builder before it, or a second payload */
 		return;
 	}
 	if (err)
 		;
-	else if (qpt == FV_QPT_RAW && (r->payload == FV_PL_SGL || r->payload == FV_PL_INLINE) && r->nsge == 1)
+	else if (qpt == FV_QPT_RAW && (r->payload == FV__PL_SGL || r->payload == FV__PL_INLINE) && r->nsge == 1)
 		err = fv__raw_build_one(qp, r);		/* no call: see compat/wr_raw.h */
-	else if (r->payload == FV_PL_INLINE && r->nsge == 1)
+	else if (r->payload == FV__PL_INLINE && r->nsge == 1)
 		err = fv__wr_inline_build(qp, qpt, r);	/* no call: see compat/wr_inline.h */
 	else	/* also after an earlier error: the batch is rolled back anyway */
 		err = fv__build_any(qp, qpt, r);
 	if (__builtin_expect(err, 0))
 		fv__wr_fail(qp, err);
-	else if (qpt == FV_QPT_DCI && !(need & FV_WR_NEED_DEST) && qp->wr.stream)
+	else if (qpt == FV_QPT_DCI && !(need & FV__WR_NEED_DEST) && qp->wr.stream)
 		fv__wr_dc_stream(qp);		/* its destination came first, with a stream */
 }
 
 /* The payload setters (fv_wr_set_sge, _sge_list, _inline_data, _inline_data_list) on a QP of type qpt. */
-static FV_ALWAYS_INLINE void fv__wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, uint32_t lkey, uint64_t addr,
+static FV__ALWAYS_INLINE void fv__wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, uint32_t lkey, uint64_t addr,
 					  uint32_t length)
 {
 	struct ibv_sge s = { addr, length, lkey };
 	struct fv_req r = fv__wr_req(qp, qpt);
 
-	r.payload = FV_PL_SGL;
+	r.payload = FV__PL_SGL;
 	r.sgl = &s;
 	r.nsge = 1;
 	fv__wr_payload(qp, qpt, &r, 0);
 }
 
-static FV_ALWAYS_INLINE void fv__wr_sge_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_sge,
+static FV__ALWAYS_INLINE void fv__wr_sge_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_sge,
 					       const struct ibv_sge *sg_list)
 {
 	struct fv_req r = fv__wr_req(qp, qpt);
 
-	r.payload = FV_PL_SGL;
+	r.payload = FV__PL_SGL;
 	r.sgl = sg_list;
 	r.nsge = (int)num_sge;
 	fv__wr_payload(qp, qpt, &r, num_sge > qp->max_send_sge ? ENOMEM : 0);
 }
 
-static FV_ALWAYS_INLINE void fv__wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt, const void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv__wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt, const void *addr, size_t length)
 {
 	struct ibv_sge s = { (uintptr_t)addr, (uint32_t)length, 0 };
 	struct fv_req r = fv__wr_req(qp, qpt);
 
-	r.payload = FV_PL_INLINE;
+	r.payload = FV__PL_INLINE;
 	r.sgl = &s;
 	r.nsge = 1;
 	r.len = (uint32_t)length;
 	fv__wr_payload(qp, qpt, &r, length > qp->max_inline ? ENOMEM : 0);
 }
 
-static FV_ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_buf,
+static FV__ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_buf,
 						  const struct ibv_data_buf *buf_list)
 {
 	struct fv_req r = fv__wr_req(qp, qpt);
@@ -393,7 +393,7 @@ static FV_ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qpt
 		else
 			total += buf_list[i].length;
 	}
-	r.payload = FV_PL_INLINE_BUFS;
+	r.payload = FV__PL_INLINE_BUFS;
 	r.bufs = buf_list;
 	r.nsge = (int)num_buf;
 	r.len = (uint32_t)total;
@@ -405,14 +405,14 @@ static FV_ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qpt
  * or XRC (srqn) WQE. Before the payload it goes into the open WQE; after it, over the WQE's
  * destination units (the first block, right after the ctrl: never past the ring end).
  */
-static FV_ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, const struct mlx5_wqe_av *av,
+static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, const struct mlx5_wqe_av *av,
 					uint64_t av_w, uint32_t qkey, uint32_t srqn, uint64_t dc_key, uint16_t stream)
 {
 	struct fv_wr_batch *o = &qp->wr;
 	const unsigned need = qp->wr.need;
-	const bool bad = !(need & FV_WR_NEED_DEST) || ((qpt == FV_QPT_UD || qpt == FV_QPT_DCI) && !av);
+	const bool bad = !(need & FV__WR_NEED_DEST) || ((qpt == FV_QPT_UD || qpt == FV_QPT_DCI) && !av);
 
-	qp->wr.need = bad ? need : need & ~(unsigned)FV_WR_NEED_DEST;	/* first: as in fv__wr_payload */
+	qp->wr.need = bad ? need : need & ~(unsigned)FV__WR_NEED_DEST;	/* first: as in fv__wr_payload */
 	if (bad) {
 		fv__wr_fail(qp, EINVAL);		/* no builder, a second destination, no mlx5 AH */
 		return;
@@ -425,10 +425,10 @@ static FV_ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, cons
 		o->dc_key = dc_key;
 		o->stream = stream;
 	}
-	if ((need & FV_WR_NEED_DATA) || qp->wr.err)	/* need as read: the builder's, known in a caller's loop */
+	if ((need & FV__WR_NEED_DATA) || qp->wr.err)	/* need as read: the builder's, known in a caller's loop */
 		return;
 
-	uint8_t *p = fv__sq_wqe(&qp->sq, qp->sq.last_pi) + FV_DS;
+	uint8_t *p = fv__sq_wqe(&qp->sq, qp->sq.last_pi) + FV__DS;
 	struct fv_image u[3];
 	unsigned n = 1;
 
@@ -443,7 +443,7 @@ static FV_ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, cons
 		u[0] = fv__xrc_image(srqn);
 	}
 	for (unsigned i = 0; i < n; i++)
-		fv__unit_put(p + i * FV_DS, u[i], FV_VEC);
+		fv__unit_put(p + i * FV__DS, u[i], FV__VEC);
 }
 
 /*
@@ -451,7 +451,7 @@ static FV_ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, cons
  * keeps them so (fv__ah_av_word), a verbs AH's AV has its bytes 12-15. Made here, where the
  * caller's kind of AH is known: the payload setter then takes one form, one swap.
  */
-static FV_ALWAYS_INLINE uint64_t fv__wr_av_word(const struct mlx5_wqe_av *av, bool av_fv, uint32_t remote_qpn)
+static FV__ALWAYS_INLINE uint64_t fv__wr_av_word(const struct mlx5_wqe_av *av, bool av_fv, uint32_t remote_qpn)
 {
 	uint32_t rest;
 
@@ -462,7 +462,7 @@ static FV_ALWAYS_INLINE uint64_t fv__wr_av_word(const struct mlx5_wqe_av *av, bo
 }
 
 /* fv_wr_set_ud_addr's address: an fv_ah (fah), or a verbs AH (ibah) looked up as fv_post_send does. */
-static FV_ALWAYS_INLINE void fv__wr_ud_addr_at(struct fv_qp *qp, const struct fv_ah *fah, struct ibv_ah *ibah,
+static FV__ALWAYS_INLINE void fv__wr_ud_addr_at(struct fv_qp *qp, const struct fv_ah *fah, struct ibv_ah *ibah,
 					      uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	const struct mlx5_wqe_av *av = fah ? &fah->av : ibah ? fv__qp_av(qp, ibah) : NULL;
@@ -475,7 +475,7 @@ static FV_ALWAYS_INLINE void fv__wr_ud_addr_at(struct fv_qp *qp, const struct fv
  * DCT number (libmlx5's set_dc_addr: the AH's AV, the DCT number or-ed into its bytes 8-11 with
  * the extended bit, the key over bytes 0-7).
  */
-static FV_ALWAYS_INLINE void fv__wr_dc_addr_at(struct fv_qp *qp, const struct fv_ah *fah, struct ibv_ah *ibah,
+static FV__ALWAYS_INLINE void fv__wr_dc_addr_at(struct fv_qp *qp, const struct fv_ah *fah, struct ibv_ah *ibah,
 					      uint32_t dctn, uint64_t dc_key, uint16_t stream)
 {
 	const struct mlx5_wqe_av *av = fah ? &fah->av : ibah ? fv__qp_av(qp, ibah) : NULL;
@@ -483,20 +483,20 @@ static FV_ALWAYS_INLINE void fv__wr_dc_addr_at(struct fv_qp *qp, const struct fv
 	fv__wr_dest(qp, FV_QPT_DCI, av, av ? fv__wr_av_word(av, fah != NULL, dctn) : 0, 0, 0, dc_key, stream);
 }
 
-/* The struct fv_qp of a struct fv_qp * (fv_wr_qp). */
+/* The struct fv_qp of a struct fv_qp * (fv__wr_qp). */
 static inline struct fv_qp *fv__qp_wr_qp(struct fv_qp *qp)
 {
 	return qp;
 }
 
-FV_EXTERN_C_END
+FV__EXTERN_C_END
 
 /* fv_wr_set_ud_addr's ah argument as one of two pointers, the other NULL (a constant; C++: overloads, wr.h). */
-#define FV_WR_FV_AH(ah)  _Generic((ah), struct ibv_ah *: (const struct fv_ah *)0, default: (ah))
-#define FV_WR_IBV_AH(ah) _Generic((ah), struct ibv_ah *: (ah), default: (struct ibv_ah *)0)
+#define FV__WR_FV_AH(ah)  _Generic((ah), struct ibv_ah *: (const struct fv_ah *)0, default: (ah))
+#define FV__WR_IBV_AH(ah) _Generic((ah), struct ibv_ah *: (ah), default: (struct ibv_ah *)0)
 
 /* The handle, first of a front's arguments (a builder may have no others). */
-#define FV_WR_H(...) FV_WR_H_(__VA_ARGS__, 0)
-#define FV_WR_H_(h, ...) (h)
+#define FV__WR_H(...) FV__WR_H_(__VA_ARGS__, 0)
+#define FV__WR_H_(h, ...) (h)
 
 #endif /* FASTVERBS_COMPAT_WR_BATCH_H */
