@@ -159,7 +159,16 @@ static struct part dest_part(const struct qpt *q, const struct op *o)
 				      ", .av = &ah->av, .remote_qpn = remote_qpn, .qkey = qkey" };
 	if (is(q->dest, "SRQN"))
 		return (struct part){ ", uint32_t remote_srqn", ", .srqn = remote_srqn" };
+	if (is(q->dest, "DC"))
+		return (struct part){ ", const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key",
+				      ", .av = &ah->av, .remote_qpn = dctn, .dc_key = dc_key" };
 	return no_part;
+}
+
+/* DC: an ibv_send_wr has no field for a DCT, so fv_post_send takes no WR on such a QP type. */
+static int dc(const struct qpt *q)
+{
+	return is(q->dest, "DC");
 }
 
 /* Always inlined: the QP type, opcode and payload form must fold into the WQE's stores. */
@@ -174,7 +183,7 @@ static void emit_builder(const struct qpt *q, const struct op *o, const struct f
 	char fields[1024];
 
 	/* an fv_ah's AV carries the typed builders' form of its first unit (ah.h) */
-	const char *av_fv = is(q->dest, "AV") && *dest_part(q, o).fields ? ", .av_fv = true" : "";
+	const char *av_fv = (is(q->dest, "AV") || dc(q)) && *dest_part(q, o).fields ? ", .av_fv = true" : "";
 
 	snprintf(fields, sizeof(fields), ".wr_id = wr_id, .flags = flags,\n\t\t.opcode = %s, %s%s%s%s%s",
 		 o->mlx5, f->fields, remote_part(o).fields, imm_part(o).fields, dest_part(q, o).fields, av_fv);
@@ -341,7 +350,7 @@ static void emit_post_req(void)
 		for (size_t j = 0; j < n_ops && !send; j++)
 			if (!is(ops[j].payload, "NONE"))
 				send = &ops[j];
-		if (is(q->dest, "NONE"))
+		if (is(q->dest, "NONE") || dc(q))
 			continue;
 		printf("\tcase %s:\n", q->fv);
 		if (is(q->dest, "AV"))
@@ -404,7 +413,7 @@ static void emit_post_fast(void)
 	for (size_t i = 0; i < n_qpts; i++) {
 		const struct qpt *q = &qpts[i];
 
-		if (is(q->dest, "ETH"))	/* raw Ethernet: fv__post_send_one (eth.h) */
+		if (is(q->dest, "ETH") || dc(q))	/* raw Ethernet: fv__post_send_one (eth.h); DC: none */
 			continue;
 		printf("\tcase %s:%s\n", q->fv, is(q->dest, "AV") ? " {" : "");
 		if (is(q->dest, "AV"))
@@ -537,7 +546,7 @@ static void emit_table(void)
 			const struct op *o = NULL;
 
 			for (size_t j = 0; j < n_ops; j++)
-				if (op_wr[j] == slot && allowed(qpts[i].name, ops[j].name))
+				if (op_wr[j] == slot && allowed(qpts[i].name, ops[j].name) && !dc(&qpts[i]))
 					o = &ops[j];
 			if (!o) {
 				printf("\t\t{ 0, 0 },\n");
@@ -726,6 +735,25 @@ static void emit_wr_cxx(void)
 		       "\t\t\t\t\t      uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
 		       "\tfv__%s_wr_set_ud_addr(h, NULL, ah, remote_qpn, remote_qkey);\n}\n\n", name, name);
 	}
+	/* set_dc_addr(_stream): the same two forms of address handle (FV__WR_FV_AH). */
+	for (size_t i = 0; i <= n_qpts; i++) {
+		const char *name = i < n_qpts ? qpts[i].name : "qp";
+
+		if (i < n_qpts && !dc(&qpts[i]))
+			continue;
+		for (int k = 0; k < 2; k++) {
+			const char *ah = k ? "struct ibv_ah *ah" : "const struct fv_ah *ah";
+			const char *args = k ? "NULL, ah" : "ah, NULL";
+
+			printf("static FV__ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_%s *h, %s,\n"
+			       "\t\t\t\t\t      uint32_t remote_dctn, uint64_t remote_dc_key)\n{\n"
+			       "\tfv__%s_wr_set_dc_addr(h, %s, remote_dctn, remote_dc_key);\n}\n\n", name, ah, name, args);
+			printf("static FV__ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_%s *h, %s,\n"
+			       "\t\t\t\t\t\t     uint32_t remote_dctn, uint64_t remote_dc_key, uint16_t stream_id)\n{\n"
+			       "\tfv__%s_wr_set_dc_addr_stream(h, %s, remote_dctn, remote_dc_key, stream_id);\n}\n\n",
+			       name, ah, name, args);
+		}
+	}
 	printf("#endif /* __cplusplus */\n\n");
 }
 
@@ -778,10 +806,20 @@ static void emit_wr(void)
 			       "static FV__ALWAYS_INLINE void fv__%s_wr_set_ud_addr(struct fv_%s *h, const struct fv_ah *fah,\n"
 			       "\t\t\t\t\t\t struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)\n{\n"
 			       "\tfv__wr_ud_addr_at(&h->qp, fah, ibah, remote_qpn, remote_qkey);\n}\n\n", q->name, q->name);
+		if (dc(q))
+			printf("/* fv_wr_set_dc_addr(_stream) on a DCI handle: fah or ibah (the other NULL), as the front passes them. */\n"
+			       "static FV__ALWAYS_INLINE void fv__%s_wr_set_dc_addr(struct fv_%s *h, const struct fv_ah *fah,\n"
+			       "\t\t\t\t\t\t struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key)\n{\n"
+			       "\tfv__wr_dc_addr_at(&h->qp, fah, ibah, remote_dctn, remote_dc_key, 0);\n}\n\n"
+			       "static FV__ALWAYS_INLINE void fv__%s_wr_set_dc_addr_stream(struct fv_%s *h, const struct fv_ah *fah,\n"
+			       "\t\t\t\t\t\t\tstruct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key,\n"
+			       "\t\t\t\t\t\t\tuint16_t stream_id)\n{\n"
+			       "\tfv__wr_dc_addr_at(&h->qp, fah, ibah, remote_dctn, remote_dc_key, stream_id);\n}\n\n",
+			       q->name, q->name, q->name, q->name);
 		if (is(q->dest, "SRQN"))
 			printf("/* fv_wr_set_xrc_srqn on an XRC handle. */\n"
 			       "static FV__ALWAYS_INLINE void fv__%s_wr_set_xrc_srqn(struct fv_%s *h, uint32_t remote_srqn)\n{\n"
-			       "\tfv__wr_dest(&h->qp, %s, NULL, 0, 0, remote_srqn);\n}\n\n", q->name, q->name, q->fv);
+			       "\tfv__wr_dest(&h->qp, %s, NULL, 0, 0, remote_srqn, 0, 0);\n}\n\n", q->name, q->name, q->fv);
 	}
 
 	printf("/* ---- the fronts' targets for a struct fv_qp *: the QP type checked at run time, EINVAL at\n"
@@ -841,11 +879,23 @@ static void emit_wr(void)
 			printf("\tif (qp->qpt == %s) {\n\t\tfv__wr_ud_addr_at(qp, fah, ibah, remote_qpn, remote_qkey);\n"
 			       "\t\treturn;\n\t}\n", qpts[i].fv);
 	printf("\tfv__wr_fail(qp, EINVAL);\n}\n\n");
+	printf("/* fv_wr_set_dc_addr(_stream) on a struct fv_qp (DCI only). */\n"
+	       "static FV__ALWAYS_INLINE void fv__qp_wr_set_dc_addr_stream(struct fv_qp *qp, const struct fv_ah *fah,\n"
+	       "\t\t\t\t\t\t       struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key,\n"
+	       "\t\t\t\t\t\t       uint16_t stream_id)\n{\n");
+	for (size_t i = 0; i < n_qpts; i++)
+		if (dc(&qpts[i]))
+			printf("\tif (qp->qpt == %s) {\n\t\tfv__wr_dc_addr_at(qp, fah, ibah, remote_dctn, remote_dc_key, stream_id);\n"
+			       "\t\treturn;\n\t}\n", qpts[i].fv);
+	printf("\tfv__wr_fail(qp, EINVAL);\n}\n\n");
+	printf("static FV__ALWAYS_INLINE void fv__qp_wr_set_dc_addr(struct fv_qp *qp, const struct fv_ah *fah,\n"
+	       "\t\t\t\t\t\tstruct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key)\n{\n"
+	       "\tfv__qp_wr_set_dc_addr_stream(qp, fah, ibah, remote_dctn, remote_dc_key, 0);\n}\n\n");
 	printf("/* fv_wr_set_xrc_srqn on a struct fv_qp (XRC only). */\n"
 	       "static FV__ALWAYS_INLINE void fv__qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)\n{\n");
 	for (size_t i = 0; i < n_qpts; i++)
 		if (is(qpts[i].dest, "SRQN"))
-			printf("\tif (qp->qpt == %s) {\n\t\tfv__wr_dest(qp, %s, NULL, 0, 0, remote_srqn);\n"
+			printf("\tif (qp->qpt == %s) {\n\t\tfv__wr_dest(qp, %s, NULL, 0, 0, remote_srqn, 0, 0);\n"
 			       "\t\treturn;\n\t}\n", qpts[i].fv, qpts[i].fv);
 	printf("\tfv__wr_fail(qp, EINVAL);\n}\n\n");
 
@@ -901,6 +951,22 @@ static void emit_wr(void)
 	printf(")((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), (remote_qpn), (remote_qkey))\n\n");
 	emit_wr_front("set_xrc_srqn", "fv_wr_set_xrc_srqn(h, remote_srqn): the open XRC WQE's destination SRQ "
 		      "(ibv_wr_set_xrc_srqn).", "SRQN");
+	printf("/*\n * fv_wr_set_dc_addr(h, ah, remote_dctn, remote_dc_key): the open DCI WQE's destination\n"
+	       " * (mlx5dv_wr_set_dc_addr): the DCT number and access key, reached through ah (a struct\n"
+	       " * fv_ah * or the struct ibv_ah * itself, as fv_wr_set_ud_addr). _stream: also its DCI\n"
+	       " * stream (mlx5dv_wr_set_dc_addr_stream).\n */\n"
+	       "#define fv_wr_set_dc_addr(h, ah, remote_dctn, remote_dc_key) _Generic((h), \\\n"
+	       "\tstruct fv_qp *: fv__qp_wr_set_dc_addr");
+	for (size_t i = 0; i < n_qpts; i++)
+		if (dc(&qpts[i]))
+			printf(", \\\n\tstruct fv_%s *: fv__%s_wr_set_dc_addr", qpts[i].name, qpts[i].name);
+	printf(")((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), (remote_dctn), (remote_dc_key))\n\n");
+	printf("#define fv_wr_set_dc_addr_stream(h, ah, remote_dctn, remote_dc_key, stream_id) _Generic((h), \\\n"
+	       "\tstruct fv_qp *: fv__qp_wr_set_dc_addr_stream");
+	for (size_t i = 0; i < n_qpts; i++)
+		if (dc(&qpts[i]))
+			printf(", \\\n\tstruct fv_%s *: fv__%s_wr_set_dc_addr_stream", qpts[i].name, qpts[i].name);
+	printf(")((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), (remote_dctn), (remote_dc_key), (stream_id))\n\n");
 	printf("#endif /* !__cplusplus */\n\n");
 	emit_wr_cxx();
 	printf("#endif /* FASTVERBS_COMPAT_WR_H */\n");
@@ -921,7 +987,7 @@ static void fail(int line, const char *fmt, ...)
 }
 
 /* The values an enumerated column may take; NULL-terminated. */
-static const char *const dest_kinds[] = { "NONE", "AV", "SRQN", "ETH", NULL };
+static const char *const dest_kinds[] = { "NONE", "AV", "SRQN", "ETH", "DC", NULL };
 static const char *const remote_kinds[] = { "NONE", "RADDR", "CAS", "FADD", "BIND", "LINV", "TSO", NULL };
 static const char *const imm_kinds[] = { "NONE", "IMM", "INV", NULL };
 static const char *const payload_kinds[] = { "DATA", "SGL", "NONE", NULL };

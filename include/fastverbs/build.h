@@ -8,6 +8,7 @@
  *   RC/UC      ctrl [raddr [atomic]] payload
  *   UD         ctrl av(48)           payload
  *   XRC_SEND   ctrl xrc [raddr [atomic]] payload
+ *   DCI        ctrl av(48)           [raddr [atomic]] payload   (dc.h)
  *   UMR        ctrl umr_ctrl(48) mkey(64) [klm(64)] payload    (RC, UC, XRC_SEND: wqe.h)
  *   RAW_PACKET ctrl eth(32, or more with a TSO header) payload   (eth.h: its own builder)
  */
@@ -16,13 +17,14 @@
 
 #include "qp.h"
 #include "eth.h"
+#include "dc.h"
 
 FV__EXTERN_C_BEGIN
 
 /* Units of the transport segment (UD address vector, XRC SRQ number) a message carries. */
 static FV__ALWAYS_INLINE unsigned fv__transport_ds(enum fv_qpt qpt)
 {
-	return qpt == FV_QPT_UD ? 3 : qpt == FV_QPT_XRC ? 1 : 0;
+	return qpt == FV_QPT_UD || qpt == FV_QPT_DCI ? 3 : qpt == FV_QPT_XRC ? 1 : 0;
 }
 
 /* 16-byte units before the payload. A NOP (no payload at all) is the control segment alone. */
@@ -51,8 +53,8 @@ static FV__ALWAYS_INLINE unsigned fv__req_payload_ds(const struct fv_req *r)
 	return 0;
 }
 
-/* Units between the ctrl and the payload at most (XRC: SRQ, remote address, atomic; UD: AV). */
-#define FV__HDR_UNITS 3
+/* Units between the ctrl and the payload at most (DCI: AV, remote address, atomic). */
+#define FV__HDR_UNITS 5
 
 /*
  * How many units lie between a request's ctrl and its payload (docs/formats.md §3.7): a
@@ -64,7 +66,7 @@ static FV__ALWAYS_INLINE unsigned fv__req_hdr_count(enum fv_qpt qpt, const struc
 		return 0;
 	if (qpt == FV_QPT_UD)	/* no remote address or atomic on UD (ops.def) */
 		return 3;
-	return (qpt == FV_QPT_XRC) + !!(r->segs & FV__SEG_RADDR) + !!(r->segs & FV__SEG_ATOMIC);
+	return fv__transport_ds(qpt) + !!(r->segs & FV__SEG_RADDR) + !!(r->segs & FV__SEG_ATOMIC);
 }
 
 /*
@@ -80,6 +82,10 @@ static FV__ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, cons
 				  fv__av_image(r->av, r->remote_qpn, r->qkey, i);
 	if (qpt == FV_QPT_XRC && i-- == 0)
 		return fv__xrc_image(r->srqn);
+	if (qpt == FV_QPT_DCI && i < 3)
+		return fv__dc_av_image(r, i);
+	if (qpt == FV_QPT_DCI)
+		i -= 3;
 	if ((r->segs & FV__SEG_RADDR) && i-- == 0)
 		return fv__raddr_image(r->raddr, r->rkey);
 	return fv__atomic_image(r->swap_add, r->compare);
@@ -103,6 +109,8 @@ static FV__ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const stru
 	}
 	if (qpt == FV_QPT_XRC)
 		u[n++] = fv__xrc_image(r->srqn);
+	for (unsigned i = 0; qpt == FV_QPT_DCI && i < 3; i++)
+		u[n++] = fv__dc_av_image(r, i);
 	if (r->segs & FV__SEG_RADDR)
 		u[n++] = fv__raddr_image(r->raddr, r->rkey);
 	if (r->segs & FV__SEG_ATOMIC)
@@ -150,7 +158,7 @@ static FV__ALWAYS_INLINE void fv__wqe_body(const struct fv_ring *ring, enum fv_q
 		p = fv__wqe_umr(ring, r, qpn, p);
 	else
 		n = fv__req_hdr_images(qpt, r, u);
-FV__UNROLL(3)	/* n is a constant for a typed builder: the units stay in registers */
+FV__UNROLL(5)	/* n is a constant for a typed builder: the units stay in registers */
 	for (unsigned i = 0; i < n; i++)
 		p = fv__unit_write(ring, p, u[i], how);
 	if (r->payload == FV__PL_SGL && FV__CONST_P(r->nsge) && r->nsge == 1) {
@@ -238,6 +246,9 @@ static FV__ALWAYS_INLINE int fv__build_wqe(struct fv_qp *qp, enum fv_qpt qpt, co
 	return 0;
 }
 
+/* Units after the ctrl the fast path stores at most: a DCI atomic's AV, raddr, atomic, data. */
+#define FV__FAST_UNITS 6
+
 /*
  * Unit i after the ctrl of a request whose payload is its one SGE or none: the units before
  * the payload (fv__req_hdr_image), then the SGE's data segment.
@@ -312,14 +323,14 @@ static FV__ALWAYS_INLINE void fv__ctrl_drop_empty(struct fv_image *c, bool empty
  * word new in each; joined in a vector they cost a register shuffle more).
  */
 static FV__ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req *r, uint8_t *wqe, uint32_t pi,
-					 struct fv_image c, const struct fv_image u[4], unsigned n, bool inl1,
+					 struct fv_image c, const struct fv_image u[FV__FAST_UNITS], unsigned n, bool inl1,
 					 bool skip_last, bool words0, unsigned how)
 {
 	/* Flags decided per WR: the ctrl's two words stored as they are, not joined in a vector first. */
 	uint8_t *p = fv__ctrl_put(wqe, pi, c, FV__CONST_P(r->flags) ? how & ~FV__CTRL_A :
 					      how & FV__VEC ? how & FV__CTRL_A : 0);
 
-FV__UNROLL(4)	/* n is a constant (4 at most, UD): the units stay in registers */
+FV__UNROLL(6)	/* n is a constant (FV__FAST_UNITS at most): the units stay in registers */
 	for (unsigned i = 0; i < n; i++) {
 		if (!(i == n - 1 && skip_last))	/* not an empty SGE that would start a second block */
 			fv__unit_put(p, u[i], i == 0 && words0 ? how & ~(unsigned)FV__VEC : how);
@@ -363,11 +374,13 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 	__be32 fm = typed ? fv__sq_fm_be(r->flags) : fv__sq_fm(sq, r->flags);
 	const unsigned n = fv__req_hdr_count(qpt, r) + sge1;	/* units after the ctrl, inline data aside */
 	/* computed before the test of lim: in a caller's loop, what does not change, once */
-	const struct fv_image u[4] = {
+	const struct fv_image u[FV__FAST_UNITS] = {
 		n > 0 ? fv__req_unit(qpt, r, how, 0) : FV__IMAGE(0, 0),
 		n > 1 ? fv__req_unit(qpt, r, how, 1) : FV__IMAGE(0, 0),
 		n > 2 ? fv__req_unit(qpt, r, how, 2) : FV__IMAGE(0, 0),
 		n > 3 ? fv__req_unit(qpt, r, how, 3) : FV__IMAGE(0, 0),
+		n > 4 ? fv__req_unit(qpt, r, how, 4) : FV__IMAGE(0, 0),
+		n > 5 ? fv__req_unit(qpt, r, how, 5) : FV__IMAGE(0, 0),
 	};
 	const bool empty = sge1 && !r->sgl->length;
 	/*

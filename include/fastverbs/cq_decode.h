@@ -144,7 +144,7 @@ static inline const uint8_t *fv__cqe_data(const struct mlx5_cqe64 *cqe, uint8_t 
 
 /*
  * Requester scatter-to-CQE (RDMA READ / atomic response): into the data segments of the
- * send WQE in slot, found past its ctrl, [xrc], raddr and [atomic] segments; the WQE may
+ * send WQE in slot, found past its ctrl, [xrc | DCI's av], raddr and [atomic] segments; the WQE may
  * continue at block 0.
  */
 static FV__COLD uint8_t
@@ -152,7 +152,7 @@ fv__scatter_send(const struct fv_qp *qp, uint32_t slot, const uint8_t *src, uint
 {
 	const struct fv_sq *sq = &qp->sq;
 	const uint8_t *c = sq->ring.buf + ((size_t)slot << 6);
-	unsigned skip = 1 + (qp->qpt == FV_QPT_XRC), ds = fv__ctrl_ds(c);
+	unsigned skip = 1 + (qp->qpt == FV_QPT_XRC) + 3 * (qp->qpt == FV_QPT_DCI), ds = fv__ctrl_ds(c);
 
 	switch (c[3]) {
 	case MLX5_OPCODE_RDMA_READ:	skip += 1; break;

@@ -6,11 +6,11 @@
  *   wqe.h       send WQE segment writers
  *   sq.h        the send ring and its doorbell
  *   registry.h  the process-wide tables: QPN -> fv_qp, the SRQs set up
- *   qp.h        struct fv_qp, typed handles, taking a QP over
+ *   qp.h        struct fv_qp, typed handles, taking a QP over (qp_reset.h: again after a reset)
  *   ah.h        struct fv_ah: UD address handles
- *   build.h     one request -> one WQE, the template every builder folds into
+ *   build.h     one request -> one WQE, the template every builder folds into (dc.h: a DCI's AV)
  *   ops.h       generated from ops.def: typed builders and their fv_write()-style fronts
- *   recv.h      receive queue and SRQ posting
+ *   recv.h      receive queue and SRQ posting (dct.h: a DCT's receives, on its SRQ)
  *   cq.h        completion polling (cq_init.h, cq_decode.h, cq_run.h: its parts)
  *   cq_arm.h    arming a CQ for completion events
  *   compat/verbs.h  drop-in fv_post_send (its table: compat/post_send_ops.h, generated),
@@ -28,9 +28,11 @@
 #include "wqe.h"
 #include "sq.h"
 #include "qp.h"
+#include "qp_reset.h"
 #include "build.h"
 #include "ops.h"
 #include "recv.h"
+#include "dct.h"
 #include "cq.h"
 #include "cq_arm.h"
 #include "compat/verbs.h"

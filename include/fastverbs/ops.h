@@ -851,6 +851,259 @@ static FV__ALWAYS_INLINE int fv_raw_send_tso_inline(struct fv_raw *h, uint64_t w
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
+/* ---- DRIVER ---- */
+
+/* fv_dci_init: take over a DRIVER ibv_qp (fv_qp_init) as a typed handle; EINVAL for another type. */
+static inline int fv_dci_init(struct fv_dci *h, struct ibv_qp *ibqp)
+{
+	return ibqp->qp_type == IBV_QPT_DRIVER ? fv_qp_init(&h->qp, ibqp) : EINVAL;
+}
+
+/* fv_dci_send: SEND on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_send(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_send_sgl: SEND on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_send_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_send_inline: SEND on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_send_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_send_imm: SEND with immediate data on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_send_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_send_imm_sgl: SEND with immediate data on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_send_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_send_imm_inline: SEND with immediate data on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_send_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_send_inv: SEND that invalidates a remote rkey on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_send_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey), r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_send_inv_sgl: SEND that invalidates a remote rkey on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_send_inv_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey), r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_send_inv_inline: SEND that invalidates a remote rkey on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_send_inv_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey), r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_write: RDMA WRITE on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_write(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_write_sgl: RDMA WRITE on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_write_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_write_inline: RDMA WRITE on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_write_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_write_imm: RDMA WRITE with immediate data on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_write_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_write_imm_sgl: RDMA WRITE with immediate data on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_write_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_write_imm_inline: RDMA WRITE with immediate data on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_write_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_read: RDMA READ into the SGEs on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_read(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_read_sgl: RDMA READ into the SGEs on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_read_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_cas(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_cas_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_fadd(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_fadd_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_nop: NOP (control segment only, e.g. to ask for a completion) on a DRIVER QP, no payload. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_nop(struct fv_dci *h, uint64_t wr_id, unsigned flags)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_NOP, r.payload = FV__PL_NONE;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a DRIVER QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_bind_mw(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_dci_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a DRIVER QP, no payload. 0 or ENOMEM; no doorbell. */
+static FV__ALWAYS_INLINE int fv_dci_local_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id, r.flags = flags,
+		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
+	return fv__build(&h->qp, FV_QPT_DCI, &r);
+}
+
 /*
  * Whether a WQE of this mlx5 opcode, opened before its payload is set (the fv_wr_* calls),
  * carries the request's imm (immediate data or the rkey to invalidate) in its ctrl:
@@ -867,43 +1120,44 @@ static FV__ALWAYS_INLINE bool fv__op_has_imm(uint8_t opcode)
  * does not allow the operation does not compile (C++: the overloads at the end). ---- */
 
 #ifndef __cplusplus
-int fv__no_send(const void *h, ...) FV__COMPILE_ERROR("fv_send: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_raw *");
-int fv__no_send_imm_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_send_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
-int fv__no_send_imm(const void *h, ...) FV__COMPILE_ERROR("fv_send_imm: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
-int fv__no_send_inv_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_send_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
-int fv__no_send_inv_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_send_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
-int fv__no_send_inv(const void *h, ...) FV__COMPILE_ERROR("fv_send_inv: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
-int fv__no_write_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_write is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
-int fv__no_write_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_write is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
-int fv__no_write(const void *h, ...) FV__COMPILE_ERROR("fv_write: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
-int fv__no_write_imm_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_write_imm is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
-int fv__no_write_imm_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_write_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
-int fv__no_write_imm(const void *h, ...) FV__COMPILE_ERROR("fv_write_imm: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
-int fv__no_read_on_uc(const void *h, ...) FV__COMPILE_ERROR("fv_read is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
-int fv__no_read_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_read is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
-int fv__no_read_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_read is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
-int fv__no_read(const void *h, ...) FV__COMPILE_ERROR("fv_read: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_xrc *");
-int fv__no_cas_on_uc(const void *h, ...) FV__COMPILE_ERROR("fv_cas is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
-int fv__no_cas_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_cas is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
-int fv__no_cas_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_cas is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
-int fv__no_cas(const void *h, ...) FV__COMPILE_ERROR("fv_cas: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_xrc *");
-int fv__no_fadd_on_uc(const void *h, ...) FV__COMPILE_ERROR("fv_fadd is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
-int fv__no_fadd_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_fadd is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
-int fv__no_fadd_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_fadd is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
-int fv__no_fadd(const void *h, ...) FV__COMPILE_ERROR("fv_fadd: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_xrc *");
-int fv__no_nop_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_nop is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
-int fv__no_nop(const void *h, ...) FV__COMPILE_ERROR("fv_nop: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
-int fv__no_bind_mw_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_bind_mw is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
-int fv__no_bind_mw_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_bind_mw is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
-int fv__no_bind_mw(const void *h, ...) FV__COMPILE_ERROR("fv_bind_mw: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_send(const void *h, ...) FV__COMPILE_ERROR("fv_send: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_raw *, struct fv_dci *");
+int fv__no_send_imm_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_send_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
+int fv__no_send_imm(const void *h, ...) FV__COMPILE_ERROR("fv_send_imm: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
+int fv__no_send_inv_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_send_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_send_inv_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_send_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_send_inv(const void *h, ...) FV__COMPILE_ERROR("fv_send_inv: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_write_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_write is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_write_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_write is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_write(const void *h, ...) FV__COMPILE_ERROR("fv_write: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_write_imm_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_write_imm is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_write_imm_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_write_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_write_imm(const void *h, ...) FV__COMPILE_ERROR("fv_write_imm: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_read_on_uc(const void *h, ...) FV__COMPILE_ERROR("fv_read is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_read_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_read is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_read_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_read is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_read(const void *h, ...) FV__COMPILE_ERROR("fv_read: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_cas_on_uc(const void *h, ...) FV__COMPILE_ERROR("fv_cas is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_cas_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_cas is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_cas_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_cas is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_cas(const void *h, ...) FV__COMPILE_ERROR("fv_cas: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_fadd_on_uc(const void *h, ...) FV__COMPILE_ERROR("fv_fadd is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_fadd_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_fadd is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_fadd_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_fadd is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_fadd(const void *h, ...) FV__COMPILE_ERROR("fv_fadd: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_nop_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_nop is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
+int fv__no_nop(const void *h, ...) FV__COMPILE_ERROR("fv_nop: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
+int fv__no_bind_mw_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_bind_mw is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_bind_mw_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_bind_mw is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_bind_mw(const void *h, ...) FV__COMPILE_ERROR("fv_bind_mw: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 int fv__no_send_tso_on_rc(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_rc * (a RC QP); it takes struct fv_raw *");
 int fv__no_send_tso_on_uc(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_uc * (a UC QP); it takes struct fv_raw *");
 int fv__no_send_tso_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_ud * (a UD QP); it takes struct fv_raw *");
 int fv__no_send_tso_on_xrc(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_xrc * (a XRC_SEND QP); it takes struct fv_raw *");
+int fv__no_send_tso_on_dci(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_dci * (a DRIVER QP); it takes struct fv_raw *");
 int fv__no_send_tso(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso: the first argument is not a fastverbs handle; it takes struct fv_raw *");
-int fv__no_local_inv_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
-int fv__no_local_inv_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
-int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+int fv__no_local_inv_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_local_inv_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 
 #define fv_send(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send, \
@@ -911,6 +1165,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv_ud_send, \
 	struct fv_xrc *: fv_xrc_send, \
 	struct fv_raw *: fv_raw_send, \
+	struct fv_dci *: fv_dci_send, \
 	default: fv__no_send)((h), __VA_ARGS__)
 #define fv_send_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_sgl, \
@@ -918,6 +1173,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv_ud_send_sgl, \
 	struct fv_xrc *: fv_xrc_send_sgl, \
 	struct fv_raw *: fv_raw_send_sgl, \
+	struct fv_dci *: fv_dci_send_sgl, \
 	default: fv__no_send)((h), __VA_ARGS__)
 #define fv_send_inline(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_inline, \
@@ -925,6 +1181,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv_ud_send_inline, \
 	struct fv_xrc *: fv_xrc_send_inline, \
 	struct fv_raw *: fv_raw_send_inline, \
+	struct fv_dci *: fv_dci_send_inline, \
 	default: fv__no_send)((h), __VA_ARGS__)
 #define fv_send_imm(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_imm, \
@@ -932,6 +1189,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv_ud_send_imm, \
 	struct fv_xrc *: fv_xrc_send_imm, \
 	struct fv_raw *: fv__no_send_imm_on_raw, \
+	struct fv_dci *: fv_dci_send_imm, \
 	default: fv__no_send_imm)((h), __VA_ARGS__)
 #define fv_send_imm_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_imm_sgl, \
@@ -939,6 +1197,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv_ud_send_imm_sgl, \
 	struct fv_xrc *: fv_xrc_send_imm_sgl, \
 	struct fv_raw *: fv__no_send_imm_on_raw, \
+	struct fv_dci *: fv_dci_send_imm_sgl, \
 	default: fv__no_send_imm)((h), __VA_ARGS__)
 #define fv_send_imm_inline(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_imm_inline, \
@@ -946,6 +1205,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv_ud_send_imm_inline, \
 	struct fv_xrc *: fv_xrc_send_imm_inline, \
 	struct fv_raw *: fv__no_send_imm_on_raw, \
+	struct fv_dci *: fv_dci_send_imm_inline, \
 	default: fv__no_send_imm)((h), __VA_ARGS__)
 #define fv_send_inv(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_inv, \
@@ -953,6 +1213,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_send_inv_on_ud, \
 	struct fv_xrc *: fv_xrc_send_inv, \
 	struct fv_raw *: fv__no_send_inv_on_raw, \
+	struct fv_dci *: fv_dci_send_inv, \
 	default: fv__no_send_inv)((h), __VA_ARGS__)
 #define fv_send_inv_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_inv_sgl, \
@@ -960,6 +1221,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_send_inv_on_ud, \
 	struct fv_xrc *: fv_xrc_send_inv_sgl, \
 	struct fv_raw *: fv__no_send_inv_on_raw, \
+	struct fv_dci *: fv_dci_send_inv_sgl, \
 	default: fv__no_send_inv)((h), __VA_ARGS__)
 #define fv_send_inv_inline(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send_inv_inline, \
@@ -967,6 +1229,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_send_inv_on_ud, \
 	struct fv_xrc *: fv_xrc_send_inv_inline, \
 	struct fv_raw *: fv__no_send_inv_on_raw, \
+	struct fv_dci *: fv_dci_send_inv_inline, \
 	default: fv__no_send_inv)((h), __VA_ARGS__)
 #define fv_write(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_write, \
@@ -974,6 +1237,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_write_on_ud, \
 	struct fv_xrc *: fv_xrc_write, \
 	struct fv_raw *: fv__no_write_on_raw, \
+	struct fv_dci *: fv_dci_write, \
 	default: fv__no_write)((h), __VA_ARGS__)
 #define fv_write_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_write_sgl, \
@@ -981,6 +1245,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_write_on_ud, \
 	struct fv_xrc *: fv_xrc_write_sgl, \
 	struct fv_raw *: fv__no_write_on_raw, \
+	struct fv_dci *: fv_dci_write_sgl, \
 	default: fv__no_write)((h), __VA_ARGS__)
 #define fv_write_inline(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_write_inline, \
@@ -988,6 +1253,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_write_on_ud, \
 	struct fv_xrc *: fv_xrc_write_inline, \
 	struct fv_raw *: fv__no_write_on_raw, \
+	struct fv_dci *: fv_dci_write_inline, \
 	default: fv__no_write)((h), __VA_ARGS__)
 #define fv_write_imm(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_write_imm, \
@@ -995,6 +1261,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_write_imm_on_ud, \
 	struct fv_xrc *: fv_xrc_write_imm, \
 	struct fv_raw *: fv__no_write_imm_on_raw, \
+	struct fv_dci *: fv_dci_write_imm, \
 	default: fv__no_write_imm)((h), __VA_ARGS__)
 #define fv_write_imm_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_write_imm_sgl, \
@@ -1002,6 +1269,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_write_imm_on_ud, \
 	struct fv_xrc *: fv_xrc_write_imm_sgl, \
 	struct fv_raw *: fv__no_write_imm_on_raw, \
+	struct fv_dci *: fv_dci_write_imm_sgl, \
 	default: fv__no_write_imm)((h), __VA_ARGS__)
 #define fv_write_imm_inline(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_write_imm_inline, \
@@ -1009,6 +1277,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_write_imm_on_ud, \
 	struct fv_xrc *: fv_xrc_write_imm_inline, \
 	struct fv_raw *: fv__no_write_imm_on_raw, \
+	struct fv_dci *: fv_dci_write_imm_inline, \
 	default: fv__no_write_imm)((h), __VA_ARGS__)
 #define fv_read(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_read, \
@@ -1016,6 +1285,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_read_on_ud, \
 	struct fv_xrc *: fv_xrc_read, \
 	struct fv_raw *: fv__no_read_on_raw, \
+	struct fv_dci *: fv_dci_read, \
 	default: fv__no_read)((h), __VA_ARGS__)
 #define fv_read_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_read_sgl, \
@@ -1023,6 +1293,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_read_on_ud, \
 	struct fv_xrc *: fv_xrc_read_sgl, \
 	struct fv_raw *: fv__no_read_on_raw, \
+	struct fv_dci *: fv_dci_read_sgl, \
 	default: fv__no_read)((h), __VA_ARGS__)
 #define fv_cas(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_cas, \
@@ -1030,6 +1301,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_cas_on_ud, \
 	struct fv_xrc *: fv_xrc_cas, \
 	struct fv_raw *: fv__no_cas_on_raw, \
+	struct fv_dci *: fv_dci_cas, \
 	default: fv__no_cas)((h), __VA_ARGS__)
 #define fv_cas_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_cas_sgl, \
@@ -1037,6 +1309,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_cas_on_ud, \
 	struct fv_xrc *: fv_xrc_cas_sgl, \
 	struct fv_raw *: fv__no_cas_on_raw, \
+	struct fv_dci *: fv_dci_cas_sgl, \
 	default: fv__no_cas)((h), __VA_ARGS__)
 #define fv_fadd(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_fadd, \
@@ -1044,6 +1317,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_fadd_on_ud, \
 	struct fv_xrc *: fv_xrc_fadd, \
 	struct fv_raw *: fv__no_fadd_on_raw, \
+	struct fv_dci *: fv_dci_fadd, \
 	default: fv__no_fadd)((h), __VA_ARGS__)
 #define fv_fadd_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_fadd_sgl, \
@@ -1051,6 +1325,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_fadd_on_ud, \
 	struct fv_xrc *: fv_xrc_fadd_sgl, \
 	struct fv_raw *: fv__no_fadd_on_raw, \
+	struct fv_dci *: fv_dci_fadd_sgl, \
 	default: fv__no_fadd)((h), __VA_ARGS__)
 #define fv_nop(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_nop, \
@@ -1058,6 +1333,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv_ud_nop, \
 	struct fv_xrc *: fv_xrc_nop, \
 	struct fv_raw *: fv__no_nop_on_raw, \
+	struct fv_dci *: fv_dci_nop, \
 	default: fv__no_nop)((h), __VA_ARGS__)
 #define fv_bind_mw(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_bind_mw, \
@@ -1065,6 +1341,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_bind_mw_on_ud, \
 	struct fv_xrc *: fv_xrc_bind_mw, \
 	struct fv_raw *: fv__no_bind_mw_on_raw, \
+	struct fv_dci *: fv_dci_bind_mw, \
 	default: fv__no_bind_mw)((h), __VA_ARGS__)
 #define fv_send_tso(h, ...) _Generic((h), \
 	struct fv_rc *: fv__no_send_tso_on_rc, \
@@ -1072,6 +1349,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_send_tso_on_ud, \
 	struct fv_xrc *: fv__no_send_tso_on_xrc, \
 	struct fv_raw *: fv_raw_send_tso, \
+	struct fv_dci *: fv__no_send_tso_on_dci, \
 	default: fv__no_send_tso)((h), __VA_ARGS__)
 #define fv_send_tso_sgl(h, ...) _Generic((h), \
 	struct fv_rc *: fv__no_send_tso_on_rc, \
@@ -1079,6 +1357,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_send_tso_on_ud, \
 	struct fv_xrc *: fv__no_send_tso_on_xrc, \
 	struct fv_raw *: fv_raw_send_tso_sgl, \
+	struct fv_dci *: fv__no_send_tso_on_dci, \
 	default: fv__no_send_tso)((h), __VA_ARGS__)
 #define fv_send_tso_inline(h, ...) _Generic((h), \
 	struct fv_rc *: fv__no_send_tso_on_rc, \
@@ -1086,6 +1365,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_send_tso_on_ud, \
 	struct fv_xrc *: fv__no_send_tso_on_xrc, \
 	struct fv_raw *: fv_raw_send_tso_inline, \
+	struct fv_dci *: fv__no_send_tso_on_dci, \
 	default: fv__no_send_tso)((h), __VA_ARGS__)
 #define fv_local_inv(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_local_inv, \
@@ -1093,6 +1373,7 @@ int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the fi
 	struct fv_ud *: fv__no_local_inv_on_ud, \
 	struct fv_xrc *: fv_xrc_local_inv, \
 	struct fv_raw *: fv__no_local_inv_on_raw, \
+	struct fv_dci *: fv_dci_local_inv, \
 	default: fv__no_local_inv)((h), __VA_ARGS__)
 #endif
 
@@ -1129,6 +1410,11 @@ static FV__ALWAYS_INLINE int fv_send(struct fv_raw *h, uint64_t wr_id, unsigned 
 	return fv_raw_send(h, wr_id, flags, sge);
 }
 
+static FV__ALWAYS_INLINE int fv_send(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_send(h, wr_id, flags, sge, ah, dctn, dc_key);
+}
+
 static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
 	return fv_rc_send_sgl(h, wr_id, flags, sgl, nsge);
@@ -1152,6 +1438,11 @@ static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsig
 static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
 {
 	return fv_raw_send_sgl(h, wr_id, flags, sgl, nsge);
+}
+
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_send_sgl(h, wr_id, flags, sgl, nsge, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
@@ -1179,6 +1470,11 @@ static FV__ALWAYS_INLINE int fv_send_inline(struct fv_raw *h, uint64_t wr_id, un
 	return fv_raw_send_inline(h, wr_id, flags, data, len);
 }
 
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_send_inline(h, wr_id, flags, data, len, ah, dctn, dc_key);
+}
+
 static FV__ALWAYS_INLINE int fv_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
 {
 	return fv_rc_send_imm(h, wr_id, flags, sge, imm);
@@ -1201,8 +1497,13 @@ static FV__ALWAYS_INLINE int fv_send_imm(struct fv_xrc *h, uint64_t wr_id, unsig
 
 template <class... A> int fv_send_imm(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_send_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_send_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_send_imm(h, wr_id, flags, sge, imm, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
@@ -1227,8 +1528,13 @@ static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, u
 
 template <class... A> int fv_send_imm_sgl(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_imm_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_send_imm_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
@@ -1253,8 +1559,13 @@ static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_xrc *h, uint64_t wr_id
 
 template <class... A> int fv_send_imm_inline(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_imm_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_send_imm_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_send_imm_inline(h, wr_id, flags, data, len, imm, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
@@ -1269,7 +1580,7 @@ static FV__ALWAYS_INLINE int fv_send_inv(struct fv_uc *h, uint64_t wr_id, unsign
 
 template <class... A> int fv_send_inv(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_send_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1280,8 +1591,13 @@ static FV__ALWAYS_INLINE int fv_send_inv(struct fv_xrc *h, uint64_t wr_id, unsig
 
 template <class... A> int fv_send_inv(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_send_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_send_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_send_inv(h, wr_id, flags, sge, inv_rkey, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
@@ -1296,7 +1612,7 @@ static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, un
 
 template <class... A> int fv_send_inv_sgl(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_inv_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_send_inv_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1307,8 +1623,13 @@ static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, u
 
 template <class... A> int fv_send_inv_sgl(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_inv_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_send_inv_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
@@ -1323,7 +1644,7 @@ static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_uc *h, uint64_t wr_id,
 
 template <class... A> int fv_send_inv_inline(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_inv_inline is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_send_inv_inline is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1334,8 +1655,13 @@ static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_xrc *h, uint64_t wr_id
 
 template <class... A> int fv_send_inv_inline(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_inv_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_send_inv_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_send_inv_inline(h, wr_id, flags, data, len, inv_rkey, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
@@ -1350,7 +1676,7 @@ static FV__ALWAYS_INLINE int fv_write(struct fv_uc *h, uint64_t wr_id, unsigned 
 
 template <class... A> int fv_write(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_write is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1361,8 +1687,13 @@ static FV__ALWAYS_INLINE int fv_write(struct fv_xrc *h, uint64_t wr_id, unsigned
 
 template <class... A> int fv_write(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_write is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_write(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_write(h, wr_id, flags, sge, raddr, rkey, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
@@ -1377,7 +1708,7 @@ static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_uc *h, uint64_t wr_id, unsig
 
 template <class... A> int fv_write_sgl(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_write_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1388,8 +1719,13 @@ static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsi
 
 template <class... A> int fv_write_sgl(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_write_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
@@ -1404,7 +1740,7 @@ static FV__ALWAYS_INLINE int fv_write_inline(struct fv_uc *h, uint64_t wr_id, un
 
 template <class... A> int fv_write_inline(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_inline is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_write_inline is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1415,8 +1751,13 @@ static FV__ALWAYS_INLINE int fv_write_inline(struct fv_xrc *h, uint64_t wr_id, u
 
 template <class... A> int fv_write_inline(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_write_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_write_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_write_inline(h, wr_id, flags, data, len, raddr, rkey, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
@@ -1431,7 +1772,7 @@ static FV__ALWAYS_INLINE int fv_write_imm(struct fv_uc *h, uint64_t wr_id, unsig
 
 template <class... A> int fv_write_imm(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_imm is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_write_imm is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1442,8 +1783,13 @@ static FV__ALWAYS_INLINE int fv_write_imm(struct fv_xrc *h, uint64_t wr_id, unsi
 
 template <class... A> int fv_write_imm(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_write_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_write_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_write_imm(h, wr_id, flags, sge, raddr, rkey, imm, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
@@ -1458,7 +1804,7 @@ static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, u
 
 template <class... A> int fv_write_imm_sgl(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_imm_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_write_imm_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1469,8 +1815,13 @@ static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, 
 
 template <class... A> int fv_write_imm_sgl(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_imm_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_write_imm_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
@@ -1485,7 +1836,7 @@ static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_uc *h, uint64_t wr_id
 
 template <class... A> int fv_write_imm_inline(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_imm_inline is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_write_imm_inline is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1496,8 +1847,13 @@ static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_xrc *h, uint64_t wr_i
 
 template <class... A> int fv_write_imm_inline(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_imm_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_write_imm_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
@@ -1507,13 +1863,13 @@ static FV__ALWAYS_INLINE int fv_read(struct fv_rc *h, uint64_t wr_id, unsigned f
 
 template <class... A> int fv_read(struct fv_uc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_read is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_read is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
 template <class... A> int fv_read(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_read is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_read is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1524,8 +1880,13 @@ static FV__ALWAYS_INLINE int fv_read(struct fv_xrc *h, uint64_t wr_id, unsigned 
 
 template <class... A> int fv_read(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_read is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_read is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_read(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_read(h, wr_id, flags, sge, raddr, rkey, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
@@ -1535,13 +1896,13 @@ static FV__ALWAYS_INLINE int fv_read_sgl(struct fv_rc *h, uint64_t wr_id, unsign
 
 template <class... A> int fv_read_sgl(struct fv_uc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_read_sgl is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_read_sgl is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
 template <class... A> int fv_read_sgl(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_read_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_read_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1552,8 +1913,13 @@ static FV__ALWAYS_INLINE int fv_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsig
 
 template <class... A> int fv_read_sgl(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_read_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_read_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_read_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_read_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
@@ -1563,13 +1929,13 @@ static FV__ALWAYS_INLINE int fv_cas(struct fv_rc *h, uint64_t wr_id, unsigned fl
 
 template <class... A> int fv_cas(struct fv_uc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_cas is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_cas is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
 template <class... A> int fv_cas(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_cas is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_cas is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1580,8 +1946,13 @@ static FV__ALWAYS_INLINE int fv_cas(struct fv_xrc *h, uint64_t wr_id, unsigned f
 
 template <class... A> int fv_cas(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_cas is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_cas is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_cas(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_cas(h, wr_id, flags, sge, raddr, rkey, compare, swap, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
@@ -1591,13 +1962,13 @@ static FV__ALWAYS_INLINE int fv_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigne
 
 template <class... A> int fv_cas_sgl(struct fv_uc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_cas_sgl is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_cas_sgl is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
 template <class... A> int fv_cas_sgl(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_cas_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_cas_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1608,8 +1979,13 @@ static FV__ALWAYS_INLINE int fv_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsign
 
 template <class... A> int fv_cas_sgl(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_cas_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_cas_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_cas_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_cas_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, compare, swap, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
@@ -1619,13 +1995,13 @@ static FV__ALWAYS_INLINE int fv_fadd(struct fv_rc *h, uint64_t wr_id, unsigned f
 
 template <class... A> int fv_fadd(struct fv_uc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_fadd is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_fadd is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
 template <class... A> int fv_fadd(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_fadd is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_fadd is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1636,8 +2012,13 @@ static FV__ALWAYS_INLINE int fv_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned 
 
 template <class... A> int fv_fadd(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_fadd is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_fadd is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_fadd(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_fadd(h, wr_id, flags, sge, raddr, rkey, add, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
@@ -1647,13 +2028,13 @@ static FV__ALWAYS_INLINE int fv_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsign
 
 template <class... A> int fv_fadd_sgl(struct fv_uc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_fadd_sgl is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_fadd_sgl is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
 template <class... A> int fv_fadd_sgl(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_fadd_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_fadd_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1664,8 +2045,13 @@ static FV__ALWAYS_INLINE int fv_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsig
 
 template <class... A> int fv_fadd_sgl(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_fadd_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_fadd_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_fadd_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+{
+	return fv_dci_fadd_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, add, ah, dctn, dc_key);
 }
 
 static FV__ALWAYS_INLINE int fv_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
@@ -1690,8 +2076,13 @@ static FV__ALWAYS_INLINE int fv_nop(struct fv_xrc *h, uint64_t wr_id, unsigned f
 
 template <class... A> int fv_nop(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_nop is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_nop is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_nop(struct fv_dci *h, uint64_t wr_id, unsigned flags)
+{
+	return fv_dci_nop(h, wr_id, flags);
 }
 
 static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
@@ -1706,7 +2097,7 @@ static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigne
 
 template <class... A> int fv_bind_mw(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_bind_mw is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_bind_mw is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1717,8 +2108,13 @@ static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsign
 
 template <class... A> int fv_bind_mw(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_bind_mw is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_bind_mw is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+{
+	return fv_dci_bind_mw(h, wr_id, flags, mw, rkey, bind);
 }
 
 template <class... A> int fv_send_tso(struct fv_rc *, A...)
@@ -1750,6 +2146,12 @@ static FV__ALWAYS_INLINE int fv_send_tso(struct fv_raw *h, uint64_t wr_id, unsig
 	return fv_raw_send_tso(h, wr_id, flags, hdr, hdr_sz, mss, sge);
 }
 
+template <class... A> int fv_send_tso(struct fv_dci *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_tso is not an operation of struct fv_dci * (a DRIVER QP); it takes struct fv_raw *");
+	return 0;
+}
+
 template <class... A> int fv_send_tso_sgl(struct fv_rc *, A...)
 {
 	static_assert(fv__false<A...>::value, "fv_send_tso_sgl is not an operation of struct fv_rc * (a RC QP); it takes struct fv_raw *");
@@ -1777,6 +2179,12 @@ template <class... A> int fv_send_tso_sgl(struct fv_xrc *, A...)
 static FV__ALWAYS_INLINE int fv_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sgl, int nsge)
 {
 	return fv_raw_send_tso_sgl(h, wr_id, flags, hdr, hdr_sz, mss, sgl, nsge);
+}
+
+template <class... A> int fv_send_tso_sgl(struct fv_dci *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_tso_sgl is not an operation of struct fv_dci * (a DRIVER QP); it takes struct fv_raw *");
+	return 0;
 }
 
 template <class... A> int fv_send_tso_inline(struct fv_rc *, A...)
@@ -1808,6 +2216,12 @@ static FV__ALWAYS_INLINE int fv_send_tso_inline(struct fv_raw *h, uint64_t wr_id
 	return fv_raw_send_tso_inline(h, wr_id, flags, hdr, hdr_sz, mss, data, len);
 }
 
+template <class... A> int fv_send_tso_inline(struct fv_dci *, A...)
+{
+	static_assert(fv__false<A...>::value, "fv_send_tso_inline is not an operation of struct fv_dci * (a DRIVER QP); it takes struct fv_raw *");
+	return 0;
+}
+
 static FV__ALWAYS_INLINE int fv_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
 {
 	return fv_rc_local_inv(h, wr_id, flags, inv_rkey);
@@ -1820,7 +2234,7 @@ static FV__ALWAYS_INLINE int fv_local_inv(struct fv_uc *h, uint64_t wr_id, unsig
 
 template <class... A> int fv_local_inv(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_local_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_local_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
@@ -1831,8 +2245,13 @@ static FV__ALWAYS_INLINE int fv_local_inv(struct fv_xrc *h, uint64_t wr_id, unsi
 
 template <class... A> int fv_local_inv(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_local_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *");
+	static_assert(fv__false<A...>::value, "fv_local_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_local_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+{
+	return fv_dci_local_inv(h, wr_id, flags, inv_rkey);
 }
 
 #endif /* __cplusplus */

@@ -14,7 +14,7 @@
 FV__EXTERN_C_BEGIN
 
 /* QP types fastverbs drives; the row index of the operation table (ops.def). */
-enum fv_qpt { FV_QPT_RC, FV_QPT_UC, FV_QPT_UD, FV_QPT_XRC, FV_QPT_RAW, FV__QPT_COUNT };
+enum fv_qpt { FV_QPT_RC, FV_QPT_UC, FV_QPT_UD, FV_QPT_XRC, FV_QPT_RAW, FV_QPT_DCI, FV__QPT_COUNT };
 
 /* Receive queue: one WQE per receive WR, stride bytes each. */
 struct fv_rq {
@@ -48,6 +48,8 @@ struct fv_wr_batch {
 	__be32 imm;
 	uint32_t rkey, qkey, srqn;
 	uint64_t wr_id, raddr, swap_add, compare;
+	uint64_t dc_key;	/* DCI: the DC access key; stream: its stream id (compat/wr_dc.h) */
+	uint16_t stream;
 	uint64_t av_w;		/* UD: the datagram segment's bytes 8-15, byte-swapped (fv__wr_av_word) */
 	const struct mlx5_wqe_av *av;
 	const void *hdr;	/* TSO: the header, its size and the MSS */
@@ -92,6 +94,7 @@ struct fv_uc  { struct fv_qp qp; };
 struct fv_ud  { struct fv_qp qp; };
 struct fv_xrc { struct fv_qp qp; };
 struct fv_raw { struct fv_qp qp; };
+struct fv_dci { struct fv_qp qp; };
 
 /* The struct fv_qp inside a typed handle. */
 #define fv__qp_of(h) (&(h)->qp)
@@ -116,11 +119,12 @@ static FV__ALWAYS_INLINE void fv__ring_checked(struct fv_qp *qp)
  * at compile time with a message naming fv_ring. */
 #ifndef __cplusplus
 struct fv_qp *fv__ring_not_a_qp(const void *h)
-	FV__COMPILE_ERROR("fv_ring takes a struct fv_qp * or a typed handle (struct fv_rc *, fv_uc *, fv_ud *, fv_xrc *, fv_raw *)");
+	FV__COMPILE_ERROR("fv_ring takes a struct fv_qp * or a typed handle (struct fv_rc *, fv_uc *, fv_ud *, fv_xrc *, fv_raw *, fv_dci *)");
 #define fv__ring_qp(h) _Generic((h), struct fv_qp *: (struct fv_qp *)(void *)(h), \
 	struct fv_rc *: (struct fv_qp *)(void *)(h), struct fv_uc *: (struct fv_qp *)(void *)(h), \
 	struct fv_ud *: (struct fv_qp *)(void *)(h), struct fv_xrc *: (struct fv_qp *)(void *)(h), \
-	struct fv_raw *: (struct fv_qp *)(void *)(h), default: fv__ring_not_a_qp(h))
+	struct fv_raw *: (struct fv_qp *)(void *)(h), struct fv_dci *: (struct fv_qp *)(void *)(h), \
+	default: fv__ring_not_a_qp(h))
 #else
 } /* the overloads need C++ linkage */
 static inline struct fv_qp *fv__ring_qp(struct fv_qp *q) { return q; }
@@ -129,11 +133,12 @@ static inline struct fv_qp *fv__ring_qp(struct fv_uc *h) { return &h->qp; }
 static inline struct fv_qp *fv__ring_qp(struct fv_ud *h) { return &h->qp; }
 static inline struct fv_qp *fv__ring_qp(struct fv_xrc *h) { return &h->qp; }
 static inline struct fv_qp *fv__ring_qp(struct fv_raw *h) { return &h->qp; }
+static inline struct fv_qp *fv__ring_qp(struct fv_dci *h) { return &h->qp; }
 template <class H> struct fv__ring_refused { static const bool value = false; };
 template <class H> struct fv_qp *fv__ring_qp(H)
 {
 	static_assert(fv__ring_refused<H>::value,
-		      "fv_ring takes a struct fv_qp * or a typed handle (struct fv_rc *, fv_uc *, fv_ud *, fv_xrc *, fv_raw *)");
+		      "fv_ring takes a struct fv_qp * or a typed handle (struct fv_rc *, fv_uc *, fv_ud *, fv_xrc *, fv_raw *, fv_dci *)");
 	return 0;
 }
 extern "C" {
@@ -180,6 +185,7 @@ static inline int fv__qpt_of(enum ibv_qp_type t)
 	case IBV_QPT_UD:       return FV_QPT_UD;
 	case IBV_QPT_XRC_SEND: return FV_QPT_XRC;
 	case IBV_QPT_RAW_PACKET: return FV_QPT_RAW;
+	case IBV_QPT_DRIVER:   return FV_QPT_DCI;	/* or a DCT: fv__qp_take tells them apart */
 	default:               return -1;
 	}
 }
@@ -190,7 +196,7 @@ static inline int fv__qpt_of(enum ibv_qp_type t)
  */
 static inline uint32_t fv__max_wqe_bb(const struct fv_qp_geom *g)
 {
-	uint32_t hdr = 1 + (g->qpt == FV_QPT_UD ? 3 : g->qpt == FV_QPT_XRC ? 1 : 0) + 2;
+	uint32_t hdr = 1 + (g->qpt == FV_QPT_UD || g->qpt == FV_QPT_DCI ? 3 : g->qpt == FV_QPT_XRC ? 1 : 0) + 2;
 
 	if (g->qpt == FV_QPT_RAW) {
 		uint32_t tso = g->max_tso_header > 2 ? (g->max_tso_header - 2 + FV__DS - 1) / FV__DS : 0;
@@ -328,6 +334,12 @@ static inline int fv__qp_take(struct fv_qp *qp, struct ibv_qp *ibqp, uint32_t ma
 
 	if (qpt < 0)
 		return EOPNOTSUPP;
+	/*
+	 * First: a DCT (also IBV_QPT_DRIVER) answers no query of its caps, and mlx5dv_init_obj
+	 * would dereference its missing BlueFlame register (dct.h).
+	 */
+	if (ibv_query_qp(ibqp, &attr, IBV_QP_CAP | (qpt == FV_QPT_RAW ? IBV_QP_PORT : 0), &init))
+		return qpt == FV_QPT_DCI ? EINVAL : errno ? errno : EIO;
 	memset(&dv, 0, sizeof(dv));
 	memset(&obj, 0, sizeof(obj));
 	obj.qp.in = ibqp;
@@ -337,8 +349,6 @@ static inline int fv__qp_take(struct fv_qp *qp, struct ibv_qp *ibqp, uint32_t ma
 		return err;
 	if (dv.sq.stride != FV__WQEBB)
 		return EINVAL;
-	if (ibv_query_qp(ibqp, &attr, IBV_QP_CAP | (qpt == FV_QPT_RAW ? IBV_QP_PORT : 0), &init))
-		return errno ? errno : EIO;
 
 	struct fv_qp_geom g = FV__ZERO_INIT;
 
@@ -362,7 +372,8 @@ static inline int fv__qp_take(struct fv_qp *qp, struct ibv_qp *ibqp, uint32_t ma
 }
 
 /*
- * Take over a verbs QP (RC, UC, UD, XRC_SEND or RAW_PACKET) created by libmlx5: its rings,
+ * Take over a verbs QP (RC, UC, UD, XRC_SEND, RAW_PACKET, or a DCI: IBV_QPT_DRIVER; a DCT is
+ * EINVAL, see fv_dct_init) created by libmlx5: its rings,
  * doorbell record and BlueFlame register from mlx5dv_init_obj, its granted caps and
  * sq_sig_all from ibv_query_qp. Afterwards post only through fastverbs. Returns 0 or an errno
  * value (EOPNOTSUPP for other QP types). A RAW_PACKET QP taken over here has max_tso_header

@@ -32,8 +32,9 @@ struct fv_req {
 	uint64_t raddr;
 	uint32_t rkey;
 	uint64_t swap_add, compare;	/* atomic operands */
-	const struct mlx5_wqe_av *av;	/* UD destination */
+	const struct mlx5_wqe_av *av;	/* UD, DCI destination (DCI: remote_qpn is the DCT number) */
 	uint32_t remote_qpn, qkey;
+	uint64_t dc_key;		/* DCI: the DCT's access key */
 	uint32_t srqn;			/* XRC destination SRQ */
 	const struct ibv_mw_bind_info *bind;	/* FV__SEG_UMR: the bind, NULL to invalidate */
 	uint32_t new_rkey;		/* FV__SEG_UMR: the window's key after the bind */

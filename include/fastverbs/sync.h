@@ -150,12 +150,14 @@ FV__LOCK_FNS(uc)
 FV__LOCK_FNS(ud)
 FV__LOCK_FNS(xrc)
 FV__LOCK_FNS(raw)
+FV__LOCK_FNS(dci)
 #undef FV__LOCK_FNS
 
 #ifndef __cplusplus
 #define fv__lock_pick(h, f) _Generic((h), \
 	struct fv_qp *: f##_qp, struct fv_rc *: f##_rc, struct fv_uc *: f##_uc, struct fv_ud *: f##_ud, \
-	struct fv_xrc *: f##_xrc, struct fv_raw *: f##_raw, struct fv_cq *: f##_cq, struct fv_srq *: f##_srq)
+	struct fv_xrc *: f##_xrc, struct fv_raw *: f##_raw, struct fv_dci *: f##_dci, struct fv_cq *: f##_cq, \
+	struct fv_srq *: f##_srq)
 
 /*
  * fv_lock(h): hold h's lock -- a QP handle's send queue, a struct fv_cq * or struct fv_srq * --
@@ -188,6 +190,7 @@ FV__LOCK_OVERLOADS(uc, struct fv_uc)
 FV__LOCK_OVERLOADS(ud, struct fv_ud)
 FV__LOCK_OVERLOADS(xrc, struct fv_xrc)
 FV__LOCK_OVERLOADS(raw, struct fv_raw)
+FV__LOCK_OVERLOADS(dci, struct fv_dci)
 FV__LOCK_OVERLOADS(cq, struct fv_cq)
 FV__LOCK_OVERLOADS(srq, struct fv_srq)
 #undef FV__LOCK_OVERLOADS

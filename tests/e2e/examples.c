@@ -67,7 +67,7 @@ Test(sim_examples, hello)
 Test(sim_examples, no_device)
 {
 	static const char *const runs[][2] = { { "hello", "" }, { "rc_pingpong", "" }, { "ud_pingpong", "" },
-					       { "wr_api", "" }, { "rdma_cm_pingpong", "-c 127.0.0.1" } };
+					       { "wr_api", "" }, { "rdma_cm_pingpong", "-c 127.0.0.1" }, { "dc_fanout", "" } };
 	char out[4096];
 
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
@@ -174,4 +174,24 @@ Test(sim_examples, pingpong_poll)
 	cr_expect_eq(rc_srv, 0, "server exit %d", rc_srv);
 	cr_expect_eq(simt_count_lines(fab.cli_out, "round trip (us): min"), 1);
 	simt_fabric_leave(&fab);
+}
+
+/*
+ * dc_fanout on one fabric: one DCI writes to and sends to four DCTs in four other processes;
+ * each peer checks its bytes and says ok, the parent exits 0.
+ */
+Test(sim_examples, dc_fanout)
+{
+	struct simt_fabric fab;
+	char out[8192];
+	int rc, ok = 0;
+
+	simt_fabric_join(&fab, "fanout");
+	rc = run_all("", "dc_fanout", "-p 4", out, sizeof(out));
+	simt_fabric_leave(&fab);
+	cr_assert_eq(rc, 0, "dc_fanout exited %d: %s", rc, out);
+	for (const char *p = out; (p = strstr(p, ": ok\n")) != NULL; p++)
+		ok++;
+	cr_assert_eq(ok, 4, "%s", out);
+	cr_assert(strstr(out, "dc_fanout: one DCI, 4 DCTs in 4 processes: all data arrived"), "%s", out);
 }

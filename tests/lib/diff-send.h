@@ -55,6 +55,9 @@ struct twin {
 	 * the key they were allocated with, libmlx5's twin's first. */
 	uint32_t win_map[8][2];
 	int nwin_map;
+	/* DC (tests/diff/dc.c): each twin's own DCTs, named in the AV's bytes 8-11 (WQE bytes 24-27) */
+	uint32_t dct_map[8][2];
+	int ndct_map;
 };
 
 struct env {
@@ -532,7 +535,8 @@ static inline void mask_wqe(uint8_t *w, unsigned ds, enum ibv_qp_type type, bool
 }
 
 /*
- * fastverbs' twin's UMR WQE (ds units) in the names of libmlx5's twin: a window of its own
+ * fastverbs' twin's WQE (ds units) in the names of libmlx5's twin: a DCI's DCT as libmlx5's
+ * twin's DCT of the same place in dct_map; in a UMR WQE, a window of its own
  * in the ctrl's immediate as libmlx5's twin's window of the same place in win_map (a bind
  * names the window by the key it was allocated with, an invalidation by index and current
  * tag), its QP number in a type 2 bind's mkey context as the other twin's. Everything else
@@ -540,6 +544,16 @@ static inline void mask_wqe(uint8_t *w, unsigned ds, enum ibv_qp_type type, bool
  */
 static inline void map_twin(const struct twin *t, uint8_t *w, unsigned ds)
 {
+	if (w[3] != MLX5_OPCODE_UMR && t->ndct_map && ds >= 4) {	/* a DCI's WQE: the DCT it names */
+		uint32_t dctn = (uint32_t)w[25] << 16 | (uint32_t)w[26] << 8 | w[27];
+
+		for (int i = 0; i < t->ndct_map; i++)
+			if (dctn == t->dct_map[i][FV]) {
+				w[25] = (uint8_t)(t->dct_map[i][LIB] >> 16);
+				w[26] = (uint8_t)(t->dct_map[i][LIB] >> 8);
+				w[27] = (uint8_t)t->dct_map[i][LIB];
+			}
+	}
 	if (w[3] != MLX5_OPCODE_UMR)
 		return;
 	uint32_t key = (uint32_t)w[12] << 24 | (uint32_t)w[13] << 16 | (uint32_t)w[14] << 8 | w[15];

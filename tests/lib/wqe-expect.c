@@ -174,7 +174,7 @@ const char *x_diff(const void *got, const void *want, size_t n)
  * and a max_inline inline segment; capped at 63 units. */
 uint32_t model_unsig_max(const struct memqp_cfg *c)
 {
-	uint32_t units = 1 + 2 + (c->qpt == FV_QPT_UD ? 3u : c->qpt == FV_QPT_XRC ? 1u : 0u);
+	uint32_t units = 1 + 2 + (c->qpt == FV_QPT_UD || c->qpt == FV_QPT_DCI ? 3u : c->qpt == FV_QPT_XRC ? 1u : 0u);
 	uint32_t inline_units = (c->max_inline + 4 + 15) / 16;
 
 	units += c->max_send_sge > inline_units ? c->max_send_sge : inline_units;

@@ -111,12 +111,31 @@ static const struct fv_op_info fv_op_table[FV__QPT_COUNT][FV__WR_OPCODE_SLOTS] =
 		{ 0, 0 },
 		{ 0, 0 },
 	},
+	{	/* FV_QPT_DCI */
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+		{ 0, 0 },
+	},
 };
 static_assert(FV_QPT_RC == 0, "fv_op_table row");
 static_assert(FV_QPT_UC == 1, "fv_op_table row");
 static_assert(FV_QPT_UD == 2, "fv_op_table row");
 static_assert(FV_QPT_XRC == 3, "fv_op_table row");
 static_assert(FV_QPT_RAW == 4, "fv_op_table row");
+static_assert(FV_QPT_DCI == 5, "fv_op_table row");
 static_assert(IBV_WR_SEND == 2, "fv_op_table slot");
 static_assert(IBV_WR_SEND_WITH_IMM == 3, "fv_op_table slot");
 static_assert(IBV_WR_SEND_WITH_INV == 9, "fv_op_table slot");

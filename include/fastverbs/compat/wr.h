@@ -412,7 +412,7 @@ static FV__ALWAYS_INLINE void fv__xrc_wr_set_inline_data_list(struct fv_xrc *h, 
 /* fv_wr_set_xrc_srqn on an XRC handle. */
 static FV__ALWAYS_INLINE void fv__xrc_wr_set_xrc_srqn(struct fv_xrc *h, uint32_t remote_srqn)
 {
-	fv__wr_dest(&h->qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn);
+	fv__wr_dest(&h->qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn, 0, 0);
 }
 
 /* ---- RAW_PACKET: the fronts' targets for a struct fv_raw * (fv__raw_wr_<call> is fv_wr_<call>) ---- */
@@ -465,6 +465,142 @@ static FV__ALWAYS_INLINE void fv__raw_wr_set_inline_data_list(struct fv_raw *h, 
 	fv__wr_inline_list_at(&h->qp, FV_QPT_RAW, num_buf, buf_list);
 }
 
+/* ---- DRIVER: the fronts' targets for a struct fv_dci * (fv__dci_wr_<call> is fv_wr_<call>) ---- */
+
+/* The struct fv_qp of a typed DRIVER handle. */
+static inline struct fv_qp *fv__dci_wr_qp(struct fv_dci *h)
+{
+	return &h->qp;
+}
+
+/* fv_wr_send for DRIVER handles: open a WQE, SEND. */
+static FV__ALWAYS_INLINE void fv__dci_wr_send(struct fv_dci *h)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND;
+	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_wr_send_imm for DRIVER handles: open a WQE, SEND with immediate data. */
+static FV__ALWAYS_INLINE void fv__dci_wr_send_imm(struct fv_dci *h, __be32 imm_data)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
+	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_wr_send_inv for DRIVER handles: open a WQE, SEND that invalidates a remote rkey. */
+static FV__ALWAYS_INLINE void fv__dci_wr_send_inv(struct fv_dci *h, uint32_t invalidate_rkey)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
+	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_wr_rdma_write for DRIVER handles: open a WQE, RDMA WRITE. */
+static FV__ALWAYS_INLINE void fv__dci_wr_rdma_write(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_wr_rdma_write_imm for DRIVER handles: open a WQE, RDMA WRITE with immediate data. */
+static FV__ALWAYS_INLINE void fv__dci_wr_rdma_write_imm(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
+	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_wr_rdma_read for DRIVER handles: open a WQE, RDMA READ into the SGEs. */
+static FV__ALWAYS_INLINE void fv__dci_wr_rdma_read(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_wr_atomic_cmp_swp for DRIVER handles: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
+static FV__ALWAYS_INLINE void fv__dci_wr_atomic_cmp_swp(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_wr_atomic_fetch_add for DRIVER handles: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
+static FV__ALWAYS_INLINE void fv__dci_wr_atomic_fetch_add(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
+	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_wr_bind_mw for DRIVER handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
+static FV__ALWAYS_INLINE void fv__dci_wr_bind_mw(struct fv_dci *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
+	fv__wr_umr(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_wr_local_inv for DRIVER handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
+static FV__ALWAYS_INLINE void fv__dci_wr_local_inv(struct fv_dci *h, uint32_t invalidate_rkey)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
+	fv__wr_umr(&h->qp, FV_QPT_DCI, &r);
+}
+
+/* fv_wr_set_sge for DRIVER handles. */
+static FV__ALWAYS_INLINE void fv__dci_wr_set_sge(struct fv_dci *h, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	fv__wr_sge_at(&h->qp, FV_QPT_DCI, lkey, addr, length);
+}
+
+/* fv_wr_set_sge_list for DRIVER handles. */
+static FV__ALWAYS_INLINE void fv__dci_wr_set_sge_list(struct fv_dci *h, size_t num_sge, const struct ibv_sge *sg_list)
+{
+	fv__wr_sge_list_at(&h->qp, FV_QPT_DCI, num_sge, sg_list);
+}
+
+/* fv_wr_set_inline_data for DRIVER handles. */
+static FV__ALWAYS_INLINE void fv__dci_wr_set_inline_data(struct fv_dci *h, void *addr, size_t length)
+{
+	fv__wr_inline_at(&h->qp, FV_QPT_DCI, addr, length);
+}
+
+/* fv_wr_set_inline_data_list for DRIVER handles. */
+static FV__ALWAYS_INLINE void fv__dci_wr_set_inline_data_list(struct fv_dci *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+{
+	fv__wr_inline_list_at(&h->qp, FV_QPT_DCI, num_buf, buf_list);
+}
+
+/* fv_wr_set_dc_addr(_stream) on a DCI handle: fah or ibah (the other NULL), as the front passes them. */
+static FV__ALWAYS_INLINE void fv__dci_wr_set_dc_addr(struct fv_dci *h, const struct fv_ah *fah,
+						 struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key)
+{
+	fv__wr_dc_addr_at(&h->qp, fah, ibah, remote_dctn, remote_dc_key, 0);
+}
+
+static FV__ALWAYS_INLINE void fv__dci_wr_set_dc_addr_stream(struct fv_dci *h, const struct fv_ah *fah,
+							struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key,
+							uint16_t stream_id)
+{
+	fv__wr_dc_addr_at(&h->qp, fah, ibah, remote_dctn, remote_dc_key, stream_id);
+}
+
 /* ---- the fronts' targets for a struct fv_qp *: the QP type checked at run time, EINVAL at
  * fv_wr_complete for a call it does not have ---- */
 
@@ -474,7 +610,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_send(struct fv_qp *qp)
 	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
-	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC) | (1u << FV_QPT_RAW), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC) | (1u << FV_QPT_RAW) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_send_imm on a struct fv_qp: open a WQE, SEND with immediate data. */
@@ -483,7 +619,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_send_imm(struct fv_qp *qp, __be32 imm_da
 	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
-	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_send_inv on a struct fv_qp: open a WQE, SEND that invalidates a remote rkey. */
@@ -492,7 +628,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_send_inv(struct fv_qp *qp, uint32_t inva
 	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
-	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_rdma_write on a struct fv_qp: open a WQE, RDMA WRITE. */
@@ -501,7 +637,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_rdma_write(struct fv_qp *qp, uint32_t rk
 	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
-	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_rdma_write_imm on a struct fv_qp: open a WQE, RDMA WRITE with immediate data. */
@@ -510,7 +646,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_rdma_write_imm(struct fv_qp *qp, uint32_
 	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
-	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_rdma_read on a struct fv_qp: open a WQE, RDMA READ into the SGEs. */
@@ -519,7 +655,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_rdma_read(struct fv_qp *qp, uint32_t rke
 	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
-	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_atomic_cmp_swp on a struct fv_qp: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
@@ -528,7 +664,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_atomic_cmp_swp(struct fv_qp *qp, uint32_
 	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
-	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_atomic_fetch_add on a struct fv_qp: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
@@ -537,7 +673,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_atomic_fetch_add(struct fv_qp *qp, uint3
 	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
-	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_bind_mw on a struct fv_qp: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
@@ -546,7 +682,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_bind_mw(struct fv_qp *qp, struct ibv_mw 
 	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
-	fv__wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_send_tso on a struct fv_qp: open a WQE, TCP segmentation offload: the header inline, the payload cut into MSS-byte segments. */
@@ -564,7 +700,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_local_inv(struct fv_qp *qp, uint32_t inv
 	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
-	fv__wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC), &r);
+	fv__wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_set_sge on a struct fv_qp (one arm per WQE layout: destination kind). */
@@ -584,6 +720,9 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey,
 		return;
 	case FV_QPT_RAW:
 		fv__wr_sge_at(qp, FV_QPT_RAW, lkey, addr, length);
+		return;
+	case FV_QPT_DCI:
+		fv__wr_sge_at(qp, FV_QPT_DCI, lkey, addr, length);
 		return;
 	default:
 		__builtin_unreachable();
@@ -608,6 +747,9 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_sge_list(struct fv_qp *qp, size_t nu
 	case FV_QPT_RAW:
 		fv__wr_sge_list_at(qp, FV_QPT_RAW, num_sge, sg_list);
 		return;
+	case FV_QPT_DCI:
+		fv__wr_sge_list_at(qp, FV_QPT_DCI, num_sge, sg_list);
+		return;
 	default:
 		__builtin_unreachable();
 	}
@@ -630,6 +772,9 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_inline_data(struct fv_qp *qp, void *
 		return;
 	case FV_QPT_RAW:
 		fv__wr_inline_at(qp, FV_QPT_RAW, addr, length);
+		return;
+	case FV_QPT_DCI:
+		fv__wr_inline_at(qp, FV_QPT_DCI, addr, length);
 		return;
 	default:
 		__builtin_unreachable();
@@ -654,6 +799,9 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_inline_data_list(struct fv_qp *qp, s
 	case FV_QPT_RAW:
 		fv__wr_inline_list_at(qp, FV_QPT_RAW, num_buf, buf_list);
 		return;
+	case FV_QPT_DCI:
+		fv__wr_inline_list_at(qp, FV_QPT_DCI, num_buf, buf_list);
+		return;
 	default:
 		__builtin_unreachable();
 	}
@@ -670,11 +818,29 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_ud_addr(struct fv_qp *qp, const stru
 	fv__wr_fail(qp, EINVAL);
 }
 
+/* fv_wr_set_dc_addr(_stream) on a struct fv_qp (DCI only). */
+static FV__ALWAYS_INLINE void fv__qp_wr_set_dc_addr_stream(struct fv_qp *qp, const struct fv_ah *fah,
+						       struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key,
+						       uint16_t stream_id)
+{
+	if (qp->qpt == FV_QPT_DCI) {
+		fv__wr_dc_addr_at(qp, fah, ibah, remote_dctn, remote_dc_key, stream_id);
+		return;
+	}
+	fv__wr_fail(qp, EINVAL);
+}
+
+static FV__ALWAYS_INLINE void fv__qp_wr_set_dc_addr(struct fv_qp *qp, const struct fv_ah *fah,
+						struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key)
+{
+	fv__qp_wr_set_dc_addr_stream(qp, fah, ibah, remote_dctn, remote_dc_key, 0);
+}
+
 /* fv_wr_set_xrc_srqn on a struct fv_qp (XRC only). */
 static FV__ALWAYS_INLINE void fv__qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)
 {
 	if (qp->qpt == FV_QPT_XRC) {
-		fv__wr_dest(qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn);
+		fv__wr_dest(qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn, 0, 0);
 		return;
 	}
 	fv__wr_fail(qp, EINVAL);
@@ -692,7 +858,8 @@ FV__EXTERN_C_END
 	struct fv_uc *: fv__uc_wr_qp, \
 	struct fv_ud *: fv__ud_wr_qp, \
 	struct fv_xrc *: fv__xrc_wr_qp, \
-	struct fv_raw *: fv__raw_wr_qp)(h)
+	struct fv_raw *: fv__raw_wr_qp, \
+	struct fv_dci *: fv__dci_wr_qp)(h)
 #endif
 
 /* Begin a batch (ibv_wr_start): nothing is posted before fv_wr_complete. */
@@ -718,7 +885,8 @@ FV__EXTERN_C_END
 	struct fv_uc *: fv__uc_wr_send, \
 	struct fv_ud *: fv__ud_wr_send, \
 	struct fv_xrc *: fv__xrc_wr_send, \
-	struct fv_raw *: fv__raw_wr_send)(__VA_ARGS__)
+	struct fv_raw *: fv__raw_wr_send, \
+	struct fv_dci *: fv__dci_wr_send)(__VA_ARGS__)
 
 /* fv_wr_send_imm(h, __be32 imm_data): open a WQE: SEND with immediate data (ibv_wr_send_imm). Then its setters. */
 #define fv_wr_send_imm(...) _Generic(FV__WR_H(__VA_ARGS__), \
@@ -726,53 +894,61 @@ FV__EXTERN_C_END
 	struct fv_rc *: fv__rc_wr_send_imm, \
 	struct fv_uc *: fv__uc_wr_send_imm, \
 	struct fv_ud *: fv__ud_wr_send_imm, \
-	struct fv_xrc *: fv__xrc_wr_send_imm)(__VA_ARGS__)
+	struct fv_xrc *: fv__xrc_wr_send_imm, \
+	struct fv_dci *: fv__dci_wr_send_imm)(__VA_ARGS__)
 
 /* fv_wr_send_inv(h, uint32_t invalidate_rkey): open a WQE: SEND that invalidates a remote rkey (ibv_wr_send_inv). Then its setters. */
 #define fv_wr_send_inv(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_send_inv, \
 	struct fv_rc *: fv__rc_wr_send_inv, \
 	struct fv_uc *: fv__uc_wr_send_inv, \
-	struct fv_xrc *: fv__xrc_wr_send_inv)(__VA_ARGS__)
+	struct fv_xrc *: fv__xrc_wr_send_inv, \
+	struct fv_dci *: fv__dci_wr_send_inv)(__VA_ARGS__)
 
 /* fv_wr_rdma_write(h, uint32_t rkey, uint64_t remote_addr): open a WQE: RDMA WRITE (ibv_wr_rdma_write). Then its setters. */
 #define fv_wr_rdma_write(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_rdma_write, \
 	struct fv_rc *: fv__rc_wr_rdma_write, \
 	struct fv_uc *: fv__uc_wr_rdma_write, \
-	struct fv_xrc *: fv__xrc_wr_rdma_write)(__VA_ARGS__)
+	struct fv_xrc *: fv__xrc_wr_rdma_write, \
+	struct fv_dci *: fv__dci_wr_rdma_write)(__VA_ARGS__)
 
 /* fv_wr_rdma_write_imm(h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data): open a WQE: RDMA WRITE with immediate data (ibv_wr_rdma_write_imm). Then its setters. */
 #define fv_wr_rdma_write_imm(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_rdma_write_imm, \
 	struct fv_rc *: fv__rc_wr_rdma_write_imm, \
 	struct fv_uc *: fv__uc_wr_rdma_write_imm, \
-	struct fv_xrc *: fv__xrc_wr_rdma_write_imm)(__VA_ARGS__)
+	struct fv_xrc *: fv__xrc_wr_rdma_write_imm, \
+	struct fv_dci *: fv__dci_wr_rdma_write_imm)(__VA_ARGS__)
 
 /* fv_wr_rdma_read(h, uint32_t rkey, uint64_t remote_addr): open a WQE: RDMA READ into the SGEs (ibv_wr_rdma_read). Then its setters. */
 #define fv_wr_rdma_read(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_rdma_read, \
 	struct fv_rc *: fv__rc_wr_rdma_read, \
-	struct fv_xrc *: fv__xrc_wr_rdma_read)(__VA_ARGS__)
+	struct fv_xrc *: fv__xrc_wr_rdma_read, \
+	struct fv_dci *: fv__dci_wr_rdma_read)(__VA_ARGS__)
 
 /* fv_wr_atomic_cmp_swp(h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap): open a WQE: 8-byte atomic compare-and-swap; the old value lands in the SGE (ibv_wr_atomic_cmp_swp). Then its setters. */
 #define fv_wr_atomic_cmp_swp(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_atomic_cmp_swp, \
 	struct fv_rc *: fv__rc_wr_atomic_cmp_swp, \
-	struct fv_xrc *: fv__xrc_wr_atomic_cmp_swp)(__VA_ARGS__)
+	struct fv_xrc *: fv__xrc_wr_atomic_cmp_swp, \
+	struct fv_dci *: fv__dci_wr_atomic_cmp_swp)(__VA_ARGS__)
 
 /* fv_wr_atomic_fetch_add(h, uint32_t rkey, uint64_t remote_addr, uint64_t add): open a WQE: 8-byte atomic fetch-and-add; the old value lands in the SGE (ibv_wr_atomic_fetch_add). Then its setters. */
 #define fv_wr_atomic_fetch_add(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_atomic_fetch_add, \
 	struct fv_rc *: fv__rc_wr_atomic_fetch_add, \
-	struct fv_xrc *: fv__xrc_wr_atomic_fetch_add)(__VA_ARGS__)
+	struct fv_xrc *: fv__xrc_wr_atomic_fetch_add, \
+	struct fv_dci *: fv__dci_wr_atomic_fetch_add)(__VA_ARGS__)
 
 /* fv_wr_bind_mw(h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info): build a WQE: bind a memory window to a range of an MR (the next WQE is fenced) (ibv_wr_bind_mw). No setters: the WQE is whole. */
 #define fv_wr_bind_mw(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_bind_mw, \
 	struct fv_rc *: fv__rc_wr_bind_mw, \
 	struct fv_uc *: fv__uc_wr_bind_mw, \
-	struct fv_xrc *: fv__xrc_wr_bind_mw)(__VA_ARGS__)
+	struct fv_xrc *: fv__xrc_wr_bind_mw, \
+	struct fv_dci *: fv__dci_wr_bind_mw)(__VA_ARGS__)
 
 /* fv_wr_send_tso(h, void *hdr, uint16_t hdr_sz, uint16_t mss): open a WQE: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments (ibv_wr_send_tso). Then its setters. */
 #define fv_wr_send_tso(...) _Generic(FV__WR_H(__VA_ARGS__), \
@@ -784,7 +960,8 @@ FV__EXTERN_C_END
 	struct fv_qp *: fv__qp_wr_local_inv, \
 	struct fv_rc *: fv__rc_wr_local_inv, \
 	struct fv_uc *: fv__uc_wr_local_inv, \
-	struct fv_xrc *: fv__xrc_wr_local_inv)(__VA_ARGS__)
+	struct fv_xrc *: fv__xrc_wr_local_inv, \
+	struct fv_dci *: fv__dci_wr_local_inv)(__VA_ARGS__)
 
 /* fv_wr_set_sge(h, uint32_t lkey, uint64_t addr, uint32_t length): the open WQE's payload: one data segment (none if length is 0; an atomic's keeps length as given, as libmlx5's) (ibv_wr_set_sge). */
 #define fv_wr_set_sge(...) _Generic(FV__WR_H(__VA_ARGS__), \
@@ -793,7 +970,8 @@ FV__EXTERN_C_END
 	struct fv_uc *: fv__uc_wr_set_sge, \
 	struct fv_ud *: fv__ud_wr_set_sge, \
 	struct fv_xrc *: fv__xrc_wr_set_sge, \
-	struct fv_raw *: fv__raw_wr_set_sge)(__VA_ARGS__)
+	struct fv_raw *: fv__raw_wr_set_sge, \
+	struct fv_dci *: fv__dci_wr_set_sge)(__VA_ARGS__)
 
 /* fv_wr_set_sge_list(h, size_t num_sge, const struct ibv_sge *sg_list): the open WQE's payload: data segments, empty SGEs skipped; ENOMEM if num_sge > the QP's max_send_sge (ibv_wr_set_sge_list). */
 #define fv_wr_set_sge_list(...) _Generic(FV__WR_H(__VA_ARGS__), \
@@ -802,7 +980,8 @@ FV__EXTERN_C_END
 	struct fv_uc *: fv__uc_wr_set_sge_list, \
 	struct fv_ud *: fv__ud_wr_set_sge_list, \
 	struct fv_xrc *: fv__xrc_wr_set_sge_list, \
-	struct fv_raw *: fv__raw_wr_set_sge_list)(__VA_ARGS__)
+	struct fv_raw *: fv__raw_wr_set_sge_list, \
+	struct fv_dci *: fv__dci_wr_set_sge_list)(__VA_ARGS__)
 
 /* fv_wr_set_inline_data(h, void *addr, size_t length): the open WQE's payload: the bytes copied into the WQE now; ENOMEM if length > the QP's max_inline_data (ibv_wr_set_inline_data). */
 #define fv_wr_set_inline_data(...) _Generic(FV__WR_H(__VA_ARGS__), \
@@ -811,7 +990,8 @@ FV__EXTERN_C_END
 	struct fv_uc *: fv__uc_wr_set_inline_data, \
 	struct fv_ud *: fv__ud_wr_set_inline_data, \
 	struct fv_xrc *: fv__xrc_wr_set_inline_data, \
-	struct fv_raw *: fv__raw_wr_set_inline_data)(__VA_ARGS__)
+	struct fv_raw *: fv__raw_wr_set_inline_data, \
+	struct fv_dci *: fv__dci_wr_set_inline_data)(__VA_ARGS__)
 
 /* fv_wr_set_inline_data_list(h, size_t num_buf, const struct ibv_data_buf *buf_list): the open WQE's payload: the buffers copied back to back; ENOMEM if they total more than max_inline_data (ibv_wr_set_inline_data_list). */
 #define fv_wr_set_inline_data_list(...) _Generic(FV__WR_H(__VA_ARGS__), \
@@ -820,7 +1000,8 @@ FV__EXTERN_C_END
 	struct fv_uc *: fv__uc_wr_set_inline_data_list, \
 	struct fv_ud *: fv__ud_wr_set_inline_data_list, \
 	struct fv_xrc *: fv__xrc_wr_set_inline_data_list, \
-	struct fv_raw *: fv__raw_wr_set_inline_data_list)(__VA_ARGS__)
+	struct fv_raw *: fv__raw_wr_set_inline_data_list, \
+	struct fv_dci *: fv__dci_wr_set_inline_data_list)(__VA_ARGS__)
 
 /*
  * fv_wr_set_ud_addr(h, ah, remote_qpn, remote_qkey): the open UD WQE's destination
@@ -835,6 +1016,20 @@ FV__EXTERN_C_END
 #define fv_wr_set_xrc_srqn(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_set_xrc_srqn, \
 	struct fv_xrc *: fv__xrc_wr_set_xrc_srqn)(__VA_ARGS__)
+
+/*
+ * fv_wr_set_dc_addr(h, ah, remote_dctn, remote_dc_key): the open DCI WQE's destination
+ * (mlx5dv_wr_set_dc_addr): the DCT number and access key, reached through ah (a struct
+ * fv_ah * or the struct ibv_ah * itself, as fv_wr_set_ud_addr). _stream: also its DCI
+ * stream (mlx5dv_wr_set_dc_addr_stream).
+ */
+#define fv_wr_set_dc_addr(h, ah, remote_dctn, remote_dc_key) _Generic((h), \
+	struct fv_qp *: fv__qp_wr_set_dc_addr, \
+	struct fv_dci *: fv__dci_wr_set_dc_addr)((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), (remote_dctn), (remote_dc_key))
+
+#define fv_wr_set_dc_addr_stream(h, ah, remote_dctn, remote_dc_key, stream_id) _Generic((h), \
+	struct fv_qp *: fv__qp_wr_set_dc_addr_stream, \
+	struct fv_dci *: fv__dci_wr_set_dc_addr_stream)((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), (remote_dctn), (remote_dc_key), (stream_id))
 
 #endif /* !__cplusplus */
 
@@ -871,6 +1066,11 @@ static FV__ALWAYS_INLINE struct fv_qp * fv__wr_qp(struct fv_raw *h)
 	return fv__raw_wr_qp(h);
 }
 
+static FV__ALWAYS_INLINE struct fv_qp * fv__wr_qp(struct fv_dci *h)
+{
+	return fv__dci_wr_qp(h);
+}
+
 static FV__ALWAYS_INLINE void fv_wr_send(struct fv_qp *h)
 {
 	fv__qp_wr_send(h);
@@ -901,6 +1101,11 @@ static FV__ALWAYS_INLINE void fv_wr_send(struct fv_raw *h)
 	fv__raw_wr_send(h);
 }
 
+static FV__ALWAYS_INLINE void fv_wr_send(struct fv_dci *h)
+{
+	fv__dci_wr_send(h);
+}
+
 static FV__ALWAYS_INLINE void fv_wr_send_imm(struct fv_qp *h, __be32 imm_data)
 {
 	fv__qp_wr_send_imm(h, imm_data);
@@ -926,6 +1131,11 @@ static FV__ALWAYS_INLINE void fv_wr_send_imm(struct fv_xrc *h, __be32 imm_data)
 	fv__xrc_wr_send_imm(h, imm_data);
 }
 
+static FV__ALWAYS_INLINE void fv_wr_send_imm(struct fv_dci *h, __be32 imm_data)
+{
+	fv__dci_wr_send_imm(h, imm_data);
+}
+
 static FV__ALWAYS_INLINE void fv_wr_send_inv(struct fv_qp *h, uint32_t invalidate_rkey)
 {
 	fv__qp_wr_send_inv(h, invalidate_rkey);
@@ -944,6 +1154,11 @@ static FV__ALWAYS_INLINE void fv_wr_send_inv(struct fv_uc *h, uint32_t invalidat
 static FV__ALWAYS_INLINE void fv_wr_send_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
 {
 	fv__xrc_wr_send_inv(h, invalidate_rkey);
+}
+
+static FV__ALWAYS_INLINE void fv_wr_send_inv(struct fv_dci *h, uint32_t invalidate_rkey)
+{
+	fv__dci_wr_send_inv(h, invalidate_rkey);
 }
 
 static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr)
@@ -966,6 +1181,11 @@ static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_xrc *h, uint32_t rkey, 
 	fv__xrc_wr_rdma_write(h, rkey, remote_addr);
 }
 
+static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr)
+{
+	fv__dci_wr_rdma_write(h, rkey, remote_addr);
+}
+
 static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
 {
 	fv__qp_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
@@ -986,6 +1206,11 @@ static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rk
 	fv__xrc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
 }
 
+static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+{
+	fv__dci_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
+}
+
 static FV__ALWAYS_INLINE void fv_wr_rdma_read(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr)
 {
 	fv__qp_wr_rdma_read(h, rkey, remote_addr);
@@ -999,6 +1224,11 @@ static FV__ALWAYS_INLINE void fv_wr_rdma_read(struct fv_rc *h, uint32_t rkey, ui
 static FV__ALWAYS_INLINE void fv_wr_rdma_read(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
 {
 	fv__xrc_wr_rdma_read(h, rkey, remote_addr);
+}
+
+static FV__ALWAYS_INLINE void fv_wr_rdma_read(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr)
+{
+	fv__dci_wr_rdma_read(h, rkey, remote_addr);
 }
 
 static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
@@ -1016,6 +1246,11 @@ static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rk
 	fv__xrc_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
 }
 
+static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+{
+	fv__dci_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
+}
+
 static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
 	fv__qp_wr_atomic_fetch_add(h, rkey, remote_addr, add);
@@ -1029,6 +1264,11 @@ static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_rc *h, uint32_t r
 static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
 {
 	fv__xrc_wr_atomic_fetch_add(h, rkey, remote_addr, add);
+}
+
+static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+{
+	fv__dci_wr_atomic_fetch_add(h, rkey, remote_addr, add);
 }
 
 static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_qp *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
@@ -1049,6 +1289,11 @@ static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, 
 static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
 {
 	fv__xrc_wr_bind_mw(h, mw, rkey, bind_info);
+}
+
+static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_dci *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+{
+	fv__dci_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
 static FV__ALWAYS_INLINE void fv_wr_send_tso(struct fv_qp *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
@@ -1081,6 +1326,11 @@ static FV__ALWAYS_INLINE void fv_wr_local_inv(struct fv_xrc *h, uint32_t invalid
 	fv__xrc_wr_local_inv(h, invalidate_rkey);
 }
 
+static FV__ALWAYS_INLINE void fv_wr_local_inv(struct fv_dci *h, uint32_t invalidate_rkey)
+{
+	fv__dci_wr_local_inv(h, invalidate_rkey);
+}
+
 static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_qp *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__qp_wr_set_sge(h, lkey, addr, length);
@@ -1109,6 +1359,11 @@ static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uin
 static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	fv__raw_wr_set_sge(h, lkey, addr, length);
+}
+
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_dci *h, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	fv__dci_wr_set_sge(h, lkey, addr, length);
 }
 
 static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_qp *h, size_t num_sge, const struct ibv_sge *sg_list)
@@ -1141,6 +1396,11 @@ static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_raw *h, size_t num_sg
 	fv__raw_wr_set_sge_list(h, num_sge, sg_list);
 }
 
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_dci *h, size_t num_sge, const struct ibv_sge *sg_list)
+{
+	fv__dci_wr_set_sge_list(h, num_sge, sg_list);
+}
+
 static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_qp *h, void *addr, size_t length)
 {
 	fv__qp_wr_set_inline_data(h, addr, length);
@@ -1171,6 +1431,11 @@ static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_raw *h, void *addr
 	fv__raw_wr_set_inline_data(h, addr, length);
 }
 
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_dci *h, void *addr, size_t length)
+{
+	fv__dci_wr_set_inline_data(h, addr, length);
+}
+
 static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_qp *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__qp_wr_set_inline_data_list(h, num_buf, buf_list);
@@ -1199,6 +1464,11 @@ static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_xrc *h, size_
 static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	fv__raw_wr_set_inline_data_list(h, num_buf, buf_list);
+}
+
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_dci *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+{
+	fv__dci_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
 static FV__ALWAYS_INLINE void fv_wr_set_xrc_srqn(struct fv_qp *h, uint32_t remote_srqn)
@@ -1233,6 +1503,54 @@ static FV__ALWAYS_INLINE void fv_wr_set_ud_addr(struct fv_qp *h, struct ibv_ah *
 					      uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	fv__qp_wr_set_ud_addr(h, NULL, ah, remote_qpn, remote_qkey);
+}
+
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_dci *h, const struct fv_ah *ah,
+					      uint32_t remote_dctn, uint64_t remote_dc_key)
+{
+	fv__dci_wr_set_dc_addr(h, ah, NULL, remote_dctn, remote_dc_key);
+}
+
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_dci *h, const struct fv_ah *ah,
+						     uint32_t remote_dctn, uint64_t remote_dc_key, uint16_t stream_id)
+{
+	fv__dci_wr_set_dc_addr_stream(h, ah, NULL, remote_dctn, remote_dc_key, stream_id);
+}
+
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_dci *h, struct ibv_ah *ah,
+					      uint32_t remote_dctn, uint64_t remote_dc_key)
+{
+	fv__dci_wr_set_dc_addr(h, NULL, ah, remote_dctn, remote_dc_key);
+}
+
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_dci *h, struct ibv_ah *ah,
+						     uint32_t remote_dctn, uint64_t remote_dc_key, uint16_t stream_id)
+{
+	fv__dci_wr_set_dc_addr_stream(h, NULL, ah, remote_dctn, remote_dc_key, stream_id);
+}
+
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_qp *h, const struct fv_ah *ah,
+					      uint32_t remote_dctn, uint64_t remote_dc_key)
+{
+	fv__qp_wr_set_dc_addr(h, ah, NULL, remote_dctn, remote_dc_key);
+}
+
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_qp *h, const struct fv_ah *ah,
+						     uint32_t remote_dctn, uint64_t remote_dc_key, uint16_t stream_id)
+{
+	fv__qp_wr_set_dc_addr_stream(h, ah, NULL, remote_dctn, remote_dc_key, stream_id);
+}
+
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_qp *h, struct ibv_ah *ah,
+					      uint32_t remote_dctn, uint64_t remote_dc_key)
+{
+	fv__qp_wr_set_dc_addr(h, NULL, ah, remote_dctn, remote_dc_key);
+}
+
+static FV__ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_qp *h, struct ibv_ah *ah,
+						     uint32_t remote_dctn, uint64_t remote_dc_key, uint16_t stream_id)
+{
+	fv__qp_wr_set_dc_addr_stream(h, NULL, ah, remote_dctn, remote_dc_key, stream_id);
 }
 
 #endif /* __cplusplus */

@@ -291,9 +291,27 @@ static FV__ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum f
 		r.remote_qpn = (uint32_t)(b->av_w >> 32);	/* with the extended-AV bit, which it gets anyway */
 		r.qkey = b->qkey;
 	}
+	if (qpt == FV_QPT_DCI) {	/* as UD, with the access key in place of the Q_Key */
+		r.av = b->need & FV__WR_NEED_DEST ? &fv_wr_no_av : b->av;
+		r.av_word = true;
+		r.av_w = b->av_w;
+		r.remote_qpn = (uint32_t)(b->av_w >> 32);
+		r.dc_key = b->dc_key;
+	}
 	if (qpt == FV_QPT_XRC)
 		r.srqn = b->srqn;
 	return r;
+}
+
+/*
+ * A DCI WQE's stream (fv_wr_set_dc_addr_stream) into the ctrl of the WQE built last, bytes
+ * 9-10, which every builder leaves 0 as libmlx5's do.
+ */
+static inline void fv__wr_dc_stream(struct fv_qp *qp)
+{
+	const uint16_t s = htobe16(qp->wr.stream);
+
+	memcpy(fv__sq_wqe(&qp->sq, qp->sq.last_pi) + 9, &s, sizeof(s));
 }
 
 /*
@@ -323,6 +341,8 @@ static FV__ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, 
 		err = fv__build_any(qp, qpt, r);
 	if (__builtin_expect(err, 0))
 		fv__wr_fail(qp, err);
+	else if (qpt == FV_QPT_DCI && !(need & FV__WR_NEED_DEST) && qp->wr.stream)
+		fv__wr_dc_stream(qp);		/* its destination came first, with a stream */
 }
 
 /* The payload setters (fv_wr_set_sge, _sge_list, _inline_data, _inline_data_list) on a QP of type qpt. */
@@ -382,16 +402,16 @@ static FV__ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qp
 }
 
 /*
- * The destination setter of a UD (av, remote_qpn, qkey) or XRC (srqn) WQE. Before the payload
- * it goes into the open WQE; after it, over the WQE's destination units (the first block,
- * right after the ctrl: never past the ring end).
+ * The destination setter of a UD (av, remote_qpn, qkey), DCI (av, DCT number, dc_key, stream)
+ * or XRC (srqn) WQE. Before the payload it goes into the open WQE; after it, over the WQE's
+ * destination units (the first block, right after the ctrl: never past the ring end).
  */
 static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, const struct mlx5_wqe_av *av,
-					uint64_t av_w, uint32_t qkey, uint32_t srqn)
+					uint64_t av_w, uint32_t qkey, uint32_t srqn, uint64_t dc_key, uint16_t stream)
 {
 	struct fv_wr_batch *o = &qp->wr;
 	const unsigned need = qp->wr.need;
-	const bool bad = !(need & FV__WR_NEED_DEST) || (qpt == FV_QPT_UD && !av);
+	const bool bad = !(need & FV__WR_NEED_DEST) || ((qpt == FV_QPT_UD || qpt == FV_QPT_DCI) && !av);
 
 	qp->wr.need = bad ? need : need & ~(unsigned)FV__WR_NEED_DEST;	/* first: as in fv__wr_payload */
 	if (bad) {
@@ -402,6 +422,10 @@ static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, con
 	o->av_w = av_w;
 	o->qkey = qkey;
 	o->srqn = srqn;
+	if (qpt == FV_QPT_DCI) {
+		o->dc_key = dc_key;
+		o->stream = stream;
+	}
 	if ((need & FV__WR_NEED_DATA) || qp->wr.err)	/* need as read: the builder's, known in a caller's loop */
 		return;
 
@@ -409,11 +433,13 @@ static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, con
 	struct fv_image u[3];
 	unsigned n = 1;
 
-	if (qpt == FV_QPT_UD) {
-		u[0] = fv__av_head_image(qkey, av_w);
+	if (qpt == FV_QPT_UD || qpt == FV_QPT_DCI) {
+		u[0] = qpt == FV_QPT_UD ? fv__av_head_image(qkey, av_w) : fv__dc_head_image(dc_key, av_w);
 		u[1] = fv__av_unit(av, 1);
 		u[2] = fv__av_unit(av, 2);
 		n = 3;
+		if (qpt == FV_QPT_DCI && stream)
+			fv__wr_dc_stream(qp);
 	} else {
 		u[0] = fv__xrc_image(srqn);
 	}
@@ -442,7 +468,20 @@ static FV__ALWAYS_INLINE void fv__wr_ud_addr_at(struct fv_qp *qp, const struct f
 {
 	const struct mlx5_wqe_av *av = fah ? &fah->av : ibah ? fv__qp_av(qp, ibah) : NULL;
 
-	fv__wr_dest(qp, FV_QPT_UD, av, av ? fv__wr_av_word(av, fah != NULL, remote_qpn) : 0, remote_qkey, 0);
+	fv__wr_dest(qp, FV_QPT_UD, av, av ? fv__wr_av_word(av, fah != NULL, remote_qpn) : 0, remote_qkey, 0, 0, 0);
+}
+
+/*
+ * fv_wr_set_dc_addr(_stream)'s address: the AV as for UD (fah or ibah), its bytes 8-15 with the
+ * DCT number (libmlx5's set_dc_addr: the AH's AV, the DCT number or-ed into its bytes 8-11 with
+ * the extended bit, the key over bytes 0-7).
+ */
+static FV__ALWAYS_INLINE void fv__wr_dc_addr_at(struct fv_qp *qp, const struct fv_ah *fah, struct ibv_ah *ibah,
+					      uint32_t dctn, uint64_t dc_key, uint16_t stream)
+{
+	const struct mlx5_wqe_av *av = fah ? &fah->av : ibah ? fv__qp_av(qp, ibah) : NULL;
+
+	fv__wr_dest(qp, FV_QPT_DCI, av, av ? fv__wr_av_word(av, fah != NULL, dctn) : 0, 0, 0, dc_key, stream);
 }
 
 /* The struct fv_qp of a struct fv_qp * (fv__wr_qp). */
