@@ -77,7 +77,7 @@ CMAKE
 # 1. A packager's recipe: DESTDIR and PREFIX=/usr.
 root="$tmp/root"
 inst install DESTDIR="$root" PREFIX=/usr
-extra=$(cd "$root/usr" && find . -type f ! -path './include/fastverbs/*.h' ! -path './include/fastverbs/compat/*.h' \
+extra=$(cd "$root/usr" && find . -type f ! -path './include/fastverbs/*.h' ! -path './include/fastverbs/compat/*.h' ! -path './include/fastverbs/gen/*.h' \
         ! -path './lib/pkgconfig/fastverbs.pc' ! -path './lib/cmake/fastverbs/fastverbs-config*.cmake' \
         ! -path './share/man/man[137]/*.[137]' ! -path ./bin/fvsim-run ! -path ./include/fvsim.h \
         ! -path ./lib/fastverbs/libfvsim.so ! -path ./lib/fastverbs/fvsim-sysfs ! -path './share/doc/fastverbs/examples/*')

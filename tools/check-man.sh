@@ -26,7 +26,7 @@ pages=$(ls man/man[1-9]/*.[1-9])
 awk '/^## API at a glance/ { on = 1; next } /^## / { on = 0 } on' README.md |
     sed 's/struct fv_[a-z0-9_]*//g' | grep -oE '\bfv_[a-z0-9_]*[a-z0-9]\b' > "$tmp/api" || true
 sed -nE 's/^static (FV__ALWAYS_INLINE|inline) int (fv_[a-z0-9_]+)\(struct fv_[a-z]+ \*h,.*/\2/p
-        s/^#define (fv_[a-z0-9_]+)\(h, .*/\1/p' include/fastverbs/ops.h >> "$tmp/api"
+        s/^#define (fv_[a-z0-9_]+)\(h, .*/\1/p' include/fastverbs/gen/ops.h >> "$tmp/api"
 sort -u "$tmp/api" -o "$tmp/api"
 
 # The names each page's NAME section gives, one "name page" per line.

@@ -13,7 +13,7 @@
  *   recv.h      receive queue and SRQ posting (dct.h: a DCT's receives, on its SRQ)
  *   cq.h        completion polling (cq_init.h, cq_decode.h, cq_run.h: its parts)
  *   cq_arm.h    arming a CQ for completion events
- *   compat/verbs.h  drop-in fv_post_send (its table: compat/post_send_ops.h, generated),
+ *   compat/verbs.h  drop-in fv_post_send (its table: gen/post_send_ops.h, generated),
  *                   fv_post_recv, fv_poll_cq and the fv_wr_* calls
  */
 #ifndef FASTVERBS_H
@@ -30,7 +30,7 @@
 #include "qp.h"
 #include "qp_reset.h"
 #include "build.h"
-#include "ops.h"
+#include "gen/ops.h"
 #include "recv.h"
 #include "dct.h"
 #include "cq.h"

@@ -33,7 +33,7 @@ struct fv_rq {
 struct fv_srq;
 
 /*
- * The batch of fv_wr_start .. fv_wr_complete (compat/wr.h): the first error, the WQE whose
+ * The batch of fv_wr_start .. fv_wr_complete (gen/wr.h): the first error, the WQE whose
  * setters are still to come (its builder's part and destination, field by field: a builder's
  * stores then reach its setter's loads in registers), and the send ring's counters at
  * fv_wr_start, restored when the batch fails or is aborted.

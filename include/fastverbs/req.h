@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * One send request, as every builder takes it (build.h): what the typed builders, fv_post_send
- * and the fv_wr_* calls (compat/wr.h) fill in, and struct fv_qp keeps for an fv_wr_* WQE whose
+ * and the fv_wr_* calls (gen/wr.h) fill in, and struct fv_qp keeps for an fv_wr_* WQE whose
  * setters are still to come.
  */
 #ifndef FASTVERBS_REQ_H

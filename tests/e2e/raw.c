@@ -10,7 +10,7 @@
 
 #include <criterion/criterion.h>
 #include <fastverbs/fastverbs.h>
-#include <fastverbs/compat/wr.h>
+#include <fastverbs/gen/wr.h>
 
 #include "raw-frame.h"
 #include "sim-util.h"

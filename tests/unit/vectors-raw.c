@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <criterion/criterion.h>
-#include <fastverbs/compat/wr.h>
+#include <fastverbs/gen/wr.h>
 #include "memqp.h"
 #include "vecfile.h"
 

@@ -8,7 +8,7 @@
  * must agree.
  */
 #include <criterion/criterion.h>
-#include <fastverbs/compat/wr.h>
+#include <fastverbs/gen/wr.h>
 #include "memqp.h"
 
 #define RING 16		/* WQEBBs: a WQE of up to 4 blocks often meets the end */

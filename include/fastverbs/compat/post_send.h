@@ -18,9 +18,9 @@
 #ifndef FASTVERBS_COMPAT_POST_SEND_H
 #define FASTVERBS_COMPAT_POST_SEND_H
 
-#include "../ops.h"		/* the typed builders come with the compat calls, as they always did */
+#include "../gen/ops.h"		/* the typed builders come with the compat calls, as they always did */
 #include "../sync.h"
-#include "post_send_ops.h"
+#include "../gen/post_send_ops.h"
 
 FV__EXTERN_C_BEGIN
 

@@ -7,6 +7,6 @@
 #include "post_send.h"
 #include "post_recv.h"
 #include "poll_cq.h"
-#include "wr.h"
+#include "../gen/wr.h"
 
 #endif /* FASTVERBS_COMPAT_VERBS_H */

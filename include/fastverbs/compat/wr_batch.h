@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The machinery under the fv_wr_* calls (ibv_wr_post(3); the calls themselves are generated
- * into compat/wr.h from ops.def): a batch, its open WQE, its first error, its rollback.
+ * into gen/wr.h from ops.def): a batch, its open WQE, its first error, its rollback.
  *
  *   fv_wr_start    remember the send ring's counters, clear the error
  *   builder        open a WQE: opcode and operands into qp->wr, wr_id and wr_flags read now;

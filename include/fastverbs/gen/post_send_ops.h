@@ -5,7 +5,7 @@
 #ifndef FASTVERBS_COMPAT_POST_SEND_OPS_H
 #define FASTVERBS_COMPAT_POST_SEND_OPS_H
 
-#include "post_send_ring.h"
+#include "../compat/post_send_ring.h"
 
 FV__EXTERN_C_BEGIN
 

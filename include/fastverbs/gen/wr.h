@@ -9,7 +9,7 @@
 #ifndef FASTVERBS_COMPAT_WR_H
 #define FASTVERBS_COMPAT_WR_H
 
-#include "wr_batch.h"
+#include "../compat/wr_batch.h"
 
 FV__EXTERN_C_BEGIN
 

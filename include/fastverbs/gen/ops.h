@@ -3,8 +3,8 @@
 #ifndef FASTVERBS_OPS_H
 #define FASTVERBS_OPS_H
 
-#include "build.h"
-#include "ah.h"
+#include "../build.h"
+#include "../ah.h"
 
 FV__EXTERN_C_BEGIN
 
