@@ -9,7 +9,7 @@ pass=$1; res=$2; shift 2
 passed=0; failed=0; bad=""
 for t in "$@"; do
     if [ -f "$res/$t.res" ]; then
-        read -r p f s < "$res/$t.res"
+        read -r p f s c < "$res/$t.res"
     else
         p=0; f=1    # not built, or not run: a failure, never a silent gap
     fi
