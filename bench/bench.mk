@@ -8,6 +8,7 @@
 BENCH_OUT    := $(B)/bench
 BENCH_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g
 BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/post-ring $(BENCH_OUT)/post-v3 $(BENCH_OUT)/post-ring-v3 \
+		$(BENCH_OUT)/post-notune \
 		$(BENCH_OUT)/poll $(BENCH_OUT)/recv $(BENCH_OUT)/ucx $(BENCH_OUT)/raw $(BENCH_OUT)/wakeup
 
 .PHONY: bench-run bench-build bench-deps
@@ -49,6 +50,13 @@ $(BENCH_OUT)/post-ring-clang: bench/post.c bench/bench.h $(HEADERS) sim/fvsim.h 
 $(BENCH_OUT)/post-ring-clang-fields: bench/post.c bench/bench.h $(HEADERS) sim/fvsim.h bench/bench.mk
 	@mkdir -p $(@D)
 	$(CLANG) $(BENCH_CFLAGS) -DBENCH_RING -DBENCH_SGE_FIELDS $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
+
+# The posting bench built with -DFV_NO_TUNE (include/fastverbs/tune.h: no compiler-specific tuning),
+# counted for the typed, fv_post_send and fv_wr_* paths (bench/run.sh: rows "_notune"): what the
+# tuning still buys with today's compiler.
+$(BENCH_OUT)/post-notune: bench/post.c bench/bench.h examples/setup.h $(HEADERS) sim/fvsim.h bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -DFV_NO_TUNE $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
 
 # The posting bench built for x86-64-v3 (AVX2, BMI2, MOVBE: the byte-swapped stores may be movbe),
 # counted for its typed path and floor (bench/run.sh: rows "_v3").

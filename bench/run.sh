@@ -135,6 +135,10 @@ for p in post post-ring; do
         (export FVBENCH_PATHS=typed,floor FVBENCH_SUFFIX=_v3; count $p-v3)
     fi
 done
+# gcc with -DFV_NO_TUNE: the typed path, fv_post_send and fv_wr_*, named typed_notune, ...
+if [ -x "$bin/post-notune" ] && [ -z "${FVBENCH_PROGS:-}" ]; then
+    (export FVBENCH_PATHS=typed,fvps,fvwr FVBENCH_SUFFIX=_notune; count post-notune)
+fi
 for b in $progs; do [ "$b" = raw ] || timing "$b"; done
 
 # The report.

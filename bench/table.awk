@@ -29,7 +29,7 @@ BEGIN {
 	short["adv_write_sge"] = "(b) RC WRITE\\nraddr, SGE +64"
 	short["adv_ud_send"] = "(c) UD SEND\\n16 peers"
 	short["adv_write_inline16"] = "(d) RC WRITE\\ninline 16 B"
-	npaths = split("ibv wr fvps typed fvwr fvwrq floor typed_clang floor_clang typed_clangf floor_clangf typed_v3 floor_v3 fvps_locked fvwr_locked fvwrq_locked", paths, " ")
+	npaths = split("ibv wr fvps typed fvwr fvwrq floor typed_clang floor_clang typed_clangf floor_clangf typed_v3 floor_v3 typed_notune fvps_notune fvwr_notune fvps_locked fvwr_locked fvwrq_locked", paths, " ")
 	nplot = 4	# the plot shows the first four paths
 	pname["ibv"] = "libmlx5 `ibv_post_send`"
 	pname["wr"] = "libmlx5 `ibv_wr_*`"
@@ -44,6 +44,9 @@ BEGIN {
 	pname["floor_clangf"] = "floor, built with clang, SGE copied field by field"
 	pname["typed_v3"] = "fastverbs typed, gcc `-march=x86-64-v3`"
 	pname["floor_v3"] = "floor, gcc `-march=x86-64-v3`"
+	pname["typed_notune"] = "fastverbs typed, gcc `-DFV_NO_TUNE`"
+	pname["fvps_notune"] = "`fv_post_send`, gcc `-DFV_NO_TUNE`"
+	pname["fvwr_notune"] = "`fv_wr_*` typed handle, gcc `-DFV_NO_TUNE`"
 	pname["fvps_locked"] = "fastverbs `fv_post_send`, locked, uncontended"
 	pname["fvwr_locked"] = "fastverbs `fv_wr_*` (typed handle), locked, uncontended"
 	pname["fvwrq_locked"] = "fastverbs `fv_wr_*` (`struct fv_qp *`), locked, uncontended"
@@ -84,7 +87,7 @@ BEGIN {
 # The clang and x86-64-v3 builds and the locked posting rows are counted, never timed: their ns cells are
 # empty by design, not missing.
 function get(k, b, o, p, n) {
-	if (!((k, b, o, p, n) in v)) { if (!(k == "ns" && p ~ /_(clangf?|locked|v3)$/)) missing++; return "" }
+	if (!((k, b, o, p, n) in v)) { if (!(k == "ns" && p ~ /_(clangf?|locked|v3|notune)$/)) missing++; return "" }
 	return v[k, b, o, p, n]
 }
 
