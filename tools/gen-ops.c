@@ -185,7 +185,7 @@ static void emit_builder(const struct qpt *q, const struct op *o, const struct f
 	/* an fv_ah's AV carries the typed builders' form of its first unit (ah.h) */
 	const char *av_fv = (is(q->dest, "AV") || dc(q)) && *dest_part(q, o).fields ? ", .av_fv = true" : "";
 
-	snprintf(fields, sizeof(fields), ".wr_id = wr_id, .flags = flags,\n\t\t.opcode = %s, %s%s%s%s%s",
+	snprintf(fields, sizeof(fields), ".wr_id = wr_id, .flags = flags, .opcode = %s, %s%s%s%s%s",
 		 o->mlx5, f->fields, remote_part(o).fields, imm_part(o).fields, dest_part(q, o).fields, av_fv);
 	printf("%s", f->decl);
 	emit_req("\t", fields);
@@ -360,9 +360,9 @@ static void emit_post_req(void)
 	}
 	printf("\tdefault:\n\t\tbreak;\n\t}\n}\n\n");
 	printf("/*\n * fv__post_send_one's conversion (compat/post_send.h): wr into r (fv__send_wr_<op>, flags,\n"
-	       " * nsge SGEs) with its destination. 0, or EINVAL for a WR with nothing to convert: an opcode ops.def does\n"
-	       " * not have, a window bind without a window or with a length and no MR (libmlx5 dereferences\n"
-	       " * both), a UD WR without a known address handle.\n */\n"
+	       " * nsge SGEs) with its destination. 0, or EINVAL for a WR with nothing to convert: an\n"
+	       " * opcode ops.def does not have, a window bind without a window or with a length and no MR\n"
+	       " * (libmlx5 dereferences both), a UD WR without a known address handle.\n */\n"
 	       "static FV__ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,\n"
 	       "\t\t\t\t\t  int nsge, struct fv_req *r)\n{\n"
 	       "\tconst struct mlx5_wqe_av *av;\n\n\tswitch (wr->opcode) {\n");

@@ -17,247 +17,490 @@ static inline int fv_rc_init(struct fv_rc *h, struct ibv_qp *ibqp)
 }
 
 /* fv_rc_send: SEND on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_rc_send(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					const struct ibv_sge *sge)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_sgl: SEND on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_rc_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					    const struct ibv_sge *sgl, int nsge)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_send_inline: SEND on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_rc_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					       const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_rc_send_imm: SEND with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+/*
+ * fv_rc_send_imm: SEND with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no
+ * doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					    const struct ibv_sge *sge, __be32 imm)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_rc_send_imm_sgl: SEND with immediate data on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+/*
+ * fv_rc_send_imm_sgl: SEND with immediate data on a RC QP, payload from an SGE list. 0 or ENOMEM;
+ * no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+						const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_rc_send_imm_inline: SEND with immediate data on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
-{
-	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
-
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm;
-	return fv__build(&h->qp, FV_QPT_RC, &r);
-}
-
-/* fv_rc_send_inv: SEND that invalidates a remote rkey on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
-{
-	struct fv_req r = FV__ZERO_INIT;
-
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey);
-	return fv__build(&h->qp, FV_QPT_RC, &r);
-}
-
-/* fv_rc_send_inv_sgl: SEND that invalidates a remote rkey on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
-{
-	struct fv_req r = FV__ZERO_INIT;
-
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey);
-	return fv__build(&h->qp, FV_QPT_RC, &r);
-}
-
-/* fv_rc_send_inv_inline: SEND that invalidates a remote rkey on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+/*
+ * fv_rc_send_imm_inline: SEND with immediate data on a RC QP, payload copied inline. 0 or ENOMEM;
+ * no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+						   const void *data, uint32_t len, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey);
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.imm = imm;
+	return fv__build(&h->qp, FV_QPT_RC, &r);
+}
+
+/*
+ * fv_rc_send_inv: SEND that invalidates a remote rkey on a RC QP, payload from one SGE. 0 or
+ * ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					    const struct ibv_sge *sge, uint32_t inv_rkey)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.imm = htobe32(inv_rkey);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
+}
+
+/*
+ * fv_rc_send_inv_sgl: SEND that invalidates a remote rkey on a RC QP, payload from an SGE list. 0
+ * or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+						const struct ibv_sge *sgl, int nsge,
+						uint32_t inv_rkey)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.imm = htobe32(inv_rkey);
+	return fv__build(&h->qp, FV_QPT_RC, &r);
+}
+
+/*
+ * fv_rc_send_inv_inline: SEND that invalidates a remote rkey on a RC QP, payload copied inline. 0
+ * or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+						   const void *data, uint32_t len,
+						   uint32_t inv_rkey)
+{
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write: RDMA WRITE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_rc_write(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_sgl: RDMA WRITE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_rc_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					     uint32_t rkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_rc_write_inline: RDMA WRITE on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_rc_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+						const void *data, uint32_t len, uint64_t raddr,
+						uint32_t rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_rc_write_imm: RDMA WRITE with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+/*
+ * fv_rc_write_imm: RDMA WRITE with immediate data on a RC QP, payload from one SGE. 0 or ENOMEM; no
+ * doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sge, uint64_t raddr,
+					     uint32_t rkey, __be32 imm)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_rc_write_imm_sgl: RDMA WRITE with immediate data on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+/*
+ * fv_rc_write_imm_sgl: RDMA WRITE with immediate data on a RC QP, payload from an SGE list. 0 or
+ * ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+						 const struct ibv_sge *sgl, int nsge,
+						 uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_rc_write_imm_inline: RDMA WRITE with immediate data on a RC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+/*
+ * fv_rc_write_imm_inline: RDMA WRITE with immediate data on a RC QP, payload copied inline. 0 or
+ * ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+						    const void *data, uint32_t len, uint64_t raddr,
+						    uint32_t rkey, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_rc_read: RDMA READ into the SGEs on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+/*
+ * fv_rc_read: RDMA READ into the SGEs on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_read(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_READ;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_rc_read_sgl: RDMA READ into the SGEs on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+/*
+ * fv_rc_read_sgl: RDMA READ into the SGEs on a RC QP, payload from an SGE list. 0 or ENOMEM; no
+ * doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					    const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					    uint32_t rkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_READ;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_rc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+/*
+ * fv_rc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload
+ * from one SGE. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+				       const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+				       uint64_t compare, uint64_t swap)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_ATOMIC_CS;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.swap_add = swap;
+	r.compare = compare;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_rc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+/*
+ * fv_rc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a RC QP, payload
+ * from an SGE list. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					   const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					   uint32_t rkey, uint64_t compare, uint64_t swap)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_ATOMIC_CS;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.swap_add = swap;
+	r.compare = compare;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_rc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
+/*
+ * fv_rc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload from
+ * one SGE. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+					uint64_t add)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_ATOMIC_FA;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.swap_add = add;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_rc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
+/*
+ * fv_rc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a RC QP, payload
+ * from an SGE list. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					    const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					    uint32_t rkey, uint64_t add)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_ATOMIC_FA;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.swap_add = add;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_rc_nop: NOP (control segment only, e.g. to ask for a completion) on a RC QP, no payload. 0 or ENOMEM; no doorbell. */
+/*
+ * fv_rc_nop: NOP (control segment only, e.g. to ask for a completion) on a RC QP, no payload. 0 or
+ * ENOMEM; no doorbell.
+ */
 static FV__ALWAYS_INLINE int fv_rc_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_NOP, r.payload = FV__PL_NONE;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_NOP;
+	r.payload = FV__PL_NONE;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_rc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a RC QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+/*
+ * fv_rc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a RC QP, no
+ * payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					   const struct ibv_mw *mw, uint32_t rkey,
+					   const struct ibv_mw_bind_info *bind)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_UMR;
+	r.payload = FV__PL_NONE;
+	r.segs = FV__SEG_UMR;
+	r.imm = htobe32(mw->rkey);
+	r.mw_type = (uint8_t)mw->type;
+	r.new_rkey = rkey;
+	r.bind = bind;
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_rc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a RC QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_rc_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+/*
+ * fv_rc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a RC QP, no
+ * payload. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_rc_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					     uint32_t inv_rkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_UMR;
+	r.payload = FV__PL_NONE;
+	r.segs = FV__SEG_UMR;
+	r.mw_type = IBV_MW_TYPE_2;
+	r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_RC, &r);
 }
 
@@ -270,187 +513,354 @@ static inline int fv_uc_init(struct fv_uc *h, struct ibv_qp *ibqp)
 }
 
 /* fv_uc_send: SEND on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_send(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_uc_send(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					const struct ibv_sge *sge)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_sgl: SEND on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_uc_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					    const struct ibv_sge *sgl, int nsge)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_send_inline: SEND on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_uc_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					       const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
-/* fv_uc_send_imm: SEND with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+/*
+ * fv_uc_send_imm: SEND with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no
+ * doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_uc_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					    const struct ibv_sge *sge, __be32 imm)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
-/* fv_uc_send_imm_sgl: SEND with immediate data on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+/*
+ * fv_uc_send_imm_sgl: SEND with immediate data on a UC QP, payload from an SGE list. 0 or ENOMEM;
+ * no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_uc_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+						const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
-/* fv_uc_send_imm_inline: SEND with immediate data on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
-{
-	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
-
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm;
-	return fv__build(&h->qp, FV_QPT_UC, &r);
-}
-
-/* fv_uc_send_inv: SEND that invalidates a remote rkey on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
-{
-	struct fv_req r = FV__ZERO_INIT;
-
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey);
-	return fv__build(&h->qp, FV_QPT_UC, &r);
-}
-
-/* fv_uc_send_inv_sgl: SEND that invalidates a remote rkey on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
-{
-	struct fv_req r = FV__ZERO_INIT;
-
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey);
-	return fv__build(&h->qp, FV_QPT_UC, &r);
-}
-
-/* fv_uc_send_inv_inline: SEND that invalidates a remote rkey on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+/*
+ * fv_uc_send_imm_inline: SEND with immediate data on a UC QP, payload copied inline. 0 or ENOMEM;
+ * no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_uc_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+						   const void *data, uint32_t len, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey);
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.imm = imm;
+	return fv__build(&h->qp, FV_QPT_UC, &r);
+}
+
+/*
+ * fv_uc_send_inv: SEND that invalidates a remote rkey on a UC QP, payload from one SGE. 0 or
+ * ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_uc_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					    const struct ibv_sge *sge, uint32_t inv_rkey)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.imm = htobe32(inv_rkey);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
+}
+
+/*
+ * fv_uc_send_inv_sgl: SEND that invalidates a remote rkey on a UC QP, payload from an SGE list. 0
+ * or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_uc_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+						const struct ibv_sge *sgl, int nsge,
+						uint32_t inv_rkey)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.imm = htobe32(inv_rkey);
+	return fv__build(&h->qp, FV_QPT_UC, &r);
+}
+
+/*
+ * fv_uc_send_inv_inline: SEND that invalidates a remote rkey on a UC QP, payload copied inline. 0
+ * or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_uc_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+						   const void *data, uint32_t len,
+						   uint32_t inv_rkey)
+{
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write: RDMA WRITE on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_write(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_uc_write(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_sgl: RDMA WRITE on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_uc_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					     uint32_t rkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_uc_write_inline: RDMA WRITE on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_uc_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+						const void *data, uint32_t len, uint64_t raddr,
+						uint32_t rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
-/* fv_uc_write_imm: RDMA WRITE with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+/*
+ * fv_uc_write_imm: RDMA WRITE with immediate data on a UC QP, payload from one SGE. 0 or ENOMEM; no
+ * doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_uc_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sge, uint64_t raddr,
+					     uint32_t rkey, __be32 imm)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
-/* fv_uc_write_imm_sgl: RDMA WRITE with immediate data on a UC QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+/*
+ * fv_uc_write_imm_sgl: RDMA WRITE with immediate data on a UC QP, payload from an SGE list. 0 or
+ * ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_uc_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+						 const struct ibv_sge *sgl, int nsge,
+						 uint64_t raddr, uint32_t rkey, __be32 imm)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
-/* fv_uc_write_imm_inline: RDMA WRITE with immediate data on a UC QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+/*
+ * fv_uc_write_imm_inline: RDMA WRITE with immediate data on a UC QP, payload copied inline. 0 or
+ * ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_uc_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+						    const void *data, uint32_t len, uint64_t raddr,
+						    uint32_t rkey, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.imm = imm;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
-/* fv_uc_nop: NOP (control segment only, e.g. to ask for a completion) on a UC QP, no payload. 0 or ENOMEM; no doorbell. */
+/*
+ * fv_uc_nop: NOP (control segment only, e.g. to ask for a completion) on a UC QP, no payload. 0 or
+ * ENOMEM; no doorbell.
+ */
 static FV__ALWAYS_INLINE int fv_uc_nop(struct fv_uc *h, uint64_t wr_id, unsigned flags)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_NOP, r.payload = FV__PL_NONE;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_NOP;
+	r.payload = FV__PL_NONE;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
-/* fv_uc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a UC QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+/*
+ * fv_uc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a UC QP, no
+ * payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_uc_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					   const struct ibv_mw *mw, uint32_t rkey,
+					   const struct ibv_mw_bind_info *bind)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_UMR;
+	r.payload = FV__PL_NONE;
+	r.segs = FV__SEG_UMR;
+	r.imm = htobe32(mw->rkey);
+	r.mw_type = (uint8_t)mw->type;
+	r.new_rkey = rkey;
+	r.bind = bind;
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
-/* fv_uc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a UC QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_uc_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+/*
+ * fv_uc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a UC QP, no
+ * payload. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_uc_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					     uint32_t inv_rkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_UMR;
+	r.payload = FV__PL_NONE;
+	r.segs = FV__SEG_UMR;
+	r.mw_type = IBV_MW_TYPE_2;
+	r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_UC, &r);
 }
 
@@ -463,644 +873,1429 @@ static inline int fv_ud_init(struct fv_ud *h, struct ibv_qp *ibqp)
 }
 
 /* fv_ud_send: SEND on a UD QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_ud_send(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_ud_send(struct fv_ud *h, uint64_t wr_id, unsigned flags,
+					const struct ibv_sge *sge, const struct fv_ah *ah,
+					uint32_t remote_qpn, uint32_t qkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.av = &ah->av;
+	r.remote_qpn = remote_qpn;
+	r.qkey = qkey;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_sgl: SEND on a UD QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_ud_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_ud_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags,
+					    const struct ibv_sge *sgl, int nsge,
+					    const struct fv_ah *ah, uint32_t remote_qpn,
+					    uint32_t qkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.av = &ah->av;
+	r.remote_qpn = remote_qpn;
+	r.qkey = qkey;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_ud_send_inline: SEND on a UD QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_ud_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_ud_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags,
+					       const void *data, uint32_t len,
+					       const struct fv_ah *ah, uint32_t remote_qpn,
+					       uint32_t qkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.av = &ah->av;
+	r.remote_qpn = remote_qpn;
+	r.qkey = qkey;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
-/* fv_ud_send_imm: SEND with immediate data on a UD QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_ud_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+/*
+ * fv_ud_send_imm: SEND with immediate data on a UD QP, payload from one SGE. 0 or ENOMEM; no
+ * doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_ud_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags,
+					    const struct ibv_sge *sge, __be32 imm,
+					    const struct fv_ah *ah, uint32_t remote_qpn,
+					    uint32_t qkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.imm = imm;
+	r.av = &ah->av;
+	r.remote_qpn = remote_qpn;
+	r.qkey = qkey;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
-/* fv_ud_send_imm_sgl: SEND with immediate data on a UD QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_ud_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+/*
+ * fv_ud_send_imm_sgl: SEND with immediate data on a UD QP, payload from an SGE list. 0 or ENOMEM;
+ * no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_ud_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags,
+						const struct ibv_sge *sgl, int nsge, __be32 imm,
+						const struct fv_ah *ah, uint32_t remote_qpn,
+						uint32_t qkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.imm = imm;
+	r.av = &ah->av;
+	r.remote_qpn = remote_qpn;
+	r.qkey = qkey;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
-/* fv_ud_send_imm_inline: SEND with immediate data on a UD QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+/*
+ * fv_ud_send_imm_inline: SEND with immediate data on a UD QP, payload copied inline. 0 or ENOMEM;
+ * no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags,
+						   const void *data, uint32_t len, __be32 imm,
+						   const struct fv_ah *ah, uint32_t remote_qpn,
+						   uint32_t qkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.av = &ah->av, r.remote_qpn = remote_qpn, r.qkey = qkey, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.imm = imm;
+	r.av = &ah->av;
+	r.remote_qpn = remote_qpn;
+	r.qkey = qkey;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
-/* fv_ud_nop: NOP (control segment only, e.g. to ask for a completion) on a UD QP, no payload. 0 or ENOMEM; no doorbell. */
+/*
+ * fv_ud_nop: NOP (control segment only, e.g. to ask for a completion) on a UD QP, no payload. 0 or
+ * ENOMEM; no doorbell.
+ */
 static FV__ALWAYS_INLINE int fv_ud_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_NOP, r.payload = FV__PL_NONE;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_NOP;
+	r.payload = FV__PL_NONE;
 	return fv__build(&h->qp, FV_QPT_UD, &r);
 }
 
 /* ---- XRC_SEND ---- */
 
-/* fv_xrc_init: take over a XRC_SEND ibv_qp (fv_qp_init) as a typed handle; EINVAL for another type. */
+/*
+ * fv_xrc_init: take over a XRC_SEND ibv_qp (fv_qp_init) as a typed handle; EINVAL for another type.
+ */
 static inline int fv_xrc_init(struct fv_xrc *h, struct ibv_qp *ibqp)
 {
 	return ibqp->qp_type == IBV_QPT_XRC_SEND ? fv_qp_init(&h->qp, ibqp) : EINVAL;
 }
 
 /* fv_xrc_send: SEND on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, uint32_t remote_srqn)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_sgl: SEND on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge,
+					     uint32_t remote_srqn)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_send_inline: SEND on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+						const void *data, uint32_t len,
+						uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_send_imm: SEND with immediate data on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, uint32_t remote_srqn)
+/*
+ * fv_xrc_send_imm: SEND with immediate data on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no
+ * doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sge, __be32 imm,
+					     uint32_t remote_srqn)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.imm = imm;
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_send_imm_sgl: SEND with immediate data on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
+/*
+ * fv_xrc_send_imm_sgl: SEND with immediate data on a XRC_SEND QP, payload from an SGE list. 0 or
+ * ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+						 const struct ibv_sge *sgl, int nsge, __be32 imm,
+						 uint32_t remote_srqn)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.imm = imm;
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_send_imm_inline: SEND with immediate data on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, uint32_t remote_srqn)
+/*
+ * fv_xrc_send_imm_inline: SEND with immediate data on a XRC_SEND QP, payload copied inline. 0 or
+ * ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_send_imm_inline(struct fv_xrc *h, uint64_t wr_id,
+						    unsigned flags, const void *data, uint32_t len,
+						    __be32 imm, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.imm = imm;
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_send_inv: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
+/*
+ * fv_xrc_send_inv: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from one SGE. 0 or
+ * ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sge, uint32_t inv_rkey,
+					     uint32_t remote_srqn)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.imm = htobe32(inv_rkey);
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_send_inv_sgl: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
+/*
+ * fv_xrc_send_inv_sgl: SEND that invalidates a remote rkey on a XRC_SEND QP, payload from an SGE
+ * list. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+						 const struct ibv_sge *sgl, int nsge,
+						 uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.imm = htobe32(inv_rkey);
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_send_inv_inline: SEND that invalidates a remote rkey on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
+/*
+ * fv_xrc_send_inv_inline: SEND that invalidates a remote rkey on a XRC_SEND QP, payload copied
+ * inline. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_send_inv_inline(struct fv_xrc *h, uint64_t wr_id,
+						    unsigned flags, const void *data, uint32_t len,
+						    uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey), r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.imm = htobe32(inv_rkey);
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_xrc_write: RDMA WRITE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_xrc_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					  const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+					  uint32_t remote_srqn)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_write_sgl: RDMA WRITE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+/*
+ * fv_xrc_write_sgl: RDMA WRITE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no
+ * doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					      const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					      uint32_t rkey, uint32_t remote_srqn)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_write_inline: RDMA WRITE on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
-{
-	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
-
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
-	return fv__build(&h->qp, FV_QPT_XRC, &r);
-}
-
-/* fv_xrc_write_imm: RDMA WRITE with immediate data on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
-{
-	struct fv_req r = FV__ZERO_INIT;
-
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
-	return fv__build(&h->qp, FV_QPT_XRC, &r);
-}
-
-/* fv_xrc_write_imm_sgl: RDMA WRITE with immediate data on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
-{
-	struct fv_req r = FV__ZERO_INIT;
-
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
-	return fv__build(&h->qp, FV_QPT_XRC, &r);
-}
-
-/* fv_xrc_write_imm_inline: RDMA WRITE with immediate data on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+/*
+ * fv_xrc_write_inline: RDMA WRITE on a XRC_SEND QP, payload copied inline. 0 or ENOMEM; no
+ * doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+						 const void *data, uint32_t len, uint64_t raddr,
+						 uint32_t rkey, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_read: RDMA READ into the SGEs on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+/*
+ * fv_xrc_write_imm: RDMA WRITE with immediate data on a XRC_SEND QP, payload from one SGE. 0 or
+ * ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					      const struct ibv_sge *sge, uint64_t raddr,
+					      uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.imm = imm;
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_read_sgl: RDMA READ into the SGEs on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+/*
+ * fv_xrc_write_imm_sgl: RDMA WRITE with immediate data on a XRC_SEND QP, payload from an SGE list.
+ * 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+						  const struct ibv_sge *sgl, int nsge,
+						  uint64_t raddr, uint32_t rkey, __be32 imm,
+						  uint32_t remote_srqn)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.imm = imm;
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+/*
+ * fv_xrc_write_imm_inline: RDMA WRITE with immediate data on a XRC_SEND QP, payload copied inline.
+ * 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_write_imm_inline(struct fv_xrc *h, uint64_t wr_id,
+						     unsigned flags, const void *data, uint32_t len,
+						     uint64_t raddr, uint32_t rkey, __be32 imm,
+						     uint32_t remote_srqn)
+{
+	struct ibv_sge d = { (uintptr_t)data, len, 0 };
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.imm = imm;
+	r.srqn = remote_srqn;
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
+}
+
+/*
+ * fv_xrc_read: RDMA READ into the SGEs on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no
+ * doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+					 uint32_t remote_srqn)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_READ;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+/*
+ * fv_xrc_read_sgl: RDMA READ into the SGEs on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM;
+ * no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					     uint32_t rkey, uint32_t remote_srqn)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_READ;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+/*
+ * fv_xrc_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP,
+ * payload from one SGE. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+					uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_ATOMIC_CS;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.swap_add = swap;
+	r.compare = compare;
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+/*
+ * fv_xrc_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a XRC_SEND QP,
+ * payload from an SGE list. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					    const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					    uint32_t rkey, uint64_t compare, uint64_t swap,
+					    uint32_t remote_srqn)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.srqn = remote_srqn;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_ATOMIC_CS;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.swap_add = swap;
+	r.compare = compare;
+	r.srqn = remote_srqn;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_nop: NOP (control segment only, e.g. to ask for a completion) on a XRC_SEND QP, no payload. 0 or ENOMEM; no doorbell. */
+/*
+ * fv_xrc_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP,
+ * payload from one SGE. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+					 uint64_t add, uint32_t remote_srqn)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_ATOMIC_FA;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.swap_add = add;
+	r.srqn = remote_srqn;
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
+}
+
+/*
+ * fv_xrc_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a XRC_SEND QP,
+ * payload from an SGE list. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					     uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+{
+	struct fv_req r = FV__ZERO_INIT;
+
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_ATOMIC_FA;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.swap_add = add;
+	r.srqn = remote_srqn;
+	return fv__build(&h->qp, FV_QPT_XRC, &r);
+}
+
+/*
+ * fv_xrc_nop: NOP (control segment only, e.g. to ask for a completion) on a XRC_SEND QP, no
+ * payload. 0 or ENOMEM; no doorbell.
+ */
 static FV__ALWAYS_INLINE int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_NOP, r.payload = FV__PL_NONE;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_NOP;
+	r.payload = FV__PL_NONE;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a XRC_SEND QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+/*
+ * fv_xrc_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a XRC_SEND
+ * QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					    const struct ibv_mw *mw, uint32_t rkey,
+					    const struct ibv_mw_bind_info *bind)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_UMR;
+	r.payload = FV__PL_NONE;
+	r.segs = FV__SEG_UMR;
+	r.imm = htobe32(mw->rkey);
+	r.mw_type = (uint8_t)mw->type;
+	r.new_rkey = rkey;
+	r.bind = bind;
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_xrc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a XRC_SEND QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+/*
+ * fv_xrc_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a XRC_SEND
+ * QP, no payload. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					      uint32_t inv_rkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_UMR;
+	r.payload = FV__PL_NONE;
+	r.segs = FV__SEG_UMR;
+	r.mw_type = IBV_MW_TYPE_2;
+	r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* ---- RAW_PACKET ---- */
 
 /* fv_raw_send: SEND on a RAW_PACKET QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_raw_send(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_raw_send(struct fv_raw *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_raw_send_sgl: SEND on a RAW_PACKET QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_raw_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_raw_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_raw_send_inline: SEND on a RAW_PACKET QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_raw_send_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_raw_send_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags,
+						const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
-/* fv_raw_send_tso: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_raw_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sge)
+/*
+ * fv_raw_send_tso: TCP segmentation offload: the header inline, the payload cut into MSS-byte
+ * segments on a RAW_PACKET QP, payload from one SGE. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_raw_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags,
+					     const void *hdr, uint16_t hdr_sz, uint16_t mss,
+					     const struct ibv_sge *sge)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_TSO, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_TSO;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_TSO;
+	r.hdr = hdr;
+	r.hdr_sz = hdr_sz;
+	r.mss = mss;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
-/* fv_raw_send_tso_sgl: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_raw_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sgl, int nsge)
+/*
+ * fv_raw_send_tso_sgl: TCP segmentation offload: the header inline, the payload cut into MSS-byte
+ * segments on a RAW_PACKET QP, payload from an SGE list. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_raw_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags,
+						 const void *hdr, uint16_t hdr_sz, uint16_t mss,
+						 const struct ibv_sge *sgl, int nsge)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_TSO, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_TSO;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_TSO;
+	r.hdr = hdr;
+	r.hdr_sz = hdr_sz;
+	r.mss = mss;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
-/* fv_raw_send_tso_inline: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments on a RAW_PACKET QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_raw_send_tso_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const void *data, uint32_t len)
+/*
+ * fv_raw_send_tso_inline: TCP segmentation offload: the header inline, the payload cut into
+ * MSS-byte segments on a RAW_PACKET QP, payload copied inline. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_raw_send_tso_inline(struct fv_raw *h, uint64_t wr_id,
+						    unsigned flags, const void *hdr,
+						    uint16_t hdr_sz, uint16_t mss, const void *data,
+						    uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_TSO, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_TSO;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.segs = FV__SEG_TSO;
+	r.hdr = hdr;
+	r.hdr_sz = hdr_sz;
+	r.mss = mss;
 	return fv__build(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* ---- DRIVER ---- */
 
-/* fv_dci_init: take over a DRIVER ibv_qp (fv_qp_init) as a typed handle; EINVAL for another type. */
+/*
+ * fv_dci_init: take over a DRIVER ibv_qp (fv_qp_init) as a typed handle; EINVAL for another type.
+ */
 static inline int fv_dci_init(struct fv_dci *h, struct ibv_qp *ibqp)
 {
 	return ibqp->qp_type == IBV_QPT_DRIVER ? fv_qp_init(&h->qp, ibqp) : EINVAL;
 }
 
 /* fv_dci_send: SEND on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_send(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_send(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, const struct fv_ah *ah,
+					 uint32_t dctn, uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_send_sgl: SEND on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_send_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_send_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge,
+					     const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_send_inline: SEND on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_send_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_send_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+						const void *data, uint32_t len,
+						const struct fv_ah *ah, uint32_t dctn,
+						uint64_t dc_key)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_send_imm: SEND with immediate data on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_send_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_send_imm: SEND with immediate data on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no
+ * doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_send_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sge, __be32 imm,
+					     const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.imm = imm;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_send_imm_sgl: SEND with immediate data on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_send_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_send_imm_sgl: SEND with immediate data on a DRIVER QP, payload from an SGE list. 0 or
+ * ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_send_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+						 const struct ibv_sge *sgl, int nsge, __be32 imm,
+						 const struct fv_ah *ah, uint32_t dctn,
+						 uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.imm = imm;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_send_imm_inline: SEND with immediate data on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_send_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_send_imm_inline: SEND with immediate data on a DRIVER QP, payload copied inline. 0 or
+ * ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_send_imm_inline(struct fv_dci *h, uint64_t wr_id,
+						    unsigned flags, const void *data, uint32_t len,
+						    __be32 imm, const struct fv_ah *ah,
+						    uint32_t dctn, uint64_t dc_key)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.imm = imm;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_send_inv: SEND that invalidates a remote rkey on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_send_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_send_inv: SEND that invalidates a remote rkey on a DRIVER QP, payload from one SGE. 0 or
+ * ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_send_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sge, uint32_t inv_rkey,
+					     const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.imm = htobe32(inv_rkey), r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.imm = htobe32(inv_rkey);
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_send_inv_sgl: SEND that invalidates a remote rkey on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_send_inv_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_send_inv_sgl: SEND that invalidates a remote rkey on a DRIVER QP, payload from an SGE
+ * list. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_send_inv_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+						 const struct ibv_sge *sgl, int nsge,
+						 uint32_t inv_rkey, const struct fv_ah *ah,
+						 uint32_t dctn, uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.imm = htobe32(inv_rkey), r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.imm = htobe32(inv_rkey);
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_send_inv_inline: SEND that invalidates a remote rkey on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_send_inv_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_send_inv_inline: SEND that invalidates a remote rkey on a DRIVER QP, payload copied
+ * inline. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_send_inv_inline(struct fv_dci *h, uint64_t wr_id,
+						    unsigned flags, const void *data, uint32_t len,
+						    uint32_t inv_rkey, const struct fv_ah *ah,
+						    uint32_t dctn, uint64_t dc_key)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_SEND_INVAL, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.imm = htobe32(inv_rkey), r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.imm = htobe32(inv_rkey);
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_dci_write: RDMA WRITE on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_write(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_dci_write(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					  const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+					  const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_write_sgl: RDMA WRITE on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_write_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_write_sgl: RDMA WRITE on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_write_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					      const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					      uint32_t rkey, const struct fv_ah *ah, uint32_t dctn,
+					      uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_write_inline: RDMA WRITE on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_write_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_write_inline: RDMA WRITE on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_write_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+						 const void *data, uint32_t len, uint64_t raddr,
+						 uint32_t rkey, const struct fv_ah *ah,
+						 uint32_t dctn, uint64_t dc_key)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_write_imm: RDMA WRITE with immediate data on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_write_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_write_imm: RDMA WRITE with immediate data on a DRIVER QP, payload from one SGE. 0 or
+ * ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_write_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					      const struct ibv_sge *sge, uint64_t raddr,
+					      uint32_t rkey, __be32 imm, const struct fv_ah *ah,
+					      uint32_t dctn, uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.imm = imm;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_write_imm_sgl: RDMA WRITE with immediate data on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_write_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_write_imm_sgl: RDMA WRITE with immediate data on a DRIVER QP, payload from an SGE list. 0
+ * or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_write_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+						  const struct ibv_sge *sgl, int nsge,
+						  uint64_t raddr, uint32_t rkey, __be32 imm,
+						  const struct fv_ah *ah, uint32_t dctn,
+						  uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.imm = imm;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_write_imm_inline: RDMA WRITE with immediate data on a DRIVER QP, payload copied inline. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_write_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_write_imm_inline: RDMA WRITE with immediate data on a DRIVER QP, payload copied inline. 0
+ * or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_write_imm_inline(struct fv_dci *h, uint64_t wr_id,
+						     unsigned flags, const void *data, uint32_t len,
+						     uint64_t raddr, uint32_t rkey, __be32 imm,
+						     const struct fv_ah *ah, uint32_t dctn,
+						     uint64_t dc_key)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.payload = FV__PL_INLINE, r.sgl = &d, r.nsge = 1, r.len = len, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.imm = imm, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.payload = FV__PL_INLINE;
+	r.sgl = &d;
+	r.nsge = 1;
+	r.len = len;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.imm = imm;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_read: RDMA READ into the SGEs on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_read(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_read: RDMA READ into the SGEs on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no
+ * doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_read(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+					 const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_READ;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_read_sgl: RDMA READ into the SGEs on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_read_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_read_sgl: RDMA READ into the SGEs on a DRIVER QP, payload from an SGE list. 0 or ENOMEM;
+ * no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_read_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					     uint32_t rkey, const struct fv_ah *ah, uint32_t dctn,
+					     uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_RDMA_READ, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR, r.raddr = raddr, r.rkey = rkey, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_RDMA_READ;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_cas(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_cas: 8-byte atomic compare-and-swap; the old value lands in the SGE on a DRIVER QP,
+ * payload from one SGE. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_cas(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+					uint64_t compare, uint64_t swap, const struct fv_ah *ah,
+					uint32_t dctn, uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_ATOMIC_CS;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.swap_add = swap;
+	r.compare = compare;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_cas_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_cas_sgl: 8-byte atomic compare-and-swap; the old value lands in the SGE on a DRIVER QP,
+ * payload from an SGE list. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_cas_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					    const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					    uint32_t rkey, uint64_t compare, uint64_t swap,
+					    const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_CS, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = swap, r.compare = compare, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_ATOMIC_CS;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.swap_add = swap;
+	r.compare = compare;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a DRIVER QP, payload from one SGE. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_fadd(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_fadd: 8-byte atomic fetch-and-add; the old value lands in the SGE on a DRIVER QP, payload
+ * from one SGE. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_fadd(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+					 uint64_t add, const struct fv_ah *ah, uint32_t dctn,
+					 uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sge, r.nsge = 1, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_ATOMIC_FA;
+	r.payload = FV__PL_SGL;
+	r.sgl = sge;
+	r.nsge = 1;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.swap_add = add;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a DRIVER QP, payload from an SGE list. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_fadd_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+/*
+ * fv_dci_fadd_sgl: 8-byte atomic fetch-and-add; the old value lands in the SGE on a DRIVER QP,
+ * payload from an SGE list. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_fadd_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					     uint32_t rkey, uint64_t add, const struct fv_ah *ah,
+					     uint32_t dctn, uint64_t dc_key)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_ATOMIC_FA, r.payload = FV__PL_SGL, r.sgl = sgl, r.nsge = nsge, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = raddr, r.rkey = rkey, r.swap_add = add, r.av = &ah->av, r.remote_qpn = dctn, r.dc_key = dc_key, r.av_fv = true;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_ATOMIC_FA;
+	r.payload = FV__PL_SGL;
+	r.sgl = sgl;
+	r.nsge = nsge;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = raddr;
+	r.rkey = rkey;
+	r.swap_add = add;
+	r.av = &ah->av;
+	r.remote_qpn = dctn;
+	r.dc_key = dc_key;
+	r.av_fv = true;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_nop: NOP (control segment only, e.g. to ask for a completion) on a DRIVER QP, no payload. 0 or ENOMEM; no doorbell. */
+/*
+ * fv_dci_nop: NOP (control segment only, e.g. to ask for a completion) on a DRIVER QP, no payload.
+ * 0 or ENOMEM; no doorbell.
+ */
 static FV__ALWAYS_INLINE int fv_dci_nop(struct fv_dci *h, uint64_t wr_id, unsigned flags)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_NOP, r.payload = FV__PL_NONE;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_NOP;
+	r.payload = FV__PL_NONE;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a DRIVER QP, no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_bind_mw(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+/*
+ * fv_dci_bind_mw: bind a memory window to a range of an MR (the next WQE is fenced) on a DRIVER QP,
+ * no payload. 0 or ENOMEM (EOPNOTSUPP: longer than 2 GiB); no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_bind_mw(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					    const struct ibv_mw *mw, uint32_t rkey,
+					    const struct ibv_mw_bind_info *bind)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = (uint8_t)mw->type, r.new_rkey = rkey, r.bind = bind;
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_UMR;
+	r.payload = FV__PL_NONE;
+	r.segs = FV__SEG_UMR;
+	r.imm = htobe32(mw->rkey);
+	r.mw_type = (uint8_t)mw->type;
+	r.new_rkey = rkey;
+	r.bind = bind;
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_dci_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a DRIVER QP, no payload. 0 or ENOMEM; no doorbell. */
-static FV__ALWAYS_INLINE int fv_dci_local_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+/*
+ * fv_dci_local_inv: invalidate a type 2 memory window's rkey (the next WQE is fenced) on a DRIVER
+ * QP, no payload. 0 or ENOMEM; no doorbell.
+ */
+static FV__ALWAYS_INLINE int fv_dci_local_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					      uint32_t inv_rkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.wr_id = wr_id, r.flags = flags,
-		r.opcode = MLX5_OPCODE_UMR, r.payload = FV__PL_NONE, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(inv_rkey);
+	r.wr_id = wr_id;
+	r.flags = flags;
+	r.opcode = MLX5_OPCODE_UMR;
+	r.payload = FV__PL_NONE;
+	r.segs = FV__SEG_UMR;
+	r.mw_type = IBV_MW_TYPE_2;
+	r.imm = htobe32(inv_rkey);
 	return fv__build(&h->qp, FV_QPT_DCI, &r);
 }
 
@@ -1120,44 +2315,159 @@ static FV__ALWAYS_INLINE bool fv__op_has_imm(uint8_t opcode)
  * does not allow the operation does not compile (C++: the overloads at the end). ---- */
 
 #ifndef __cplusplus
-int fv__no_send(const void *h, ...) FV__COMPILE_ERROR("fv_send: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_raw *, struct fv_dci *");
-int fv__no_send_imm_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_send_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
-int fv__no_send_imm(const void *h, ...) FV__COMPILE_ERROR("fv_send_imm: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
-int fv__no_send_inv_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_send_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_send_inv_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_send_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_send_inv(const void *h, ...) FV__COMPILE_ERROR("fv_send_inv: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_write_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_write is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_write_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_write is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_write(const void *h, ...) FV__COMPILE_ERROR("fv_write: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_write_imm_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_write_imm is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_write_imm_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_write_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_write_imm(const void *h, ...) FV__COMPILE_ERROR("fv_write_imm: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_read_on_uc(const void *h, ...) FV__COMPILE_ERROR("fv_read is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_read_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_read is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_read_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_read is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_read(const void *h, ...) FV__COMPILE_ERROR("fv_read: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_cas_on_uc(const void *h, ...) FV__COMPILE_ERROR("fv_cas is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_cas_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_cas is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_cas_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_cas is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_cas(const void *h, ...) FV__COMPILE_ERROR("fv_cas: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_fadd_on_uc(const void *h, ...) FV__COMPILE_ERROR("fv_fadd is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_fadd_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_fadd is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_fadd_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_fadd is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_fadd(const void *h, ...) FV__COMPILE_ERROR("fv_fadd: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_nop_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_nop is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
-int fv__no_nop(const void *h, ...) FV__COMPILE_ERROR("fv_nop: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
-int fv__no_bind_mw_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_bind_mw is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_bind_mw_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_bind_mw is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_bind_mw(const void *h, ...) FV__COMPILE_ERROR("fv_bind_mw: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_send_tso_on_rc(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_rc * (a RC QP); it takes struct fv_raw *");
-int fv__no_send_tso_on_uc(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_uc * (a UC QP); it takes struct fv_raw *");
-int fv__no_send_tso_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_ud * (a UD QP); it takes struct fv_raw *");
-int fv__no_send_tso_on_xrc(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_xrc * (a XRC_SEND QP); it takes struct fv_raw *");
-int fv__no_send_tso_on_dci(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_dci * (a DRIVER QP); it takes struct fv_raw *");
-int fv__no_send_tso(const void *h, ...) FV__COMPILE_ERROR("fv_send_tso: the first argument is not a fastverbs handle; it takes struct fv_raw *");
-int fv__no_local_inv_on_ud(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_local_inv_on_raw(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
-int fv__no_local_inv(const void *h, ...) FV__COMPILE_ERROR("fv_local_inv: the first argument is not a fastverbs handle; it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_send(const void *h,
+		...) FV__COMPILE_ERROR("fv_send: the first argument is not a fastverbs handle; it "
+				       "takes struct fv_rc *, struct fv_uc *, struct fv_ud *, "
+				       "struct fv_xrc *, struct fv_raw *, struct fv_dci *");
+int fv__no_send_imm_on_raw(const void *h,
+			   ...) FV__COMPILE_ERROR("fv_send_imm is not an operation of struct "
+						  "fv_raw * (a RAW_PACKET QP); it takes struct "
+						  "fv_rc *, struct fv_uc *, struct fv_ud *, "
+						  "struct fv_xrc *, struct fv_dci *");
+int fv__no_send_imm(const void *h,
+		    ...) FV__COMPILE_ERROR("fv_send_imm: the first argument is not a fastverbs "
+					   "handle; it takes struct fv_rc *, struct fv_uc *, "
+					   "struct fv_ud *, struct fv_xrc *, struct fv_dci *");
+int fv__no_send_inv_on_ud(const void *h,
+			  ...) FV__COMPILE_ERROR("fv_send_inv is not an operation of struct fv_ud "
+						 "* (a UD QP); it takes struct fv_rc *, struct "
+						 "fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_send_inv_on_raw(const void *h,
+			   ...) FV__COMPILE_ERROR("fv_send_inv is not an operation of struct "
+						  "fv_raw * (a RAW_PACKET QP); it takes struct "
+						  "fv_rc *, struct fv_uc *, struct fv_xrc *, "
+						  "struct fv_dci *");
+int fv__no_send_inv(const void *h,
+		    ...) FV__COMPILE_ERROR("fv_send_inv: the first argument is not a fastverbs "
+					   "handle; it takes struct fv_rc *, struct fv_uc *, "
+					   "struct fv_xrc *, struct fv_dci *");
+int fv__no_write_on_ud(const void *h,
+		       ...) FV__COMPILE_ERROR("fv_write is not an operation of struct fv_ud * (a "
+					      "UD QP); it takes struct fv_rc *, struct fv_uc *, "
+					      "struct fv_xrc *, struct fv_dci *");
+int fv__no_write_on_raw(const void *h,
+			...) FV__COMPILE_ERROR("fv_write is not an operation of struct fv_raw * "
+					       "(a RAW_PACKET QP); it takes struct fv_rc *, "
+					       "struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_write(const void *h,
+		 ...) FV__COMPILE_ERROR("fv_write: the first argument is not a fastverbs handle; "
+					"it takes struct fv_rc *, struct fv_uc *, struct fv_xrc "
+					"*, struct fv_dci *");
+int fv__no_write_imm_on_ud(const void *h,
+			   ...) FV__COMPILE_ERROR("fv_write_imm is not an operation of struct "
+						  "fv_ud * (a UD QP); it takes struct fv_rc *, "
+						  "struct fv_uc *, struct fv_xrc *, struct fv_dci "
+						  "*");
+int fv__no_write_imm_on_raw(const void *h,
+			    ...) FV__COMPILE_ERROR("fv_write_imm is not an operation of struct "
+						   "fv_raw * (a RAW_PACKET QP); it takes struct "
+						   "fv_rc *, struct fv_uc *, struct fv_xrc *, "
+						   "struct fv_dci *");
+int fv__no_write_imm(const void *h,
+		     ...) FV__COMPILE_ERROR("fv_write_imm: the first argument is not a fastverbs "
+					    "handle; it takes struct fv_rc *, struct fv_uc *, "
+					    "struct fv_xrc *, struct fv_dci *");
+int fv__no_read_on_uc(const void *h,
+		      ...) FV__COMPILE_ERROR("fv_read is not an operation of struct fv_uc * (a UC "
+					     "QP); it takes struct fv_rc *, struct fv_xrc *, "
+					     "struct fv_dci *");
+int fv__no_read_on_ud(const void *h,
+		      ...) FV__COMPILE_ERROR("fv_read is not an operation of struct fv_ud * (a UD "
+					     "QP); it takes struct fv_rc *, struct fv_xrc *, "
+					     "struct fv_dci *");
+int fv__no_read_on_raw(const void *h,
+		       ...) FV__COMPILE_ERROR("fv_read is not an operation of struct fv_raw * (a "
+					      "RAW_PACKET QP); it takes struct fv_rc *, struct "
+					      "fv_xrc *, struct fv_dci *");
+int fv__no_read(const void *h,
+		...) FV__COMPILE_ERROR("fv_read: the first argument is not a fastverbs handle; it "
+				       "takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_cas_on_uc(const void *h,
+		     ...) FV__COMPILE_ERROR("fv_cas is not an operation of struct fv_uc * (a UC "
+					    "QP); it takes struct fv_rc *, struct fv_xrc *, "
+					    "struct fv_dci *");
+int fv__no_cas_on_ud(const void *h,
+		     ...) FV__COMPILE_ERROR("fv_cas is not an operation of struct fv_ud * (a UD "
+					    "QP); it takes struct fv_rc *, struct fv_xrc *, "
+					    "struct fv_dci *");
+int fv__no_cas_on_raw(const void *h,
+		      ...) FV__COMPILE_ERROR("fv_cas is not an operation of struct fv_raw * (a "
+					     "RAW_PACKET QP); it takes struct fv_rc *, struct "
+					     "fv_xrc *, struct fv_dci *");
+int fv__no_cas(const void *h,
+	       ...) FV__COMPILE_ERROR("fv_cas: the first argument is not a fastverbs handle; it "
+				      "takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_fadd_on_uc(const void *h,
+		      ...) FV__COMPILE_ERROR("fv_fadd is not an operation of struct fv_uc * (a UC "
+					     "QP); it takes struct fv_rc *, struct fv_xrc *, "
+					     "struct fv_dci *");
+int fv__no_fadd_on_ud(const void *h,
+		      ...) FV__COMPILE_ERROR("fv_fadd is not an operation of struct fv_ud * (a UD "
+					     "QP); it takes struct fv_rc *, struct fv_xrc *, "
+					     "struct fv_dci *");
+int fv__no_fadd_on_raw(const void *h,
+		       ...) FV__COMPILE_ERROR("fv_fadd is not an operation of struct fv_raw * (a "
+					      "RAW_PACKET QP); it takes struct fv_rc *, struct "
+					      "fv_xrc *, struct fv_dci *");
+int fv__no_fadd(const void *h,
+		...) FV__COMPILE_ERROR("fv_fadd: the first argument is not a fastverbs handle; it "
+				       "takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+int fv__no_nop_on_raw(const void *h,
+		      ...) FV__COMPILE_ERROR("fv_nop is not an operation of struct fv_raw * (a "
+					     "RAW_PACKET QP); it takes struct fv_rc *, struct "
+					     "fv_uc *, struct fv_ud *, struct fv_xrc *, struct "
+					     "fv_dci *");
+int fv__no_nop(const void *h,
+	       ...) FV__COMPILE_ERROR("fv_nop: the first argument is not a fastverbs handle; it "
+				      "takes struct fv_rc *, struct fv_uc *, struct fv_ud *, "
+				      "struct fv_xrc *, struct fv_dci *");
+int fv__no_bind_mw_on_ud(const void *h,
+			 ...) FV__COMPILE_ERROR("fv_bind_mw is not an operation of struct fv_ud * "
+						"(a UD QP); it takes struct fv_rc *, struct fv_uc "
+						"*, struct fv_xrc *, struct fv_dci *");
+int fv__no_bind_mw_on_raw(const void *h,
+			  ...) FV__COMPILE_ERROR("fv_bind_mw is not an operation of struct fv_raw "
+						 "* (a RAW_PACKET QP); it takes struct fv_rc *, "
+						 "struct fv_uc *, struct fv_xrc *, struct fv_dci "
+						 "*");
+int fv__no_bind_mw(const void *h,
+		   ...) FV__COMPILE_ERROR("fv_bind_mw: the first argument is not a fastverbs "
+					  "handle; it takes struct fv_rc *, struct fv_uc *, "
+					  "struct fv_xrc *, struct fv_dci *");
+int fv__no_send_tso_on_rc(const void *h,
+			  ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_rc "
+						 "* (a RC QP); it takes struct fv_raw *");
+int fv__no_send_tso_on_uc(const void *h,
+			  ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_uc "
+						 "* (a UC QP); it takes struct fv_raw *");
+int fv__no_send_tso_on_ud(const void *h,
+			  ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct fv_ud "
+						 "* (a UD QP); it takes struct fv_raw *");
+int fv__no_send_tso_on_xrc(const void *h,
+			   ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct "
+						  "fv_xrc * (a XRC_SEND QP); it takes struct "
+						  "fv_raw *");
+int fv__no_send_tso_on_dci(const void *h,
+			   ...) FV__COMPILE_ERROR("fv_send_tso is not an operation of struct "
+						  "fv_dci * (a DRIVER QP); it takes struct fv_raw "
+						  "*");
+int fv__no_send_tso(const void *h,
+		    ...) FV__COMPILE_ERROR("fv_send_tso: the first argument is not a fastverbs "
+					   "handle; it takes struct fv_raw *");
+int fv__no_local_inv_on_ud(const void *h,
+			   ...) FV__COMPILE_ERROR("fv_local_inv is not an operation of struct "
+						  "fv_ud * (a UD QP); it takes struct fv_rc *, "
+						  "struct fv_uc *, struct fv_xrc *, struct fv_dci "
+						  "*");
+int fv__no_local_inv_on_raw(const void *h,
+			    ...) FV__COMPILE_ERROR("fv_local_inv is not an operation of struct "
+						   "fv_raw * (a RAW_PACKET QP); it takes struct "
+						   "fv_rc *, struct fv_uc *, struct fv_xrc *, "
+						   "struct fv_dci *");
+int fv__no_local_inv(const void *h,
+		     ...) FV__COMPILE_ERROR("fv_local_inv: the first argument is not a fastverbs "
+					    "handle; it takes struct fv_rc *, struct fv_uc *, "
+					    "struct fv_xrc *, struct fv_dci *");
 
 #define fv_send(h, ...) _Generic((h), \
 	struct fv_rc *: fv_rc_send, \
@@ -1385,671 +2695,918 @@ FV__EXTERN_C_END
 /* A handle without the operation takes the template that says so (static_assert). */
 template <class...> struct fv__false { static const bool value = false; };
 
-static FV__ALWAYS_INLINE int fv_send(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_send(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+				     const struct ibv_sge *sge)
 {
 	return fv_rc_send(h, wr_id, flags, sge);
 }
 
-static FV__ALWAYS_INLINE int fv_send(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_send(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+				     const struct ibv_sge *sge)
 {
 	return fv_uc_send(h, wr_id, flags, sge);
 }
 
-static FV__ALWAYS_INLINE int fv_send(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send(struct fv_ud *h, uint64_t wr_id, unsigned flags,
+				     const struct ibv_sge *sge, const struct fv_ah *ah,
+				     uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send(h, wr_id, flags, sge, ah, remote_qpn, qkey);
 }
 
-static FV__ALWAYS_INLINE int fv_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+				     const struct ibv_sge *sge, uint32_t remote_srqn)
 {
 	return fv_xrc_send(h, wr_id, flags, sge, remote_srqn);
 }
 
-static FV__ALWAYS_INLINE int fv_send(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_send(struct fv_raw *h, uint64_t wr_id, unsigned flags,
+				     const struct ibv_sge *sge)
 {
 	return fv_raw_send(h, wr_id, flags, sge);
 }
 
-static FV__ALWAYS_INLINE int fv_send(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+				     const struct ibv_sge *sge, const struct fv_ah *ah,
+				     uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send(h, wr_id, flags, sge, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sgl, int nsge)
 {
 	return fv_rc_send_sgl(h, wr_id, flags, sgl, nsge);
 }
 
-static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sgl, int nsge)
 {
 	return fv_uc_send_sgl(h, wr_id, flags, sgl, nsge);
 }
 
-static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sgl, int nsge,
+					 const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send_sgl(h, wr_id, flags, sgl, nsge, ah, remote_qpn, qkey);
 }
 
-static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sgl, int nsge, uint32_t remote_srqn)
 {
 	return fv_xrc_send_sgl(h, wr_id, flags, sgl, nsge, remote_srqn);
 }
 
-static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sgl, int nsge)
 {
 	return fv_raw_send_sgl(h, wr_id, flags, sgl, nsge);
 }
 
-static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sgl, int nsge,
+					 const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send_sgl(h, wr_id, flags, sgl, nsge, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					    const void *data, uint32_t len)
 {
 	return fv_rc_send_inline(h, wr_id, flags, data, len);
 }
 
-static FV__ALWAYS_INLINE int fv_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					    const void *data, uint32_t len)
 {
 	return fv_uc_send_inline(h, wr_id, flags, data, len);
 }
 
-static FV__ALWAYS_INLINE int fv_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags,
+					    const void *data, uint32_t len, const struct fv_ah *ah,
+					    uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send_inline(h, wr_id, flags, data, len, ah, remote_qpn, qkey);
 }
 
-static FV__ALWAYS_INLINE int fv_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					    const void *data, uint32_t len, uint32_t remote_srqn)
 {
 	return fv_xrc_send_inline(h, wr_id, flags, data, len, remote_srqn);
 }
 
-static FV__ALWAYS_INLINE int fv_send_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags,
+					    const void *data, uint32_t len)
 {
 	return fv_raw_send_inline(h, wr_id, flags, data, len);
 }
 
-static FV__ALWAYS_INLINE int fv_send_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					    const void *data, uint32_t len, const struct fv_ah *ah,
+					    uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send_inline(h, wr_id, flags, data, len, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, __be32 imm)
 {
 	return fv_rc_send_imm(h, wr_id, flags, sge, imm);
 }
 
-static FV__ALWAYS_INLINE int fv_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, __be32 imm)
 {
 	return fv_uc_send_imm(h, wr_id, flags, sge, imm);
 }
 
-static FV__ALWAYS_INLINE int fv_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send_imm(struct fv_ud *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, __be32 imm,
+					 const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
 {
 	return fv_ud_send_imm(h, wr_id, flags, sge, imm, ah, remote_qpn, qkey);
 }
 
-static FV__ALWAYS_INLINE int fv_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, __be32 imm,
+					 uint32_t remote_srqn)
 {
 	return fv_xrc_send_imm(h, wr_id, flags, sge, imm, remote_srqn);
 }
 
 template <class... A> int fv_send_imm(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it "
+		      "takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, "
+		      "struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_send_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, __be32 imm,
+					 const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send_imm(h, wr_id, flags, sge, imm, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
 	return fv_rc_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm);
 }
 
-static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
 	return fv_uc_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm);
 }
 
-static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_ud *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge, __be32 imm,
+					     const struct fv_ah *ah, uint32_t remote_qpn,
+					     uint32_t qkey)
 {
 	return fv_ud_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm, ah, remote_qpn, qkey);
 }
 
-static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge, __be32 imm,
+					     uint32_t remote_srqn)
 {
 	return fv_xrc_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm, remote_srqn);
 }
 
 template <class... A> int fv_send_imm_sgl(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_imm_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_imm_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); "
+		      "it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, "
+		      "struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge, __be32 imm,
+					     const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send_imm_sgl(h, wr_id, flags, sgl, nsge, imm, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+						const void *data, uint32_t len, __be32 imm)
 {
 	return fv_rc_send_imm_inline(h, wr_id, flags, data, len, imm);
 }
 
-static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm)
+static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+						const void *data, uint32_t len, __be32 imm)
 {
 	return fv_uc_send_imm_inline(h, wr_id, flags, data, len, imm);
 }
 
-static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_ud *h, uint64_t wr_id, unsigned flags,
+						const void *data, uint32_t len, __be32 imm,
+						const struct fv_ah *ah, uint32_t remote_qpn,
+						uint32_t qkey)
 {
 	return fv_ud_send_imm_inline(h, wr_id, flags, data, len, imm, ah, remote_qpn, qkey);
 }
 
-static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+						const void *data, uint32_t len, __be32 imm,
+						uint32_t remote_srqn)
 {
 	return fv_xrc_send_imm_inline(h, wr_id, flags, data, len, imm, remote_srqn);
 }
 
 template <class... A> int fv_send_imm_inline(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_imm_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_imm_inline is not an operation of struct fv_raw * (a RAW_PACKET "
+		      "QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct "
+		      "fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+						const void *data, uint32_t len, __be32 imm,
+						const struct fv_ah *ah, uint32_t dctn,
+						uint64_t dc_key)
 {
 	return fv_dci_send_imm_inline(h, wr_id, flags, data, len, imm, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, uint32_t inv_rkey)
 {
 	return fv_rc_send_inv(h, wr_id, flags, sge, inv_rkey);
 }
 
-static FV__ALWAYS_INLINE int fv_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, uint32_t inv_rkey)
 {
 	return fv_uc_send_inv(h, wr_id, flags, sge, inv_rkey);
 }
 
 template <class... A> int fv_send_inv(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_inv is not an operation of struct fv_ud * (a UD QP); it takes "
+		      "struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, uint32_t inv_rkey,
+					 uint32_t remote_srqn)
 {
 	return fv_xrc_send_inv(h, wr_id, flags, sge, inv_rkey, remote_srqn);
 }
 
 template <class... A> int fv_send_inv(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it "
+		      "takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_send_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sge, uint32_t inv_rkey,
+					 const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send_inv(h, wr_id, flags, sge, inv_rkey, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
 	return fv_rc_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey);
 }
 
-static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey)
 {
 	return fv_uc_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey);
 }
 
 template <class... A> int fv_send_inv_sgl(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_inv_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_inv_sgl is not an operation of struct fv_ud * (a UD QP); it takes "
+		      "struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey,
+					     uint32_t remote_srqn)
 {
 	return fv_xrc_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey, remote_srqn);
 }
 
 template <class... A> int fv_send_inv_sgl(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_inv_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_inv_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); "
+		      "it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_inv_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					     const struct ibv_sge *sgl, int nsge, uint32_t inv_rkey,
+					     const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_send_inv_sgl(h, wr_id, flags, sgl, nsge, inv_rkey, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+						const void *data, uint32_t len, uint32_t inv_rkey)
 {
 	return fv_rc_send_inv_inline(h, wr_id, flags, data, len, inv_rkey);
 }
 
-static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+						const void *data, uint32_t len, uint32_t inv_rkey)
 {
 	return fv_uc_send_inv_inline(h, wr_id, flags, data, len, inv_rkey);
 }
 
 template <class... A> int fv_send_inv_inline(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_inv_inline is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_inv_inline is not an operation of struct fv_ud * (a UD QP); it "
+		      "takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+						const void *data, uint32_t len, uint32_t inv_rkey,
+						uint32_t remote_srqn)
 {
 	return fv_xrc_send_inv_inline(h, wr_id, flags, data, len, inv_rkey, remote_srqn);
 }
 
 template <class... A> int fv_send_inv_inline(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_inv_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_inv_inline is not an operation of struct fv_raw * (a RAW_PACKET "
+		      "QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct "
+		      "fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint32_t inv_rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_send_inv_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+						const void *data, uint32_t len, uint32_t inv_rkey,
+						const struct fv_ah *ah, uint32_t dctn,
+						uint64_t dc_key)
 {
 	return fv_dci_send_inv_inline(h, wr_id, flags, data, len, inv_rkey, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_write(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+				      const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_rc_write(h, wr_id, flags, sge, raddr, rkey);
 }
 
-static FV__ALWAYS_INLINE int fv_write(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+				      const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_uc_write(h, wr_id, flags, sge, raddr, rkey);
 }
 
 template <class... A> int fv_write(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_write is not an operation of struct fv_ud * (a UD QP); it takes struct "
+		      "fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+				      const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+				      uint32_t remote_srqn)
 {
 	return fv_xrc_write(h, wr_id, flags, sge, raddr, rkey, remote_srqn);
 }
 
 template <class... A> int fv_write(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_write is not an operation of struct fv_raw * (a RAW_PACKET QP); it "
+		      "takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_write(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_write(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+				      const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+				      const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_write(h, wr_id, flags, sge, raddr, rkey, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					  const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					  uint32_t rkey)
 {
 	return fv_rc_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey);
 }
 
-static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					  const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					  uint32_t rkey)
 {
 	return fv_uc_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey);
 }
 
 template <class... A> int fv_write_sgl(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_write_sgl is not an operation of struct fv_ud * (a UD QP); it takes "
+		      "struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					  const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					  uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, remote_srqn);
 }
 
 template <class... A> int fv_write_sgl(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_write_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it "
+		      "takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_write_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					  const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					  uint32_t rkey, const struct fv_ah *ah, uint32_t dctn,
+					  uint64_t dc_key)
 {
 	return fv_dci_write_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					     const void *data, uint32_t len, uint64_t raddr,
+					     uint32_t rkey)
 {
 	return fv_rc_write_inline(h, wr_id, flags, data, len, raddr, rkey);
 }
 
-static FV__ALWAYS_INLINE int fv_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_write_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					     const void *data, uint32_t len, uint64_t raddr,
+					     uint32_t rkey)
 {
 	return fv_uc_write_inline(h, wr_id, flags, data, len, raddr, rkey);
 }
 
 template <class... A> int fv_write_inline(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_inline is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_write_inline is not an operation of struct fv_ud * (a UD QP); it takes "
+		      "struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					     const void *data, uint32_t len, uint64_t raddr,
+					     uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_write_inline(h, wr_id, flags, data, len, raddr, rkey, remote_srqn);
 }
 
 template <class... A> int fv_write_inline(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_write_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); "
+		      "it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_write_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_write_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					     const void *data, uint32_t len, uint64_t raddr,
+					     uint32_t rkey, const struct fv_ah *ah, uint32_t dctn,
+					     uint64_t dc_key)
 {
 	return fv_dci_write_inline(h, wr_id, flags, data, len, raddr, rkey, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					  const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+					  __be32 imm)
 {
 	return fv_rc_write_imm(h, wr_id, flags, sge, raddr, rkey, imm);
 }
 
-static FV__ALWAYS_INLINE int fv_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					  const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+					  __be32 imm)
 {
 	return fv_uc_write_imm(h, wr_id, flags, sge, raddr, rkey, imm);
 }
 
 template <class... A> int fv_write_imm(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_imm is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_write_imm is not an operation of struct fv_ud * (a UD QP); it takes "
+		      "struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write_imm(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					  const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+					  __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_write_imm(h, wr_id, flags, sge, raddr, rkey, imm, remote_srqn);
 }
 
 template <class... A> int fv_write_imm(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_write_imm is not an operation of struct fv_raw * (a RAW_PACKET QP); it "
+		      "takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_write_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_write_imm(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					  const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+					  __be32 imm, const struct fv_ah *ah, uint32_t dctn,
+					  uint64_t dc_key)
 {
 	return fv_dci_write_imm(h, wr_id, flags, sge, raddr, rkey, imm, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					      const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					      uint32_t rkey, __be32 imm)
 {
 	return fv_rc_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm);
 }
 
-static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					      const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					      uint32_t rkey, __be32 imm)
 {
 	return fv_uc_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm);
 }
 
 template <class... A> int fv_write_imm_sgl(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_imm_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_write_imm_sgl is not an operation of struct fv_ud * (a UD QP); it takes "
+		      "struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					      const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					      uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm, remote_srqn);
 }
 
 template <class... A> int fv_write_imm_sgl(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_imm_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_write_imm_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); "
+		      "it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_write_imm_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					      const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					      uint32_t rkey, __be32 imm, const struct fv_ah *ah,
+					      uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_write_imm_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, imm, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+						 const void *data, uint32_t len, uint64_t raddr,
+						 uint32_t rkey, __be32 imm)
 {
 	return fv_rc_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm);
 }
 
-static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm)
+static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+						 const void *data, uint32_t len, uint64_t raddr,
+						 uint32_t rkey, __be32 imm)
 {
 	return fv_uc_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm);
 }
 
 template <class... A> int fv_write_imm_inline(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_imm_inline is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_write_imm_inline is not an operation of struct fv_ud * (a UD QP); it "
+		      "takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+						 const void *data, uint32_t len, uint64_t raddr,
+						 uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
 	return fv_xrc_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm, remote_srqn);
 }
 
 template <class... A> int fv_write_imm_inline(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_write_imm_inline is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_write_imm_inline is not an operation of struct fv_raw * (a RAW_PACKET "
+		      "QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct "
+		      "fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags, const void *data, uint32_t len, uint64_t raddr, uint32_t rkey, __be32 imm, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_write_imm_inline(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+						 const void *data, uint32_t len, uint64_t raddr,
+						 uint32_t rkey, __be32 imm, const struct fv_ah *ah,
+						 uint32_t dctn, uint64_t dc_key)
 {
-	return fv_dci_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm, ah, dctn, dc_key);
+	return fv_dci_write_imm_inline(h, wr_id, flags, data, len, raddr, rkey, imm, ah, dctn,
+				       dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_read(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_read(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+				     const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
 	return fv_rc_read(h, wr_id, flags, sge, raddr, rkey);
 }
 
 template <class... A> int fv_read(struct fv_uc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_read is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_read is not an operation of struct fv_uc * (a UC QP); it takes struct "
+		      "fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
 template <class... A> int fv_read(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_read is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_read is not an operation of struct fv_ud * (a UD QP); it takes struct "
+		      "fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_read(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+				     const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+				     uint32_t remote_srqn)
 {
 	return fv_xrc_read(h, wr_id, flags, sge, raddr, rkey, remote_srqn);
 }
 
 template <class... A> int fv_read(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_read is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_read is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes "
+		      "struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_read(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_read(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+				     const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+				     const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_read(h, wr_id, flags, sge, raddr, rkey, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey)
+static FV__ALWAYS_INLINE int fv_read_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					 uint32_t rkey)
 {
 	return fv_rc_read_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey);
 }
 
 template <class... A> int fv_read_sgl(struct fv_uc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_read_sgl is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_read_sgl is not an operation of struct fv_uc * (a UC QP); it takes "
+		      "struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
 template <class... A> int fv_read_sgl(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_read_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_read_sgl is not an operation of struct fv_ud * (a UD QP); it takes "
+		      "struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_read_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					 uint32_t rkey, uint32_t remote_srqn)
 {
 	return fv_xrc_read_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, remote_srqn);
 }
 
 template <class... A> int fv_read_sgl(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_read_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_read_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it "
+		      "takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_read_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_read_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					 uint32_t rkey, const struct fv_ah *ah, uint32_t dctn,
+					 uint64_t dc_key)
 {
 	return fv_dci_read_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE int fv_cas(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+				    const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+				    uint64_t compare, uint64_t swap)
 {
 	return fv_rc_cas(h, wr_id, flags, sge, raddr, rkey, compare, swap);
 }
 
 template <class... A> int fv_cas(struct fv_uc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_cas is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_cas is not an operation of struct fv_uc * (a UC QP); it takes struct "
+		      "fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
 template <class... A> int fv_cas(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_cas is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_cas is not an operation of struct fv_ud * (a UD QP); it takes struct "
+		      "fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_cas(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+				    const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+				    uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
 	return fv_xrc_cas(h, wr_id, flags, sge, raddr, rkey, compare, swap, remote_srqn);
 }
 
 template <class... A> int fv_cas(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_cas is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_cas is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes "
+		      "struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_cas(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_cas(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+				    const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+				    uint64_t compare, uint64_t swap, const struct fv_ah *ah,
+				    uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_cas(h, wr_id, flags, sge, raddr, rkey, compare, swap, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE int fv_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					uint32_t rkey, uint64_t compare, uint64_t swap)
 {
 	return fv_rc_cas_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, compare, swap);
 }
 
 template <class... A> int fv_cas_sgl(struct fv_uc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_cas_sgl is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_cas_sgl is not an operation of struct fv_uc * (a UC QP); it takes "
+		      "struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
 template <class... A> int fv_cas_sgl(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_cas_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_cas_sgl is not an operation of struct fv_ud * (a UD QP); it takes "
+		      "struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_cas_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					uint32_t rkey, uint64_t compare, uint64_t swap,
+					uint32_t remote_srqn)
 {
 	return fv_xrc_cas_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, compare, swap, remote_srqn);
 }
 
 template <class... A> int fv_cas_sgl(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_cas_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_cas_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it "
+		      "takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_cas_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_cas_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					uint32_t rkey, uint64_t compare, uint64_t swap,
+					const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	return fv_dci_cas_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, compare, swap, ah, dctn, dc_key);
+	return fv_dci_cas_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, compare, swap, ah, dctn,
+			      dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add)
+static FV__ALWAYS_INLINE int fv_fadd(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+				     const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+				     uint64_t add)
 {
 	return fv_rc_fadd(h, wr_id, flags, sge, raddr, rkey, add);
 }
 
 template <class... A> int fv_fadd(struct fv_uc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_fadd is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_fadd is not an operation of struct fv_uc * (a UC QP); it takes struct "
+		      "fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
 template <class... A> int fv_fadd(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_fadd is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_fadd is not an operation of struct fv_ud * (a UD QP); it takes struct "
+		      "fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_fadd(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+				     const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+				     uint64_t add, uint32_t remote_srqn)
 {
 	return fv_xrc_fadd(h, wr_id, flags, sge, raddr, rkey, add, remote_srqn);
 }
 
 template <class... A> int fv_fadd(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_fadd is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_fadd is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes "
+		      "struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_fadd(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_fadd(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+				     const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
+				     uint64_t add, const struct fv_ah *ah, uint32_t dctn,
+				     uint64_t dc_key)
 {
 	return fv_dci_fadd(h, wr_id, flags, sge, raddr, rkey, add, ah, dctn, dc_key);
 }
 
-static FV__ALWAYS_INLINE int fv_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add)
+static FV__ALWAYS_INLINE int fv_fadd_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					 uint32_t rkey, uint64_t add)
 {
 	return fv_rc_fadd_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, add);
 }
 
 template <class... A> int fv_fadd_sgl(struct fv_uc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_fadd_sgl is not an operation of struct fv_uc * (a UC QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_fadd_sgl is not an operation of struct fv_uc * (a UC QP); it takes "
+		      "struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
 template <class... A> int fv_fadd_sgl(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_fadd_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_fadd_sgl is not an operation of struct fv_ud * (a UD QP); it takes "
+		      "struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, uint32_t remote_srqn)
+static FV__ALWAYS_INLINE int fv_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					 uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
 	return fv_xrc_fadd_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, add, remote_srqn);
 }
 
 template <class... A> int fv_fadd_sgl(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_fadd_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_fadd_sgl is not an operation of struct fv_raw * (a RAW_PACKET QP); it "
+		      "takes struct fv_rc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_fadd_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_sge *sgl, int nsge, uint64_t raddr, uint32_t rkey, uint64_t add, const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
+static FV__ALWAYS_INLINE int fv_fadd_sgl(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					 const struct ibv_sge *sgl, int nsge, uint64_t raddr,
+					 uint32_t rkey, uint64_t add, const struct fv_ah *ah,
+					 uint32_t dctn, uint64_t dc_key)
 {
 	return fv_dci_fadd_sgl(h, wr_id, flags, sgl, nsge, raddr, rkey, add, ah, dctn, dc_key);
 }
@@ -2076,7 +3633,10 @@ static FV__ALWAYS_INLINE int fv_nop(struct fv_xrc *h, uint64_t wr_id, unsigned f
 
 template <class... A> int fv_nop(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_nop is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_nop is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes "
+		      "struct fv_rc *, struct fv_uc *, struct fv_ud *, struct fv_xrc *, struct "
+		      "fv_dci *");
 	return 0;
 }
 
@@ -2085,171 +3645,227 @@ static FV__ALWAYS_INLINE int fv_nop(struct fv_dci *h, uint64_t wr_id, unsigned f
 	return fv_dci_nop(h, wr_id, flags);
 }
 
-static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					const struct ibv_mw *mw, uint32_t rkey,
+					const struct ibv_mw_bind_info *bind)
 {
 	return fv_rc_bind_mw(h, wr_id, flags, mw, rkey, bind);
 }
 
-static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					const struct ibv_mw *mw, uint32_t rkey,
+					const struct ibv_mw_bind_info *bind)
 {
 	return fv_uc_bind_mw(h, wr_id, flags, mw, rkey, bind);
 }
 
 template <class... A> int fv_bind_mw(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_bind_mw is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_bind_mw is not an operation of struct fv_ud * (a UD QP); it takes "
+		      "struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					const struct ibv_mw *mw, uint32_t rkey,
+					const struct ibv_mw_bind_info *bind)
 {
 	return fv_xrc_bind_mw(h, wr_id, flags, mw, rkey, bind);
 }
 
 template <class... A> int fv_bind_mw(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_bind_mw is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_bind_mw is not an operation of struct fv_raw * (a RAW_PACKET QP); it "
+		      "takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_dci *h, uint64_t wr_id, unsigned flags, const struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind)
+static FV__ALWAYS_INLINE int fv_bind_mw(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					const struct ibv_mw *mw, uint32_t rkey,
+					const struct ibv_mw_bind_info *bind)
 {
 	return fv_dci_bind_mw(h, wr_id, flags, mw, rkey, bind);
 }
 
 template <class... A> int fv_send_tso(struct fv_rc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_tso is not an operation of struct fv_rc * (a RC QP); it takes struct fv_raw *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_tso is not an operation of struct fv_rc * (a RC QP); it takes "
+		      "struct fv_raw *");
 	return 0;
 }
 
 template <class... A> int fv_send_tso(struct fv_uc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_tso is not an operation of struct fv_uc * (a UC QP); it takes struct fv_raw *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_tso is not an operation of struct fv_uc * (a UC QP); it takes "
+		      "struct fv_raw *");
 	return 0;
 }
 
 template <class... A> int fv_send_tso(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_tso is not an operation of struct fv_ud * (a UD QP); it takes struct fv_raw *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_tso is not an operation of struct fv_ud * (a UD QP); it takes "
+		      "struct fv_raw *");
 	return 0;
 }
 
 template <class... A> int fv_send_tso(struct fv_xrc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_tso is not an operation of struct fv_xrc * (a XRC_SEND QP); it takes struct fv_raw *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_tso is not an operation of struct fv_xrc * (a XRC_SEND QP); it "
+		      "takes struct fv_raw *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sge)
+static FV__ALWAYS_INLINE int fv_send_tso(struct fv_raw *h, uint64_t wr_id, unsigned flags,
+					 const void *hdr, uint16_t hdr_sz, uint16_t mss,
+					 const struct ibv_sge *sge)
 {
 	return fv_raw_send_tso(h, wr_id, flags, hdr, hdr_sz, mss, sge);
 }
 
 template <class... A> int fv_send_tso(struct fv_dci *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_tso is not an operation of struct fv_dci * (a DRIVER QP); it takes struct fv_raw *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_tso is not an operation of struct fv_dci * (a DRIVER QP); it takes "
+		      "struct fv_raw *");
 	return 0;
 }
 
 template <class... A> int fv_send_tso_sgl(struct fv_rc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_tso_sgl is not an operation of struct fv_rc * (a RC QP); it takes struct fv_raw *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_tso_sgl is not an operation of struct fv_rc * (a RC QP); it takes "
+		      "struct fv_raw *");
 	return 0;
 }
 
 template <class... A> int fv_send_tso_sgl(struct fv_uc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_tso_sgl is not an operation of struct fv_uc * (a UC QP); it takes struct fv_raw *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_tso_sgl is not an operation of struct fv_uc * (a UC QP); it takes "
+		      "struct fv_raw *");
 	return 0;
 }
 
 template <class... A> int fv_send_tso_sgl(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_tso_sgl is not an operation of struct fv_ud * (a UD QP); it takes struct fv_raw *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_tso_sgl is not an operation of struct fv_ud * (a UD QP); it takes "
+		      "struct fv_raw *");
 	return 0;
 }
 
 template <class... A> int fv_send_tso_sgl(struct fv_xrc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_tso_sgl is not an operation of struct fv_xrc * (a XRC_SEND QP); it takes struct fv_raw *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_tso_sgl is not an operation of struct fv_xrc * (a XRC_SEND QP); it "
+		      "takes struct fv_raw *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv_send_tso_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags,
+					     const void *hdr, uint16_t hdr_sz, uint16_t mss,
+					     const struct ibv_sge *sgl, int nsge)
 {
 	return fv_raw_send_tso_sgl(h, wr_id, flags, hdr, hdr_sz, mss, sgl, nsge);
 }
 
 template <class... A> int fv_send_tso_sgl(struct fv_dci *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_tso_sgl is not an operation of struct fv_dci * (a DRIVER QP); it takes struct fv_raw *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_tso_sgl is not an operation of struct fv_dci * (a DRIVER QP); it "
+		      "takes struct fv_raw *");
 	return 0;
 }
 
 template <class... A> int fv_send_tso_inline(struct fv_rc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_tso_inline is not an operation of struct fv_rc * (a RC QP); it takes struct fv_raw *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_tso_inline is not an operation of struct fv_rc * (a RC QP); it "
+		      "takes struct fv_raw *");
 	return 0;
 }
 
 template <class... A> int fv_send_tso_inline(struct fv_uc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_tso_inline is not an operation of struct fv_uc * (a UC QP); it takes struct fv_raw *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_tso_inline is not an operation of struct fv_uc * (a UC QP); it "
+		      "takes struct fv_raw *");
 	return 0;
 }
 
 template <class... A> int fv_send_tso_inline(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_tso_inline is not an operation of struct fv_ud * (a UD QP); it takes struct fv_raw *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_tso_inline is not an operation of struct fv_ud * (a UD QP); it "
+		      "takes struct fv_raw *");
 	return 0;
 }
 
 template <class... A> int fv_send_tso_inline(struct fv_xrc *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_tso_inline is not an operation of struct fv_xrc * (a XRC_SEND QP); it takes struct fv_raw *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_tso_inline is not an operation of struct fv_xrc * (a XRC_SEND QP); "
+		      "it takes struct fv_raw *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_send_tso_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags, const void *hdr, uint16_t hdr_sz, uint16_t mss, const void *data, uint32_t len)
+static FV__ALWAYS_INLINE int fv_send_tso_inline(struct fv_raw *h, uint64_t wr_id, unsigned flags,
+						const void *hdr, uint16_t hdr_sz, uint16_t mss,
+						const void *data, uint32_t len)
 {
 	return fv_raw_send_tso_inline(h, wr_id, flags, hdr, hdr_sz, mss, data, len);
 }
 
 template <class... A> int fv_send_tso_inline(struct fv_dci *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_send_tso_inline is not an operation of struct fv_dci * (a DRIVER QP); it takes struct fv_raw *");
+	static_assert(fv__false<A...>::value,
+		      "fv_send_tso_inline is not an operation of struct fv_dci * (a DRIVER QP); "
+		      "it takes struct fv_raw *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags,
+					  uint32_t inv_rkey)
 {
 	return fv_rc_local_inv(h, wr_id, flags, inv_rkey);
 }
 
-static FV__ALWAYS_INLINE int fv_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags,
+					  uint32_t inv_rkey)
 {
 	return fv_uc_local_inv(h, wr_id, flags, inv_rkey);
 }
 
 template <class... A> int fv_local_inv(struct fv_ud *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_local_inv is not an operation of struct fv_ud * (a UD QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_local_inv is not an operation of struct fv_ud * (a UD QP); it takes "
+		      "struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
+					  uint32_t inv_rkey)
 {
 	return fv_xrc_local_inv(h, wr_id, flags, inv_rkey);
 }
 
 template <class... A> int fv_local_inv(struct fv_raw *, A...)
 {
-	static_assert(fv__false<A...>::value, "fv_local_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
+	static_assert(fv__false<A...>::value,
+		      "fv_local_inv is not an operation of struct fv_raw * (a RAW_PACKET QP); it "
+		      "takes struct fv_rc *, struct fv_uc *, struct fv_xrc *, struct fv_dci *");
 	return 0;
 }
 
-static FV__ALWAYS_INLINE int fv_local_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags, uint32_t inv_rkey)
+static FV__ALWAYS_INLINE int fv_local_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags,
+					  uint32_t inv_rkey)
 {
 	return fv_dci_local_inv(h, wr_id, flags, inv_rkey);
 }

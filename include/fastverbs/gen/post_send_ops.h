@@ -152,20 +152,32 @@ static_assert(IBV_WR_LOCAL_INV == 7, "fv_op_table slot");
  * fv__send_wr_send: the request of an SEND WR but its destination, as
  * fv_<qpt>_send builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_send(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_send(struct fv_req *r, const struct ibv_send_wr *wr,
+					       unsigned flags, int nsge)
 {
-	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_SEND;
-	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->wr_id = wr->wr_id;
+	r->flags = flags;
+	r->opcode = MLX5_OPCODE_SEND;
+	r->payload = FV__PL_SGL;
+	r->sgl = wr->sg_list;
+	r->nsge = nsge;
+	r->from_wr = true;
 }
 
 /*
  * fv__send_wr_send_imm: the request of an SEND_WITH_IMM WR but its destination, as
  * fv_<qpt>_send_imm builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_send_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_send_imm(struct fv_req *r, const struct ibv_send_wr *wr,
+						   unsigned flags, int nsge)
 {
-	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_SEND_IMM;
-	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->wr_id = wr->wr_id;
+	r->flags = flags;
+	r->opcode = MLX5_OPCODE_SEND_IMM;
+	r->payload = FV__PL_SGL;
+	r->sgl = wr->sg_list;
+	r->nsge = nsge;
+	r->from_wr = true;
 	r->imm = wr->imm_data;
 }
 
@@ -173,10 +185,16 @@ static FV__ALWAYS_INLINE void fv__send_wr_send_imm(struct fv_req *r, const struc
  * fv__send_wr_send_inv: the request of an SEND_WITH_INV WR but its destination, as
  * fv_<qpt>_send_inv builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_send_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_send_inv(struct fv_req *r, const struct ibv_send_wr *wr,
+						   unsigned flags, int nsge)
 {
-	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_SEND_INVAL;
-	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->wr_id = wr->wr_id;
+	r->flags = flags;
+	r->opcode = MLX5_OPCODE_SEND_INVAL;
+	r->payload = FV__PL_SGL;
+	r->sgl = wr->sg_list;
+	r->nsge = nsge;
+	r->from_wr = true;
 	r->imm = htobe32(wr->invalidate_rkey);
 }
 
@@ -184,10 +202,16 @@ static FV__ALWAYS_INLINE void fv__send_wr_send_inv(struct fv_req *r, const struc
  * fv__send_wr_write: the request of an RDMA_WRITE WR but its destination, as
  * fv_<qpt>_write builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_write(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_write(struct fv_req *r, const struct ibv_send_wr *wr,
+						unsigned flags, int nsge)
 {
-	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_RDMA_WRITE;
-	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->wr_id = wr->wr_id;
+	r->flags = flags;
+	r->opcode = MLX5_OPCODE_RDMA_WRITE;
+	r->payload = FV__PL_SGL;
+	r->sgl = wr->sg_list;
+	r->nsge = nsge;
+	r->from_wr = true;
 	r->segs = FV__SEG_RADDR;
 	r->raddr = wr->wr.rdma.remote_addr;
 	r->rkey = wr->wr.rdma.rkey;
@@ -197,10 +221,16 @@ static FV__ALWAYS_INLINE void fv__send_wr_write(struct fv_req *r, const struct i
  * fv__send_wr_write_imm: the request of an RDMA_WRITE_WITH_IMM WR but its destination, as
  * fv_<qpt>_write_imm builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_write_imm(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_write_imm(struct fv_req *r, const struct ibv_send_wr *wr,
+						    unsigned flags, int nsge)
 {
-	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
-	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->wr_id = wr->wr_id;
+	r->flags = flags;
+	r->opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r->payload = FV__PL_SGL;
+	r->sgl = wr->sg_list;
+	r->nsge = nsge;
+	r->from_wr = true;
 	r->segs = FV__SEG_RADDR;
 	r->raddr = wr->wr.rdma.remote_addr;
 	r->rkey = wr->wr.rdma.rkey;
@@ -211,10 +241,16 @@ static FV__ALWAYS_INLINE void fv__send_wr_write_imm(struct fv_req *r, const stru
  * fv__send_wr_read: the request of an RDMA_READ WR but its destination, as
  * fv_<qpt>_read builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_read(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_read(struct fv_req *r, const struct ibv_send_wr *wr,
+					       unsigned flags, int nsge)
 {
-	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_RDMA_READ;
-	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->wr_id = wr->wr_id;
+	r->flags = flags;
+	r->opcode = MLX5_OPCODE_RDMA_READ;
+	r->payload = FV__PL_SGL;
+	r->sgl = wr->sg_list;
+	r->nsge = nsge;
+	r->from_wr = true;
 	r->segs = FV__SEG_RADDR;
 	r->raddr = wr->wr.rdma.remote_addr;
 	r->rkey = wr->wr.rdma.rkey;
@@ -224,10 +260,16 @@ static FV__ALWAYS_INLINE void fv__send_wr_read(struct fv_req *r, const struct ib
  * fv__send_wr_cas: the request of an ATOMIC_CMP_AND_SWP WR but its destination, as
  * fv_<qpt>_cas builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_cas(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_cas(struct fv_req *r, const struct ibv_send_wr *wr,
+					      unsigned flags, int nsge)
 {
-	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_ATOMIC_CS;
-	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->wr_id = wr->wr_id;
+	r->flags = flags;
+	r->opcode = MLX5_OPCODE_ATOMIC_CS;
+	r->payload = FV__PL_SGL;
+	r->sgl = wr->sg_list;
+	r->nsge = nsge;
+	r->from_wr = true;
 	r->segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
 	r->raddr = wr->wr.atomic.remote_addr;
 	r->rkey = wr->wr.atomic.rkey;
@@ -239,10 +281,16 @@ static FV__ALWAYS_INLINE void fv__send_wr_cas(struct fv_req *r, const struct ibv
  * fv__send_wr_fadd: the request of an ATOMIC_FETCH_AND_ADD WR but its destination, as
  * fv_<qpt>_fadd builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_fadd(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_fadd(struct fv_req *r, const struct ibv_send_wr *wr,
+					       unsigned flags, int nsge)
 {
-	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_ATOMIC_FA;
-	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->wr_id = wr->wr_id;
+	r->flags = flags;
+	r->opcode = MLX5_OPCODE_ATOMIC_FA;
+	r->payload = FV__PL_SGL;
+	r->sgl = wr->sg_list;
+	r->nsge = nsge;
+	r->from_wr = true;
 	r->segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
 	r->raddr = wr->wr.atomic.remote_addr;
 	r->rkey = wr->wr.atomic.rkey;
@@ -253,10 +301,16 @@ static FV__ALWAYS_INLINE void fv__send_wr_fadd(struct fv_req *r, const struct ib
  * fv__send_wr_bind_mw: the request of an BIND_MW WR but its destination, as
  * fv_<qpt>_bind_mw builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_bind_mw(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_bind_mw(struct fv_req *r, const struct ibv_send_wr *wr,
+						  unsigned flags, int nsge)
 {
-	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_UMR;
-	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->wr_id = wr->wr_id;
+	r->flags = flags;
+	r->opcode = MLX5_OPCODE_UMR;
+	r->payload = FV__PL_SGL;
+	r->sgl = wr->sg_list;
+	r->nsge = nsge;
+	r->from_wr = true;
 	r->segs = FV__SEG_UMR;
 	r->imm = htobe32(wr->bind_mw.mw->rkey);
 	r->mw_type = (uint8_t)wr->bind_mw.mw->type;
@@ -268,10 +322,16 @@ static FV__ALWAYS_INLINE void fv__send_wr_bind_mw(struct fv_req *r, const struct
  * fv__send_wr_send_tso: the request of an TSO WR but its destination, as
  * fv_<qpt>_send_tso builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_send_tso(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_send_tso(struct fv_req *r, const struct ibv_send_wr *wr,
+						   unsigned flags, int nsge)
 {
-	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_TSO;
-	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->wr_id = wr->wr_id;
+	r->flags = flags;
+	r->opcode = MLX5_OPCODE_TSO;
+	r->payload = FV__PL_SGL;
+	r->sgl = wr->sg_list;
+	r->nsge = nsge;
+	r->from_wr = true;
 	r->segs = FV__SEG_TSO;
 	r->hdr = wr->tso.hdr;
 	r->hdr_sz = wr->tso.hdr_sz;
@@ -282,10 +342,16 @@ static FV__ALWAYS_INLINE void fv__send_wr_send_tso(struct fv_req *r, const struc
  * fv__send_wr_local_inv: the request of an LOCAL_INV WR but its destination, as
  * fv_<qpt>_local_inv builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_local_inv(struct fv_req *r, const struct ibv_send_wr *wr, unsigned flags, int nsge)
+static FV__ALWAYS_INLINE void fv__send_wr_local_inv(struct fv_req *r, const struct ibv_send_wr *wr,
+						    unsigned flags, int nsge)
 {
-	r->wr_id = wr->wr_id, r->flags = flags, r->opcode = MLX5_OPCODE_UMR;
-	r->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;
+	r->wr_id = wr->wr_id;
+	r->flags = flags;
+	r->opcode = MLX5_OPCODE_UMR;
+	r->payload = FV__PL_SGL;
+	r->sgl = wr->sg_list;
+	r->nsge = nsge;
+	r->from_wr = true;
 	r->segs = FV__SEG_UMR;
 	r->mw_type = IBV_MW_TYPE_2;
 	r->imm = htobe32(wr->invalidate_rkey);
@@ -314,11 +380,12 @@ static FV__ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const stru
 
 /*
  * fv__post_send_one's conversion (compat/post_send.h): wr into r (fv__send_wr_<op>, flags,
- * nsge SGEs) with its destination. 0, or EINVAL for a WR with nothing to convert: an opcode ops.def does
- * not have, a window bind without a window or with a length and no MR (libmlx5 dereferences
- * both), a UD WR without a known address handle.
+ * nsge SGEs) with its destination. 0, or EINVAL for a WR with nothing to convert: an
+ * opcode ops.def does not have, a window bind without a window or with a length and no MR
+ * (libmlx5 dereferences both), a UD WR without a known address handle.
  */
-static FV__ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,
+static FV__ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr,
+					     unsigned flags,
 					  int nsge, struct fv_req *r)
 {
 	const struct mlx5_wqe_av *av;
@@ -378,8 +445,10 @@ static FV__ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_
  * that takes none, a UD WR without a known address handle, or one the fast path leaves
  * to the general one.
  */
-static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
-					      const struct ibv_send_wr *wr, unsigned flags, bool inl)
+static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp,
+						const enum fv_qpt qpt,
+					      const struct ibv_send_wr *wr, unsigned flags,
+					      bool inl)
 {
 	switch (qpt) {
 	case FV_QPT_RC:
@@ -443,7 +512,8 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR | FV__SEG_ATOMIC, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR | FV__SEG_ATOMIC,
+					 wr->sg_list, false))
 				return -1;
 			{
 				struct fv_req r = FV__ZERO_INIT;
@@ -454,7 +524,8 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR | FV__SEG_ATOMIC, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR | FV__SEG_ATOMIC,
+					 wr->sg_list, false))
 				return -1;
 			{
 				struct fv_req r = FV__ZERO_INIT;
@@ -614,7 +685,8 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR | FV__SEG_ATOMIC, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR | FV__SEG_ATOMIC,
+					 wr->sg_list, false))
 				return -1;
 			{
 				struct fv_req r = FV__ZERO_INIT;
@@ -626,7 +698,8 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
 			if (inl)
 				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR | FV__SEG_ATOMIC, wr->sg_list, false))
+			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR | FV__SEG_ATOMIC,
+					 wr->sg_list, false))
 				return -1;
 			{
 				struct fv_req r = FV__ZERO_INIT;

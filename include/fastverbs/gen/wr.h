@@ -35,7 +35,8 @@ static FV__ALWAYS_INLINE void fv__rc_wr_send_imm(struct fv_rc *h, __be32 imm_dat
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
@@ -44,81 +45,130 @@ static FV__ALWAYS_INLINE void fv__rc_wr_send_inv(struct fv_rc *h, uint32_t inval
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.imm = htobe32(invalidate_rkey);
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_rdma_write for RC handles: open a WQE, RDMA WRITE. */
-static FV__ALWAYS_INLINE void fv__rc_wr_rdma_write(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__rc_wr_rdma_write(struct fv_rc *h, uint32_t rkey,
+						   uint64_t remote_addr)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_rdma_write_imm for RC handles: open a WQE, RDMA WRITE with immediate data. */
-static FV__ALWAYS_INLINE void fv__rc_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__rc_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey,
+						       uint64_t remote_addr, __be32 imm_data)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
+	r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_rdma_read for RC handles: open a WQE, RDMA READ into the SGEs. */
-static FV__ALWAYS_INLINE void fv__rc_wr_rdma_read(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__rc_wr_rdma_read(struct fv_rc *h, uint32_t rkey,
+						  uint64_t remote_addr)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_READ;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_wr_atomic_cmp_swp for RC handles: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
-static FV__ALWAYS_INLINE void fv__rc_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+/*
+ * fv_wr_atomic_cmp_swp for RC handles: open a WQE, 8-byte atomic compare-and-swap; the old value
+ * lands in the SGE.
+ */
+static FV__ALWAYS_INLINE void fv__rc_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t rkey,
+						       uint64_t remote_addr, uint64_t compare,
+						       uint64_t swap)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	r.opcode = MLX5_OPCODE_ATOMIC_CS;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
+	r.swap_add = swap;
+	r.compare = compare;
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_wr_atomic_fetch_add for RC handles: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
-static FV__ALWAYS_INLINE void fv__rc_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+/*
+ * fv_wr_atomic_fetch_add for RC handles: open a WQE, 8-byte atomic fetch-and-add; the old value
+ * lands in the SGE.
+ */
+static FV__ALWAYS_INLINE void fv__rc_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey,
+							 uint64_t remote_addr, uint64_t add)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
+	r.opcode = MLX5_OPCODE_ATOMIC_FA;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
+	r.swap_add = add;
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_wr_bind_mw for RC handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
-static FV__ALWAYS_INLINE void fv__rc_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+/*
+ * fv_wr_bind_mw for RC handles: build a whole WQE, bind a memory window to a range of an MR (the
+ * next WQE is fenced).
+ */
+static FV__ALWAYS_INLINE void fv__rc_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw, uint32_t rkey,
+						const struct ibv_mw_bind_info *bind_info)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
+	r.opcode = MLX5_OPCODE_UMR;
+	r.segs = FV__SEG_UMR;
+	r.imm = htobe32(mw->rkey);
+	r.mw_type = IBV_MW_TYPE_2;
+	r.new_rkey = rkey;
+	r.bind = bind_info;
 	fv__wr_umr(&h->qp, FV_QPT_RC, &r);
 }
 
-/* fv_wr_local_inv for RC handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
+/*
+ * fv_wr_local_inv for RC handles: build a whole WQE, invalidate a type 2 memory window's rkey (the
+ * next WQE is fenced).
+ */
 static FV__ALWAYS_INLINE void fv__rc_wr_local_inv(struct fv_rc *h, uint32_t invalidate_rkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
+	r.opcode = MLX5_OPCODE_UMR;
+	r.segs = FV__SEG_UMR;
+	r.mw_type = IBV_MW_TYPE_2;
+	r.imm = htobe32(invalidate_rkey);
 	fv__wr_umr(&h->qp, FV_QPT_RC, &r);
 }
 
 /* fv_wr_set_sge for RC handles. */
-static FV__ALWAYS_INLINE void fv__rc_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv__rc_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr,
+						uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_RC, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for RC handles. */
-static FV__ALWAYS_INLINE void fv__rc_wr_set_sge_list(struct fv_rc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv__rc_wr_set_sge_list(struct fv_rc *h, size_t num_sge,
+						     const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_RC, num_sge, sg_list);
 }
@@ -130,7 +180,8 @@ static FV__ALWAYS_INLINE void fv__rc_wr_set_inline_data(struct fv_rc *h, void *a
 }
 
 /* fv_wr_set_inline_data_list for RC handles. */
-static FV__ALWAYS_INLINE void fv__rc_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv__rc_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf,
+							     const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_RC, num_buf, buf_list);
 }
@@ -157,7 +208,8 @@ static FV__ALWAYS_INLINE void fv__uc_wr_send_imm(struct fv_uc *h, __be32 imm_dat
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
@@ -166,54 +218,81 @@ static FV__ALWAYS_INLINE void fv__uc_wr_send_inv(struct fv_uc *h, uint32_t inval
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.imm = htobe32(invalidate_rkey);
 	fv__wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_rdma_write for UC handles: open a WQE, RDMA WRITE. */
-static FV__ALWAYS_INLINE void fv__uc_wr_rdma_write(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__uc_wr_rdma_write(struct fv_uc *h, uint32_t rkey,
+						   uint64_t remote_addr)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
 	fv__wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_rdma_write_imm for UC handles: open a WQE, RDMA WRITE with immediate data. */
-static FV__ALWAYS_INLINE void fv__uc_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__uc_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey,
+						       uint64_t remote_addr, __be32 imm_data)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
+	r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_UC, &r);
 }
 
-/* fv_wr_bind_mw for UC handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
-static FV__ALWAYS_INLINE void fv__uc_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+/*
+ * fv_wr_bind_mw for UC handles: build a whole WQE, bind a memory window to a range of an MR (the
+ * next WQE is fenced).
+ */
+static FV__ALWAYS_INLINE void fv__uc_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, uint32_t rkey,
+						const struct ibv_mw_bind_info *bind_info)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
+	r.opcode = MLX5_OPCODE_UMR;
+	r.segs = FV__SEG_UMR;
+	r.imm = htobe32(mw->rkey);
+	r.mw_type = IBV_MW_TYPE_2;
+	r.new_rkey = rkey;
+	r.bind = bind_info;
 	fv__wr_umr(&h->qp, FV_QPT_UC, &r);
 }
 
-/* fv_wr_local_inv for UC handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
+/*
+ * fv_wr_local_inv for UC handles: build a whole WQE, invalidate a type 2 memory window's rkey (the
+ * next WQE is fenced).
+ */
 static FV__ALWAYS_INLINE void fv__uc_wr_local_inv(struct fv_uc *h, uint32_t invalidate_rkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
+	r.opcode = MLX5_OPCODE_UMR;
+	r.segs = FV__SEG_UMR;
+	r.mw_type = IBV_MW_TYPE_2;
+	r.imm = htobe32(invalidate_rkey);
 	fv__wr_umr(&h->qp, FV_QPT_UC, &r);
 }
 
 /* fv_wr_set_sge for UC handles. */
-static FV__ALWAYS_INLINE void fv__uc_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv__uc_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr,
+						uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_UC, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for UC handles. */
-static FV__ALWAYS_INLINE void fv__uc_wr_set_sge_list(struct fv_uc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv__uc_wr_set_sge_list(struct fv_uc *h, size_t num_sge,
+						     const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_UC, num_sge, sg_list);
 }
@@ -225,7 +304,8 @@ static FV__ALWAYS_INLINE void fv__uc_wr_set_inline_data(struct fv_uc *h, void *a
 }
 
 /* fv_wr_set_inline_data_list for UC handles. */
-static FV__ALWAYS_INLINE void fv__uc_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv__uc_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf,
+							     const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_UC, num_buf, buf_list);
 }
@@ -252,18 +332,21 @@ static FV__ALWAYS_INLINE void fv__ud_wr_send_imm(struct fv_ud *h, __be32 imm_dat
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_UD, &r);
 }
 
 /* fv_wr_set_sge for UD handles. */
-static FV__ALWAYS_INLINE void fv__ud_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv__ud_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr,
+						uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_UD, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for UD handles. */
-static FV__ALWAYS_INLINE void fv__ud_wr_set_sge_list(struct fv_ud *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv__ud_wr_set_sge_list(struct fv_ud *h, size_t num_sge,
+						     const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_UD, num_sge, sg_list);
 }
@@ -275,19 +358,23 @@ static FV__ALWAYS_INLINE void fv__ud_wr_set_inline_data(struct fv_ud *h, void *a
 }
 
 /* fv_wr_set_inline_data_list for UD handles. */
-static FV__ALWAYS_INLINE void fv__ud_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv__ud_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf,
+							     const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_UD, num_buf, buf_list);
 }
 
 /* fv_wr_set_ud_addr on a UD handle: fah or ibah (the other NULL), as the front passes them. */
 static FV__ALWAYS_INLINE void fv__ud_wr_set_ud_addr(struct fv_ud *h, const struct fv_ah *fah,
-						 struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)
+						 struct ibv_ah *ibah, uint32_t remote_qpn,
+						 uint32_t remote_qkey)
 {
 	fv__wr_ud_addr_at(&h->qp, fah, ibah, remote_qpn, remote_qkey);
 }
 
-/* ---- XRC_SEND: the fronts' targets for a struct fv_xrc * (fv__xrc_wr_<call> is fv_wr_<call>) ---- */
+/*
+ * ---- XRC_SEND: the fronts' targets for a struct fv_xrc * (fv__xrc_wr_<call> is fv_wr_<call>) ----
+ */
 
 /* The struct fv_qp of a typed XRC_SEND handle. */
 static inline struct fv_qp *fv__xrc_wr_qp(struct fv_xrc *h)
@@ -309,7 +396,8 @@ static FV__ALWAYS_INLINE void fv__xrc_wr_send_imm(struct fv_xrc *h, __be32 imm_d
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
@@ -318,93 +406,144 @@ static FV__ALWAYS_INLINE void fv__xrc_wr_send_inv(struct fv_xrc *h, uint32_t inv
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.imm = htobe32(invalidate_rkey);
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_rdma_write for XRC_SEND handles: open a WQE, RDMA WRITE. */
-static FV__ALWAYS_INLINE void fv__xrc_wr_rdma_write(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__xrc_wr_rdma_write(struct fv_xrc *h, uint32_t rkey,
+						    uint64_t remote_addr)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_rdma_write_imm for XRC_SEND handles: open a WQE, RDMA WRITE with immediate data. */
-static FV__ALWAYS_INLINE void fv__xrc_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__xrc_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey,
+							uint64_t remote_addr, __be32 imm_data)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
+	r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_rdma_read for XRC_SEND handles: open a WQE, RDMA READ into the SGEs. */
-static FV__ALWAYS_INLINE void fv__xrc_wr_rdma_read(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__xrc_wr_rdma_read(struct fv_xrc *h, uint32_t rkey,
+						   uint64_t remote_addr)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_READ;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_wr_atomic_cmp_swp for XRC_SEND handles: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
-static FV__ALWAYS_INLINE void fv__xrc_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+/*
+ * fv_wr_atomic_cmp_swp for XRC_SEND handles: open a WQE, 8-byte atomic compare-and-swap; the old
+ * value lands in the SGE.
+ */
+static FV__ALWAYS_INLINE void fv__xrc_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rkey,
+							uint64_t remote_addr, uint64_t compare,
+							uint64_t swap)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	r.opcode = MLX5_OPCODE_ATOMIC_CS;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
+	r.swap_add = swap;
+	r.compare = compare;
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_wr_atomic_fetch_add for XRC_SEND handles: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
-static FV__ALWAYS_INLINE void fv__xrc_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+/*
+ * fv_wr_atomic_fetch_add for XRC_SEND handles: open a WQE, 8-byte atomic fetch-and-add; the old
+ * value lands in the SGE.
+ */
+static FV__ALWAYS_INLINE void fv__xrc_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey,
+							  uint64_t remote_addr, uint64_t add)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
+	r.opcode = MLX5_OPCODE_ATOMIC_FA;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
+	r.swap_add = add;
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_wr_bind_mw for XRC_SEND handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
-static FV__ALWAYS_INLINE void fv__xrc_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+/*
+ * fv_wr_bind_mw for XRC_SEND handles: build a whole WQE, bind a memory window to a range of an MR
+ * (the next WQE is fenced).
+ */
+static FV__ALWAYS_INLINE void fv__xrc_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey,
+						 const struct ibv_mw_bind_info *bind_info)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
+	r.opcode = MLX5_OPCODE_UMR;
+	r.segs = FV__SEG_UMR;
+	r.imm = htobe32(mw->rkey);
+	r.mw_type = IBV_MW_TYPE_2;
+	r.new_rkey = rkey;
+	r.bind = bind_info;
 	fv__wr_umr(&h->qp, FV_QPT_XRC, &r);
 }
 
-/* fv_wr_local_inv for XRC_SEND handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
+/*
+ * fv_wr_local_inv for XRC_SEND handles: build a whole WQE, invalidate a type 2 memory window's rkey
+ * (the next WQE is fenced).
+ */
 static FV__ALWAYS_INLINE void fv__xrc_wr_local_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
+	r.opcode = MLX5_OPCODE_UMR;
+	r.segs = FV__SEG_UMR;
+	r.mw_type = IBV_MW_TYPE_2;
+	r.imm = htobe32(invalidate_rkey);
 	fv__wr_umr(&h->qp, FV_QPT_XRC, &r);
 }
 
 /* fv_wr_set_sge for XRC_SEND handles. */
-static FV__ALWAYS_INLINE void fv__xrc_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv__xrc_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr,
+						 uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_XRC, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for XRC_SEND handles. */
-static FV__ALWAYS_INLINE void fv__xrc_wr_set_sge_list(struct fv_xrc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv__xrc_wr_set_sge_list(struct fv_xrc *h, size_t num_sge,
+						      const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_XRC, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for XRC_SEND handles. */
-static FV__ALWAYS_INLINE void fv__xrc_wr_set_inline_data(struct fv_xrc *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv__xrc_wr_set_inline_data(struct fv_xrc *h, void *addr,
+							 size_t length)
 {
 	fv__wr_inline_at(&h->qp, FV_QPT_XRC, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for XRC_SEND handles. */
-static FV__ALWAYS_INLINE void fv__xrc_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv__xrc_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf,
+							      const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_XRC, num_buf, buf_list);
 }
@@ -415,7 +554,10 @@ static FV__ALWAYS_INLINE void fv__xrc_wr_set_xrc_srqn(struct fv_xrc *h, uint32_t
 	fv__wr_dest(&h->qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn, 0, 0);
 }
 
-/* ---- RAW_PACKET: the fronts' targets for a struct fv_raw * (fv__raw_wr_<call> is fv_wr_<call>) ---- */
+/*
+ * ---- RAW_PACKET: the fronts' targets for a struct fv_raw * (fv__raw_wr_<call> is fv_wr_<call>)
+ * ----
+ */
 
 /* The struct fv_qp of a typed RAW_PACKET handle. */
 static inline struct fv_qp *fv__raw_wr_qp(struct fv_raw *h)
@@ -432,40 +574,54 @@ static FV__ALWAYS_INLINE void fv__raw_wr_send(struct fv_raw *h)
 	fv__wr_open(&h->qp, FV_QPT_RAW, &r);
 }
 
-/* fv_wr_send_tso for RAW_PACKET handles: open a WQE, TCP segmentation offload: the header inline, the payload cut into MSS-byte segments. */
-static FV__ALWAYS_INLINE void fv__raw_wr_send_tso(struct fv_raw *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
+/*
+ * fv_wr_send_tso for RAW_PACKET handles: open a WQE, TCP segmentation offload: the header inline,
+ * the payload cut into MSS-byte segments.
+ */
+static FV__ALWAYS_INLINE void fv__raw_wr_send_tso(struct fv_raw *h, void *hdr, uint16_t hdr_sz,
+						  uint16_t mss)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_TSO, r.segs = FV__SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+	r.opcode = MLX5_OPCODE_TSO;
+	r.segs = FV__SEG_TSO;
+	r.hdr = hdr;
+	r.hdr_sz = hdr_sz;
+	r.mss = mss;
 	fv__wr_open(&h->qp, FV_QPT_RAW, &r);
 }
 
 /* fv_wr_set_sge for RAW_PACKET handles. */
-static FV__ALWAYS_INLINE void fv__raw_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv__raw_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr,
+						 uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_RAW, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for RAW_PACKET handles. */
-static FV__ALWAYS_INLINE void fv__raw_wr_set_sge_list(struct fv_raw *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv__raw_wr_set_sge_list(struct fv_raw *h, size_t num_sge,
+						      const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_RAW, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for RAW_PACKET handles. */
-static FV__ALWAYS_INLINE void fv__raw_wr_set_inline_data(struct fv_raw *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv__raw_wr_set_inline_data(struct fv_raw *h, void *addr,
+							 size_t length)
 {
 	fv__wr_inline_at(&h->qp, FV_QPT_RAW, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for RAW_PACKET handles. */
-static FV__ALWAYS_INLINE void fv__raw_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv__raw_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf,
+							      const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_RAW, num_buf, buf_list);
 }
 
-/* ---- DRIVER: the fronts' targets for a struct fv_dci * (fv__dci_wr_<call> is fv_wr_<call>) ---- */
+/*
+ * ---- DRIVER: the fronts' targets for a struct fv_dci * (fv__dci_wr_<call> is fv_wr_<call>) ----
+ */
 
 /* The struct fv_qp of a typed DRIVER handle. */
 static inline struct fv_qp *fv__dci_wr_qp(struct fv_dci *h)
@@ -487,7 +643,8 @@ static FV__ALWAYS_INLINE void fv__dci_wr_send_imm(struct fv_dci *h, __be32 imm_d
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
 }
 
@@ -496,106 +653,163 @@ static FV__ALWAYS_INLINE void fv__dci_wr_send_inv(struct fv_dci *h, uint32_t inv
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.imm = htobe32(invalidate_rkey);
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_wr_rdma_write for DRIVER handles: open a WQE, RDMA WRITE. */
-static FV__ALWAYS_INLINE void fv__dci_wr_rdma_write(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__dci_wr_rdma_write(struct fv_dci *h, uint32_t rkey,
+						    uint64_t remote_addr)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_wr_rdma_write_imm for DRIVER handles: open a WQE, RDMA WRITE with immediate data. */
-static FV__ALWAYS_INLINE void fv__dci_wr_rdma_write_imm(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__dci_wr_rdma_write_imm(struct fv_dci *h, uint32_t rkey,
+							uint64_t remote_addr, __be32 imm_data)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
+	r.imm = imm_data;
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_wr_rdma_read for DRIVER handles: open a WQE, RDMA READ into the SGEs. */
-static FV__ALWAYS_INLINE void fv__dci_wr_rdma_read(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__dci_wr_rdma_read(struct fv_dci *h, uint32_t rkey,
+						   uint64_t remote_addr)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_READ;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_wr_atomic_cmp_swp for DRIVER handles: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
-static FV__ALWAYS_INLINE void fv__dci_wr_atomic_cmp_swp(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+/*
+ * fv_wr_atomic_cmp_swp for DRIVER handles: open a WQE, 8-byte atomic compare-and-swap; the old
+ * value lands in the SGE.
+ */
+static FV__ALWAYS_INLINE void fv__dci_wr_atomic_cmp_swp(struct fv_dci *h, uint32_t rkey,
+							uint64_t remote_addr, uint64_t compare,
+							uint64_t swap)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	r.opcode = MLX5_OPCODE_ATOMIC_CS;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
+	r.swap_add = swap;
+	r.compare = compare;
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_wr_atomic_fetch_add for DRIVER handles: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
-static FV__ALWAYS_INLINE void fv__dci_wr_atomic_fetch_add(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+/*
+ * fv_wr_atomic_fetch_add for DRIVER handles: open a WQE, 8-byte atomic fetch-and-add; the old value
+ * lands in the SGE.
+ */
+static FV__ALWAYS_INLINE void fv__dci_wr_atomic_fetch_add(struct fv_dci *h, uint32_t rkey,
+							  uint64_t remote_addr, uint64_t add)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
+	r.opcode = MLX5_OPCODE_ATOMIC_FA;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
+	r.swap_add = add;
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_wr_bind_mw for DRIVER handles: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
-static FV__ALWAYS_INLINE void fv__dci_wr_bind_mw(struct fv_dci *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+/*
+ * fv_wr_bind_mw for DRIVER handles: build a whole WQE, bind a memory window to a range of an MR
+ * (the next WQE is fenced).
+ */
+static FV__ALWAYS_INLINE void fv__dci_wr_bind_mw(struct fv_dci *h, struct ibv_mw *mw, uint32_t rkey,
+						 const struct ibv_mw_bind_info *bind_info)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
+	r.opcode = MLX5_OPCODE_UMR;
+	r.segs = FV__SEG_UMR;
+	r.imm = htobe32(mw->rkey);
+	r.mw_type = IBV_MW_TYPE_2;
+	r.new_rkey = rkey;
+	r.bind = bind_info;
 	fv__wr_umr(&h->qp, FV_QPT_DCI, &r);
 }
 
-/* fv_wr_local_inv for DRIVER handles: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
+/*
+ * fv_wr_local_inv for DRIVER handles: build a whole WQE, invalidate a type 2 memory window's rkey
+ * (the next WQE is fenced).
+ */
 static FV__ALWAYS_INLINE void fv__dci_wr_local_inv(struct fv_dci *h, uint32_t invalidate_rkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
+	r.opcode = MLX5_OPCODE_UMR;
+	r.segs = FV__SEG_UMR;
+	r.mw_type = IBV_MW_TYPE_2;
+	r.imm = htobe32(invalidate_rkey);
 	fv__wr_umr(&h->qp, FV_QPT_DCI, &r);
 }
 
 /* fv_wr_set_sge for DRIVER handles. */
-static FV__ALWAYS_INLINE void fv__dci_wr_set_sge(struct fv_dci *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv__dci_wr_set_sge(struct fv_dci *h, uint32_t lkey, uint64_t addr,
+						 uint32_t length)
 {
 	fv__wr_sge_at(&h->qp, FV_QPT_DCI, lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for DRIVER handles. */
-static FV__ALWAYS_INLINE void fv__dci_wr_set_sge_list(struct fv_dci *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv__dci_wr_set_sge_list(struct fv_dci *h, size_t num_sge,
+						      const struct ibv_sge *sg_list)
 {
 	fv__wr_sge_list_at(&h->qp, FV_QPT_DCI, num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for DRIVER handles. */
-static FV__ALWAYS_INLINE void fv__dci_wr_set_inline_data(struct fv_dci *h, void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv__dci_wr_set_inline_data(struct fv_dci *h, void *addr,
+							 size_t length)
 {
 	fv__wr_inline_at(&h->qp, FV_QPT_DCI, addr, length);
 }
 
 /* fv_wr_set_inline_data_list for DRIVER handles. */
-static FV__ALWAYS_INLINE void fv__dci_wr_set_inline_data_list(struct fv_dci *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv__dci_wr_set_inline_data_list(struct fv_dci *h, size_t num_buf,
+							      const struct ibv_data_buf *buf_list)
 {
 	fv__wr_inline_list_at(&h->qp, FV_QPT_DCI, num_buf, buf_list);
 }
 
-/* fv_wr_set_dc_addr(_stream) on a DCI handle: fah or ibah (the other NULL), as the front passes them. */
+/*
+ * fv_wr_set_dc_addr(_stream) on a DCI handle: fah or ibah (the other NULL), as the front passes
+ * them.
+ */
 static FV__ALWAYS_INLINE void fv__dci_wr_set_dc_addr(struct fv_dci *h, const struct fv_ah *fah,
-						 struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key)
+						 struct ibv_ah *ibah, uint32_t remote_dctn,
+						 uint64_t remote_dc_key)
 {
 	fv__wr_dc_addr_at(&h->qp, fah, ibah, remote_dctn, remote_dc_key, 0);
 }
 
-static FV__ALWAYS_INLINE void fv__dci_wr_set_dc_addr_stream(struct fv_dci *h, const struct fv_ah *fah,
-							struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key,
+static FV__ALWAYS_INLINE void fv__dci_wr_set_dc_addr_stream(struct fv_dci *h,
+							    const struct fv_ah *fah,
+							struct ibv_ah *ibah, uint32_t remote_dctn,
+							uint64_t remote_dc_key,
 							uint16_t stream_id)
 {
 	fv__wr_dc_addr_at(&h->qp, fah, ibah, remote_dctn, remote_dc_key, stream_id);
@@ -610,7 +824,9 @@ static FV__ALWAYS_INLINE void fv__qp_wr_send(struct fv_qp *qp)
 	struct fv_req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
-	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC) | (1u << FV_QPT_RAW) | (1u << FV_QPT_DCI), &r);
+	fv__wr_open_any(qp,
+			(1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) |
+			(1u << FV_QPT_XRC) | (1u << FV_QPT_RAW) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_send_imm on a struct fv_qp: open a WQE, SEND with immediate data. */
@@ -618,8 +834,11 @@ static FV__ALWAYS_INLINE void fv__qp_wr_send_imm(struct fv_qp *qp, __be32 imm_da
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_SEND_IMM, r.imm = imm_data;
-	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
+	r.opcode = MLX5_OPCODE_SEND_IMM;
+	r.imm = imm_data;
+	fv__wr_open_any(qp,
+			(1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_UD) |
+			(1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_send_inv on a struct fv_qp: open a WQE, SEND that invalidates a remote rkey. */
@@ -627,84 +846,150 @@ static FV__ALWAYS_INLINE void fv__qp_wr_send_inv(struct fv_qp *qp, uint32_t inva
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_SEND_INVAL, r.imm = htobe32(invalidate_rkey);
-	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
+	r.opcode = MLX5_OPCODE_SEND_INVAL;
+	r.imm = htobe32(invalidate_rkey);
+	fv__wr_open_any(qp,
+			(1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) |
+			(1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_rdma_write on a struct fv_qp: open a WQE, RDMA WRITE. */
-static FV__ALWAYS_INLINE void fv__qp_wr_rdma_write(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__qp_wr_rdma_write(struct fv_qp *qp, uint32_t rkey,
+						   uint64_t remote_addr)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
-	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
+	r.opcode = MLX5_OPCODE_RDMA_WRITE;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
+	fv__wr_open_any(qp,
+			(1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) |
+			(1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_rdma_write_imm on a struct fv_qp: open a WQE, RDMA WRITE with immediate data. */
-static FV__ALWAYS_INLINE void fv__qp_wr_rdma_write_imm(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv__qp_wr_rdma_write_imm(struct fv_qp *qp, uint32_t rkey,
+						       uint64_t remote_addr, __be32 imm_data)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey, r.imm = imm_data;
-	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
+	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
+	r.imm = imm_data;
+	fv__wr_open_any(qp,
+			(1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) |
+			(1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_rdma_read on a struct fv_qp: open a WQE, RDMA READ into the SGEs. */
-static FV__ALWAYS_INLINE void fv__qp_wr_rdma_read(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv__qp_wr_rdma_read(struct fv_qp *qp, uint32_t rkey,
+						  uint64_t remote_addr)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_RDMA_READ, r.segs = FV__SEG_RADDR, r.raddr = remote_addr, r.rkey = rkey;
+	r.opcode = MLX5_OPCODE_RDMA_READ;
+	r.segs = FV__SEG_RADDR;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
 	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
-/* fv_wr_atomic_cmp_swp on a struct fv_qp: open a WQE, 8-byte atomic compare-and-swap; the old value lands in the SGE. */
-static FV__ALWAYS_INLINE void fv__qp_wr_atomic_cmp_swp(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+/*
+ * fv_wr_atomic_cmp_swp on a struct fv_qp: open a WQE, 8-byte atomic compare-and-swap; the old value
+ * lands in the SGE.
+ */
+static FV__ALWAYS_INLINE void fv__qp_wr_atomic_cmp_swp(struct fv_qp *qp, uint32_t rkey,
+						       uint64_t remote_addr, uint64_t compare,
+						       uint64_t swap)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_CS, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = swap, r.compare = compare;
+	r.opcode = MLX5_OPCODE_ATOMIC_CS;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
+	r.swap_add = swap;
+	r.compare = compare;
 	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
-/* fv_wr_atomic_fetch_add on a struct fv_qp: open a WQE, 8-byte atomic fetch-and-add; the old value lands in the SGE. */
-static FV__ALWAYS_INLINE void fv__qp_wr_atomic_fetch_add(struct fv_qp *qp, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+/*
+ * fv_wr_atomic_fetch_add on a struct fv_qp: open a WQE, 8-byte atomic fetch-and-add; the old value
+ * lands in the SGE.
+ */
+static FV__ALWAYS_INLINE void fv__qp_wr_atomic_fetch_add(struct fv_qp *qp, uint32_t rkey,
+							 uint64_t remote_addr, uint64_t add)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_ATOMIC_FA, r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC, r.raddr = remote_addr, r.rkey = rkey, r.swap_add = add;
+	r.opcode = MLX5_OPCODE_ATOMIC_FA;
+	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
+	r.raddr = remote_addr;
+	r.rkey = rkey;
+	r.swap_add = add;
 	fv__wr_open_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
 }
 
-/* fv_wr_bind_mw on a struct fv_qp: build a whole WQE, bind a memory window to a range of an MR (the next WQE is fenced). */
-static FV__ALWAYS_INLINE void fv__qp_wr_bind_mw(struct fv_qp *qp, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+/*
+ * fv_wr_bind_mw on a struct fv_qp: build a whole WQE, bind a memory window to a range of an MR (the
+ * next WQE is fenced).
+ */
+static FV__ALWAYS_INLINE void fv__qp_wr_bind_mw(struct fv_qp *qp, struct ibv_mw *mw, uint32_t rkey,
+						const struct ibv_mw_bind_info *bind_info)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.imm = htobe32(mw->rkey), r.mw_type = IBV_MW_TYPE_2, r.new_rkey = rkey, r.bind = bind_info;
-	fv__wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
+	r.opcode = MLX5_OPCODE_UMR;
+	r.segs = FV__SEG_UMR;
+	r.imm = htobe32(mw->rkey);
+	r.mw_type = IBV_MW_TYPE_2;
+	r.new_rkey = rkey;
+	r.bind = bind_info;
+	fv__wr_umr_any(qp,
+		       (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) |
+		       (1u << FV_QPT_DCI), &r);
 }
 
-/* fv_wr_send_tso on a struct fv_qp: open a WQE, TCP segmentation offload: the header inline, the payload cut into MSS-byte segments. */
-static FV__ALWAYS_INLINE void fv__qp_wr_send_tso(struct fv_qp *qp, void *hdr, uint16_t hdr_sz, uint16_t mss)
+/*
+ * fv_wr_send_tso on a struct fv_qp: open a WQE, TCP segmentation offload: the header inline, the
+ * payload cut into MSS-byte segments.
+ */
+static FV__ALWAYS_INLINE void fv__qp_wr_send_tso(struct fv_qp *qp, void *hdr, uint16_t hdr_sz,
+						 uint16_t mss)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_TSO, r.segs = FV__SEG_TSO, r.hdr = hdr, r.hdr_sz = hdr_sz, r.mss = mss;
+	r.opcode = MLX5_OPCODE_TSO;
+	r.segs = FV__SEG_TSO;
+	r.hdr = hdr;
+	r.hdr_sz = hdr_sz;
+	r.mss = mss;
 	fv__wr_open_any(qp, (1u << FV_QPT_RAW), &r);
 }
 
-/* fv_wr_local_inv on a struct fv_qp: build a whole WQE, invalidate a type 2 memory window's rkey (the next WQE is fenced). */
+/*
+ * fv_wr_local_inv on a struct fv_qp: build a whole WQE, invalidate a type 2 memory window's rkey
+ * (the next WQE is fenced).
+ */
 static FV__ALWAYS_INLINE void fv__qp_wr_local_inv(struct fv_qp *qp, uint32_t invalidate_rkey)
 {
 	struct fv_req r = FV__ZERO_INIT;
 
-	r.opcode = MLX5_OPCODE_UMR, r.segs = FV__SEG_UMR, r.mw_type = IBV_MW_TYPE_2, r.imm = htobe32(invalidate_rkey);
-	fv__wr_umr_any(qp, (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) | (1u << FV_QPT_DCI), &r);
+	r.opcode = MLX5_OPCODE_UMR;
+	r.segs = FV__SEG_UMR;
+	r.mw_type = IBV_MW_TYPE_2;
+	r.imm = htobe32(invalidate_rkey);
+	fv__wr_umr_any(qp,
+		       (1u << FV_QPT_RC) | (1u << FV_QPT_UC) | (1u << FV_QPT_XRC) |
+		       (1u << FV_QPT_DCI), &r);
 }
 
 /* fv_wr_set_sge on a struct fv_qp (one arm per WQE layout: destination kind). */
-static FV__ALWAYS_INLINE void fv__qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv__qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, uint64_t addr,
+						uint32_t length)
 {
 	fv__wr_touch(qp);
 	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
@@ -730,7 +1015,8 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey,
 }
 
 /* fv_wr_set_sge_list on a struct fv_qp (one arm per WQE layout: destination kind). */
-static FV__ALWAYS_INLINE void fv__qp_wr_set_sge_list(struct fv_qp *qp, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv__qp_wr_set_sge_list(struct fv_qp *qp, size_t num_sge,
+						     const struct ibv_sge *sg_list)
 {
 	fv__wr_touch(qp);
 	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
@@ -782,7 +1068,8 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_inline_data(struct fv_qp *qp, void *
 }
 
 /* fv_wr_set_inline_data_list on a struct fv_qp (one arm per WQE layout: destination kind). */
-static FV__ALWAYS_INLINE void fv__qp_wr_set_inline_data_list(struct fv_qp *qp, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv__qp_wr_set_inline_data_list(struct fv_qp *qp, size_t num_buf,
+							     const struct ibv_data_buf *buf_list)
 {
 	fv__wr_touch(qp);
 	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
@@ -809,7 +1096,8 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_inline_data_list(struct fv_qp *qp, s
 
 /* fv_wr_set_ud_addr on a struct fv_qp (UD only). */
 static FV__ALWAYS_INLINE void fv__qp_wr_set_ud_addr(struct fv_qp *qp, const struct fv_ah *fah,
-						struct ibv_ah *ibah, uint32_t remote_qpn, uint32_t remote_qkey)
+						struct ibv_ah *ibah, uint32_t remote_qpn,
+						uint32_t remote_qkey)
 {
 	if (qp->qpt == FV_QPT_UD) {
 		fv__wr_ud_addr_at(qp, fah, ibah, remote_qpn, remote_qkey);
@@ -819,8 +1107,10 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_ud_addr(struct fv_qp *qp, const stru
 }
 
 /* fv_wr_set_dc_addr(_stream) on a struct fv_qp (DCI only). */
-static FV__ALWAYS_INLINE void fv__qp_wr_set_dc_addr_stream(struct fv_qp *qp, const struct fv_ah *fah,
-						       struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key,
+static FV__ALWAYS_INLINE void fv__qp_wr_set_dc_addr_stream(struct fv_qp *qp,
+							   const struct fv_ah *fah,
+						       struct ibv_ah *ibah, uint32_t remote_dctn,
+						       uint64_t remote_dc_key,
 						       uint16_t stream_id)
 {
 	if (qp->qpt == FV_QPT_DCI) {
@@ -831,7 +1121,8 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_dc_addr_stream(struct fv_qp *qp, con
 }
 
 static FV__ALWAYS_INLINE void fv__qp_wr_set_dc_addr(struct fv_qp *qp, const struct fv_ah *fah,
-						struct ibv_ah *ibah, uint32_t remote_dctn, uint64_t remote_dc_key)
+						struct ibv_ah *ibah, uint32_t remote_dctn,
+						uint64_t remote_dc_key)
 {
 	fv__qp_wr_set_dc_addr_stream(qp, fah, ibah, remote_dctn, remote_dc_key, 0);
 }
@@ -888,7 +1179,10 @@ FV__EXTERN_C_END
 	struct fv_raw *: fv__raw_wr_send, \
 	struct fv_dci *: fv__dci_wr_send)(__VA_ARGS__)
 
-/* fv_wr_send_imm(h, __be32 imm_data): open a WQE: SEND with immediate data (ibv_wr_send_imm). Then its setters. */
+/*
+ * fv_wr_send_imm(h, __be32 imm_data): open a WQE: SEND with immediate data (ibv_wr_send_imm). Then
+ * its setters.
+ */
 #define fv_wr_send_imm(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_send_imm, \
 	struct fv_rc *: fv__rc_wr_send_imm, \
@@ -897,7 +1191,10 @@ FV__EXTERN_C_END
 	struct fv_xrc *: fv__xrc_wr_send_imm, \
 	struct fv_dci *: fv__dci_wr_send_imm)(__VA_ARGS__)
 
-/* fv_wr_send_inv(h, uint32_t invalidate_rkey): open a WQE: SEND that invalidates a remote rkey (ibv_wr_send_inv). Then its setters. */
+/*
+ * fv_wr_send_inv(h, uint32_t invalidate_rkey): open a WQE: SEND that invalidates a remote rkey
+ * (ibv_wr_send_inv). Then its setters.
+ */
 #define fv_wr_send_inv(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_send_inv, \
 	struct fv_rc *: fv__rc_wr_send_inv, \
@@ -905,7 +1202,10 @@ FV__EXTERN_C_END
 	struct fv_xrc *: fv__xrc_wr_send_inv, \
 	struct fv_dci *: fv__dci_wr_send_inv)(__VA_ARGS__)
 
-/* fv_wr_rdma_write(h, uint32_t rkey, uint64_t remote_addr): open a WQE: RDMA WRITE (ibv_wr_rdma_write). Then its setters. */
+/*
+ * fv_wr_rdma_write(h, uint32_t rkey, uint64_t remote_addr): open a WQE: RDMA WRITE
+ * (ibv_wr_rdma_write). Then its setters.
+ */
 #define fv_wr_rdma_write(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_rdma_write, \
 	struct fv_rc *: fv__rc_wr_rdma_write, \
@@ -913,7 +1213,10 @@ FV__EXTERN_C_END
 	struct fv_xrc *: fv__xrc_wr_rdma_write, \
 	struct fv_dci *: fv__dci_wr_rdma_write)(__VA_ARGS__)
 
-/* fv_wr_rdma_write_imm(h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data): open a WQE: RDMA WRITE with immediate data (ibv_wr_rdma_write_imm). Then its setters. */
+/*
+ * fv_wr_rdma_write_imm(h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data): open a WQE: RDMA
+ * WRITE with immediate data (ibv_wr_rdma_write_imm). Then its setters.
+ */
 #define fv_wr_rdma_write_imm(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_rdma_write_imm, \
 	struct fv_rc *: fv__rc_wr_rdma_write_imm, \
@@ -921,28 +1224,42 @@ FV__EXTERN_C_END
 	struct fv_xrc *: fv__xrc_wr_rdma_write_imm, \
 	struct fv_dci *: fv__dci_wr_rdma_write_imm)(__VA_ARGS__)
 
-/* fv_wr_rdma_read(h, uint32_t rkey, uint64_t remote_addr): open a WQE: RDMA READ into the SGEs (ibv_wr_rdma_read). Then its setters. */
+/*
+ * fv_wr_rdma_read(h, uint32_t rkey, uint64_t remote_addr): open a WQE: RDMA READ into the SGEs
+ * (ibv_wr_rdma_read). Then its setters.
+ */
 #define fv_wr_rdma_read(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_rdma_read, \
 	struct fv_rc *: fv__rc_wr_rdma_read, \
 	struct fv_xrc *: fv__xrc_wr_rdma_read, \
 	struct fv_dci *: fv__dci_wr_rdma_read)(__VA_ARGS__)
 
-/* fv_wr_atomic_cmp_swp(h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap): open a WQE: 8-byte atomic compare-and-swap; the old value lands in the SGE (ibv_wr_atomic_cmp_swp). Then its setters. */
+/*
+ * fv_wr_atomic_cmp_swp(h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap):
+ * open a WQE: 8-byte atomic compare-and-swap; the old value lands in the SGE
+ * (ibv_wr_atomic_cmp_swp). Then its setters.
+ */
 #define fv_wr_atomic_cmp_swp(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_atomic_cmp_swp, \
 	struct fv_rc *: fv__rc_wr_atomic_cmp_swp, \
 	struct fv_xrc *: fv__xrc_wr_atomic_cmp_swp, \
 	struct fv_dci *: fv__dci_wr_atomic_cmp_swp)(__VA_ARGS__)
 
-/* fv_wr_atomic_fetch_add(h, uint32_t rkey, uint64_t remote_addr, uint64_t add): open a WQE: 8-byte atomic fetch-and-add; the old value lands in the SGE (ibv_wr_atomic_fetch_add). Then its setters. */
+/*
+ * fv_wr_atomic_fetch_add(h, uint32_t rkey, uint64_t remote_addr, uint64_t add): open a WQE: 8-byte
+ * atomic fetch-and-add; the old value lands in the SGE (ibv_wr_atomic_fetch_add). Then its setters.
+ */
 #define fv_wr_atomic_fetch_add(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_atomic_fetch_add, \
 	struct fv_rc *: fv__rc_wr_atomic_fetch_add, \
 	struct fv_xrc *: fv__xrc_wr_atomic_fetch_add, \
 	struct fv_dci *: fv__dci_wr_atomic_fetch_add)(__VA_ARGS__)
 
-/* fv_wr_bind_mw(h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info): build a WQE: bind a memory window to a range of an MR (the next WQE is fenced) (ibv_wr_bind_mw). No setters: the WQE is whole. */
+/*
+ * fv_wr_bind_mw(h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info):
+ * build a WQE: bind a memory window to a range of an MR (the next WQE is fenced) (ibv_wr_bind_mw).
+ * No setters: the WQE is whole.
+ */
 #define fv_wr_bind_mw(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_bind_mw, \
 	struct fv_rc *: fv__rc_wr_bind_mw, \
@@ -950,12 +1267,19 @@ FV__EXTERN_C_END
 	struct fv_xrc *: fv__xrc_wr_bind_mw, \
 	struct fv_dci *: fv__dci_wr_bind_mw)(__VA_ARGS__)
 
-/* fv_wr_send_tso(h, void *hdr, uint16_t hdr_sz, uint16_t mss): open a WQE: TCP segmentation offload: the header inline, the payload cut into MSS-byte segments (ibv_wr_send_tso). Then its setters. */
+/*
+ * fv_wr_send_tso(h, void *hdr, uint16_t hdr_sz, uint16_t mss): open a WQE: TCP segmentation
+ * offload: the header inline, the payload cut into MSS-byte segments (ibv_wr_send_tso). Then its
+ * setters.
+ */
 #define fv_wr_send_tso(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_send_tso, \
 	struct fv_raw *: fv__raw_wr_send_tso)(__VA_ARGS__)
 
-/* fv_wr_local_inv(h, uint32_t invalidate_rkey): build a WQE: invalidate a type 2 memory window's rkey (the next WQE is fenced) (ibv_wr_local_inv). No setters: the WQE is whole. */
+/*
+ * fv_wr_local_inv(h, uint32_t invalidate_rkey): build a WQE: invalidate a type 2 memory window's
+ * rkey (the next WQE is fenced) (ibv_wr_local_inv). No setters: the WQE is whole.
+ */
 #define fv_wr_local_inv(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_local_inv, \
 	struct fv_rc *: fv__rc_wr_local_inv, \
@@ -963,7 +1287,10 @@ FV__EXTERN_C_END
 	struct fv_xrc *: fv__xrc_wr_local_inv, \
 	struct fv_dci *: fv__dci_wr_local_inv)(__VA_ARGS__)
 
-/* fv_wr_set_sge(h, uint32_t lkey, uint64_t addr, uint32_t length): the open WQE's payload: one data segment (none if length is 0; an atomic's keeps length as given, as libmlx5's) (ibv_wr_set_sge). */
+/*
+ * fv_wr_set_sge(h, uint32_t lkey, uint64_t addr, uint32_t length): the open WQE's payload: one data
+ * segment (none if length is 0; an atomic's keeps length as given, as libmlx5's) (ibv_wr_set_sge).
+ */
 #define fv_wr_set_sge(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_set_sge, \
 	struct fv_rc *: fv__rc_wr_set_sge, \
@@ -973,7 +1300,11 @@ FV__EXTERN_C_END
 	struct fv_raw *: fv__raw_wr_set_sge, \
 	struct fv_dci *: fv__dci_wr_set_sge)(__VA_ARGS__)
 
-/* fv_wr_set_sge_list(h, size_t num_sge, const struct ibv_sge *sg_list): the open WQE's payload: data segments, empty SGEs skipped; ENOMEM if num_sge > the QP's max_send_sge (ibv_wr_set_sge_list). */
+/*
+ * fv_wr_set_sge_list(h, size_t num_sge, const struct ibv_sge *sg_list): the open WQE's payload:
+ * data segments, empty SGEs skipped; ENOMEM if num_sge > the QP's max_send_sge
+ * (ibv_wr_set_sge_list).
+ */
 #define fv_wr_set_sge_list(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_set_sge_list, \
 	struct fv_rc *: fv__rc_wr_set_sge_list, \
@@ -983,7 +1314,10 @@ FV__EXTERN_C_END
 	struct fv_raw *: fv__raw_wr_set_sge_list, \
 	struct fv_dci *: fv__dci_wr_set_sge_list)(__VA_ARGS__)
 
-/* fv_wr_set_inline_data(h, void *addr, size_t length): the open WQE's payload: the bytes copied into the WQE now; ENOMEM if length > the QP's max_inline_data (ibv_wr_set_inline_data). */
+/*
+ * fv_wr_set_inline_data(h, void *addr, size_t length): the open WQE's payload: the bytes copied
+ * into the WQE now; ENOMEM if length > the QP's max_inline_data (ibv_wr_set_inline_data).
+ */
 #define fv_wr_set_inline_data(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_set_inline_data, \
 	struct fv_rc *: fv__rc_wr_set_inline_data, \
@@ -993,7 +1327,11 @@ FV__EXTERN_C_END
 	struct fv_raw *: fv__raw_wr_set_inline_data, \
 	struct fv_dci *: fv__dci_wr_set_inline_data)(__VA_ARGS__)
 
-/* fv_wr_set_inline_data_list(h, size_t num_buf, const struct ibv_data_buf *buf_list): the open WQE's payload: the buffers copied back to back; ENOMEM if they total more than max_inline_data (ibv_wr_set_inline_data_list). */
+/*
+ * fv_wr_set_inline_data_list(h, size_t num_buf, const struct ibv_data_buf *buf_list): the open
+ * WQE's payload: the buffers copied back to back; ENOMEM if they total more than max_inline_data
+ * (ibv_wr_set_inline_data_list).
+ */
 #define fv_wr_set_inline_data_list(...) _Generic(FV__WR_H(__VA_ARGS__), \
 	struct fv_qp *: fv__qp_wr_set_inline_data_list, \
 	struct fv_rc *: fv__rc_wr_set_inline_data_list, \
@@ -1010,7 +1348,8 @@ FV__EXTERN_C_END
  */
 #define fv_wr_set_ud_addr(h, ah, remote_qpn, remote_qkey) _Generic((h), \
 	struct fv_qp *: fv__qp_wr_set_ud_addr, \
-	struct fv_ud *: fv__ud_wr_set_ud_addr)((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), (remote_qpn), (remote_qkey))
+	struct fv_ud *: fv__ud_wr_set_ud_addr)((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), \
+					       (remote_qpn), (remote_qkey))
 
 /* fv_wr_set_xrc_srqn(h, remote_srqn): the open XRC WQE's destination SRQ (ibv_wr_set_xrc_srqn). */
 #define fv_wr_set_xrc_srqn(...) _Generic(FV__WR_H(__VA_ARGS__), \
@@ -1025,11 +1364,13 @@ FV__EXTERN_C_END
  */
 #define fv_wr_set_dc_addr(h, ah, remote_dctn, remote_dc_key) _Generic((h), \
 	struct fv_qp *: fv__qp_wr_set_dc_addr, \
-	struct fv_dci *: fv__dci_wr_set_dc_addr)((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), (remote_dctn), (remote_dc_key))
+	struct fv_dci *: fv__dci_wr_set_dc_addr)((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), \
+						 (remote_dctn), (remote_dc_key))
 
 #define fv_wr_set_dc_addr_stream(h, ah, remote_dctn, remote_dc_key, stream_id) _Generic((h), \
 	struct fv_qp *: fv__qp_wr_set_dc_addr_stream, \
-	struct fv_dci *: fv__dci_wr_set_dc_addr_stream)((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), (remote_dctn), (remote_dc_key), (stream_id))
+	struct fv_dci *: fv__dci_wr_set_dc_addr_stream)((h), FV__WR_FV_AH(ah), FV__WR_IBV_AH(ah), \
+							(remote_dctn), (remote_dc_key), (stream_id))
 
 #endif /* !__cplusplus */
 
@@ -1176,37 +1517,44 @@ static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_uc *h, uint32_t rkey, u
 	fv__uc_wr_rdma_write(h, rkey, remote_addr);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_xrc *h, uint32_t rkey,
+					       uint64_t remote_addr)
 {
 	fv__xrc_wr_rdma_write(h, rkey, remote_addr);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write(struct fv_dci *h, uint32_t rkey,
+					       uint64_t remote_addr)
 {
 	fv__dci_wr_rdma_write(h, rkey, remote_addr);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_qp *h, uint32_t rkey,
+						   uint64_t remote_addr, __be32 imm_data)
 {
 	fv__qp_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey,
+						   uint64_t remote_addr, __be32 imm_data)
 {
 	fv__rc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey,
+						   uint64_t remote_addr, __be32 imm_data)
 {
 	fv__uc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey,
+						   uint64_t remote_addr, __be32 imm_data)
 {
 	fv__xrc_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, __be32 imm_data)
+static FV__ALWAYS_INLINE void fv_wr_rdma_write_imm(struct fv_dci *h, uint32_t rkey,
+						   uint64_t remote_addr, __be32 imm_data)
 {
 	fv__dci_wr_rdma_write_imm(h, rkey, remote_addr, imm_data);
 }
@@ -1231,77 +1579,96 @@ static FV__ALWAYS_INLINE void fv_wr_rdma_read(struct fv_dci *h, uint32_t rkey, u
 	fv__dci_wr_rdma_read(h, rkey, remote_addr);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_qp *h, uint32_t rkey,
+						   uint64_t remote_addr, uint64_t compare,
+						   uint64_t swap)
 {
 	fv__qp_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t rkey,
+						   uint64_t remote_addr, uint64_t compare,
+						   uint64_t swap)
 {
 	fv__rc_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_xrc *h, uint32_t rkey,
+						   uint64_t remote_addr, uint64_t compare,
+						   uint64_t swap)
 {
 	fv__xrc_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap)
+static FV__ALWAYS_INLINE void fv_wr_atomic_cmp_swp(struct fv_dci *h, uint32_t rkey,
+						   uint64_t remote_addr, uint64_t compare,
+						   uint64_t swap)
 {
 	fv__dci_wr_atomic_cmp_swp(h, rkey, remote_addr, compare, swap);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_qp *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_qp *h, uint32_t rkey,
+						     uint64_t remote_addr, uint64_t add)
 {
 	fv__qp_wr_atomic_fetch_add(h, rkey, remote_addr, add);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey,
+						     uint64_t remote_addr, uint64_t add)
 {
 	fv__rc_wr_atomic_fetch_add(h, rkey, remote_addr, add);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey,
+						     uint64_t remote_addr, uint64_t add)
 {
 	fv__xrc_wr_atomic_fetch_add(h, rkey, remote_addr, add);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_dci *h, uint32_t rkey, uint64_t remote_addr, uint64_t add)
+static FV__ALWAYS_INLINE void fv_wr_atomic_fetch_add(struct fv_dci *h, uint32_t rkey,
+						     uint64_t remote_addr, uint64_t add)
 {
 	fv__dci_wr_atomic_fetch_add(h, rkey, remote_addr, add);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_qp *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_qp *h, struct ibv_mw *mw, uint32_t rkey,
+					    const struct ibv_mw_bind_info *bind_info)
 {
 	fv__qp_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw, uint32_t rkey,
+					    const struct ibv_mw_bind_info *bind_info)
 {
 	fv__rc_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, uint32_t rkey,
+					    const struct ibv_mw_bind_info *bind_info)
 {
 	fv__uc_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey,
+					    const struct ibv_mw_bind_info *bind_info)
 {
 	fv__xrc_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_dci *h, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info)
+static FV__ALWAYS_INLINE void fv_wr_bind_mw(struct fv_dci *h, struct ibv_mw *mw, uint32_t rkey,
+					    const struct ibv_mw_bind_info *bind_info)
 {
 	fv__dci_wr_bind_mw(h, mw, rkey, bind_info);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_send_tso(struct fv_qp *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
+static FV__ALWAYS_INLINE void fv_wr_send_tso(struct fv_qp *h, void *hdr, uint16_t hdr_sz,
+					     uint16_t mss)
 {
 	fv__qp_wr_send_tso(h, hdr, hdr_sz, mss);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_send_tso(struct fv_raw *h, void *hdr, uint16_t hdr_sz, uint16_t mss)
+static FV__ALWAYS_INLINE void fv_wr_send_tso(struct fv_raw *h, void *hdr, uint16_t hdr_sz,
+					     uint16_t mss)
 {
 	fv__raw_wr_send_tso(h, hdr, hdr_sz, mss);
 }
@@ -1331,72 +1698,86 @@ static FV__ALWAYS_INLINE void fv_wr_local_inv(struct fv_dci *h, uint32_t invalid
 	fv__dci_wr_local_inv(h, invalidate_rkey);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_qp *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_qp *h, uint32_t lkey, uint64_t addr,
+					    uint32_t length)
 {
 	fv__qp_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr,
+					    uint32_t length)
 {
 	fv__rc_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr,
+					    uint32_t length)
 {
 	fv__uc_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr,
+					    uint32_t length)
 {
 	fv__ud_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr,
+					    uint32_t length)
 {
 	fv__xrc_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr,
+					    uint32_t length)
 {
 	fv__raw_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_dci *h, uint32_t lkey, uint64_t addr, uint32_t length)
+static FV__ALWAYS_INLINE void fv_wr_set_sge(struct fv_dci *h, uint32_t lkey, uint64_t addr,
+					    uint32_t length)
 {
 	fv__dci_wr_set_sge(h, lkey, addr, length);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_qp *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_qp *h, size_t num_sge,
+						 const struct ibv_sge *sg_list)
 {
 	fv__qp_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_rc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_rc *h, size_t num_sge,
+						 const struct ibv_sge *sg_list)
 {
 	fv__rc_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_uc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_uc *h, size_t num_sge,
+						 const struct ibv_sge *sg_list)
 {
 	fv__uc_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_ud *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_ud *h, size_t num_sge,
+						 const struct ibv_sge *sg_list)
 {
 	fv__ud_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_xrc *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_xrc *h, size_t num_sge,
+						 const struct ibv_sge *sg_list)
 {
 	fv__xrc_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_raw *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_raw *h, size_t num_sge,
+						 const struct ibv_sge *sg_list)
 {
 	fv__raw_wr_set_sge_list(h, num_sge, sg_list);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_dci *h, size_t num_sge, const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv_wr_set_sge_list(struct fv_dci *h, size_t num_sge,
+						 const struct ibv_sge *sg_list)
 {
 	fv__dci_wr_set_sge_list(h, num_sge, sg_list);
 }
@@ -1436,37 +1817,44 @@ static FV__ALWAYS_INLINE void fv_wr_set_inline_data(struct fv_dci *h, void *addr
 	fv__dci_wr_set_inline_data(h, addr, length);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_qp *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_qp *h, size_t num_buf,
+							 const struct ibv_data_buf *buf_list)
 {
 	fv__qp_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf,
+							 const struct ibv_data_buf *buf_list)
 {
 	fv__rc_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf,
+							 const struct ibv_data_buf *buf_list)
 {
 	fv__uc_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf,
+							 const struct ibv_data_buf *buf_list)
 {
 	fv__ud_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf,
+							 const struct ibv_data_buf *buf_list)
 {
 	fv__xrc_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf,
+							 const struct ibv_data_buf *buf_list)
 {
 	fv__raw_wr_set_inline_data_list(h, num_buf, buf_list);
 }
 
-static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_dci *h, size_t num_buf, const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv_wr_set_inline_data_list(struct fv_dci *h, size_t num_buf,
+							 const struct ibv_data_buf *buf_list)
 {
 	fv__dci_wr_set_inline_data_list(h, num_buf, buf_list);
 }
@@ -1512,7 +1900,8 @@ static FV__ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_dci *h, const struct f
 }
 
 static FV__ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_dci *h, const struct fv_ah *ah,
-						     uint32_t remote_dctn, uint64_t remote_dc_key, uint16_t stream_id)
+						     uint32_t remote_dctn, uint64_t remote_dc_key,
+						     uint16_t stream_id)
 {
 	fv__dci_wr_set_dc_addr_stream(h, ah, NULL, remote_dctn, remote_dc_key, stream_id);
 }
@@ -1524,7 +1913,8 @@ static FV__ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_dci *h, struct ibv_ah 
 }
 
 static FV__ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_dci *h, struct ibv_ah *ah,
-						     uint32_t remote_dctn, uint64_t remote_dc_key, uint16_t stream_id)
+						     uint32_t remote_dctn, uint64_t remote_dc_key,
+						     uint16_t stream_id)
 {
 	fv__dci_wr_set_dc_addr_stream(h, NULL, ah, remote_dctn, remote_dc_key, stream_id);
 }
@@ -1536,7 +1926,8 @@ static FV__ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_qp *h, const struct fv
 }
 
 static FV__ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_qp *h, const struct fv_ah *ah,
-						     uint32_t remote_dctn, uint64_t remote_dc_key, uint16_t stream_id)
+						     uint32_t remote_dctn, uint64_t remote_dc_key,
+						     uint16_t stream_id)
 {
 	fv__qp_wr_set_dc_addr_stream(h, ah, NULL, remote_dctn, remote_dc_key, stream_id);
 }
@@ -1548,7 +1939,8 @@ static FV__ALWAYS_INLINE void fv_wr_set_dc_addr(struct fv_qp *h, struct ibv_ah *
 }
 
 static FV__ALWAYS_INLINE void fv_wr_set_dc_addr_stream(struct fv_qp *h, struct ibv_ah *ah,
-						     uint32_t remote_dctn, uint64_t remote_dc_key, uint16_t stream_id)
+						     uint32_t remote_dctn, uint64_t remote_dc_key,
+						     uint16_t stream_id)
 {
 	fv__qp_wr_set_dc_addr_stream(h, NULL, ah, remote_dctn, remote_dc_key, stream_id);
 }
