@@ -842,6 +842,9 @@ static void emit_wr(void)
 	 * Fewer arms: less code in a caller's loop. The first kind's arm is an if before the
 	 * switch of the others, and the switch has no default (fv_qp_init takes no other QP type):
 	 * gcc then reloads no spilled value on the first arm's way for an arm it does not take.
+	 * A DCI's WQE is a UD one with a remote address: it shares the AV arm, which passes the
+	 * QP type as read. One arm more (a fifth) made gcc stop keeping a caller's SGE and the
+	 * ring's fields in registers across its loop, on every QP type.
 	 */
 	for (size_t k = 0; k < N_WR_PAYLOADS; k++) {
 		printf("/* fv_wr_%s on a struct fv_qp (one arm per WQE layout: destination kind). */\n",
@@ -851,15 +854,20 @@ static void emit_wr(void)
 		for (size_t i = 0, arm = 0; i < n_qpts; i++) {
 			size_t first = 0;
 			const char *sep = "";
+			char qpt[128];
 
 			while (!is(qpts[first].dest, qpts[i].dest))
 				first++;
-			if (first != i)
-				continue;	/* its arm is the first's */
+			if (first != i || dc(&qpts[i]))
+				continue;	/* its arm is the first's, or the AV arm (DC) */
+			snprintf(qpt, sizeof(qpt), "%s", qpts[i].fv);
 			printf(arm++ ? "" : "\tif (");
 			for (size_t j = i; j < n_qpts; j++) {
-				if (!is(qpts[j].dest, qpts[i].dest))
+				if (!is(qpts[j].dest, qpts[i].dest) && !(is(qpts[i].dest, "AV") && dc(&qpts[j])))
 					continue;
+				if (dc(&qpts[j]))
+					snprintf(qpt, sizeof(qpt), "qp->qpt == %s ? %s : %s", qpts[j].fv, qpts[j].fv,
+						 qpts[i].fv);
 				if (arm == 1)
 					printf("%sqp->qpt == %s", sep, qpts[j].fv), sep = " || ";
 				else
@@ -867,7 +875,7 @@ static void emit_wr(void)
 			}
 			printf(arm == 1 ? ") {\n\t\t%s(qp, %s, %s);\n\t\treturn;\n\t}\n\tswitch (qp->qpt) {\n" :
 					  "\t\t%s(qp, %s, %s);\n\t\treturn;\n",
-			       wr_payloads[k].core, qpts[i].fv, wr_payloads[k].args);
+			       wr_payloads[k].core, qpt, wr_payloads[k].args);
 		}
 		printf("\tdefault:\n\t\t__builtin_unreachable();\n\t}\n}\n\n");
 	}

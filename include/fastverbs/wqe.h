@@ -220,11 +220,19 @@ struct fv_ctrl_words {
 	uint64_t b;		/* fm_ce_se and the immediate, as in the image */
 };
 
+/* A DCI's stream id in its control segment (bytes 9-10), typed as fv_ctrl_index is. */
+struct __attribute__((packed)) fv_ctrl_stream {
+	uint64_t w0;
+	bool signature;
+	__be16 v;
+};
+
 union fv_ctrl_unit {
 	fv_u64x2 v;
 	uint64_t w[2];
 	struct fv_ctrl_words words;
 	struct fv_ctrl_index index;
+	struct fv_ctrl_stream stream;
 };
 
 /*
@@ -277,6 +285,20 @@ static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, 
 	((struct fv_ctrl_index *)p)->v = htobe16((uint16_t)pi);
 #endif
 	return p + FV__DS;
+}
+
+/*
+ * Store a stream id s over the control segment at p (a block's start). Not a char store, which
+ * would change anything: in a caller's loop the compiler would then read the QP's fields
+ * again after every WQE, on any QP type whose code has this store.
+ */
+static inline void fv__ctrl_stream_put(uint8_t *p, __be16 s)
+{
+#if FV__VEC_STORES
+	((union fv_ctrl_unit *)p)->stream.v = s;	/* through the union: kept after fv__ctrl_put */
+#else
+	((struct fv_ctrl_stream *)p)->v = s;		/* through p itself, as fv__ctrl_put */
+#endif
 }
 
 /*

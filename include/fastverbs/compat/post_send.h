@@ -214,13 +214,13 @@ static inline int fv_post_send(struct fv_qp *qp, struct ibv_send_wr *wr, struct 
 	case FV_QPT_RAW:
 		err = fv__post_send_list(qp, FV_QPT_RAW, wr, bad_wr);
 		break;
-	case FV_QPT_DCI:	/* an ibv_send_wr cannot name a DCT (libmlx5 posts it without one) */
+	case FV_QPT_XRC:
+		err = fv__post_send_list(qp, FV_QPT_XRC, wr, bad_wr);
+		break;
+	default:	/* a DCI: an ibv_send_wr cannot name a DCT (libmlx5 posts it without one) */
 		err = wr ? EINVAL : 0;
 		if (err)
 			*bad_wr = wr;
-		break;
-	default:
-		err = fv__post_send_list(qp, FV_QPT_XRC, wr, bad_wr);
 		break;
 	}
 	FV__TEST_YIELD();

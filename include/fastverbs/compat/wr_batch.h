@@ -309,9 +309,7 @@ static FV__ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum f
  */
 static inline void fv__wr_dc_stream(struct fv_qp *qp)
 {
-	const uint16_t s = htobe16(qp->wr.stream);
-
-	memcpy(fv__sq_wqe(&qp->sq, qp->sq.last_pi) + 9, &s, sizeof(s));
+	fv__ctrl_stream_put(fv__sq_wqe(&qp->sq, qp->sq.last_pi), htobe16(qp->wr.stream));
 }
 
 /*
