@@ -47,7 +47,7 @@ done
   grep -rhoE '\bFV_[A-Z0-9_]+' include/fastverbs; } | grep -vE '^(fv|FV)__' | sort -u > "$tmp/names"
 cat $pages > "$tmp/alltext"
 for n in $(cat "$tmp/names"); do
-    grep -qw -- "$n" "$tmp/alltext" || grep -qw -- "$(echo "$n" | sed 's/_/\\\\_/g')" "$tmp/alltext" ||
+    grep -qw -- "$n" "$tmp/alltext" ||
         fail "$n: public (no fv__ / FV__ prefix) but on no manual page"
 done
 
