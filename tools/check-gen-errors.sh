@@ -63,7 +63,18 @@ check wr-linv-imm     's/MLX5_OPCODE_UMR,            LINV,  INV, /MLX5_OPCODE_UM
 check wr-bind-imm     's/MLX5_OPCODE_UMR,            BIND,  NONE,/MLX5_OPCODE_UMR,            BIND,  IMM, /' \
       'BIND,  IMM,' "operation 'bind_mw': BIND takes no immediate"
 check wr-opcode       's/IBV_WR_RDMA_READ, /IBV_WR_RDMA_REED, /' 'IBV_WR_RDMA_REED' \
-      "verbs opcode 'IBV_WR_RDMA_REED' has no slot in fv_op_table"
+      "verbs opcode 'IBV_WR_RDMA_REED' has no slot in fv__op_table"
+check wc-typo         's/DATA, RDMA_WRITE, "RDMA WRITE"/DATA, RDMA_WRTE, "RDMA WRITE"/' 'RDMA_WRTE' \
+      "unknown completion 'RDMA_WRTE'"
+check wc-by-wqe       's/SGL,  RDMA_READ,  "RDMA READ/SGL,  BY_WQE,  "RDMA READ/' 'BY_WQE,  "RDMA READ' \
+      "operation 'read': completion BY_WQE is for the memory-window rows, and only them"
+check wc-shared       's/LINV,  INV,  NONE, BY_WQE, /LINV,  INV,  NONE, SEND, /' 'LINV,  INV,  NONE, SEND,' \
+      "operation 'local_inv': completion BY_WQE is for the memory-window rows, and only them"
+check wc-disagree     's/FV__WR_NONE,                  MLX5_OPCODE_NOP, /FV__WR_NONE,                  MLX5_OPCODE_RDMA_WRITE,/' \
+      'FV__WR_NONE,                  MLX5_OPCODE_RDMA_WRITE,' \
+      "operation 'nop' shares MLX5_OPCODE_RDMA_WRITE with 'write' but not its completion"
+check mlx5-unknown    's/MLX5_OPCODE_NOP, /MLX5_OPCODE_NOOP,/' 'MLX5_OPCODE_NOOP' \
+      "mlx5 opcode 'MLX5_OPCODE_NOOP' is not one the generator knows"
 check stray-text      's/^FV__QPT(rc, /x FV__QPT(rc, /' 'x FV__QPT(rc,' "expected '(' after 'x'"
 
 echo "check-gen-errors: $passed passed, $failed failed"

@@ -12,6 +12,8 @@ bad_example()    { sed -i 's/fv_ring(rc);/fv_ring(rc, 1);/' man/man3/fv_ring.3; 
 bad_reference()  { sed -i 's/^\.BR fv_poll (3)$/.BR fv_nosuch (3)/' man/man3/fv_ring.3; }
 no_section()     { sed -i 's/^\.SH RETURN VALUE$/.SH RETURNS/' man/man3/fv_ring.3; }
 wrong_title()    { sed -i 's/^\.TH FV_RING 3/.TH FV_RINGS 3/' man/man3/fv_ring.3; }
+public_tag()     { sed -i 's/^struct fv__req {/struct fv_req {/' include/fastverbs/req.h; }
+public_table()   { sed -i 's/fv__op_table\[/fv_op_table[/' include/fastverbs/gen/post_send_ops.h; }
 wide_table()     { sed -i '1i '"'"'\\" t' man/man3/fv_ring.3
                    sed -i 's/^\.SH RETURN VALUE$/.TS\nl l.\nfv_ring, fv_write, fv_send, fv_read, fv_cas, fv_fadd\tRC, UC, UD, XRC, RAW_PACKET, and more\n.TE\n&/' \
                        man/man3/fv_ring.3; }
@@ -22,7 +24,7 @@ check() {	# check FAULT: whether check-man passes on a copy with FAULT (none: un
 }
 
 check none || { echo "check-man: self-test: check-man fails on an unchanged copy" >&2; exit 1; }
-for f in no_page not_defined no_render bad_example bad_reference no_section wrong_title wide_table; do
+for f in no_page not_defined no_render bad_example bad_reference no_section wrong_title public_tag public_table wide_table; do
     n=$((n + 1))
     if check $f; then
         echo "check-man: self-test: fault '$f' was not caught" >&2

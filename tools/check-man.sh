@@ -41,9 +41,13 @@ for f in $(cat "$tmp/api"); do
 done
 
 # Every public name of include/, anywhere on a page: functions and function-like macros fv_*,
-# macros and enum constants FV_* (include guards are FASTVERBS_*).
+# struct, union and enum tags fv_*, tables fv_*, macros and enum constants FV_* (include
+# guards are FASTVERBS_*).
 { grep -rhoE '^(static|extern|#define)[^=;]*[ *(]fv_[a-z0-9_]+\(' include/fastverbs |
       grep -oE 'fv_[a-z0-9_]+\($' | tr -d '('
+  grep -rhoE '\b(struct|union|enum) fv_[a-z0-9_]+' include/fastverbs | grep -oE 'fv_[a-z0-9_]+$'
+  grep -rhoE '^(static |extern )?const [^(=;]*\bfv_[a-z0-9_]+ *(\[|=)' include/fastverbs |
+      grep -oE 'fv_[a-z0-9_]+ *(\[|=)$' | grep -oE 'fv_[a-z0-9_]+'
   grep -rhoE '\bFV_[A-Z0-9_]+' include/fastverbs; } | grep -vE '^(fv|FV)__' | sort -u > "$tmp/names"
 cat $pages > "$tmp/alltext"
 for n in $(cat "$tmp/names"); do

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * gen-ops: writes include/fastverbs/gen/ops.h (gen-ops TABLE), include/fastverbs/gen/wr.h
- * (gen-ops TABLE wr) and include/fastverbs/gen/post_send_ops.h (gen-ops TABLE post) from
- * include/fastverbs/ops.def.
+ * (gen-ops TABLE wr), include/fastverbs/gen/post_send_ops.h (gen-ops TABLE post) and
+ * include/fastverbs/gen/wc_op.h (gen-ops TABLE wc) from include/fastverbs/ops.def.
  *
  * gen-ops TABLE reads the table (the path is an argument, so tests can feed it bad ones) and
  * refuses what it does not understand: an unknown row or column value, a wrong column count,
@@ -22,9 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <infiniband/verbs.h>
+#include <infiniband/mlx5dv.h>
 
 struct qpt { const char *name, *fv, *ibv, *dest; };
-struct op { const char *name, *wr, *ibv, *mlx5, *remote, *imm, *payload, *desc; };
+struct op { const char *name, *wr, *ibv, *mlx5, *remote, *imm, *payload, *wc, *desc; };
 struct allow { const char *qpt, *op; };
 
 #define MAX_QPTS   16
@@ -38,7 +39,7 @@ static const char *table_path;
 
 
 /*
- * Payload forms: suffix of the builder, its parameters, its fv_req fields, its doc words, and
+ * Payload forms: suffix of the builder, its parameters, its fv__req fields, its doc words, and
  * a declaration the fields need ("" for none).
  */
 struct form { const char *suffix, *params, *fields, *doc, *decl; };
@@ -62,12 +63,12 @@ static int umr(const struct op *o)
 }
 
 /*
- * The fields of an fv_req, given as designators (".a = x, .b = y"), set on the zeroed local
+ * The fields of an fv__req, given as designators (".a = x, .b = y"), set on the zeroed local
  * r: one statement that both C and C++ (no designated initializers before C++20) accept.
  */
 static void emit_req(const char *indent, const char *designators)
 {
-	printf("%sstruct fv_req r = FV__ZERO_INIT;\n\n%s", indent, indent);
+	printf("%sstruct fv__req r = FV__ZERO_INIT;\n\n%s", indent, indent);
 	for (const char *c = designators; *c; c++)
 		if (*c == '.' && (c == designators || c[-1] == ' ' || c[-1] == '\t'))
 			printf("r.");
@@ -110,7 +111,7 @@ static const char *lead_params(const struct op *o)
 }
 
 /*
- * What one column of an operation adds to a builder: its parameters and the fv_req fields they
+ * What one column of an operation adds to a builder: its parameters and the fv__req fields they
  * fill (designators), side by side so that neither is written without the other.
  */
 struct part { const char *params, *fields; };
@@ -331,7 +332,7 @@ static void emit_post_req(void)
 		printf("/*\n * fv__send_wr_%s: the request of an %s WR but its destination, as\n"
 		       " * fv_<qpt>_%s builds it: fm_ce_se flags, its first nsge SGEs.\n */\n",
 		       o->name, o->ibv + 7, o->name);
-		printf("static FV__ALWAYS_INLINE void fv__send_wr_%s(struct fv_req *r, const struct ibv_send_wr *wr,"
+		printf("static FV__ALWAYS_INLINE void fv__send_wr_%s(struct fv__req *r, const struct ibv_send_wr *wr,"
 		       " unsigned flags, int nsge)\n{\n", o->name);
 		printf("\tr->wr_id = wr->wr_id, r->flags = flags, r->opcode = %s;\n"
 		       "\tr->payload = FV__PL_SGL, r->sgl = wr->sg_list, r->nsge = nsge, r->from_wr = true;\n", o->mlx5);
@@ -341,7 +342,7 @@ static void emit_post_req(void)
 	}
 	printf("/* The destination of a WR on a QP of type qpt; av: its ibv_ah's (fv__qp_av), where qpt has one. */\n"
 	       "static FV__ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const struct ibv_send_wr *wr,\n"
-	       "\t\t\t\t\t    const struct mlx5_wqe_av *av, struct fv_req *r)\n{\n"
+	       "\t\t\t\t\t    const struct mlx5_wqe_av *av, struct fv__req *r)\n{\n"
 	       "\t(void)wr, (void)av, (void)r;\n\tswitch (qpt) {\n");
 	for (size_t i = 0; i < n_qpts; i++) {
 		const struct qpt *q = &qpts[i];
@@ -364,7 +365,7 @@ static void emit_post_req(void)
 	       " * opcode ops.def does not have, a window bind without a window or with a length and no MR\n"
 	       " * (libmlx5 dereferences both), a UD WR without a known address handle.\n */\n"
 	       "static FV__ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr, unsigned flags,\n"
-	       "\t\t\t\t\t  int nsge, struct fv_req *r)\n{\n"
+	       "\t\t\t\t\t  int nsge, struct fv__req *r)\n{\n"
 	       "\tconst struct mlx5_wqe_av *av;\n\n\tswitch (wr->opcode) {\n");
 	for (size_t j = 0; j < n_ops; j++) {
 		const struct op *o = &ops[j];
@@ -384,7 +385,7 @@ static void emit_post_req(void)
 	printf("\tfv__send_wr_dest(qp->qpt, wr, av, r);\n\treturn 0;\n}\n\n");
 }
 
-/* The FV__SEG_* of an operation (struct fv_req's segs, as its typed builder sets them). */
+/* The FV__SEG_* of an operation (struct fv__req's segs, as its typed builder sets them). */
 static const char *segs_of(const struct op *o)
 {
 	return is(o->remote, "RADDR") ? "FV__SEG_RADDR" : is(o->remote, "NONE") ? "0" :
@@ -432,7 +433,7 @@ static void emit_post_fast(void)
 				printf("\t\t\tif (inl)\n\t\t\t\treturn -1;\n");
 			printf("\t\t\tif (!fv__ps_fits(ps, qp, %s, %s, wr->sg_list, %s))\n\t\t\t\treturn -1;\n",
 			       q->fv, segs_of(o), is(o->payload, "DATA") ? "inl" : "false");
-			printf("\t\t\t{\n\t\t\t\tstruct fv_req r = FV__ZERO_INIT;\n\n");
+			printf("\t\t\t{\n\t\t\t\tstruct fv__req r = FV__ZERO_INIT;\n\n");
 			printf("\t\t\t\tfv__send_wr_%s(&r, wr, flags, 1);\n", o->name);
 			if (!is(q->dest, "NONE"))
 				printf("\t\t\t\tfv__send_wr_dest(%s, wr, %s, &r);\n", q->fv, is(q->dest, "AV") ? "av" : "NULL");
@@ -505,7 +506,7 @@ static void emit_cxx_overloads(void)
 }
 
 /*
- * The ibv_wr_opcode values the table may name (verbs.h's), to lay fv_op_table out by
+ * The ibv_wr_opcode values the table may name (verbs.h's), to lay fv__op_table out by
  * position; add_op refuses any other verbs opcode.
  */
 #define WR_SLOTS 16	/* FV__WR_OPCODE_SLOTS: ibv_wr_opcode values the table has a slot for */
@@ -532,6 +533,91 @@ static int wr_opcode_value(const char *name)
 
 static int op_wr[MAX_OPS];
 
+/* The mlx5 opcodes the table may name, with their values (mlx5dv.h); -1 if unknown. */
+static const struct { const char *name; int value; } mlx5_opcodes[] = {
+#define MLX5_OP(x) { #x, x }
+	MLX5_OP(MLX5_OPCODE_NOP), MLX5_OP(MLX5_OPCODE_SEND_INVAL), MLX5_OP(MLX5_OPCODE_RDMA_WRITE),
+	MLX5_OP(MLX5_OPCODE_RDMA_WRITE_IMM), MLX5_OP(MLX5_OPCODE_SEND), MLX5_OP(MLX5_OPCODE_SEND_IMM),
+	MLX5_OP(MLX5_OPCODE_TSO), MLX5_OP(MLX5_OPCODE_RDMA_READ), MLX5_OP(MLX5_OPCODE_ATOMIC_CS),
+	MLX5_OP(MLX5_OPCODE_ATOMIC_FA), MLX5_OP(MLX5_OPCODE_UMR),
+#undef MLX5_OP
+};
+
+static int mlx5_opcode_value(const char *name)
+{
+	for (size_t i = 0; i < sizeof(mlx5_opcodes) / sizeof(mlx5_opcodes[0]); i++)
+		if (is(mlx5_opcodes[i].name, name))
+			return mlx5_opcodes[i].value;
+	return -1;
+}
+
+/* The row whose mlx5 opcode has this value, NULL if none (rows that share one agree). */
+static const struct op *op_of_mlx5(int value)
+{
+	for (size_t j = 0; j < n_ops; j++)
+		if (mlx5_opcode_value(ops[j].mlx5) == value)
+			return &ops[j];
+	return NULL;
+}
+
+/*
+ * gen/wc_op.h: ops.def's completion column as fv__sq_wc_op, the requester completion per
+ * mlx5 opcode, by position (C++ has no array designators), up to the highest opcode a row
+ * names; the asserts pin the positions to mlx5dv.h's values.
+ */
+static void emit_wc(void)
+{
+	int top = 0;
+
+	printf("/* SPDX-License-Identifier: BSD-2-Clause */\n"
+	       "/* Generated by tools/gen-ops.c from ops.def by `make gen`. Do not edit. */\n"
+	       "#ifndef FASTVERBS_GEN_WC_OP_H\n#define FASTVERBS_GEN_WC_OP_H\n\n"
+	       "#include <assert.h>\n#include <stdint.h>\n#include <infiniband/verbs.h>\n"
+	       "#include <infiniband/mlx5dv.h>\n\n");
+	printf("/*\n"
+	       " * A requester completion's entry: ibv_wc opcode (bits 7:0), wc_flags (15:8), whether\n"
+	       " * byte_len is the CQE's byte_cnt or the WQE tells the opcode (one test for both), a\n"
+	       " * fixed byte_len (31:24).\n"
+	       " */\n"
+	       "#define FV__WC_IMM ((unsigned)IBV_WC_WITH_IMM << 8)\n"
+	       "#define FV__WC_CNT 0x10000u\t/* byte_len = CQE byte_cnt */\n"
+	       "#define FV__WC_UMR 0x20000u\t/* bind or invalidate: told by the WQE */\n"
+	       "#define FV__WC_8   (8u << 24)\t/* byte_len = 8 */\n\n");
+	for (size_t j = 0; j < n_ops; j++)
+		if (mlx5_opcode_value(ops[j].mlx5) > top)
+			top = mlx5_opcode_value(ops[j].mlx5);
+	printf("/* Indexed by the CQE's send opcode; an opcode no row names: 0 (IBV_WC_SEND). */\n"
+	       "static const uint32_t fv__sq_wc_op[256] = {\n");
+	for (int v = 0; v <= top; v++) {
+		const struct op *o = op_of_mlx5(v);
+		int w = v;
+
+		if (!o) {	/* a run of opcodes no row names, on one line */
+			while (w < top && !op_of_mlx5(w + 1))
+				w++;
+			printf("\t");
+			for (int k = v; k <= w; k++)
+				printf("0,%s", k < w ? " " : "");
+			printf("\t/* 0x%02x..0x%02x */\n", v, w);
+			v = w;
+			continue;
+		}
+		if (is(o->wc, "BY_WQE"))
+			printf("\tFV__WC_UMR,");
+		else
+			printf("\tIBV_WC_%s%s%s%s,", o->wc, is(o->imm, "IMM") ? " | FV__WC_IMM" : "",
+			       is(o->wc, "RDMA_READ") ? " | FV__WC_CNT" : "",
+			       is(o->wc, "COMP_SWAP") || is(o->wc, "FETCH_ADD") ? " | FV__WC_8" : "");
+		printf("\t/* 0x%02x %s */\n", v, o->mlx5);
+	}
+	printf("};\n");
+	for (int v = 0; v <= top; v++)
+		if (op_of_mlx5(v))
+			printf("static_assert(%s == 0x%02x, \"fv__sq_wc_op position\");\n", op_of_mlx5(v)->mlx5, v);
+	printf("static_assert(IBV_WC_SEND == 0, \"fv__sq_wc_op's empty entries\");\n\n"
+	       "#endif /* FASTVERBS_GEN_WC_OP_H */\n");
+}
+
 /*
  * Rows by QP type, slots by ibv_wr_opcode, both by position (C++ has no array designators);
  * the asserts pin the positions to the enums' values.
@@ -539,7 +625,7 @@ static int op_wr[MAX_OPS];
 static void emit_table(void)
 {
 	printf("/* What fv_post_send allows per (QP type, ibv_wr_opcode); zero rows are refused. */\n");
-	printf("static const struct fv_op_info fv_op_table[FV__QPT_COUNT][FV__WR_OPCODE_SLOTS] = {\n");
+	printf("static const struct fv__op_info fv__op_table[FV__QPT_COUNT][FV__WR_OPCODE_SLOTS] = {\n");
 	for (size_t i = 0; i < n_qpts; i++) {
 		printf("\t{\t/* %s */\n", qpts[i].fv);
 		for (int slot = 0; slot < WR_SLOTS; slot++) {
@@ -558,10 +644,10 @@ static void emit_table(void)
 	}
 	printf("};\n");
 	for (size_t i = 0; i < n_qpts; i++)
-		printf("static_assert(%s == %zu, \"fv_op_table row\");\n", qpts[i].fv, i);
+		printf("static_assert(%s == %zu, \"fv__op_table row\");\n", qpts[i].fv, i);
 	for (size_t j = 0; j < n_ops; j++)
 		if (op_wr[j] >= 0)
-			printf("static_assert(%s == %d, \"fv_op_table slot\");\n", ops[j].ibv, op_wr[j]);
+			printf("static_assert(%s == %d, \"fv__op_table slot\");\n", ops[j].ibv, op_wr[j]);
 	printf("\n");
 }
 
@@ -578,7 +664,7 @@ static void emit_post(void)
 	printf("#define FV__WR_OPCODE_SLOTS %d\n\n"
 	       "/*\n * What fv__post_send_one checks a WR against (payload: ops.def's column as an enum\n"
 	       " * fv__payload; SGL ones refuse IBV_SEND_INLINE); the conversions below build the rest.\n */\n"
-	       "struct fv_op_info {\n\tuint8_t allowed, payload;\n};\n\n", WR_SLOTS);
+	       "struct fv__op_info {\n\tuint8_t allowed, payload;\n};\n\n", WR_SLOTS);
 	emit_table();
 	emit_post_req();
 	emit_post_fast();
@@ -999,6 +1085,8 @@ static const char *const dest_kinds[] = { "NONE", "AV", "SRQN", "ETH", "DC", NUL
 static const char *const remote_kinds[] = { "NONE", "RADDR", "CAS", "FADD", "BIND", "LINV", "TSO", NULL };
 static const char *const imm_kinds[] = { "NONE", "IMM", "INV", NULL };
 static const char *const payload_kinds[] = { "DATA", "SGL", "NONE", NULL };
+static const char *const wc_kinds[] = { "SEND", "RDMA_WRITE", "RDMA_READ", "COMP_SWAP", "FETCH_ADD", "TSO",
+					 "BY_WQE", NULL };
 
 static void check_kind(int line, const char *column, const char *v, const char *const *kinds)
 {
@@ -1066,6 +1154,11 @@ static void add_op(int line, char **a)
 	check_kind(line, "remote", a[4], remote_kinds);
 	check_kind(line, "immediate", a[5], imm_kinds);
 	check_kind(line, "payload", a[6], payload_kinds);
+	check_kind(line, "completion", a[7], wc_kinds);
+	if (mlx5_opcode_value(a[3]) < 0)
+		fail(line, "mlx5 opcode '%s' is not one the generator knows", a[3]);
+	if (is(a[7], "BY_WQE") != (is(a[4], "BIND") || is(a[4], "LINV")))
+		fail(line, "operation '%s': completion BY_WQE is for the memory-window rows, and only them", a[0]);
 	/* A memory-window builder completes its WQE itself; any other needs a payload setter. */
 	if (!is(a[1], "NONE") && is(a[6], "NONE") && !is(a[4], "BIND") && !is(a[4], "LINV"))
 		fail(line, "operation '%s': an fv_wr_* builder needs a payload", a[0]);
@@ -1082,13 +1175,15 @@ static void add_op(int line, char **a)
 			fail(line, "operation '%s' repeats verbs opcode '%s'", a[0], a[2]);
 		if (!is(a[1], "NONE") && is(ops[i].wr, a[1]))
 			fail(line, "operation '%s' repeats fv_wr_%s", a[0], a[1]);
+		if (is(ops[i].mlx5, a[3]) && (!is(ops[i].wc, a[7]) || is(ops[i].imm, "IMM") != is(a[5], "IMM")))
+			fail(line, "operation '%s' shares %s with '%s' but not its completion", a[0], a[3], ops[i].name);
 	}
 	if (n_ops == MAX_OPS)
 		fail(line, "more than %d operations", MAX_OPS);
 	op_wr[n_ops] = wr_opcode_value(a[2]);
 	if (op_wr[n_ops] == -2 || op_wr[n_ops] >= WR_SLOTS)
-		fail(line, "verbs opcode '%s' has no slot in fv_op_table", a[2]);
-	ops[n_ops++] = (struct op){ a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7] };
+		fail(line, "verbs opcode '%s' has no slot in fv__op_table", a[2]);
+	ops[n_ops++] = (struct op){ a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8] };
 }
 
 /* Pairs are checked once the whole table is read: FV__ALLOW may come before the rows it names. */
@@ -1125,7 +1220,7 @@ static void check_allows(void)
 }
 
 static const struct { const char *name; int nargs; void (*add)(int, char **); } row_kinds[] = {
-	{ "FV__QPT", 4, add_qpt }, { "FV__OP", 8, add_op }, { "FV__ALLOW", 2, add_allow },
+	{ "FV__QPT", 4, add_qpt }, { "FV__OP", 9, add_op }, { "FV__ALLOW", 2, add_allow },
 };
 
 /* The whole file, comments blanked (newlines kept, so lines still count). */
@@ -1242,11 +1337,11 @@ static void parse_table(char *buf)
 			}
 			if (!*p)
 				fail(row_line, "%s row does not end", name);
-			if (nargs == 8)
+			if (nargs == 9)
 				fail(row_line, "%s row: too many columns", name);
 			char end = *p;
 			char *a = trim(s, p);
-			bool last_str = is(name, "FV__OP") && nargs == 7;
+			bool last_str = is(name, "FV__OP") && nargs == 8;
 
 			if (last_str) {
 				size_t len = strlen(a);
@@ -1316,9 +1411,9 @@ int main(int argc, char **argv)
 {
 	const struct form *forms[3];
 
-	if (argc < 2 || argc > 3 || (argc == 3 && !is(argv[2], "wr") && !is(argv[2], "post"))) {
+	if (argc < 2 || argc > 3 || (argc == 3 && !is(argv[2], "wr") && !is(argv[2], "post") && !is(argv[2], "wc"))) {
 		fprintf(stderr, "usage: gen-ops TABLE > ops.h; gen-ops TABLE wr > gen/wr.h;"
-			" gen-ops TABLE post > gen/post_send_ops.h\n");
+			" gen-ops TABLE post > gen/post_send_ops.h; gen-ops TABLE wc > gen/wc_op.h\n");
 		return 2;
 	}
 	table_path = argv[1];
@@ -1328,6 +1423,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	if (argc == 3 && is(argv[2], "wc")) {
+		emit_wc();
+		return 0;
+	}
 	if (argc == 3 && is(argv[2], "post")) {
 		emit_post();
 		return 0;

@@ -34,7 +34,7 @@ static inline const void *fv__untraced(const void *p)
 }
 
 /* 64 bytes the device writes (fv__dma_rmb64). */
-struct fv_dma64 {
+struct fv__dma64 {
 	char b[64];
 };
 
@@ -51,7 +51,7 @@ struct fv_dma64 {
 #define fv__dma_wmb()  __asm__ __volatile__("" ::: "memory")
 #define fv__dma_wmb_sq(p) __asm__ __volatile__("# fv__dma_wmb_sq" : : "m"(*(const char *)fv__untraced(p)))
 #define fv__dma_rmb()  __asm__ __volatile__("lfence" ::: "memory")
-#define fv__dma_rmb64(p) __asm__ __volatile__("lfence" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
+#define fv__dma_rmb64(p) __asm__ __volatile__("lfence" : "+m"(*(struct fv__dma64 *)(uintptr_t)(p)))
 #define fv__wc_flush() __asm__ __volatile__("sfence" : :)	/* extended asm: a basic one clobbers memory */
 #define fv__wc_start() fv__wc_flush()
 
@@ -150,7 +150,7 @@ static inline uintptr_t fv__db_flush(uintptr_t reg)
 #define fv__dma_wmb()  __asm__ __volatile__("dmb oshst" ::: "memory")
 #define fv__dma_wmb_sq(p) fv__dma_wmb()
 #define fv__dma_rmb()  __asm__ __volatile__("dmb oshld" ::: "memory")
-#define fv__dma_rmb64(p) __asm__ __volatile__("dmb oshld" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
+#define fv__dma_rmb64(p) __asm__ __volatile__("dmb oshld" : "+m"(*(struct fv__dma64 *)(uintptr_t)(p)))
 #define fv__wc_flush() __asm__ __volatile__("dsb st" ::: "memory")
 #define fv__wc_start() fv__wc_flush()
 
@@ -165,7 +165,7 @@ static inline void fv__bf_copy64(void *dst, const void *src)
 #define fv__dma_wmb()  __asm__ __volatile__("sync" ::: "memory")
 #define fv__dma_wmb_sq(p) fv__dma_wmb()
 #define fv__dma_rmb()  __asm__ __volatile__("lwsync" ::: "memory")
-#define fv__dma_rmb64(p) __asm__ __volatile__("lwsync" : "+m"(*(struct fv_dma64 *)(uintptr_t)(p)))
+#define fv__dma_rmb64(p) __asm__ __volatile__("lwsync" : "+m"(*(struct fv__dma64 *)(uintptr_t)(p)))
 #define fv__wc_flush() __asm__ __volatile__("sync" ::: "memory")
 #define fv__wc_start() fv__wc_flush()
 #define FV__BF_COPY_BY_WORDS 1
@@ -187,11 +187,11 @@ static inline void fv__bf_copy64(void *dst, const void *src)
  * then knows they change none of the program's uint32_t or uint64_t data, and keeps what it
  * read of it in registers. Volatile, so a store is neither split, merged nor reordered.
  */
-struct fv_db32 {
+struct fv__db32 {
 	uint32_t v;
 };
 
-struct fv_db64 {
+struct fv__db64 {
 	uint64_t v;
 };
 
@@ -201,13 +201,13 @@ struct fv_db64 {
 /* One 4-byte store to a doorbell record (host memory the device reads). */
 static inline void fv__dbrec_write32(volatile void *rec, uint32_t val)
 {
-	((volatile struct fv_db32 *)rec)->v = val;
+	((volatile struct fv__db32 *)rec)->v = val;
 }
 
 /* One 8-byte MMIO store. */
 static inline void fv__mmio_write64(void *reg, uint64_t val)
 {
-	((volatile struct fv_db64 *)reg)->v = val;
+	((volatile struct fv__db64 *)reg)->v = val;
 }
 
 #ifdef FV__BF_COPY_BY_WORDS

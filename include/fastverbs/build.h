@@ -28,7 +28,7 @@ static FV__ALWAYS_INLINE unsigned fv__transport_ds(enum fv_qpt qpt)
 }
 
 /* 16-byte units before the payload. A NOP (no payload at all) is the control segment alone. */
-static FV__ALWAYS_INLINE unsigned fv__req_hdr_ds(enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE unsigned fv__req_hdr_ds(enum fv_qpt qpt, const struct fv__req *r)
 {
 	if (r->segs & FV__SEG_UMR)
 		return 1 + FV__UMR_CTRL_UNITS + FV__UMR_MKEY_UNITS +
@@ -39,7 +39,7 @@ static FV__ALWAYS_INLINE unsigned fv__req_hdr_ds(enum fv_qpt qpt, const struct f
 }
 
 /* Payload units: one per non-empty SGE (empty ones are skipped, as libmlx5 does). */
-static FV__ALWAYS_INLINE unsigned fv__req_payload_ds(const struct fv_req *r)
+static FV__ALWAYS_INLINE unsigned fv__req_payload_ds(const struct fv__req *r)
 {
 	unsigned n = 0;
 
@@ -60,7 +60,7 @@ static FV__ALWAYS_INLINE unsigned fv__req_payload_ds(const struct fv_req *r)
  * How many units lie between a request's ctrl and its payload (docs/formats.md §3.7): a
  * constant for a typed builder.
  */
-static FV__ALWAYS_INLINE unsigned fv__req_hdr_count(enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE unsigned fv__req_hdr_count(enum fv_qpt qpt, const struct fv__req *r)
 {
 	if (r->payload == FV__PL_NONE)
 		return 0;
@@ -73,7 +73,7 @@ static FV__ALWAYS_INLINE unsigned fv__req_hdr_count(enum fv_qpt qpt, const struc
  * The image of unit i (below fv__req_hdr_count) of those, in their order: the fast path's
  * form, one unit at a time (i and the QP type are constants there).
  */
-static FV__ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, const struct fv_req *r, unsigned i)
+static FV__ALWAYS_INLINE struct fv__image fv__req_hdr_image(enum fv_qpt qpt, const struct fv__req *r, unsigned i)
 {
 	if (qpt == FV_QPT_UD && r->av_word && i == 0)
 		return fv__av_head_image(r->qkey, r->av_w);
@@ -96,8 +96,8 @@ static FV__ALWAYS_INLINE struct fv_image fv__req_hdr_image(enum fv_qpt qpt, cons
  * returns how many. The general path's form: with a QP type known only at run time
  * (fv_post_send), one pass over the request's segments.
  */
-static FV__ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const struct fv_req *r,
-						   struct fv_image u[FV__HDR_UNITS])
+static FV__ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const struct fv__req *r,
+						   struct fv__image u[FV__HDR_UNITS])
 {
 	unsigned n = 0;
 
@@ -122,7 +122,7 @@ static FV__ALWAYS_INLINE unsigned fv__req_hdr_images(enum fv_qpt qpt, const stru
  * The data segment image of the request's SGE s; an atomic's result is 8 bytes (ibv_post_send
  * writes 8 whatever the SGE says; ibv_wr_set_sge writes the SGE's length: sge_len).
  */
-static FV__ALWAYS_INLINE struct fv_image fv__req_data_image(const struct fv_req *r, const struct ibv_sge *s,
+static FV__ALWAYS_INLINE struct fv__image fv__req_data_image(const struct fv__req *r, const struct ibv_sge *s,
 							  unsigned how)
 {
 	return r->segs & FV__SEG_ATOMIC && !r->sge_len ? fv__data_image(8, s->lkey, s->addr) : fv__sge_image(s, how);
@@ -132,10 +132,10 @@ static FV__ALWAYS_INLINE struct fv_image fv__req_data_image(const struct fv_req 
  * A memory window's UMR segments (wqe.h) from p, after the ctrl; returns where the payload
  * would go. Always FV__WRAP: the WQE spans blocks.
  */
-static inline uint8_t *fv__wqe_umr(const struct fv_ring *ring, const struct fv_req *r, uint32_t qpn,
+static inline uint8_t *fv__wqe_umr(const struct fv_ring *ring, const struct fv__req *r, uint32_t qpn,
 				  uint8_t *p)
 {
-	struct fv_image u[FV__UMR_CTRL_UNITS];
+	struct fv__image u[FV__UMR_CTRL_UNITS];
 	const uint64_t len = r->bind ? r->bind->length : 0;
 
 	fv__umr_ctrl_images(u, r->mw_type, len);
@@ -149,9 +149,9 @@ static inline uint8_t *fv__wqe_umr(const struct fv_ring *ring, const struct fv_r
 
 /* The WQE's segments after its ctrl, from p on; how as in wqe.h. Empty SGEs are skipped. */
 static FV__ALWAYS_INLINE void fv__wqe_body(const struct fv_ring *ring, enum fv_qpt qpt,
-					 const struct fv_req *r, uint8_t *p, unsigned how, uint32_t qpn)
+					 const struct fv__req *r, uint8_t *p, unsigned how, uint32_t qpn)
 {
-	struct fv_image u[FV__HDR_UNITS];
+	struct fv__image u[FV__HDR_UNITS];
 	unsigned n = 0;
 
 	if (r->segs & FV__SEG_UMR)	/* in place of the transport and remote segments */
@@ -183,10 +183,10 @@ FV__UNROLL(5)	/* n is a constant for a typed builder: the units stay in register
  * WQE's blocks, or -ENOMEM (libmlx5's errno for all three), or -EOPNOTSUPP for a window
  * bind longer than 2 GiB (libmlx5's), with nothing written.
  */
-static FV__ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
+static FV__ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv__req *r,
 					    uint32_t pi)
 {
-	struct fv_sq *sq = &qp->sq;
+	struct fv__sq *sq = &qp->sq;
 	unsigned hdr = fv__req_hdr_ds(qpt, r), ds, nbb, max_ds = FV__MAX_DS;
 	__be32 fm;
 
@@ -226,7 +226,7 @@ static FV__ALWAYS_INLINE int fv__build_wqe_at(struct fv_qp *qp, enum fv_qpt qpt,
  * The producer moves past the WQE built at pi. After a memory window's UMR WQE the next WQE
  * owes it an initiator fence, as in libmlx5 (cached only now: the cache sets lim to pi).
  */
-static FV__ALWAYS_INLINE void fv__build_advance(struct fv_qp *qp, const struct fv_req *r, uint32_t pi,
+static FV__ALWAYS_INLINE void fv__build_advance(struct fv_qp *qp, const struct fv__req *r, uint32_t pi,
 					      unsigned nbb)
 {
 	fv__sq_advance(&qp->sq, pi, nbb);
@@ -235,7 +235,7 @@ static FV__ALWAYS_INLINE void fv__build_advance(struct fv_qp *qp, const struct f
 }
 
 /* fv__build_wqe_at at the producer, which then moves past the WQE. Returns 0 or an errno. */
-static FV__ALWAYS_INLINE int fv__build_wqe(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__build_wqe(struct fv_qp *qp, enum fv_qpt qpt, const struct fv__req *r)
 {
 	uint32_t pi = qp->sq.pi;
 	int nbb = fv__build_wqe_at(qp, qpt, r, pi);
@@ -253,7 +253,7 @@ static FV__ALWAYS_INLINE int fv__build_wqe(struct fv_qp *qp, enum fv_qpt qpt, co
  * Unit i after the ctrl of a request whose payload is its one SGE or none: the units before
  * the payload (fv__req_hdr_image), then the SGE's data segment.
  */
-static FV__ALWAYS_INLINE struct fv_image fv__req_unit(enum fv_qpt qpt, const struct fv_req *r, unsigned how,
+static FV__ALWAYS_INLINE struct fv__image fv__req_unit(enum fv_qpt qpt, const struct fv__req *r, unsigned how,
 						    unsigned i)
 {
 	return i < fv__req_hdr_count(qpt, r) ? fv__req_hdr_image(qpt, r, i) : fv__req_data_image(r, r->sgl, how);
@@ -264,7 +264,7 @@ static FV__ALWAYS_INLINE struct fv_image fv__req_unit(enum fv_qpt qpt, const str
  * one SGE, no payload, or an inline payload of a length the compiler knows that fits the
  * first block (not from a WR list); no UMR.
  */
-static FV__ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv__req *r)
 {
 	const unsigned hdr = fv__req_hdr_ds(qpt, r);
 
@@ -290,7 +290,7 @@ static FV__ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_r
  * carry from the last WR's store. Carried, it becomes an induction variable of a caller's
  * loop, which clang then keeps in three or four registers (pi, pi * 8, pi + 1, the loop's own
  * count) and spills the rest; read, it is one load (FV__READ_PI, tune.h). FV__EMPTY_COLD: see
- * fv__build_fast_at.
+ * fv__fast_plan_of.
  */
 
 /*
@@ -305,13 +305,13 @@ static FV__ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv_r
  */
 
 /* A typed builder's request: not fv_post_send's (from_wr), not fv_wr_*'s (sge_len). */
-static FV__ALWAYS_INLINE bool fv__req_typed(const struct fv_req *r)
+static FV__ALWAYS_INLINE bool fv__req_typed(const struct fv__req *r)
 {
 	return !r->from_wr && !r->sge_len;
 }
 
 /* An empty SGE in the WQE's first block (empty): the ctrl c's ds one less (its byte is the word's last). */
-static FV__ALWAYS_INLINE void fv__ctrl_drop_empty(struct fv_image *c, bool empty)
+static FV__ALWAYS_INLINE void fv__ctrl_drop_empty(struct fv__image *c, bool empty)
 {
 	c->a -= (uint64_t)empty * fv__2x32(0, htobe32(1));
 }
@@ -322,8 +322,8 @@ static FV__ALWAYS_INLINE void fv__ctrl_drop_empty(struct fv_image *c, bool empty
  * words, not one vector (a UD WQE's first: its Q_Key word is the same WR after WR, its QPN
  * word new in each; joined in a vector they cost a register shuffle more).
  */
-static FV__ALWAYS_INLINE void fv__fast_put(struct fv_sq *sq, const struct fv_req *r, uint8_t *wqe, uint32_t pi,
-					 struct fv_image c, const struct fv_image u[FV__FAST_UNITS], unsigned n, bool inl1,
+static FV__ALWAYS_INLINE void fv__fast_put(struct fv__sq *sq, const struct fv__req *r, uint8_t *wqe, uint32_t pi,
+					 struct fv__image c, const struct fv__image u[FV__FAST_UNITS], unsigned n, bool inl1,
 					 bool skip_last, bool words0, unsigned how)
 {
 	/* Flags decided per WR: the ctrl's two words stored as they are, not joined in a vector first. */
@@ -343,119 +343,188 @@ FV__UNROLL(6)	/* n is a constant (FV__FAST_UNITS at most): the units stay in reg
 }
 
 /*
+ * What the fast path (fv__build_fast_at, below) decides about a request before it writes a
+ * byte. Every field is a compile-time constant where the request's shape is (the typed
+ * builders: all of them), so the plan costs nothing at run time.
+ */
+struct fv__fast_plan {
+	unsigned ds;		/* the WQE's 16-byte units; 0: not a fast-path WQE (fv__fast_ds) */
+	unsigned nbb;		/* its 64-byte blocks, one less when skip */
+	unsigned hdr;		/* units before the payload, the ctrl included */
+	unsigned n;		/* units stored after the ctrl, inline data aside */
+	unsigned how;		/* store mode: FV__VEC but for fv_post_send's WRs */
+	bool sge1;		/* the payload is one SGE */
+	bool inl1;		/* the payload is a short inline copy, in the first block */
+	bool typed;		/* a typed builder's request (fv__req_typed) */
+	bool empty;		/* sge1 and the SGE is empty */
+	bool skip_ok;		/* an empty SGE here would start a second block and may be left out */
+	bool skip;		/* skip_ok and empty: the SGE's unit is not stored */
+	bool shared;		/* flags decided per WR, not from a WR list: past lim built here too */
+	bool empty_cold;	/* an empty SGE goes to the cold side with lim's test (FV__EMPTY_COLD) */
+};
+
+/*
+ * The plan of request r on a QP of type qpt.
+ *
+ * skip: an empty SGE that would start a second block (UD): a typed builder's WQE keeps to its
+ * first block, ds and blocks one less and the data segment not stored (in a caller's loop,
+ * the general path then stays out of it, and the test of the length with it when the SGE is
+ * the loop's own). fv_post_send and fv_wr_* (from_wr, sge_len), whose lengths are new in every
+ * WR, leave it to the general path: one test, no sizes per WR.
+ *
+ * shared: past lim with flags decided per WR (the typed builders in an application's loop),
+ * the WQE is written here too, after fv__sq_take_slow: the ctrl changes with every WR anyway,
+ * and the loop then carries no general builder whose registers it would share. With constant
+ * flags (a ctrl the same every time stays so) and for fv_post_send (its loop is its own), the
+ * general path builds it.
+ *
+ * empty_cold: under clang (FV__EMPTY_COLD), a typed builder's empty SGE goes to the cold side
+ * with the test of lim: clang reads an SGE the caller copied as a whole again in every WR (the
+ * copy's loads carry no type), and the ctrl's ds would then cost arithmetic and a register in
+ * every WR, against a test and a branch.
+ */
+static FV__ALWAYS_INLINE struct fv__fast_plan fv__fast_plan_of(enum fv_qpt qpt, const struct fv__req *r)
+{
+	struct fv__fast_plan p;
+
+	p.ds = fv__fast_ds(qpt, r);
+	p.hdr = fv__req_hdr_ds(qpt, r);
+	p.how = r->from_wr ? 0 : FV__VEC;
+	p.typed = fv__req_typed(r);
+	p.sge1 = p.ds && r->payload == FV__PL_SGL;
+	p.inl1 = p.ds && r->payload == FV__PL_INLINE;
+	p.n = fv__req_hdr_count(qpt, r) + p.sge1;
+	p.skip_ok = FV__FAST_EMPTY_2ND && qpt == FV_QPT_UD && !r->from_wr && !r->sge_len && p.ds > 4;
+	p.shared = !FV__CONST_P(r->flags) && !r->from_wr;
+	p.empty_cold = FV__EMPTY_COLD && p.shared && p.sge1 && p.ds <= 4;
+	return p;
+}
+
+/*
+ * The plan's fields that depend on the SGE's length (empty, skip, nbb), read only once the
+ * units are computed: in a caller's loop the length is then one test, not a size per WR.
+ */
+static FV__ALWAYS_INLINE void fv__fast_plan_len(struct fv__fast_plan *p, const struct fv__req *r)
+{
+	p->empty = p->sge1 && !r->sgl->length;
+	p->skip = p->skip_ok && p->empty;
+	p->nbb = fv__ds_to_bb(p->ds) - p->skip;
+}
+
+/*
+ * Whether the fast path leaves the planned WQE at pi: when it has no fixed size, when an empty
+ * SGE is the only unit after the ctrl or sits in a second block (not skipped), when its inline
+ * payload is longer than max_inline, and, unless shared, past lim.
+ */
+static FV__ALWAYS_INLINE bool fv__fast_leaves(const struct fv_qp *qp, const struct fv__fast_plan *p,
+					    const struct fv__req *r, uint32_t lim, uint32_t pi)
+{
+	return !p->ds || __builtin_expect((((p->ds > 4 && !p->skip) || p->hdr == 1) && p->empty) ||
+					  (p->inl1 && r->len > qp->max_inline) ||
+					  (!p->shared && !fv__sq_before_lim(lim, pi, p->nbb)), 0);
+}
+
+/* A WQE that asks for a completion: the last signaled WQE's end, its slot's mark (sq.h). */
+static FV__ALWAYS_INLINE void fv__fast_signaled(struct fv__sq *sq, uint32_t pi, unsigned nbb)
+{
+	sq->sig_pi = pi + nbb;
+	fv__sq_mark_end(sq, pi, nbb);
+}
+
+/*
+ * The planned WQE's stores (fv__fast_put) and its bookkeeping after them: a NOP never goes by
+ * BlueFlame, the wr_id into its slot. Returns its blocks.
+ */
+static FV__ALWAYS_INLINE int fv__fast_store(struct fv__sq *sq, const struct fv__fast_plan *p,
+					  const struct fv__req *r, uint8_t *wqe, uint32_t pi, struct fv__image c,
+					  const struct fv__image u[FV__FAST_UNITS], struct fv__wr_id *wr_ids,
+					  uint32_t mask8, enum fv_qpt qpt)
+{
+	fv__fast_put(sq, r, wqe, pi, c, u, p->n, p->inl1, p->skip, qpt == FV_QPT_UD,
+		     p->how | (p->typed ? FV__CTRL_A : 0));
+	if (p->ds == 1)	/* a NOP */
+		fv__sq_no_bf(sq);
+	fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
+	return (int)p->nbb;
+}
+
+/*
  * The fast path of the builders: a WQE of constant size (one SGE, no payload, or an inline
  * payload of a length the compiler knows that fits the first block) is one straight run of
- * stores, its size folded into them. Its units and ctrl are computed before the test of lim
- * (sq.h): in a caller's loop the compiler computes what does not change once, before the
- * loop. An empty SGE that ends the first block needs no test either: its data segment is
- * written past ds, inside the block, where the device does not look. Builds the WQE at pi and
- * returns its blocks; returns 0 (nothing written) when it is not such a one (SGE lists, other
- * inline data, an empty SGE after the ctrl alone, or in a second block but for a typed
- * builder's, which keeps to the first), or past lim but for
- * the case below: fv__build_wqe_at builds it then, or refuses it; -ENOMEM (nothing written)
- * when the ring is full or an inline payload is longer than max_inline, in that case. The
- * producer stays.
+ * stores, its size folded into them. In three steps: the plan (fv__fast_plan_of), the stores
+ * (fv__fast_put) and the bookkeeping (signal marks, the slow take past lim, the wr_id). Its
+ * units and ctrl are computed before the test of lim (sq.h): in a caller's loop the compiler
+ * computes what does not change once, before the loop. An empty SGE that ends the first block
+ * needs no test either: its data segment is written past ds, inside the block, where the
+ * device does not look. Builds the WQE at pi and returns its blocks; returns 0 (nothing
+ * written) when it is not such a one (SGE lists, other inline data, an empty SGE after the
+ * ctrl alone, or in a second block but for a typed builder's, which keeps to the first), or
+ * past lim but for shared requests: fv__build_wqe_at builds it then, or refuses it; -ENOMEM
+ * (nothing written) when the ring is full or an inline payload is longer than max_inline, in
+ * that case. The producer stays.
  */
-static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
+static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv__req *r,
 					     uint32_t pi)
 {
-	struct fv_sq *sq = &qp->sq;
-	const unsigned ds = fv__fast_ds(qpt, r), nbb1 = fv__ds_to_bb(ds);
-	const bool sge1 = ds && r->payload == FV__PL_SGL, inl1 = ds && r->payload == FV__PL_INLINE;
-	const unsigned how = r->from_wr ? 0 : FV__VEC, hdr = fv__req_hdr_ds(qpt, r);
-	const bool typed = fv__req_typed(r);
+	struct fv__sq *sq = &qp->sq;
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
-	struct fv_wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
+	struct fv__wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
 	uint32_t lim = sq->lim, mask8 = sq->mask8;
+	struct fv__fast_plan p = fv__fast_plan_of(qpt, r);
 	/*
 	 * A typed builder's flags word without sq_sig_all, added past lim only: such a QP never
 	 * gets before it (sq.h). The fv_wr_* calls keep it: their loop allocates better with it.
 	 */
-	__be32 fm = typed ? fv__sq_fm_be(r->flags) : fv__sq_fm(sq, r->flags);
-	const unsigned n = fv__req_hdr_count(qpt, r) + sge1;	/* units after the ctrl, inline data aside */
+	__be32 fm = p.typed ? fv__sq_fm_be(r->flags) : fv__sq_fm(sq, r->flags);
 	/* computed before the test of lim: in a caller's loop, what does not change, once */
-	const struct fv_image u[FV__FAST_UNITS] = {
-		n > 0 ? fv__req_unit(qpt, r, how, 0) : FV__IMAGE(0, 0),
-		n > 1 ? fv__req_unit(qpt, r, how, 1) : FV__IMAGE(0, 0),
-		n > 2 ? fv__req_unit(qpt, r, how, 2) : FV__IMAGE(0, 0),
-		n > 3 ? fv__req_unit(qpt, r, how, 3) : FV__IMAGE(0, 0),
-		n > 4 ? fv__req_unit(qpt, r, how, 4) : FV__IMAGE(0, 0),
-		n > 5 ? fv__req_unit(qpt, r, how, 5) : FV__IMAGE(0, 0),
+	const struct fv__image u[FV__FAST_UNITS] = {
+		p.n > 0 ? fv__req_unit(qpt, r, p.how, 0) : FV__IMAGE(0, 0),
+		p.n > 1 ? fv__req_unit(qpt, r, p.how, 1) : FV__IMAGE(0, 0),
+		p.n > 2 ? fv__req_unit(qpt, r, p.how, 2) : FV__IMAGE(0, 0),
+		p.n > 3 ? fv__req_unit(qpt, r, p.how, 3) : FV__IMAGE(0, 0),
+		p.n > 4 ? fv__req_unit(qpt, r, p.how, 4) : FV__IMAGE(0, 0),
+		p.n > 5 ? fv__req_unit(qpt, r, p.how, 5) : FV__IMAGE(0, 0),
 	};
-	const bool empty = sge1 && !r->sgl->length;
-	/*
-	 * An empty SGE that would start a second block (UD): a typed builder's WQE keeps to its
-	 * first block here, ds and blocks one less and the data segment not stored (in a
-	 * caller's loop, the general path then stays out of it, and the test of the length with
-	 * it when the SGE is the loop's own). fv_post_send and fv_wr_* (from_wr, sge_len), whose
-	 * lengths are new in every WR, leave it to the general path: one test, no sizes per WR.
-	 */
-	const bool skip_ok = FV__FAST_EMPTY_2ND && qpt == FV_QPT_UD && !r->from_wr && !r->sge_len && ds > 4;
-	const bool skip = skip_ok && empty;
-	const unsigned nbb = nbb1 - skip;
-	struct fv_image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds - skip, fm, r->imm);
+	fv__fast_plan_len(&p, r);
+	struct fv__image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, p.ds - p.skip, fm, r->imm);
 
-	/*
-	 * Past lim with flags decided per WR (the typed builders in an application's loop), the
-	 * WQE is written here too, after fv__sq_take_slow: the ctrl changes with every WR
-	 * anyway, and the loop then carries no general builder whose registers it would share.
-	 * With constant flags (a ctrl the same every time stays so) and for fv_post_send (its
-	 * loop is its own), the general path builds it.
-	 */
-	const bool shared = !FV__CONST_P(r->flags) && !r->from_wr;
+	if (fv__fast_leaves(qp, &p, r, lim, pi))
+		return p.shared && p.inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
 
-	/* an empty SGE in a second block, or the only unit after the ctrl; UMR; no fixed size */
-	if (!ds || __builtin_expect((((ds > 4 && !skip) || hdr == 1) && empty) || (inl1 && r->len > qp->max_inline) ||
-				    (!shared && !fv__sq_before_lim(lim, pi, nbb)), 0))
-		return shared && inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
-	/*
-	 * Under clang (FV__EMPTY_COLD), a typed builder's empty SGE goes to the cold side with the
-	 * test of lim: clang reads an SGE the caller copied as a whole again in every WR (the
-	 * copy's loads carry no type), and the ctrl's ds would then cost arithmetic and a register
-	 * in every WR, against a test and a branch here.
-	 */
-	const bool past = !fv__sq_before_lim(lim, pi, nbb), empty_cold = FV__EMPTY_COLD && shared && sge1 && ds <= 4;
+	const bool past = !fv__sq_before_lim(lim, pi, p.nbb);
 
-	if (sge1 && ds <= 4 && !empty_cold)
-		fv__ctrl_drop_empty(&c, empty);
-	if (shared && __builtin_expect(past || (empty_cold && empty), 0)) {
-		if (empty_cold)
-			fv__ctrl_drop_empty(&c, empty);
-		if (past) {
-			if (typed)
+	if (p.sge1 && p.ds <= 4 && !p.empty_cold)
+		fv__ctrl_drop_empty(&c, p.empty);
+	if (p.shared && __builtin_expect(past || (p.empty_cold && p.empty), 0)) {
+		/* the cold side: past lim, or an empty SGE under FV__EMPTY_COLD */
+		if (p.empty_cold)
+			fv__ctrl_drop_empty(&c, p.empty);
+		if (past) {	/* the slow take may force a completion into fm, and sets sig_pi then */
+			if (p.typed)
 				fm |= sq->sig_all;
-			if (!fv__sq_take_slow(sq, pi, nbb, &fm))
+			if (!fv__sq_take_slow(sq, pi, p.nbb, &fm))
 				return -ENOMEM;
 			if (r->flags & FV_SIGNALED)
-				fv__sq_mark_end(sq, pi, nbb);
+				fv__sq_mark_end(sq, pi, p.nbb);
 			c.b = fv__2x32(fm, r->imm);
 		} else if (fm & fv__sq_fm_be(FV_SIGNALED)) {
-			sq->sig_pi = pi + nbb;
-			fv__sq_mark_end(sq, pi, nbb);
+			fv__fast_signaled(sq, pi, p.nbb);
 		}
-		if (empty_cold) {	/* stored here: on the hot side the ctrl's first word stays one value */
-			fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV__CTRL_A : 0));
-			fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
-			return (int)nbb;
-		}
-	} else if (shared ? fm & fv__sq_fm_be(FV_SIGNALED) : r->flags & FV_SIGNALED) {
+		if (p.empty_cold)	/* stored here: on the hot side the ctrl's first word stays one value */
+			return fv__fast_store(sq, &p, r, wqe, pi, c, u, wr_ids, mask8, qpt);
+	} else if (p.shared ? fm & fv__sq_fm_be(FV_SIGNALED) : r->flags & FV_SIGNALED) {
 		/*
 		 * It asks for a completion. Constant flags tell at compile time; flags decided per
 		 * WR are tested in fm, which the ctrl takes anyway (one register less in a caller's
 		 * loop). sq_sig_all WQEs never come here: fv__sq_take_slow sees to them (sq.h).
 		 */
-		sq->sig_pi = pi + nbb;
-		fv__sq_mark_end(sq, pi, nbb);
+		fv__fast_signaled(sq, pi, p.nbb);
 	}
-	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV__CTRL_A : 0));
-	if (ds == 1)	/* a NOP */
-		fv__sq_no_bf(sq);
-	fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
-	return (int)nbb;
+	return fv__fast_store(sq, &p, r, wqe, pi, c, u, wr_ids, mask8, qpt);
 }
 
 /* fv__build_fast_at at the producer, which then moves past the WQE. 0 if built, else -1. */
-static FV__ALWAYS_INLINE int fv__build_fast(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__build_fast(struct fv_qp *qp, enum fv_qpt qpt, const struct fv__req *r)
 {
 	uint32_t pi = qp->sq.pi;
 	int nbb = fv__build_fast_at(qp, qpt, r, pi);
@@ -472,9 +541,9 @@ static FV__ALWAYS_INLINE int fv__build_fast(struct fv_qp *qp, enum fv_qpt qpt, c
  * once, before the loop), and the producer moved in one place for both. The typed builders
  * (fv__build) and the fv_wr_* payload setters come here.
  */
-static FV__ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, const struct fv__req *r)
 {
-	struct fv_req one = *r;
+	struct fv__req one = *r;
 	struct ibv_sge s = { 0, 0, 0 };
 	uint32_t pi = FV__READ_PI(&qp->sq);
 	int nbb;
@@ -516,7 +585,7 @@ static FV__ALWAYS_INLINE int fv__build_any(struct fv_qp *qp, enum fv_qpt qpt, co
  * The typed builders' entry (ops.h). Inside an fv_wr_* batch a WQE built here would be rung
  * with the batch, or left in a ring the batch's rollback rewinds: -DFV_DEBUG stops there.
  */
-static FV__ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv__req *r)
 {
 	FV__ASSERT_MSG(!qp->wr_open, "typed builder on a QP with an open fv_wr_* batch "
 		      "(fv_wr_start without fv_wr_complete or fv_wr_abort)");

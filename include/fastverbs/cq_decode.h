@@ -8,36 +8,11 @@
 #define FASTVERBS_CQ_DECODE_H
 
 #include "cq_init.h"
+#include "gen/wc_op.h"
 
 FV__EXTERN_C_BEGIN
 
-/*
- * Requester CQE decoding, per send opcode: ibv_wc opcode (bits 7:0), wc_flags (15:8), whether
- * byte_len is the CQE's byte_cnt or the WQE says the opcode (one test for both), a fixed
- * byte_len (31:24).
- */
-#define FV__WC_IMM ((unsigned)IBV_WC_WITH_IMM << 8)
-#define FV__WC_CNT 0x10000u	/* byte_len = CQE byte_cnt */
-#define FV__WC_UMR 0x20000u	/* bind or invalidate: told by the WQE */
-#define FV__WC_8   (8u << 24)	/* byte_len = 8 */
-
-/*
- * Indexed by send opcode; unlisted (SEND, SEND_INVAL, NOP...): IBV_WC_SEND (0). Positional
- * (C++ has no array designators): the asserts below pin each entry to its MLX5_OPCODE_*.
- */
-static const uint32_t fv__sq_wc_op[256] = {	/* 8 a row: +0 ... +7 */
-	/* 0x00 */ 0, 0, 0, 0, 0, 0, 0, 0,
-	/* 0x08 RDMA_WRITE, RDMA_WRITE_IMM, SEND, SEND_IMM, -, -, TSO, - */
-	IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE | FV__WC_IMM, 0, IBV_WC_SEND | FV__WC_IMM, 0, 0, IBV_WC_TSO, 0,
-	/* 0x10 RDMA_READ, ATOMIC_CS, ATOMIC_FA, ... */
-	IBV_WC_RDMA_READ | FV__WC_CNT, IBV_WC_COMP_SWAP | FV__WC_8, IBV_WC_FETCH_ADD | FV__WC_8, 0, 0, 0, 0, 0,
-	/* 0x18 */ 0, 0, 0, 0, 0, 0, 0, 0,
-	/* 0x20 ..., 0x25 UMR */ 0, 0, 0, 0, 0, FV__WC_UMR,
-};
-static_assert(MLX5_OPCODE_RDMA_WRITE == 0x08 && MLX5_OPCODE_RDMA_WRITE_IMM == 0x09 &&
-	      MLX5_OPCODE_SEND_IMM == 0x0b && MLX5_OPCODE_TSO == 0x0e && MLX5_OPCODE_RDMA_READ == 0x10 &&
-	      MLX5_OPCODE_ATOMIC_CS == 0x11 && MLX5_OPCODE_ATOMIC_FA == 0x12 && MLX5_OPCODE_UMR == 0x25 &&
-	      IBV_WC_SEND == 0, "fv__sq_wc_op positions");
+/* The requester completion per send opcode, fv__sq_wc_op and its FV__WC_* bits: ops.def. */
 
 /* Responder CQE opcode (1..4) -> ibv_wc opcode and flags. */
 static const uint16_t fv__rq_wc_op[5] = {
@@ -89,7 +64,7 @@ static inline uint8_t fv__cqe_status(uint8_t syndrome)
  * sets no key byte (qpn_mkey 0xffffff00). A type 1 unbind checks no QPN; a type 2 zero-length
  * bind differs only in its key byte, so one whose new key byte is 0 reads as an invalidate.
  */
-static inline bool fv__umr_is_local_inv(const struct fv_sq *sq, uint32_t slot)
+static inline bool fv__umr_is_local_inv(const struct fv__sq *sq, uint32_t slot)
 {
 	const uint8_t *ctrl = sq->ring.buf + ((size_t)(slot & sq->mask) << 6);
 	const uint8_t *mkey = sq->ring.buf + ((size_t)((slot + 1) & sq->mask) << 6);
@@ -104,7 +79,7 @@ static inline bool fv__umr_is_local_inv(const struct fv_sq *sq, uint32_t slot)
  * The requester entries fv__sq_wc_op cannot give alone: byte_len from the CQE (READ) into *len,
  * and UMR (bind or local invalidate: fv__umr_is_local_inv).
  */
-static inline unsigned fv__sq_wc_more(const struct fv_sq *sq, uint32_t slot, unsigned e,
+static inline unsigned fv__sq_wc_more(const struct fv__sq *sq, uint32_t slot, unsigned e,
 				   const struct mlx5_cqe64 *cqe, uint32_t *len)
 {
 	if (e & FV__WC_CNT)
@@ -150,7 +125,7 @@ static inline const uint8_t *fv__cqe_data(const struct mlx5_cqe64 *cqe, uint8_t 
 static FV__COLD uint8_t
 fv__scatter_send(const struct fv_qp *qp, uint32_t slot, const uint8_t *src, uint32_t len)
 {
-	const struct fv_sq *sq = &qp->sq;
+	const struct fv__sq *sq = &qp->sq;
 	const uint8_t *c = sq->ring.buf + ((size_t)slot << 6);
 	unsigned skip = 1 + (qp->qpt == FV_QPT_XRC) + 3 * (qp->qpt == FV_QPT_DCI), ds = fv__ctrl_ds(c);
 
@@ -180,7 +155,7 @@ fv__cq_find_srq(const struct fv_cq *cq, struct fv_qp *qp, uint32_t srqn_uidx)
 
 /* The receive WQE a responder CQE consumed, to be freed once read (fv__cq_recv_free). */
 struct fv__rx {
-	struct fv_rq *rq;	/* the RQ's oldest WQE, or */
+	struct fv__rq *rq;	/* the RQ's oldest WQE, or */
 	struct fv_srq *srq;	/* the SRQ's WQE idx */
 	uint32_t idx;
 };
@@ -196,7 +171,7 @@ fv__cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe
 		uint64_t *wr_id, uint32_t *max_gs, struct fv__rx *rx, const int rq_only)
 {
 	if (rq_only || (qp && qp->rq.entries)) {
-		struct fv_rq *rq = &qp->rq;
+		struct fv__rq *rq = &qp->rq;
 		uint32_t slot = rq->tail & rq->mask;
 
 		rx->rq = rq, rx->srq = NULL, rx->idx = 0;
@@ -254,13 +229,13 @@ static inline uint32_t fv__4x8(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
  */
 typedef uint64_t fv_u64x2u __attribute__((vector_size(16), aligned(8)));	/* 8-byte aligned */
 
-union fv_wc_words {
+union fv__wc_words {
 	struct fv_wc wc;
 	uint64_t w[4];
 	fv_u64x2u v[2];
 };
 
-union fv_ibv_wc_words {
+union fv__ibv_wc_words {
 	struct ibv_wc wc;
 	uint64_t w[6];
 	fv_u64x2u v[3];
@@ -269,13 +244,13 @@ union fv_ibv_wc_words {
 /* Word i of the completion entry at o (ibv: struct ibv_wc, else struct fv_wc). */
 static FV__ALWAYS_INLINE uint64_t *fv__wc_word(void *o, const int ibv, unsigned i)
 {
-	return ibv ? &((union fv_ibv_wc_words *)o)->w[i] : &((union fv_wc_words *)o)->w[i];
+	return ibv ? &((union fv__ibv_wc_words *)o)->w[i] : &((union fv__wc_words *)o)->w[i];
 }
 
 /* Its 16-byte piece i. */
 static FV__ALWAYS_INLINE fv_u64x2u *fv__wc_piece(void *o, const int ibv, unsigned i)
 {
-	return ibv ? &((union fv_ibv_wc_words *)o)->v[i] : &((union fv_wc_words *)o)->v[i];
+	return ibv ? &((union fv__ibv_wc_words *)o)->v[i] : &((union fv__wc_words *)o)->v[i];
 }
 
 /*

@@ -24,17 +24,17 @@ FV__EXTERN_C_BEGIN
  */
 #define FV__CQ_WAYS 16	/* fv__cq_way_at takes 4 bits of its hash */
 
-struct fv_cq_way {
+struct fv__cq_way {
 	__be32 key;		/* the sop_drop_qpn of the CQEs it decodes; in an empty way, one that
 				 * hashes to another way: no CQE matches it */
 	struct fv_qp *qp;	/* the QP of that QPN (NULL in an empty way) */
 	fv_u64x2 t[3];		/* their completion, as 16-byte pieces; the wr_id is each CQE's */
 };
 
-static_assert(sizeof(struct fv_cq_way) == 64, "a way is 64 bytes: fv__cq_way_at's offset");
+static_assert(sizeof(struct fv__cq_way) == 64, "a way is 64 bytes: fv__cq_way_at's offset");
 
-struct fv_cq_run {
-	struct fv_cq_way way[FV__CQ_WAYS];
+struct fv__cq_run {
+	struct fv__cq_way way[FV__CQ_WAYS];
 	uint32_t tag;		/* the registry's gen | ibv (1: t is a struct ibv_wc): the ways hold
 				 * while it matches */
 };
@@ -57,10 +57,10 @@ static FV__ALWAYS_INLINE uint32_t fv__cq_way_off(__be32 key)
 	return (k * 0x9e3779b4u) >> (26 - 6) & ((FV__CQ_WAYS - 1) << 6);
 }
 
-static FV__ALWAYS_INLINE const struct fv_cq_way *
-fv__cq_way_at(const struct fv_cq_run *run, __be32 key)
+static FV__ALWAYS_INLINE const struct fv__cq_way *
+fv__cq_way_at(const struct fv__cq_run *run, __be32 key)
 {
-	return (const struct fv_cq_way *)((const uint8_t *)run->way + fv__cq_way_off(key));
+	return (const struct fv__cq_way *)((const uint8_t *)run->way + fv__cq_way_off(key));
 }
 
 /* A key no CQE of way i's carries: send opcode 0xff, a QPN whose hash is another way's. */
@@ -75,7 +75,7 @@ static inline __be32 fv__cq_no_key(unsigned i)
 }
 
 /* Empty every way; tag: the one they are filled under from now on. Rare: out of line. */
-static FV__COLD void fv__cq_run_reset(struct fv_cq_run *run, uint32_t tag)
+static FV__COLD void fv__cq_run_reset(struct fv__cq_run *run, uint32_t tag)
 {
 	for (unsigned i = 0; i < FV__CQ_WAYS; i++) {
 		run->way[i].key = fv__cq_no_key(i);
@@ -85,7 +85,7 @@ static FV__COLD void fv__cq_run_reset(struct fv_cq_run *run, uint32_t tag)
 }
 
 struct fv_cq {
-	struct fv_cq_run run;	/* first: a way's address is the CQ's plus the QPN's low bits << 6 */
+	struct fv__cq_run run;	/* first: a way's address is the CQ's plus the QPN's low bits << 6 */
 	uint8_t *buf64;		/* the mlx5_cqe64 of entry 0: buf + cqe_size - 64 */
 	uint32_t ci;		/* CQEs consumed */
 	uint32_t off;		/* entry ci's offset from buf64: (ci & mask) * cqe_size */

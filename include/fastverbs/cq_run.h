@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The run cache of a CQ (struct fv_cq_run, cq_init.h): per QP, the completion its successful
+ * The run cache of a CQ (struct fv__cq_run, cq_init.h): per QP, the completion its successful
  * requester CQEs of one send opcode share (they differ only in their WQE), so that each is
  * decoded from its WQE index alone, whether a QP's CQEs come in a row or interleave with
  * other QPs'.
@@ -19,7 +19,7 @@ FV__EXTERN_C_BEGIN
  * sq_sig_all QPs, whose WQEs' ends are not written (sq.h).
  */
 static FV__ALWAYS_INLINE void
-fv__cq_way_fill(struct fv_cq_run *run, struct fv_qp *qp, const struct mlx5_cqe64 *cqe, uint8_t op_own,
+fv__cq_way_fill(struct fv__cq_run *run, struct fv_qp *qp, const struct mlx5_cqe64 *cqe, uint8_t op_own,
 		uint32_t own, const void *o, const int ibv)
 {
 	const unsigned np = (ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc)) / 16;
@@ -29,7 +29,7 @@ fv__cq_way_fill(struct fv_cq_run *run, struct fv_qp *qp, const struct mlx5_cqe64
 	    (fv__sq_wc_op[*(const uint8_t *)&cqe->sop_drop_qpn] & (FV__WC_CNT | FV__WC_UMR)))
 		return;
 
-	struct fv_cq_way *w = (struct fv_cq_way *)(uintptr_t)fv__cq_way_at(run, key);
+	struct fv__cq_way *w = (struct fv__cq_way *)(uintptr_t)fv__cq_way_at(run, key);
 
 	w->key = key;	/* its tag is already the call's (fv__cq_poll_core) */
 	w->qp = qp;
@@ -74,9 +74,9 @@ static FV__ALWAYS_INLINE uint32_t fv__cqe_slot(const uint8_t *cqe, uint32_t mask
  * (the SQ's ci once retired) was written (sq.h).
  */
 static FV__ALWAYS_INLINE int
-fv__cq_way_take(const struct fv_cq_way *w, const uint8_t *c, void *o, const int ibv)
+fv__cq_way_take(const struct fv__cq_way *w, const uint8_t *c, void *o, const int ibv)
 {
-	struct fv_sq *sq = &w->qp->sq;
+	struct fv__sq *sq = &w->qp->sq;
 	uint32_t slot = fv__cqe_slot(c, sq->mask);
 
 	uint32_t end = sq->meta[slot].end;
@@ -105,7 +105,7 @@ fv__cq_run1(const struct fv_cq *cq, const uint8_t *c, uint32_t own, void *o, con
 	fv__dma_rmb64(cqe);	/* the rest of the CQE only after its owner bit */
 
 	__be32 key = cqe->sop_drop_qpn;
-	const struct fv_cq_way *w = fv__cq_way_at(&cq->run, key);
+	const struct fv__cq_way *w = fv__cq_way_at(&cq->run, key);
 
 	return w->key == key && fv__cq_way_take(w, c, o, ibv);
 }
@@ -132,7 +132,7 @@ fv__cq_run(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, c
 	fv__dma_rmb64(c);	/* the rest of the CQE only after its owner bit */
 
 	__be32 key = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn, k;
-	const struct fv_cq_way *w = fv__cq_way_at(&cq->run, key);
+	const struct fv__cq_way *w = fv__cq_way_at(&cq->run, key);
 
 	if (w->key != key || !fv__cq_way_take(w, c, o, ibv))
 		return;	/* nothing set up for a CQE the general path takes */
@@ -153,10 +153,10 @@ fv__cq_run(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, c
 	} while (0)
 	FV__CQ_RUN_NEXT();
 	if (k == key) {	/* a run */
-		struct fv_sq *sq = &w->qp->sq;
+		struct fv__sq *sq = &w->qp->sq;
 		uint32_t mask = sq->mask;
-		const struct fv_sq_meta *meta = sq->meta;
-		const struct fv_wr_id *wr_id = sq->wr_id;
+		const struct fv__sq_meta *meta = sq->meta;
+		const struct fv__wr_id *wr_id = sq->wr_id;
 		fv_u64x2 t[3] = { w->t[0], w->t[1], ibv ? w->t[2] : w->t[1] };
 
 		do {

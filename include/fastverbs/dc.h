@@ -13,7 +13,7 @@
 FV__EXTERN_C_BEGIN
 
 /* The DCI AV's first unit: the access key, then its bytes 8-15 given as one big-endian number w. */
-static inline struct fv_image fv__dc_head_image(uint64_t dc_key, uint64_t w)
+static inline struct fv__image fv__dc_head_image(uint64_t dc_key, uint64_t w)
 {
 	return FV__IMAGE(htobe64(dc_key), htobe64(w));
 }
@@ -23,7 +23,7 @@ static inline struct fv_image fv__dc_head_image(uint64_t dc_key, uint64_t w)
  * fv_wr_* word, an fv_ah's, or a verbs AH's own bytes), the other two the AV's as they are.
  * libmlx5 ors the DCT number into the AH's bytes 8-11, which its address handles keep 0.
  */
-static FV__ALWAYS_INLINE struct fv_image fv__dc_av_image(const struct fv_req *r, unsigned i)
+static FV__ALWAYS_INLINE struct fv__image fv__dc_av_image(const struct fv__req *r, unsigned i)
 {
 	uint32_t rest;	/* bytes 12..15: stat_rate_sl, fl_mlid, rlid */
 

@@ -27,7 +27,7 @@ FV__EXTERN_C_BEGIN
 #define FV__ETH_HDR_AT     14u	/* where the inline header starts in the segment */
 
 /* Units of the Ethernet segment and the header inlined in it. */
-static inline unsigned fv__eth_ds(const struct fv_qp *qp, const struct fv_req *r)
+static inline unsigned fv__eth_ds(const struct fv_qp *qp, const struct fv__req *r)
 {
 	if (r->segs & FV__SEG_TSO)
 		return 1 + (r->hdr_sz - 2u + FV__DS - 1) / FV__DS;
@@ -39,12 +39,12 @@ static inline unsigned fv__eth_ds(const struct fv_qp *qp, const struct fv_req *r
  * in it (offset). A plain send takes qp->eth_inline bytes from the front of its payload;
  * returns EINVAL if the payload is shorter (or has no piece at all), as libmlx5 does.
  */
-struct fv_eth_at {
+struct fv__eth_at {
 	int index;
 	uint32_t offset;
 };
 
-static FV__ALWAYS_INLINE int fv__eth_hdr_at(const struct fv_qp *qp, const struct fv_req *r, struct fv_eth_at *at)
+static FV__ALWAYS_INLINE int fv__eth_hdr_at(const struct fv_qp *qp, const struct fv__req *r, struct fv__eth_at *at)
 {
 	uint32_t need = qp->eth_inline;
 
@@ -70,7 +70,7 @@ static FV__ALWAYS_INLINE int fv__eth_hdr_at(const struct fv_qp *qp, const struct
 }
 
 /* Piece i of the payload: its address and length. */
-static inline const uint8_t *fv__eth_piece(const struct fv_req *r, int i, uint32_t *len)
+static inline const uint8_t *fv__eth_piece(const struct fv__req *r, int i, uint32_t *len)
 {
 	if (r->payload == FV__PL_INLINE_BUFS) {
 		*len = (uint32_t)r->bufs[i].length;
@@ -86,7 +86,7 @@ static inline const uint8_t *fv__eth_piece(const struct fv_req *r, int i, uint32
  * inline payload: ENOMEM; a TSO data segment past max_tso: EINVAL. Fills at and the payload's
  * units (*pl_ds).
  */
-static FV__ALWAYS_INLINE int fv__eth_check(const struct fv_qp *qp, const struct fv_req *r, struct fv_eth_at *at,
+static FV__ALWAYS_INLINE int fv__eth_check(const struct fv_qp *qp, const struct fv__req *r, struct fv__eth_at *at,
 			       unsigned *pl_ds)
 {
 	int err;
@@ -129,7 +129,7 @@ static FV__ALWAYS_INLINE int fv__eth_check(const struct fv_qp *qp, const struct 
 }
 
 /* The Ethernet segment at p (16 bytes into the WQE's first block); returns where the payload goes. */
-static inline uint8_t *fv__wqe_eth(const struct fv_ring *ring, const struct fv_qp *qp, const struct fv_req *r,
+static inline uint8_t *fv__wqe_eth(const struct fv_ring *ring, const struct fv_qp *qp, const struct fv__req *r,
 				  uint8_t *p)
 {
 	uint8_t cs = r->flags & FV_IP_CSUM ? MLX5_ETH_WQE_L3_CSUM | MLX5_ETH_WQE_L4_CSUM : 0;
@@ -159,8 +159,8 @@ static inline uint8_t *fv__wqe_eth(const struct fv_ring *ring, const struct fv_q
 }
 
 /* The payload after the inline header: data segments, or one inline segment; from at on. */
-static inline void fv__wqe_eth_payload(const struct fv_ring *ring, const struct fv_req *r,
-				      const struct fv_eth_at *at, uint8_t *p)
+static inline void fv__wqe_eth_payload(const struct fv_ring *ring, const struct fv__req *r,
+				      const struct fv__eth_at *at, uint8_t *p)
 {
 	if (r->payload == FV__PL_INLINE || r->payload == FV__PL_INLINE_BUFS) {
 		uint8_t *dst = p + 4;
@@ -196,10 +196,10 @@ static inline void fv__wqe_eth_payload(const struct fv_ring *ring, const struct 
  * Returns the WQE's blocks, or a negative errno (fv__eth_check's, or -ENOMEM: too many SGEs,
  * no room) with nothing written. Out of line: fv__build_eth_at inlines the common cases.
  */
-static FV__NOINLINE int fv__build_eth_slow(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
+static FV__NOINLINE int fv__build_eth_slow(struct fv_qp *qp, const struct fv__req *r, uint32_t pi)
 {
-	struct fv_sq *sq = &qp->sq;
-	struct fv_eth_at at;
+	struct fv__sq *sq = &qp->sq;
+	struct fv__eth_at at;
 	unsigned pl_ds, ds, nbb;
 	__be32 fm;
 	int err;
@@ -241,7 +241,7 @@ static FV__ALWAYS_INLINE uint32_t fv__eth_2x16(uint16_t a, uint16_t b)
  * Composed in two words, not through a byte array: the compiler then builds it in registers
  * instead of storing a constant, patching its bytes in memory and loading it back.
  */
-static FV__ALWAYS_INLINE struct fv_image fv__eth_unit0(uint8_t cs, uint16_t mss, uint16_t hsz, const uint8_t *h2)
+static FV__ALWAYS_INLINE struct fv__image fv__eth_unit0(uint8_t cs, uint16_t mss, uint16_t hsz, const uint8_t *h2)
 {
 	uint16_t h;
 #if __BYTE_ORDER == __LITTLE_ENDIAN
@@ -260,9 +260,9 @@ static FV__ALWAYS_INLINE struct fv_image fv__eth_unit0(uint8_t cs, uint16_t mss,
  * header does not meet the ring end. Returns the blocks, or 0 (nothing written) for anything
  * else, which fv__build_eth_slow builds or refuses.
  */
-static FV__ALWAYS_INLINE unsigned fv__build_eth_fast(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
+static FV__ALWAYS_INLINE unsigned fv__build_eth_fast(struct fv_qp *qp, const struct fv__req *r, uint32_t pi)
 {
-	struct fv_sq *sq = &qp->sq;
+	struct fv__sq *sq = &qp->sq;
 	const struct ibv_sge *s = r->sgl;
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
 	const unsigned how = r->from_wr ? 0 : FV__VEC;
@@ -278,7 +278,7 @@ static FV__ALWAYS_INLINE unsigned fv__build_eth_fast(struct fv_qp *qp, const str
 		if (!fv__sq_take(sq, r->flags, 1, &fm))
 			return 0;
 		const uint8_t *h = (const uint8_t *)(uintptr_t)s->addr;
-		struct fv_image h16;
+		struct fv__image h16;
 
 		memcpy(&h16, h + 2, sizeof(h16));
 		fv__ctrl_put(wqe, pi, fv__ctrl_image(0, r->opcode, sq->qpn_be, 4, fm, 0), how);
@@ -316,7 +316,7 @@ static FV__ALWAYS_INLINE unsigned fv__build_eth_fast(struct fv_qp *qp, const str
  * Build the raw send r at pi (the producer stays): the common cases inline, the rest out of
  * line. Returns the WQE's blocks, or a negative errno with nothing written.
  */
-static FV__ALWAYS_INLINE int fv__build_eth_at(struct fv_qp *qp, const struct fv_req *r, uint32_t pi)
+static FV__ALWAYS_INLINE int fv__build_eth_at(struct fv_qp *qp, const struct fv__req *r, uint32_t pi)
 {
 	unsigned nbb = fv__build_eth_fast(qp, r, pi);
 
@@ -327,7 +327,7 @@ static FV__ALWAYS_INLINE int fv__build_eth_at(struct fv_qp *qp, const struct fv_
 	 * be kept in memory for it. A whole-struct copy made the compiler zero the request in
 	 * memory before every WR, the fast ones too (16 stores a WR).
 	 */
-	struct fv_req c = FV__ZERO_INIT;
+	struct fv__req c = FV__ZERO_INIT;
 
 	c.wr_id = r->wr_id, c.flags = r->flags, c.opcode = r->opcode, c.segs = r->segs;
 	c.payload = r->payload, c.hdr = r->hdr, c.hdr_sz = r->hdr_sz, c.mss = r->mss;

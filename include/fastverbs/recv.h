@@ -40,13 +40,13 @@
 FV__EXTERN_C_BEGIN
 
 /* The RQ's tail as the poster reads it: a poller in another thread moves it (fv__rq_set_tail). */
-static inline uint32_t fv__rq_tail(const struct fv_rq *rq)
+static inline uint32_t fv__rq_tail(const struct fv__rq *rq)
 {
 	return fv__load_acquire(&rq->tail);
 }
 
 /* The poller frees the receive WQEs before tail, after its last read of them. */
-static FV__ALWAYS_INLINE void fv__rq_set_tail(struct fv_rq *rq, uint32_t tail)
+static FV__ALWAYS_INLINE void fv__rq_set_tail(struct fv__rq *rq, uint32_t tail)
 {
 	__atomic_store_n(&rq->tail, tail, __ATOMIC_RELEASE);
 }
@@ -87,7 +87,7 @@ static inline void fv__rsegs(struct mlx5_wqe_data_seg *d, uint32_t max_gs,
  */
 static inline int fv_recv(struct fv_qp *qp, uint64_t wr_id, const struct ibv_sge *sgl, int nsge)
 {
-	struct fv_rq *rq = &qp->rq;
+	struct fv__rq *rq = &qp->rq;
 	uint32_t slot = rq->head & rq->mask;
 
 	if (__builtin_expect(rq->head - fv__rq_tail(rq) >= rq->entries, 0))

@@ -22,7 +22,7 @@ enum fv__payload {
 enum { FV__SEG_RADDR = 1, FV__SEG_ATOMIC = 2, FV__SEG_UMR = 4, FV__SEG_TSO = 8 };
 
 /* Everything one WQE needs; unused fields stay zero. */
-struct fv_req {
+struct fv__req {
 	uint64_t wr_id;
 	unsigned flags;			/* FV_SIGNALED | FV_SOLICITED | FV_FENCE */
 	uint8_t opcode;			/* MLX5_OPCODE_* */

@@ -106,11 +106,11 @@ static inline uint64_t fv__2x32(uint32_t a, uint32_t b)
  * ibv_send_wr) nor fastverbs' structs, and keeps what it read of them in registers.
  */
 typedef uint64_t fv_u64x2 __attribute__((vector_size(16)));
-struct fv_unit {
+struct fv__unit {
 	fv_u64x2 v;
 };
 
-struct fv_unit_words {	/* structs, not a union: clang takes a union access for a char one */
+struct fv__unit_words {	/* structs, not a union: clang takes a union access for a char one */
 	uint64_t lo, hi;	/* members, not an array: clang tags an array's element as a plain uint64_t */
 };
 
@@ -155,7 +155,7 @@ static inline uint32_t fv__sge_word_lkey(uint64_t w)
  * a unit without storing it, so a builder can compute all of a WQE before it knows whether
  * it may write it (in a caller's loop the compiler then computes what does not change once).
  */
-struct fv_image {
+struct fv__image {
 	uint64_t a, b;
 };
 
@@ -164,15 +164,15 @@ struct fv_image {
  * with; a function in C++, which has no compound literals.
  */
 #ifdef __cplusplus
-static inline struct fv_image fv__image_of(uint64_t a, uint64_t b)
+static inline struct fv__image fv__image_of(uint64_t a, uint64_t b)
 {
-	struct fv_image u = { a, b };
+	struct fv__image u = { a, b };
 
 	return u;
 }
 #define FV__IMAGE(a, b) fv__image_of(a, b)
 #else
-#define FV__IMAGE(a, b) ((struct fv_image){ (a), (b) })
+#define FV__IMAGE(a, b) ((struct fv__image){ (a), (b) })
 #endif
 
 /* A vector of two words. */
@@ -184,18 +184,18 @@ static inline fv_u64x2 fv__u64x2_of(uint64_t a, uint64_t b)
 }
 
 /* Store the unit image u at p; FV__VEC: as one vector. */
-static inline void fv__unit_put(uint8_t *p, struct fv_image u, unsigned how)
+static inline void fv__unit_put(uint8_t *p, struct fv__image u, unsigned how)
 {
 	if ((how & FV__VEC) && FV__VEC_STORES) {
-		((struct fv_unit *)p)->v = fv__u64x2_of(u.a, u.b);
+		((struct fv__unit *)p)->v = fv__u64x2_of(u.a, u.b);
 	} else {
-		((struct fv_unit_words *)p)->lo = u.a;
-		((struct fv_unit_words *)p)->hi = u.b;
+		((struct fv__unit_words *)p)->lo = u.a;
+		((struct fv__unit_words *)p)->hi = u.b;
 	}
 }
 
 /* Store the unit image u at p, then move p past it (continuing at block 0 with FV__WRAP). */
-static inline uint8_t *fv__unit_write(const struct fv_ring *r, uint8_t *p, struct fv_image u, unsigned how)
+static inline uint8_t *fv__unit_write(const struct fv_ring *r, uint8_t *p, struct fv__image u, unsigned how)
 {
 	fv__unit_put(p, u, how);
 	return fv__ring_add(r, p, FV__DS, how);
@@ -208,31 +208,31 @@ static inline uint8_t *fv__unit_write(const struct fv_ring *r, uint8_t *p, struc
  * later read of the unit for the image alone). No character type in it, which would make its
  * stores alias everything: a bool stands for byte 0, never accessed.
  */
-struct __attribute__((packed)) fv_ctrl_index {
+struct __attribute__((packed)) fv__ctrl_index {
 	bool byte0;
 	__be16 v;
 };
 
 /* The control segment as three words: fv__ctrl_put_w's stores. */
-struct fv_ctrl_words {
+struct fv__ctrl_words {
 	__be32 opcode;		/* opmod(8) | wqe index(16), stored over it | opcode(8) */
 	__be32 qpn_ds;
 	uint64_t b;		/* fm_ce_se and the immediate, as in the image */
 };
 
-/* A DCI's stream id in its control segment (bytes 9-10), typed as fv_ctrl_index is. */
-struct __attribute__((packed)) fv_ctrl_stream {
+/* A DCI's stream id in its control segment (bytes 9-10), typed as fv__ctrl_index is. */
+struct __attribute__((packed)) fv__ctrl_stream {
 	uint64_t w0;
 	bool signature;
 	__be16 v;
 };
 
-union fv_ctrl_unit {
+union fv__ctrl_unit {
 	fv_u64x2 v;
 	uint64_t w[2];
-	struct fv_ctrl_words words;
-	struct fv_ctrl_index index;
-	struct fv_ctrl_stream stream;
+	struct fv__ctrl_words words;
+	struct fv__ctrl_index index;
+	struct fv__ctrl_stream stream;
 };
 
 /*
@@ -243,7 +243,7 @@ union fv_ctrl_unit {
  * Its image but for the index (bytes 1-2 zero): the rest (QPN, opcode, ds, flags) is one
  * unit, computed once in a loop; fv__ctrl_put stores it, then the index over it.
  */
-static inline struct fv_image fv__ctrl_image(uint8_t opmod, uint8_t opcode, __be32 qpn_be, unsigned ds,
+static inline struct fv__image fv__ctrl_image(uint8_t opmod, uint8_t opcode, __be32 qpn_be, unsigned ds,
 					    __be32 fm_be, __be32 imm)
 {
 	return FV__IMAGE(fv__2x32(htobe32((uint32_t)opmod << 24 | opcode), qpn_be | htobe32(ds)),
@@ -251,10 +251,10 @@ static inline struct fv_image fv__ctrl_image(uint8_t opmod, uint8_t opcode, __be
 }
 
 /* Store the control segment of image c at p (a block's start), with the index of pi. */
-static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, unsigned how)
+static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv__image c, unsigned how)
 {
 #if FV__VEC_STORES
-	union fv_ctrl_unit *u = (union fv_ctrl_unit *)p;
+	union fv__ctrl_unit *u = (union fv__ctrl_unit *)p;
 
 	if (how & FV__CTRL_A) {
 		/*
@@ -280,9 +280,9 @@ static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, 
 	 * them in order.
 	 */
 	(void)how;
-	((struct fv_unit_words *)p)->lo = c.a;
-	((struct fv_unit_words *)p)->hi = c.b;
-	((struct fv_ctrl_index *)p)->v = htobe16((uint16_t)pi);
+	((struct fv__unit_words *)p)->lo = c.a;
+	((struct fv__unit_words *)p)->hi = c.b;
+	((struct fv__ctrl_index *)p)->v = htobe16((uint16_t)pi);
 #endif
 	return p + FV__DS;
 }
@@ -295,9 +295,9 @@ static inline uint8_t *fv__ctrl_put(uint8_t *p, uint32_t pi, struct fv_image c, 
 static inline void fv__ctrl_stream_put(uint8_t *p, __be16 s)
 {
 #if FV__VEC_STORES
-	((union fv_ctrl_unit *)p)->stream.v = s;	/* through the union: kept after fv__ctrl_put */
+	((union fv__ctrl_unit *)p)->stream.v = s;	/* through the union: kept after fv__ctrl_put */
 #else
-	((struct fv_ctrl_stream *)p)->v = s;		/* through p itself, as fv__ctrl_put */
+	((struct fv__ctrl_stream *)p)->v = s;		/* through p itself, as fv__ctrl_put */
 #endif
 }
 
@@ -309,19 +309,19 @@ static inline void fv__ctrl_stream_put(uint8_t *p, __be16 s)
 static inline uint8_t *fv__ctrl_put_w(uint8_t *p, uint32_t pi, uint8_t opcode, __be32 qpn_ds, uint64_t b)
 {
 #if FV__VEC_STORES
-	union fv_ctrl_unit *u = (union fv_ctrl_unit *)p;
+	union fv__ctrl_unit *u = (union fv__ctrl_unit *)p;
 
 	u->words.opcode = htobe32(opcode);
 	u->words.qpn_ds = qpn_ds;
 	u->words.b = b;
 	u->index.v = htobe16((uint16_t)pi);
 #else
-	struct fv_ctrl_words *w = (struct fv_ctrl_words *)p;	/* through p itself, as fv__ctrl_put */
+	struct fv__ctrl_words *w = (struct fv__ctrl_words *)p;	/* through p itself, as fv__ctrl_put */
 
 	w->opcode = htobe32(opcode);
 	w->qpn_ds = qpn_ds;
 	w->b = b;
-	((struct fv_ctrl_index *)p)->v = htobe16((uint16_t)pi);
+	((struct fv__ctrl_index *)p)->v = htobe16((uint16_t)pi);
 #endif
 	return p + FV__DS;
 }
@@ -340,19 +340,19 @@ static inline uint8_t *fv__wqe_ctrl(uint8_t *p, uint32_t pi, uint8_t opmod, uint
 }
 
 /* Remote address segment: BE64 address, BE32 rkey, 4 reserved bytes written as 0. */
-static inline struct fv_image fv__raddr_image(uint64_t raddr, uint32_t rkey)
+static inline struct fv__image fv__raddr_image(uint64_t raddr, uint32_t rkey)
 {
 	return FV__IMAGE(htobe64(raddr), fv__2x32(htobe32(rkey), 0));
 }
 
 /* Atomic segment: swap (CAS) or add (FAA) value, then the compare value. */
-static inline struct fv_image fv__atomic_image(uint64_t swap_add, uint64_t compare)
+static inline struct fv__image fv__atomic_image(uint64_t swap_add, uint64_t compare)
 {
 	return FV__IMAGE(htobe64(swap_add), htobe64(compare));
 }
 
 /* Data (pointer) segment: BE32 byte count (bit 31 clear), BE32 lkey, BE64 address. */
-static inline struct fv_image fv__data_image(uint32_t len, uint32_t lkey, uint64_t addr)
+static inline struct fv__image fv__data_image(uint32_t len, uint32_t lkey, uint64_t addr)
 {
 	return FV__IMAGE(fv__2x32(htobe32(len), htobe32(lkey)), htobe64(addr));
 }
@@ -365,7 +365,7 @@ static inline struct fv_image fv__data_image(uint32_t len, uint32_t lkey, uint64
  * from memory, a compiler merges the two reads), made big-endian with one swap and put back
  * in order with a rotation.
  */
-static inline struct fv_image fv__sge_image(const struct ibv_sge *sge, unsigned how)
+static inline struct fv__image fv__sge_image(const struct ibv_sge *sge, unsigned how)
 {
 	if ((how & FV__VEC) && !FV__SGE_WORD)
 		return fv__data_image(sge->length, sge->lkey, sge->addr);
@@ -381,7 +381,7 @@ static inline struct fv_image fv__sge_image(const struct ibv_sge *sge, unsigned 
 }
 
 /* XRC segment: the remote XRC SRQ number, 12 reserved bytes written as 0. */
-static inline struct fv_image fv__xrc_image(uint32_t srqn)
+static inline struct fv__image fv__xrc_image(uint32_t srqn)
 {
 	return FV__IMAGE(fv__2x32(htobe32(srqn), 0), 0);
 }
@@ -396,7 +396,7 @@ static inline uint64_t fv__load64(const void *p)
 }
 
 /* Unit i (0-2) of the AH's 48-byte extended address vector, as it is. */
-static FV__ALWAYS_INLINE struct fv_image fv__av_unit(const struct mlx5_wqe_av *av, unsigned i)
+static FV__ALWAYS_INLINE struct fv__image fv__av_unit(const struct mlx5_wqe_av *av, unsigned i)
 {
 	const uint8_t *src = (const uint8_t *)av + i * FV__DS;
 
@@ -404,14 +404,14 @@ static FV__ALWAYS_INLINE struct fv_image fv__av_unit(const struct mlx5_wqe_av *a
 }
 
 /* The datagram segment's words the WR fills in over the AV's first unit. */
-struct fv_av_head_words {
+struct fv__av_head_words {
 	uint64_t qkey;		/* the Q_Key and the reserved word (0) after it */
 	__be32 dqp;		/* remote QPN | MLX5_EXTENDED_UD_AV */
 };
 
-static FV__ALWAYS_INLINE struct fv_av_head_words fv__av_head_words(uint32_t remote_qpn, uint32_t qkey)
+static FV__ALWAYS_INLINE struct fv__av_head_words fv__av_head_words(uint32_t remote_qpn, uint32_t qkey)
 {
-	const struct fv_av_head_words w = { fv__2x32(htobe32(qkey), 0), htobe32(remote_qpn | MLX5_EXTENDED_UD_AV) };
+	const struct fv__av_head_words w = { fv__2x32(htobe32(qkey), 0), htobe32(remote_qpn | MLX5_EXTENDED_UD_AV) };
 
 	return w;
 }
@@ -422,7 +422,7 @@ static FV__ALWAYS_INLINE struct fv_av_head_words fv__av_head_words(uint32_t remo
  * Unit i of it (i a constant where it is inlined): a writer needs no array of them (gcc keeps
  * a local array in memory, and its loop optimizer gives up on a loop that holds one).
  */
-static FV__ALWAYS_INLINE struct fv_image fv__av_image(const struct mlx5_wqe_av *av,
+static FV__ALWAYS_INLINE struct fv__image fv__av_image(const struct mlx5_wqe_av *av,
 							 uint32_t remote_qpn, uint32_t qkey, unsigned i)
 {
 	uint32_t rest;	/* bytes 12..15: stat_rate_sl, fl_mlid, rlid */
@@ -431,7 +431,7 @@ static FV__ALWAYS_INLINE struct fv_image fv__av_image(const struct mlx5_wqe_av *
 		return fv__av_unit(av, i);
 	memcpy(&rest, (const uint8_t *)av + 12, sizeof(rest));
 
-	const struct fv_av_head_words w = fv__av_head_words(remote_qpn, qkey);
+	const struct fv__av_head_words w = fv__av_head_words(remote_qpn, qkey);
 
 	return FV__IMAGE(w.qkey, fv__2x32(w.dqp, rest));
 }
@@ -443,30 +443,30 @@ static FV__ALWAYS_INLINE struct fv_image fv__av_image(const struct mlx5_wqe_av *
  * The stores go through one union (gcc keeps them in order), or under clang through p at
  * overlapping offsets, as fv__ctrl_put's.
  */
-union fv_av_head_unit {
+union fv__av_head_unit {
 	fv_u64x2 v;
-	struct fv_av_head_words w;
+	struct fv__av_head_words w;
 };
 
 static inline void fv__av_head_put(uint8_t *p, const struct mlx5_wqe_av *av, uint32_t remote_qpn, uint32_t qkey)
 {
-	const struct fv_image head = fv__av_unit(av, 0);
-	const struct fv_av_head_words over = fv__av_head_words(remote_qpn, qkey);
+	const struct fv__image head = fv__av_unit(av, 0);
+	const struct fv__av_head_words over = fv__av_head_words(remote_qpn, qkey);
 #if FV__VEC_STORES
-	union fv_av_head_unit *u = (union fv_av_head_unit *)p;
+	union fv__av_head_unit *u = (union fv__av_head_unit *)p;
 
 	u->v = fv__u64x2_of(head.a, head.b);
 	u->w.qkey = over.qkey;
 	u->w.dqp = over.dqp;
 #else
 	fv__unit_put(p, head, 0);
-	((struct fv_av_head_words *)p)->qkey = over.qkey;
-	((struct fv_av_head_words *)p)->dqp = over.dqp;
+	((struct fv__av_head_words *)p)->qkey = over.qkey;
+	((struct fv__av_head_words *)p)->dqp = over.dqp;
 #endif
 }
 
 /* The datagram segment's first unit: the Q_Key, 0, and its bytes 8-15 given as one big-endian number w. */
-static inline struct fv_image fv__av_head_image(uint32_t qkey, uint64_t w)
+static inline struct fv__image fv__av_head_image(uint32_t qkey, uint64_t w)
 {
 	return FV__IMAGE(fv__2x32(htobe32(qkey), 0), htobe64(w));
 }
@@ -485,7 +485,7 @@ static inline uint64_t fv__ah_av_word(const struct mlx5_wqe_av *av, uint32_t rem
  * Unit i of the datagram segment from an fv_ah's AV: the word of fv__ah_av_word swapped once
  * (three instructions, against six from the AV's own bytes).
  */
-static FV__ALWAYS_INLINE struct fv_image fv__ah_av_image(const struct mlx5_wqe_av *av,
+static FV__ALWAYS_INLINE struct fv__image fv__ah_av_image(const struct mlx5_wqe_av *av,
 							    uint32_t remote_qpn, uint32_t qkey, unsigned i)
 {
 	if (i)
@@ -494,7 +494,7 @@ static FV__ALWAYS_INLINE struct fv_image fv__ah_av_image(const struct mlx5_wqe_a
 }
 
 /* The datagram segment's three units into u. */
-static inline void fv__av_images(struct fv_image u[3], const struct mlx5_wqe_av *av, uint32_t remote_qpn,
+static inline void fv__av_images(struct fv__image u[3], const struct mlx5_wqe_av *av, uint32_t remote_qpn,
 				uint32_t qkey)
 {
 	for (unsigned i = 0; i < 3; i++)
@@ -573,9 +573,9 @@ static inline uint8_t *fv__wqe_inline(const struct fv_ring *r, uint8_t *p, const
 typedef uint64_t fv_any_u64 __attribute__((aligned(1)));
 typedef uint32_t fv_any_u32 __attribute__((aligned(1)));
 typedef uint16_t fv_any_u16 __attribute__((aligned(1)));
-struct fv_inl8 { fv_any_u64 v; };
-struct fv_inl4 { fv_any_u32 v; };
-struct fv_inl2 { fv_any_u16 v; };
+struct fv__inl8 { fv_any_u64 v; };
+struct fv__inl4 { fv_any_u32 v; };
+struct fv__inl2 { fv_any_u16 v; };
 
 /* 8, 4 and 2 bytes from s to d through the types above (s and d may sit anywhere). */
 static FV__ALWAYS_INLINE void fv__inl_copy8(uint8_t *d, const uint8_t *s)
@@ -583,7 +583,7 @@ static FV__ALWAYS_INLINE void fv__inl_copy8(uint8_t *d, const uint8_t *s)
 	uint64_t v;
 
 	memcpy(&v, s, 8);
-	((struct fv_inl8 *)d)->v = v;
+	((struct fv__inl8 *)d)->v = v;
 }
 
 static FV__ALWAYS_INLINE void fv__inl_copy4(uint8_t *d, const uint8_t *s)
@@ -591,7 +591,7 @@ static FV__ALWAYS_INLINE void fv__inl_copy4(uint8_t *d, const uint8_t *s)
 	uint32_t v;
 
 	memcpy(&v, s, 4);
-	((struct fv_inl4 *)d)->v = v;
+	((struct fv__inl4 *)d)->v = v;
 }
 
 static FV__ALWAYS_INLINE void fv__inl_copy2(uint8_t *d, const uint8_t *s)
@@ -599,7 +599,7 @@ static FV__ALWAYS_INLINE void fv__inl_copy2(uint8_t *d, const uint8_t *s)
 	uint16_t v;
 
 	memcpy(&v, s, 2);
-	((struct fv_inl2 *)d)->v = v;
+	((struct fv__inl2 *)d)->v = v;
 }
 
 /*
@@ -613,7 +613,7 @@ static inline void fv__wqe_inline_small(uint8_t *p, const void *src, uint32_t le
 	uint8_t *d = p + 4;
 	uint32_t i = 0;
 
-	((struct fv_inl4 *)p)->v = htobe32(len | MLX5_INLINE_SEG);
+	((struct fv__inl4 *)p)->v = htobe32(len | MLX5_INLINE_SEG);
 	for (; i + 8 <= len; i += 8)
 		fv__inl_copy8(d + i, s + i);
 	if (len - i >= 4) {
@@ -664,7 +664,7 @@ enum {
 #define FV__UMR_KLM_MAX (1u << 31)	/* one KLM covers at most 2 GiB (past an enum's int range) */
 
 /* The UMR control segment of a bind (len > 0) or invalidate (len 0) of a window of type. */
-static inline void fv__umr_ctrl_images(struct fv_image u[FV__UMR_CTRL_UNITS], uint8_t type, uint64_t len)
+static inline void fv__umr_ctrl_images(struct fv__image u[FV__UMR_CTRL_UNITS], uint8_t type, uint64_t len)
 {
 	uint64_t mask = MLX5_WQE_UMR_CTRL_MKEY_MASK_FREE | MLX5_WQE_UMR_CTRL_MKEY_MASK_MKEY;
 	uint8_t flags = MLX5_WQE_UMR_CTRL_FLAG_TRNSLATION_OFFSET | MLX5_WQE_UMR_CTRL_FLAG_INLINE;

@@ -216,7 +216,7 @@ static inline struct mlx5_cqe64 *cqe_err(struct cqe_cq *c, uint8_t opcode, uint3
 static inline uint32_t cqe_post_send(struct fv_qp *qp, uint8_t opcode, unsigned flags, uint64_t wr_id,
 				     const struct ibv_sge *sgl, int nsge)
 {
-	struct fv_sq *sq = &qp->sq;
+	struct fv__sq *sq = &qp->sq;
 	int raddr = opcode == MLX5_OPCODE_RDMA_READ || opcode == MLX5_OPCODE_RDMA_WRITE ||
 		    opcode == MLX5_OPCODE_RDMA_WRITE_IMM || opcode == MLX5_OPCODE_ATOMIC_CS ||
 		    opcode == MLX5_OPCODE_ATOMIC_FA;

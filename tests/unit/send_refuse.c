@@ -79,7 +79,7 @@ static void pair_close(struct pair *p)
 static void assert_same(const struct pair *p, const char *what)
 {
 	const struct memqp *a = &p->a, *b = &p->b;
-	const struct fv_sq *x = &a->qp.sq, *y = &b->qp.sq;
+	const struct fv__sq *x = &a->qp.sq, *y = &b->qp.sq;
 	const char *d;
 
 	d = x_diff(a->sq, b->sq, a->sq_bytes);

@@ -88,7 +88,7 @@ static bool sim_has_signaled(const struct sim *s)
 /* The device completes in order up to the oldest signaled WQE; its CQE reaches the poller. */
 static bool sim_one_cqe(struct sim *s)
 {
-	struct fv_sq *sq = &s->m->qp.sq;
+	struct fv__sq *sq = &s->m->qp.sq;
 
 	if (!sim_has_signaled(s))
 		return false;
@@ -116,7 +116,7 @@ Test(sq_ring, room_counts_wqebbs)
 {
 	struct memqp m;
 	struct memqp_cfg c = cfg(16, 0xfff8);	/* the 16-bit counter wraps inside this test */
-	struct fv_sq *sq = &m.qp.sq;
+	struct fv__sq *sq = &m.qp.sq;
 
 	init_sges();
 	memqp_init(&m, &c);
@@ -146,7 +146,7 @@ Test(sq_ring, debug_retire_past_pi_aborts, .signal = SIGABRT)
 {
 	struct memqp m;
 	struct memqp_cfg c = cfg(16, 0);
-	struct fv_sq *sq = &m.qp.sq;
+	struct fv__sq *sq = &m.qp.sq;
 
 	init_sges();
 	memqp_init(&m, &c);
@@ -260,7 +260,7 @@ static void retire_each(uint32_t start_pi)
 	static const unsigned sizes[] = { 1, 2, 5, 3, 1, 4, 2 };
 	struct memqp m;
 	struct memqp_cfg c = cfg(32, start_pi);
-	struct fv_sq *sq = &m.qp.sq;
+	struct fv__sq *sq = &m.qp.sq;
 	uint32_t starts[7];
 
 	init_sges();
@@ -295,7 +295,7 @@ Test(sq_ring, retire_later_wqe_retires_earlier_ones)
 {
 	struct memqp m;
 	struct memqp_cfg c = cfg(16, 0x2fffe);
-	struct fv_sq *sq = &m.qp.sq;
+	struct fv__sq *sq = &m.qp.sq;
 
 	init_sges();
 	memqp_init(&m, &c);
@@ -317,7 +317,7 @@ Test(sq_ring, long_unsignaled_run_gets_a_forced_completion)
 {
 	struct memqp m;
 	struct memqp_cfg c = cfg(16, 0xfffc);
-	struct fv_sq *sq = &m.qp.sq;
+	struct fv__sq *sq = &m.qp.sq;
 
 	memqp_init(&m, &c);
 	for (uint32_t i = 0; i < 16; i++) {
@@ -337,7 +337,7 @@ Test(sq_ring, forced_completion_counts_wqebbs)
 {
 	struct memqp m;
 	struct memqp_cfg c = cfg(16, 0);
-	struct fv_sq *sq = &m.qp.sq;
+	struct fv__sq *sq = &m.qp.sq;
 
 	init_sges();
 	memqp_init(&m, &c);
@@ -356,7 +356,7 @@ Test(sq_ring, explicit_signal_resets_the_run)
 {
 	struct memqp m;
 	struct memqp_cfg c = cfg(16, 0x7fff0);
-	struct fv_sq *sq = &m.qp.sq;
+	struct fv__sq *sq = &m.qp.sq;
 	uint32_t pi0 = 0x7fff0;
 
 	memqp_init(&m, &c);
@@ -385,7 +385,7 @@ Test(sq_ring, cached_fence_goes_to_the_next_wqe_only)
 {
 	struct memqp m;
 	struct memqp_cfg c = cfg(64, 0x1fffe);
-	struct fv_sq *sq = &m.qp.sq;
+	struct fv__sq *sq = &m.qp.sq;
 	static const struct { unsigned flags; uint8_t cache, want; } k[] = {
 		{ 0, 0x20, 0x20 }, { 0, 0, 0 }, { FV_SIGNALED, 0x20, 0x28 }, { FV_FENCE, 0x20, 0x80 },
 		{ FV_SOLICITED, 0, 0x02 },
@@ -410,7 +410,7 @@ Test(sq_ring, sq_sig_all_never_forces)
 {
 	struct memqp m;
 	struct memqp_cfg c = cfg(8, 0xfff0);
-	struct fv_sq *sq = &m.qp.sq;
+	struct fv__sq *sq = &m.qp.sq;
 
 	c.sq_sig_all = 1;
 	memqp_init(&m, &c);
@@ -434,7 +434,7 @@ Test(sq_ring, sq_sig_all_lim_at_producer)
 {
 	struct memqp m;
 	struct memqp_cfg c = cfg(8, 0xfff0);
-	struct fv_sq *sq = &m.qp.sq;
+	struct fv__sq *sq = &m.qp.sq;
 	const struct ibv_sge s = { 0x1000, 64, 0x77 };
 	volatile unsigned flags = 0;	/* not a constant: the typed builder's per-WR form */
 
@@ -478,7 +478,7 @@ static void churn(uint32_t n, uint32_t start_pi, unsigned max_nbb, uint32_t tota
 	static struct sim s;
 	struct memqp m;
 	struct memqp_cfg c = cfg(n, start_pi);
-	struct fv_sq *sq = &m.qp.sq;
+	struct fv__sq *sq = &m.qp.sq;
 	uint32_t sig_pi = start_pi;	/* model: end of the last signaled WQE */
 	uint64_t wr_id = 0;
 	unsigned unrung = 0, enomem = 0, forced_seen = 0;
@@ -553,7 +553,7 @@ Test(sq_ring, wqe_over_half_the_ring_never_strands_it)
 {
 	struct memqp m;
 	struct memqp_cfg c = cfg(8, 0);
-	struct fv_sq *sq = &m.qp.sq;
+	struct fv__sq *sq = &m.qp.sq;
 	struct ibv_sge s16[16];
 	bool signaled_outstanding = false;
 

@@ -13,8 +13,8 @@
 
 #include <criterion/criterion.h>
 
-struct fv_sq;
-static void bf_check(const struct fv_sq *sq, const uint8_t *reg, unsigned nbb);
+struct fv__sq;
+static void bf_check(const struct fv__sq *sq, const uint8_t *reg, unsigned nbb);
 static int bf_nolock;		/* the negative control: the register is not locked */
 #define FV__BF_LOCK(bf) do { if (!bf_nolock) fv__bf_lock(bf); } while (0)
 #define FV__BF_UNLOCK(bf) do { if (!bf_nolock) fv__bf_unlock(bf); } while (0)
@@ -27,7 +27,7 @@ static int bf_nolock;		/* the negative control: the register is not locked */
 static unsigned bf_torn;	/* doorbells whose half held other bytes than theirs */
 static unsigned bf_rings;
 
-static void bf_check(const struct fv_sq *sq, const uint8_t *reg, unsigned nbb)
+static void bf_check(const struct fv__sq *sq, const uint8_t *reg, unsigned nbb)
 {
 	int torn = 0;
 

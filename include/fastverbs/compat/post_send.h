@@ -74,11 +74,11 @@ static inline uint32_t fv__sgl_bytes(const struct ibv_sge *sgl, int n)
  */
 static FV__NOINLINE int fv__post_send_one(struct fv_qp *qp, const struct ibv_send_wr *wr)
 {
-	const struct fv_op_info *info;
+	const struct fv__op_info *info;
 
 	if ((unsigned)wr->opcode >= FV__WR_OPCODE_SLOTS)
 		return EINVAL;
-	info = &fv_op_table[qp->qpt][wr->opcode];
+	info = &fv__op_table[qp->qpt][wr->opcode];
 	if (!info->allowed)
 		return EINVAL;
 	if (wr->num_sge < 0)
@@ -87,7 +87,7 @@ static FV__NOINLINE int fv__post_send_one(struct fv_qp *qp, const struct ibv_sen
 		return ENOMEM;
 
 	/* Initialized, not memset: the compiler then keeps the fields in registers. */
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 	/* the conversion the fast path uses too (post_send_ops.h) */
 	int err = fv__send_wr_req(qp, wr, fv__send_flags(wr->send_flags) | fv__send_csum(qp->qpt, wr->send_flags),
 				 wr->num_sge, &r);
@@ -117,7 +117,7 @@ static FV__ALWAYS_INLINE bool fv__post_send_eth_fast(struct fv_qp *qp, const str
 	    (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_TSO))
 		return false;
 
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr->wr_id, r.flags = fv__send_flags(wr->send_flags) | fv__send_csum(FV_QPT_RAW, wr->send_flags);
 	r.payload = FV__PL_SGL, r.sgl = wr->sg_list, r.nsge = 1, r.from_wr = true;

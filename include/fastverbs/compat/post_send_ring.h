@@ -3,7 +3,7 @@
  * fv_post_send's fast path (compat/post_send.h): the send ring's fields it reads and moves,
  * held in locals while it walks a WR list, and the builder of a one-SGE WQE on them.
  *
- * The typed builders (build.h) leave the ring's fields in struct fv_sq and let the compiler
+ * The typed builders (build.h) leave the ring's fields in struct fv__sq and let the compiler
  * keep them in registers across the caller's loop. fv_post_send's loop is its own: it reads
  * each WR through pointers the compiler cannot tell from the ring, so a field left in the
  * struct would be read again for every WR. Here they are read once per list (and again after
@@ -23,7 +23,7 @@ FV__EXTERN_C_BEGIN
  * operands: kept in registers too they would crowd out a WR's values.
  */
 struct fv__ps {
-	uint32_t pi, last_pi;	/* struct fv_sq's fields of the same names */
+	uint32_t pi, last_pi;	/* struct fv__sq's fields of the same names */
 	intptr_t ah_off;	/* UD: where an ibv_ah keeps its AV (fv__ah_av_offset), 0: not known yet */
 };
 
@@ -65,7 +65,7 @@ static FV__ALWAYS_INLINE void fv__ps_inline(uint8_t *p, const void *src, uint32_
 	const uint8_t *s = (const uint8_t *)src;
 	uint8_t *d = p + 4;
 
-	((struct fv_inl4 *)p)->v = htobe32(len | MLX5_INLINE_SEG);
+	((struct fv__inl4 *)p)->v = htobe32(len | MLX5_INLINE_SEG);
 	if (len >= 8) {
 		fv__inl_copy8(d, s);
 		if (len > 16) {
@@ -93,7 +93,7 @@ static FV__ALWAYS_INLINE void fv__ps_inline(uint8_t *p, const void *src, uint32_
 /* Units before the payload of an operation of segments segs (FV__SEG_*) on a QP of type qpt. */
 static FV__ALWAYS_INLINE unsigned fv__ps_hdr_ds(const enum fv_qpt qpt, const unsigned segs)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.segs = (uint8_t)segs;
 	r.payload = FV__PL_SGL;
@@ -135,13 +135,13 @@ static FV__ALWAYS_INLINE bool fv__ps_fits(const struct fv__ps *ps, const struct 
  * stack, from the first store to the last.
  */
 static FV__ALWAYS_INLINE int fv__ps_build(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
-					 const struct fv_req *r, const struct ibv_send_wr *wr, const bool inl)
+					 const struct fv__req *r, const struct ibv_send_wr *wr, const bool inl)
 {
-	struct fv_sq *sq = &qp->sq;
+	struct fv__sq *sq = &qp->sq;
 	const unsigned hdr = fv__req_hdr_ds(qpt, r);
 	const unsigned nbb = fv__ps_nbb(hdr, inl);
 	const struct ibv_sge *s = r->sgl;
-	struct fv_image u[FV__HDR_UNITS];
+	struct fv__image u[FV__HDR_UNITS];
 	uint32_t pi = ps->pi, len = s->length;
 	unsigned n, ds = inl ? hdr + fv__inline_ds(len) : hdr + (len != 0);
 

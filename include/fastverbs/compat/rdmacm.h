@@ -44,7 +44,7 @@
 #include "../cq_arm.h"
 
 /* One CQ of an id: polled and armed by fastverbs, waited on through its channel. */
-struct fv_rdma_cq {
+struct fv__rdma_cq {
 	struct fv_cq cq;
 	struct fv_cq_arm arm;
 	struct ibv_comp_channel *channel;
@@ -56,12 +56,12 @@ struct fv_rdma {
 	struct fv_qp qp;
 	struct fv_srq srq;		/* id->srq, if the id has one */
 	int has_srq;
-	struct fv_rdma_cq cq[2];	/* [0] the send CQ, [1] the receive CQ; when both are one
+	struct fv__rdma_cq cq[2];	/* [0] the send CQ, [1] the receive CQ; when both are one
 					 * CQ, [0] serves both and [1] stays unset (cq.ibcq NULL) */
 };
 
 /* The receive CQ of r. */
-static inline struct fv_rdma_cq *fv__rdma_rcq(struct fv_rdma *r)
+static inline struct fv__rdma_cq *fv__rdma_rcq(struct fv_rdma *r)
 {
 	return &r->cq[r->cq[1].cq.ibcq != NULL];
 }
@@ -77,7 +77,7 @@ static inline int fv__rdma_seterrno(int err)
 }
 
 /* Take over ibcq as c; its channel is the id's (if given) or the one it was created with. */
-static inline int fv__rdma_cq_init(struct fv_rdma_cq *c, struct ibv_cq *ibcq, struct ibv_comp_channel *channel)
+static inline int fv__rdma_cq_init(struct fv__rdma_cq *c, struct ibv_cq *ibcq, struct ibv_comp_channel *channel)
 {
 	int err = fv_cq_init(&c->cq, ibcq);
 
@@ -303,7 +303,7 @@ static inline void fv__rdma_take_event(struct fv_rdma *r, struct ibv_cq *ibcq)
 }
 
 /* The loop of rdma_get_send_comp / rdma_get_recv_comp on c (see the top of this file). */
-static inline int fv__rdma_get_comp(struct fv_rdma *r, struct fv_rdma_cq *c, struct ibv_wc *wc)
+static inline int fv__rdma_get_comp(struct fv_rdma *r, struct fv__rdma_cq *c, struct ibv_wc *wc)
 {
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;

@@ -24,13 +24,13 @@ FV__EXTERN_C_BEGIN
  * pi, as fv__build_wqe_at does; the producer stays. Returns the WQE's blocks, or -ENOMEM (too
  * long, no room) with nothing written.
  */
-static FV__ALWAYS_INLINE int fv__wr_inline_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r,
+static FV__ALWAYS_INLINE int fv__wr_inline_wqe_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv__req *r,
 						uint32_t pi)
 {
-	struct fv_sq *sq = &qp->sq;
+	struct fv__sq *sq = &qp->sq;
 	const unsigned hdr = fv__req_hdr_ds(qpt, r);
 	unsigned ds, nbb, how, n;
-	struct fv_image u[FV__HDR_UNITS];
+	struct fv__image u[FV__HDR_UNITS];
 	__be32 fm;
 
 	if (r->len > qp->max_inline)
@@ -48,7 +48,7 @@ FV__UNROLL(3)
 	for (unsigned i = 0; i < n; i++)
 		p = fv__unit_write(&sq->ring, p, u[i], how);
 	if (r->len) {
-		((struct fv_inl4 *)p)->v = htobe32(r->len | MLX5_INLINE_SEG);
+		((struct fv__inl4 *)p)->v = htobe32(r->len | MLX5_INLINE_SEG);
 		fv__raw_ring_copy(&sq->ring, p + 4, (const uint8_t *)(uintptr_t)r->sgl->addr, r->len);
 	}
 	fv__wqe_ctrl(wqe, pi, 0, r->opcode, sq->qpn_be, ds, fm, r->imm);
@@ -59,7 +59,7 @@ FV__UNROLL(3)
 }
 
 /* Build r (as above) at the producer, which then moves past it: 0, or ENOMEM with nothing written. */
-static FV__ALWAYS_INLINE int fv__wr_inline_build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__wr_inline_build(struct fv_qp *qp, enum fv_qpt qpt, const struct fv__req *r)
 {
 	const uint32_t pi = qp->sq.pi;
 	int nbb = fv__build_fast_at(qp, qpt, r, pi);

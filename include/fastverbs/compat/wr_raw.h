@@ -37,15 +37,15 @@ static FV__ALWAYS_INLINE void fv__raw_copy(const struct fv_ring *ring, uint8_t *
 
 		memcpy(&a, s, 4);
 		memcpy(&b, s + len - 4, 4);
-		((struct fv_inl4 *)d)->v = a;
-		((struct fv_inl4 *)(d + len - 4))->v = b;
+		((struct fv__inl4 *)d)->v = a;
+		((struct fv__inl4 *)(d + len - 4))->v = b;
 	} else if (len >= 2) {
 		uint16_t a, b;
 
 		memcpy(&a, s, 2);
 		memcpy(&b, s + len - 2, 2);
-		((struct fv_inl2 *)d)->v = a;
-		((struct fv_inl2 *)(d + len - 2))->v = b;
+		((struct fv__inl2 *)d)->v = a;
+		((struct fv__inl2 *)(d + len - 2))->v = b;
 	} else {
 		uint8_t *w = d + 1 < ring->end ? d : d - 1;	/* the word of d and a neighbour */
 		uint8_t b[2];
@@ -54,7 +54,7 @@ static FV__ALWAYS_INLINE void fv__raw_copy(const struct fv_ring *ring, uint8_t *
 		memcpy(b, w, 2);
 		b[d - w] = s[0];
 		memcpy(&v, b, 2);
-		((struct fv_inl2 *)w)->v = v;
+		((struct fv__inl2 *)w)->v = v;
 	}
 }
 
@@ -76,9 +76,9 @@ static FV__ALWAYS_INLINE void fv__raw_ring_copy(const struct fv_ring *ring, uint
  * then moves past it. 0, or the errno eth.h's build gives (EINVAL, ENOMEM) with nothing
  * written.
  */
-static FV__ALWAYS_INLINE int fv__raw_build_one(struct fv_qp *qp, const struct fv_req *r)
+static FV__ALWAYS_INLINE int fv__raw_build_one(struct fv_qp *qp, const struct fv__req *r)
 {
-	struct fv_sq *sq = &qp->sq;
+	struct fv__sq *sq = &qp->sq;
 	const struct fv_qp *caps = qp;
 	const struct ibv_sge *s = r->sgl;
 	const bool tso = (r->segs & FV__SEG_TSO) != 0;
@@ -94,7 +94,7 @@ static FV__ALWAYS_INLINE int fv__raw_build_one(struct fv_qp *qp, const struct fv
 	const uint8_t *h = tso ? (const uint8_t *)r->hdr : (const uint8_t *)(uintptr_t)s->addr;
 	const uint32_t hsz = tso ? r->hdr_sz : caps->eth_inline;	/* inline header bytes */
 	uint32_t pi = sq->pi;
-	struct fv_eth_at at;
+	struct fv__eth_at at;
 	unsigned pl_ds, ds, nbb;
 	__be32 fm;
 	int err;
@@ -114,7 +114,7 @@ static FV__ALWAYS_INLINE int fv__raw_build_one(struct fv_qp *qp, const struct fv
 	uint8_t *wqe = fv__sq_wqe(sq, pi), *eseg = wqe + FV__DS, *p;
 	uint8_t h2[2] = { 0, 0 }, b[16] = { 0 };	/* the header's first 2 bytes, its next 16 */
 	uint8_t cs = r->flags & FV_IP_CSUM ? MLX5_ETH_WQE_L3_CSUM | MLX5_ETH_WQE_L4_CSUM : 0;
-	struct fv_image u1;
+	struct fv__image u1;
 
 	if (hsz) {	/* fv__eth_check: at least 14 bytes (TSO), or the payload holds them */
 		memcpy(h2, h, 2);
@@ -137,7 +137,7 @@ static FV__ALWAYS_INLINE int fv__raw_build_one(struct fv_qp *qp, const struct fv
 		if (inl) {	/* its byte count, then its bytes, which may go on at block 0 */
 			const uint32_t rest = s->length - at.offset;
 
-			((struct fv_inl4 *)p)->v = htobe32(rest | MLX5_INLINE_SEG);
+			((struct fv__inl4 *)p)->v = htobe32(rest | MLX5_INLINE_SEG);
 			fv__raw_ring_copy(&sq->ring, p + 4, (const uint8_t *)(uintptr_t)s->addr + at.offset, rest);
 		} else {
 			fv__unit_put(p, fv__data_image(s->length - at.offset, s->lkey, s->addr + at.offset), 0);

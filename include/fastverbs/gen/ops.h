@@ -20,7 +20,7 @@ static inline int fv_rc_init(struct fv_rc *h, struct ibv_qp *ibqp)
 static FV__ALWAYS_INLINE int fv_rc_send(struct fv_rc *h, uint64_t wr_id, unsigned flags,
 					const struct ibv_sge *sge)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -35,7 +35,7 @@ static FV__ALWAYS_INLINE int fv_rc_send(struct fv_rc *h, uint64_t wr_id, unsigne
 static FV__ALWAYS_INLINE int fv_rc_send_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
 					    const struct ibv_sge *sgl, int nsge)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -51,7 +51,7 @@ static FV__ALWAYS_INLINE int fv_rc_send_inline(struct fv_rc *h, uint64_t wr_id, 
 					       const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -70,7 +70,7 @@ static FV__ALWAYS_INLINE int fv_rc_send_inline(struct fv_rc *h, uint64_t wr_id, 
 static FV__ALWAYS_INLINE int fv_rc_send_imm(struct fv_rc *h, uint64_t wr_id, unsigned flags,
 					    const struct ibv_sge *sge, __be32 imm)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -89,7 +89,7 @@ static FV__ALWAYS_INLINE int fv_rc_send_imm(struct fv_rc *h, uint64_t wr_id, uns
 static FV__ALWAYS_INLINE int fv_rc_send_imm_sgl(struct fv_rc *h, uint64_t wr_id, unsigned flags,
 						const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -109,7 +109,7 @@ static FV__ALWAYS_INLINE int fv_rc_send_imm_inline(struct fv_rc *h, uint64_t wr_
 						   const void *data, uint32_t len, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -129,7 +129,7 @@ static FV__ALWAYS_INLINE int fv_rc_send_imm_inline(struct fv_rc *h, uint64_t wr_
 static FV__ALWAYS_INLINE int fv_rc_send_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags,
 					    const struct ibv_sge *sge, uint32_t inv_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -149,7 +149,7 @@ static FV__ALWAYS_INLINE int fv_rc_send_inv_sgl(struct fv_rc *h, uint64_t wr_id,
 						const struct ibv_sge *sgl, int nsge,
 						uint32_t inv_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -170,7 +170,7 @@ static FV__ALWAYS_INLINE int fv_rc_send_inv_inline(struct fv_rc *h, uint64_t wr_
 						   uint32_t inv_rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -187,7 +187,7 @@ static FV__ALWAYS_INLINE int fv_rc_send_inv_inline(struct fv_rc *h, uint64_t wr_
 static FV__ALWAYS_INLINE int fv_rc_write(struct fv_rc *h, uint64_t wr_id, unsigned flags,
 					 const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -206,7 +206,7 @@ static FV__ALWAYS_INLINE int fv_rc_write_sgl(struct fv_rc *h, uint64_t wr_id, un
 					     const struct ibv_sge *sgl, int nsge, uint64_t raddr,
 					     uint32_t rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -226,7 +226,7 @@ static FV__ALWAYS_INLINE int fv_rc_write_inline(struct fv_rc *h, uint64_t wr_id,
 						uint32_t rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -249,7 +249,7 @@ static FV__ALWAYS_INLINE int fv_rc_write_imm(struct fv_rc *h, uint64_t wr_id, un
 					     const struct ibv_sge *sge, uint64_t raddr,
 					     uint32_t rkey, __be32 imm)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -272,7 +272,7 @@ static FV__ALWAYS_INLINE int fv_rc_write_imm_sgl(struct fv_rc *h, uint64_t wr_id
 						 const struct ibv_sge *sgl, int nsge,
 						 uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -296,7 +296,7 @@ static FV__ALWAYS_INLINE int fv_rc_write_imm_inline(struct fv_rc *h, uint64_t wr
 						    uint32_t rkey, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -318,7 +318,7 @@ static FV__ALWAYS_INLINE int fv_rc_write_imm_inline(struct fv_rc *h, uint64_t wr
 static FV__ALWAYS_INLINE int fv_rc_read(struct fv_rc *h, uint64_t wr_id, unsigned flags,
 					const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -340,7 +340,7 @@ static FV__ALWAYS_INLINE int fv_rc_read_sgl(struct fv_rc *h, uint64_t wr_id, uns
 					    const struct ibv_sge *sgl, int nsge, uint64_t raddr,
 					    uint32_t rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -362,7 +362,7 @@ static FV__ALWAYS_INLINE int fv_rc_cas(struct fv_rc *h, uint64_t wr_id, unsigned
 				       const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
 				       uint64_t compare, uint64_t swap)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -386,7 +386,7 @@ static FV__ALWAYS_INLINE int fv_rc_cas_sgl(struct fv_rc *h, uint64_t wr_id, unsi
 					   const struct ibv_sge *sgl, int nsge, uint64_t raddr,
 					   uint32_t rkey, uint64_t compare, uint64_t swap)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -410,7 +410,7 @@ static FV__ALWAYS_INLINE int fv_rc_fadd(struct fv_rc *h, uint64_t wr_id, unsigne
 					const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
 					uint64_t add)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -433,7 +433,7 @@ static FV__ALWAYS_INLINE int fv_rc_fadd_sgl(struct fv_rc *h, uint64_t wr_id, uns
 					    const struct ibv_sge *sgl, int nsge, uint64_t raddr,
 					    uint32_t rkey, uint64_t add)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -454,7 +454,7 @@ static FV__ALWAYS_INLINE int fv_rc_fadd_sgl(struct fv_rc *h, uint64_t wr_id, uns
  */
 static FV__ALWAYS_INLINE int fv_rc_nop(struct fv_rc *h, uint64_t wr_id, unsigned flags)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -471,7 +471,7 @@ static FV__ALWAYS_INLINE int fv_rc_bind_mw(struct fv_rc *h, uint64_t wr_id, unsi
 					   const struct ibv_mw *mw, uint32_t rkey,
 					   const struct ibv_mw_bind_info *bind)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -492,7 +492,7 @@ static FV__ALWAYS_INLINE int fv_rc_bind_mw(struct fv_rc *h, uint64_t wr_id, unsi
 static FV__ALWAYS_INLINE int fv_rc_local_inv(struct fv_rc *h, uint64_t wr_id, unsigned flags,
 					     uint32_t inv_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -516,7 +516,7 @@ static inline int fv_uc_init(struct fv_uc *h, struct ibv_qp *ibqp)
 static FV__ALWAYS_INLINE int fv_uc_send(struct fv_uc *h, uint64_t wr_id, unsigned flags,
 					const struct ibv_sge *sge)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -531,7 +531,7 @@ static FV__ALWAYS_INLINE int fv_uc_send(struct fv_uc *h, uint64_t wr_id, unsigne
 static FV__ALWAYS_INLINE int fv_uc_send_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags,
 					    const struct ibv_sge *sgl, int nsge)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -547,7 +547,7 @@ static FV__ALWAYS_INLINE int fv_uc_send_inline(struct fv_uc *h, uint64_t wr_id, 
 					       const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -566,7 +566,7 @@ static FV__ALWAYS_INLINE int fv_uc_send_inline(struct fv_uc *h, uint64_t wr_id, 
 static FV__ALWAYS_INLINE int fv_uc_send_imm(struct fv_uc *h, uint64_t wr_id, unsigned flags,
 					    const struct ibv_sge *sge, __be32 imm)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -585,7 +585,7 @@ static FV__ALWAYS_INLINE int fv_uc_send_imm(struct fv_uc *h, uint64_t wr_id, uns
 static FV__ALWAYS_INLINE int fv_uc_send_imm_sgl(struct fv_uc *h, uint64_t wr_id, unsigned flags,
 						const struct ibv_sge *sgl, int nsge, __be32 imm)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -605,7 +605,7 @@ static FV__ALWAYS_INLINE int fv_uc_send_imm_inline(struct fv_uc *h, uint64_t wr_
 						   const void *data, uint32_t len, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -625,7 +625,7 @@ static FV__ALWAYS_INLINE int fv_uc_send_imm_inline(struct fv_uc *h, uint64_t wr_
 static FV__ALWAYS_INLINE int fv_uc_send_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags,
 					    const struct ibv_sge *sge, uint32_t inv_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -645,7 +645,7 @@ static FV__ALWAYS_INLINE int fv_uc_send_inv_sgl(struct fv_uc *h, uint64_t wr_id,
 						const struct ibv_sge *sgl, int nsge,
 						uint32_t inv_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -666,7 +666,7 @@ static FV__ALWAYS_INLINE int fv_uc_send_inv_inline(struct fv_uc *h, uint64_t wr_
 						   uint32_t inv_rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -683,7 +683,7 @@ static FV__ALWAYS_INLINE int fv_uc_send_inv_inline(struct fv_uc *h, uint64_t wr_
 static FV__ALWAYS_INLINE int fv_uc_write(struct fv_uc *h, uint64_t wr_id, unsigned flags,
 					 const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -702,7 +702,7 @@ static FV__ALWAYS_INLINE int fv_uc_write_sgl(struct fv_uc *h, uint64_t wr_id, un
 					     const struct ibv_sge *sgl, int nsge, uint64_t raddr,
 					     uint32_t rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -722,7 +722,7 @@ static FV__ALWAYS_INLINE int fv_uc_write_inline(struct fv_uc *h, uint64_t wr_id,
 						uint32_t rkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -745,7 +745,7 @@ static FV__ALWAYS_INLINE int fv_uc_write_imm(struct fv_uc *h, uint64_t wr_id, un
 					     const struct ibv_sge *sge, uint64_t raddr,
 					     uint32_t rkey, __be32 imm)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -768,7 +768,7 @@ static FV__ALWAYS_INLINE int fv_uc_write_imm_sgl(struct fv_uc *h, uint64_t wr_id
 						 const struct ibv_sge *sgl, int nsge,
 						 uint64_t raddr, uint32_t rkey, __be32 imm)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -792,7 +792,7 @@ static FV__ALWAYS_INLINE int fv_uc_write_imm_inline(struct fv_uc *h, uint64_t wr
 						    uint32_t rkey, __be32 imm)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -814,7 +814,7 @@ static FV__ALWAYS_INLINE int fv_uc_write_imm_inline(struct fv_uc *h, uint64_t wr
  */
 static FV__ALWAYS_INLINE int fv_uc_nop(struct fv_uc *h, uint64_t wr_id, unsigned flags)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -831,7 +831,7 @@ static FV__ALWAYS_INLINE int fv_uc_bind_mw(struct fv_uc *h, uint64_t wr_id, unsi
 					   const struct ibv_mw *mw, uint32_t rkey,
 					   const struct ibv_mw_bind_info *bind)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -852,7 +852,7 @@ static FV__ALWAYS_INLINE int fv_uc_bind_mw(struct fv_uc *h, uint64_t wr_id, unsi
 static FV__ALWAYS_INLINE int fv_uc_local_inv(struct fv_uc *h, uint64_t wr_id, unsigned flags,
 					     uint32_t inv_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -877,7 +877,7 @@ static FV__ALWAYS_INLINE int fv_ud_send(struct fv_ud *h, uint64_t wr_id, unsigne
 					const struct ibv_sge *sge, const struct fv_ah *ah,
 					uint32_t remote_qpn, uint32_t qkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -898,7 +898,7 @@ static FV__ALWAYS_INLINE int fv_ud_send_sgl(struct fv_ud *h, uint64_t wr_id, uns
 					    const struct fv_ah *ah, uint32_t remote_qpn,
 					    uint32_t qkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -920,7 +920,7 @@ static FV__ALWAYS_INLINE int fv_ud_send_inline(struct fv_ud *h, uint64_t wr_id, 
 					       uint32_t qkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -945,7 +945,7 @@ static FV__ALWAYS_INLINE int fv_ud_send_imm(struct fv_ud *h, uint64_t wr_id, uns
 					    const struct fv_ah *ah, uint32_t remote_qpn,
 					    uint32_t qkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -970,7 +970,7 @@ static FV__ALWAYS_INLINE int fv_ud_send_imm_sgl(struct fv_ud *h, uint64_t wr_id,
 						const struct fv_ah *ah, uint32_t remote_qpn,
 						uint32_t qkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -996,7 +996,7 @@ static FV__ALWAYS_INLINE int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_
 						   uint32_t qkey)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1019,7 +1019,7 @@ static FV__ALWAYS_INLINE int fv_ud_send_imm_inline(struct fv_ud *h, uint64_t wr_
  */
 static FV__ALWAYS_INLINE int fv_ud_nop(struct fv_ud *h, uint64_t wr_id, unsigned flags)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1042,7 +1042,7 @@ static inline int fv_xrc_init(struct fv_xrc *h, struct ibv_qp *ibqp)
 static FV__ALWAYS_INLINE int fv_xrc_send(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
 					 const struct ibv_sge *sge, uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1059,7 +1059,7 @@ static FV__ALWAYS_INLINE int fv_xrc_send_sgl(struct fv_xrc *h, uint64_t wr_id, u
 					     const struct ibv_sge *sgl, int nsge,
 					     uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1077,7 +1077,7 @@ static FV__ALWAYS_INLINE int fv_xrc_send_inline(struct fv_xrc *h, uint64_t wr_id
 						uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1098,7 +1098,7 @@ static FV__ALWAYS_INLINE int fv_xrc_send_imm(struct fv_xrc *h, uint64_t wr_id, u
 					     const struct ibv_sge *sge, __be32 imm,
 					     uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1119,7 +1119,7 @@ static FV__ALWAYS_INLINE int fv_xrc_send_imm_sgl(struct fv_xrc *h, uint64_t wr_i
 						 const struct ibv_sge *sgl, int nsge, __be32 imm,
 						 uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1141,7 +1141,7 @@ static FV__ALWAYS_INLINE int fv_xrc_send_imm_inline(struct fv_xrc *h, uint64_t w
 						    __be32 imm, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1163,7 +1163,7 @@ static FV__ALWAYS_INLINE int fv_xrc_send_inv(struct fv_xrc *h, uint64_t wr_id, u
 					     const struct ibv_sge *sge, uint32_t inv_rkey,
 					     uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1184,7 +1184,7 @@ static FV__ALWAYS_INLINE int fv_xrc_send_inv_sgl(struct fv_xrc *h, uint64_t wr_i
 						 const struct ibv_sge *sgl, int nsge,
 						 uint32_t inv_rkey, uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1206,7 +1206,7 @@ static FV__ALWAYS_INLINE int fv_xrc_send_inv_inline(struct fv_xrc *h, uint64_t w
 						    uint32_t inv_rkey, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1225,7 +1225,7 @@ static FV__ALWAYS_INLINE int fv_xrc_write(struct fv_xrc *h, uint64_t wr_id, unsi
 					  const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
 					  uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1248,7 +1248,7 @@ static FV__ALWAYS_INLINE int fv_xrc_write_sgl(struct fv_xrc *h, uint64_t wr_id, 
 					      const struct ibv_sge *sgl, int nsge, uint64_t raddr,
 					      uint32_t rkey, uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1272,7 +1272,7 @@ static FV__ALWAYS_INLINE int fv_xrc_write_inline(struct fv_xrc *h, uint64_t wr_i
 						 uint32_t rkey, uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1296,7 +1296,7 @@ static FV__ALWAYS_INLINE int fv_xrc_write_imm(struct fv_xrc *h, uint64_t wr_id, 
 					      const struct ibv_sge *sge, uint64_t raddr,
 					      uint32_t rkey, __be32 imm, uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1321,7 +1321,7 @@ static FV__ALWAYS_INLINE int fv_xrc_write_imm_sgl(struct fv_xrc *h, uint64_t wr_
 						  uint64_t raddr, uint32_t rkey, __be32 imm,
 						  uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1347,7 +1347,7 @@ static FV__ALWAYS_INLINE int fv_xrc_write_imm_inline(struct fv_xrc *h, uint64_t 
 						     uint32_t remote_srqn)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1372,7 +1372,7 @@ static FV__ALWAYS_INLINE int fv_xrc_read(struct fv_xrc *h, uint64_t wr_id, unsig
 					 const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
 					 uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1395,7 +1395,7 @@ static FV__ALWAYS_INLINE int fv_xrc_read_sgl(struct fv_xrc *h, uint64_t wr_id, u
 					     const struct ibv_sge *sgl, int nsge, uint64_t raddr,
 					     uint32_t rkey, uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1418,7 +1418,7 @@ static FV__ALWAYS_INLINE int fv_xrc_cas(struct fv_xrc *h, uint64_t wr_id, unsign
 					const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
 					uint64_t compare, uint64_t swap, uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1444,7 +1444,7 @@ static FV__ALWAYS_INLINE int fv_xrc_cas_sgl(struct fv_xrc *h, uint64_t wr_id, un
 					    uint32_t rkey, uint64_t compare, uint64_t swap,
 					    uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1469,7 +1469,7 @@ static FV__ALWAYS_INLINE int fv_xrc_fadd(struct fv_xrc *h, uint64_t wr_id, unsig
 					 const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
 					 uint64_t add, uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1493,7 +1493,7 @@ static FV__ALWAYS_INLINE int fv_xrc_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, u
 					     const struct ibv_sge *sgl, int nsge, uint64_t raddr,
 					     uint32_t rkey, uint64_t add, uint32_t remote_srqn)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1515,7 +1515,7 @@ static FV__ALWAYS_INLINE int fv_xrc_fadd_sgl(struct fv_xrc *h, uint64_t wr_id, u
  */
 static FV__ALWAYS_INLINE int fv_xrc_nop(struct fv_xrc *h, uint64_t wr_id, unsigned flags)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1532,7 +1532,7 @@ static FV__ALWAYS_INLINE int fv_xrc_bind_mw(struct fv_xrc *h, uint64_t wr_id, un
 					    const struct ibv_mw *mw, uint32_t rkey,
 					    const struct ibv_mw_bind_info *bind)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1553,7 +1553,7 @@ static FV__ALWAYS_INLINE int fv_xrc_bind_mw(struct fv_xrc *h, uint64_t wr_id, un
 static FV__ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, unsigned flags,
 					      uint32_t inv_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1571,7 +1571,7 @@ static FV__ALWAYS_INLINE int fv_xrc_local_inv(struct fv_xrc *h, uint64_t wr_id, 
 static FV__ALWAYS_INLINE int fv_raw_send(struct fv_raw *h, uint64_t wr_id, unsigned flags,
 					 const struct ibv_sge *sge)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1586,7 +1586,7 @@ static FV__ALWAYS_INLINE int fv_raw_send(struct fv_raw *h, uint64_t wr_id, unsig
 static FV__ALWAYS_INLINE int fv_raw_send_sgl(struct fv_raw *h, uint64_t wr_id, unsigned flags,
 					     const struct ibv_sge *sgl, int nsge)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1602,7 +1602,7 @@ static FV__ALWAYS_INLINE int fv_raw_send_inline(struct fv_raw *h, uint64_t wr_id
 						const void *data, uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1622,7 +1622,7 @@ static FV__ALWAYS_INLINE int fv_raw_send_tso(struct fv_raw *h, uint64_t wr_id, u
 					     const void *hdr, uint16_t hdr_sz, uint16_t mss,
 					     const struct ibv_sge *sge)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1645,7 +1645,7 @@ static FV__ALWAYS_INLINE int fv_raw_send_tso_sgl(struct fv_raw *h, uint64_t wr_i
 						 const void *hdr, uint16_t hdr_sz, uint16_t mss,
 						 const struct ibv_sge *sgl, int nsge)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1670,7 +1670,7 @@ static FV__ALWAYS_INLINE int fv_raw_send_tso_inline(struct fv_raw *h, uint64_t w
 						    uint32_t len)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1701,7 +1701,7 @@ static FV__ALWAYS_INLINE int fv_dci_send(struct fv_dci *h, uint64_t wr_id, unsig
 					 const struct ibv_sge *sge, const struct fv_ah *ah,
 					 uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1721,7 +1721,7 @@ static FV__ALWAYS_INLINE int fv_dci_send_sgl(struct fv_dci *h, uint64_t wr_id, u
 					     const struct ibv_sge *sgl, int nsge,
 					     const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1743,7 +1743,7 @@ static FV__ALWAYS_INLINE int fv_dci_send_inline(struct fv_dci *h, uint64_t wr_id
 						uint64_t dc_key)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1767,7 +1767,7 @@ static FV__ALWAYS_INLINE int fv_dci_send_imm(struct fv_dci *h, uint64_t wr_id, u
 					     const struct ibv_sge *sge, __be32 imm,
 					     const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1792,7 +1792,7 @@ static FV__ALWAYS_INLINE int fv_dci_send_imm_sgl(struct fv_dci *h, uint64_t wr_i
 						 const struct fv_ah *ah, uint32_t dctn,
 						 uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1818,7 +1818,7 @@ static FV__ALWAYS_INLINE int fv_dci_send_imm_inline(struct fv_dci *h, uint64_t w
 						    uint32_t dctn, uint64_t dc_key)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1843,7 +1843,7 @@ static FV__ALWAYS_INLINE int fv_dci_send_inv(struct fv_dci *h, uint64_t wr_id, u
 					     const struct ibv_sge *sge, uint32_t inv_rkey,
 					     const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1868,7 +1868,7 @@ static FV__ALWAYS_INLINE int fv_dci_send_inv_sgl(struct fv_dci *h, uint64_t wr_i
 						 uint32_t inv_rkey, const struct fv_ah *ah,
 						 uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1894,7 +1894,7 @@ static FV__ALWAYS_INLINE int fv_dci_send_inv_inline(struct fv_dci *h, uint64_t w
 						    uint32_t dctn, uint64_t dc_key)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1916,7 +1916,7 @@ static FV__ALWAYS_INLINE int fv_dci_write(struct fv_dci *h, uint64_t wr_id, unsi
 					  const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
 					  const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1942,7 +1942,7 @@ static FV__ALWAYS_INLINE int fv_dci_write_sgl(struct fv_dci *h, uint64_t wr_id, 
 					      uint32_t rkey, const struct fv_ah *ah, uint32_t dctn,
 					      uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1969,7 +1969,7 @@ static FV__ALWAYS_INLINE int fv_dci_write_inline(struct fv_dci *h, uint64_t wr_i
 						 uint32_t dctn, uint64_t dc_key)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -1997,7 +1997,7 @@ static FV__ALWAYS_INLINE int fv_dci_write_imm(struct fv_dci *h, uint64_t wr_id, 
 					      uint32_t rkey, __be32 imm, const struct fv_ah *ah,
 					      uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -2026,7 +2026,7 @@ static FV__ALWAYS_INLINE int fv_dci_write_imm_sgl(struct fv_dci *h, uint64_t wr_
 						  const struct fv_ah *ah, uint32_t dctn,
 						  uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -2056,7 +2056,7 @@ static FV__ALWAYS_INLINE int fv_dci_write_imm_inline(struct fv_dci *h, uint64_t 
 						     uint64_t dc_key)
 {
 	struct ibv_sge d = { (uintptr_t)data, len, 0 };
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -2084,7 +2084,7 @@ static FV__ALWAYS_INLINE int fv_dci_read(struct fv_dci *h, uint64_t wr_id, unsig
 					 const struct ibv_sge *sge, uint64_t raddr, uint32_t rkey,
 					 const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -2111,7 +2111,7 @@ static FV__ALWAYS_INLINE int fv_dci_read_sgl(struct fv_dci *h, uint64_t wr_id, u
 					     uint32_t rkey, const struct fv_ah *ah, uint32_t dctn,
 					     uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -2138,7 +2138,7 @@ static FV__ALWAYS_INLINE int fv_dci_cas(struct fv_dci *h, uint64_t wr_id, unsign
 					uint64_t compare, uint64_t swap, const struct fv_ah *ah,
 					uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -2167,7 +2167,7 @@ static FV__ALWAYS_INLINE int fv_dci_cas_sgl(struct fv_dci *h, uint64_t wr_id, un
 					    uint32_t rkey, uint64_t compare, uint64_t swap,
 					    const struct fv_ah *ah, uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -2196,7 +2196,7 @@ static FV__ALWAYS_INLINE int fv_dci_fadd(struct fv_dci *h, uint64_t wr_id, unsig
 					 uint64_t add, const struct fv_ah *ah, uint32_t dctn,
 					 uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -2224,7 +2224,7 @@ static FV__ALWAYS_INLINE int fv_dci_fadd_sgl(struct fv_dci *h, uint64_t wr_id, u
 					     uint32_t rkey, uint64_t add, const struct fv_ah *ah,
 					     uint32_t dctn, uint64_t dc_key)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -2249,7 +2249,7 @@ static FV__ALWAYS_INLINE int fv_dci_fadd_sgl(struct fv_dci *h, uint64_t wr_id, u
  */
 static FV__ALWAYS_INLINE int fv_dci_nop(struct fv_dci *h, uint64_t wr_id, unsigned flags)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -2266,7 +2266,7 @@ static FV__ALWAYS_INLINE int fv_dci_bind_mw(struct fv_dci *h, uint64_t wr_id, un
 					    const struct ibv_mw *mw, uint32_t rkey,
 					    const struct ibv_mw_bind_info *bind)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;
@@ -2287,7 +2287,7 @@ static FV__ALWAYS_INLINE int fv_dci_bind_mw(struct fv_dci *h, uint64_t wr_id, un
 static FV__ALWAYS_INLINE int fv_dci_local_inv(struct fv_dci *h, uint64_t wr_id, unsigned flags,
 					      uint32_t inv_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = wr_id;
 	r.flags = flags;

@@ -15,12 +15,12 @@ FV__EXTERN_C_BEGIN
  * What fv__post_send_one checks a WR against (payload: ops.def's column as an enum
  * fv__payload; SGL ones refuse IBV_SEND_INLINE); the conversions below build the rest.
  */
-struct fv_op_info {
+struct fv__op_info {
 	uint8_t allowed, payload;
 };
 
 /* What fv_post_send allows per (QP type, ibv_wr_opcode); zero rows are refused. */
-static const struct fv_op_info fv_op_table[FV__QPT_COUNT][FV__WR_OPCODE_SLOTS] = {
+static const struct fv__op_info fv__op_table[FV__QPT_COUNT][FV__WR_OPCODE_SLOTS] = {
 	{	/* FV_QPT_RC */
 		{ 1, FV__PL_DATA },	/* IBV_WR_RDMA_WRITE */
 		{ 1, FV__PL_DATA },	/* IBV_WR_RDMA_WRITE_WITH_IMM */
@@ -130,29 +130,29 @@ static const struct fv_op_info fv_op_table[FV__QPT_COUNT][FV__WR_OPCODE_SLOTS] =
 		{ 0, 0 },
 	},
 };
-static_assert(FV_QPT_RC == 0, "fv_op_table row");
-static_assert(FV_QPT_UC == 1, "fv_op_table row");
-static_assert(FV_QPT_UD == 2, "fv_op_table row");
-static_assert(FV_QPT_XRC == 3, "fv_op_table row");
-static_assert(FV_QPT_RAW == 4, "fv_op_table row");
-static_assert(FV_QPT_DCI == 5, "fv_op_table row");
-static_assert(IBV_WR_SEND == 2, "fv_op_table slot");
-static_assert(IBV_WR_SEND_WITH_IMM == 3, "fv_op_table slot");
-static_assert(IBV_WR_SEND_WITH_INV == 9, "fv_op_table slot");
-static_assert(IBV_WR_RDMA_WRITE == 0, "fv_op_table slot");
-static_assert(IBV_WR_RDMA_WRITE_WITH_IMM == 1, "fv_op_table slot");
-static_assert(IBV_WR_RDMA_READ == 4, "fv_op_table slot");
-static_assert(IBV_WR_ATOMIC_CMP_AND_SWP == 5, "fv_op_table slot");
-static_assert(IBV_WR_ATOMIC_FETCH_AND_ADD == 6, "fv_op_table slot");
-static_assert(IBV_WR_BIND_MW == 8, "fv_op_table slot");
-static_assert(IBV_WR_TSO == 10, "fv_op_table slot");
-static_assert(IBV_WR_LOCAL_INV == 7, "fv_op_table slot");
+static_assert(FV_QPT_RC == 0, "fv__op_table row");
+static_assert(FV_QPT_UC == 1, "fv__op_table row");
+static_assert(FV_QPT_UD == 2, "fv__op_table row");
+static_assert(FV_QPT_XRC == 3, "fv__op_table row");
+static_assert(FV_QPT_RAW == 4, "fv__op_table row");
+static_assert(FV_QPT_DCI == 5, "fv__op_table row");
+static_assert(IBV_WR_SEND == 2, "fv__op_table slot");
+static_assert(IBV_WR_SEND_WITH_IMM == 3, "fv__op_table slot");
+static_assert(IBV_WR_SEND_WITH_INV == 9, "fv__op_table slot");
+static_assert(IBV_WR_RDMA_WRITE == 0, "fv__op_table slot");
+static_assert(IBV_WR_RDMA_WRITE_WITH_IMM == 1, "fv__op_table slot");
+static_assert(IBV_WR_RDMA_READ == 4, "fv__op_table slot");
+static_assert(IBV_WR_ATOMIC_CMP_AND_SWP == 5, "fv__op_table slot");
+static_assert(IBV_WR_ATOMIC_FETCH_AND_ADD == 6, "fv__op_table slot");
+static_assert(IBV_WR_BIND_MW == 8, "fv__op_table slot");
+static_assert(IBV_WR_TSO == 10, "fv__op_table slot");
+static_assert(IBV_WR_LOCAL_INV == 7, "fv__op_table slot");
 
 /*
  * fv__send_wr_send: the request of an SEND WR but its destination, as
  * fv_<qpt>_send builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_send(struct fv_req *r, const struct ibv_send_wr *wr,
+static FV__ALWAYS_INLINE void fv__send_wr_send(struct fv__req *r, const struct ibv_send_wr *wr,
 					       unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id;
@@ -168,7 +168,7 @@ static FV__ALWAYS_INLINE void fv__send_wr_send(struct fv_req *r, const struct ib
  * fv__send_wr_send_imm: the request of an SEND_WITH_IMM WR but its destination, as
  * fv_<qpt>_send_imm builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_send_imm(struct fv_req *r, const struct ibv_send_wr *wr,
+static FV__ALWAYS_INLINE void fv__send_wr_send_imm(struct fv__req *r, const struct ibv_send_wr *wr,
 						   unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id;
@@ -185,7 +185,7 @@ static FV__ALWAYS_INLINE void fv__send_wr_send_imm(struct fv_req *r, const struc
  * fv__send_wr_send_inv: the request of an SEND_WITH_INV WR but its destination, as
  * fv_<qpt>_send_inv builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_send_inv(struct fv_req *r, const struct ibv_send_wr *wr,
+static FV__ALWAYS_INLINE void fv__send_wr_send_inv(struct fv__req *r, const struct ibv_send_wr *wr,
 						   unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id;
@@ -202,7 +202,7 @@ static FV__ALWAYS_INLINE void fv__send_wr_send_inv(struct fv_req *r, const struc
  * fv__send_wr_write: the request of an RDMA_WRITE WR but its destination, as
  * fv_<qpt>_write builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_write(struct fv_req *r, const struct ibv_send_wr *wr,
+static FV__ALWAYS_INLINE void fv__send_wr_write(struct fv__req *r, const struct ibv_send_wr *wr,
 						unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id;
@@ -221,7 +221,7 @@ static FV__ALWAYS_INLINE void fv__send_wr_write(struct fv_req *r, const struct i
  * fv__send_wr_write_imm: the request of an RDMA_WRITE_WITH_IMM WR but its destination, as
  * fv_<qpt>_write_imm builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_write_imm(struct fv_req *r, const struct ibv_send_wr *wr,
+static FV__ALWAYS_INLINE void fv__send_wr_write_imm(struct fv__req *r, const struct ibv_send_wr *wr,
 						    unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id;
@@ -241,7 +241,7 @@ static FV__ALWAYS_INLINE void fv__send_wr_write_imm(struct fv_req *r, const stru
  * fv__send_wr_read: the request of an RDMA_READ WR but its destination, as
  * fv_<qpt>_read builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_read(struct fv_req *r, const struct ibv_send_wr *wr,
+static FV__ALWAYS_INLINE void fv__send_wr_read(struct fv__req *r, const struct ibv_send_wr *wr,
 					       unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id;
@@ -260,7 +260,7 @@ static FV__ALWAYS_INLINE void fv__send_wr_read(struct fv_req *r, const struct ib
  * fv__send_wr_cas: the request of an ATOMIC_CMP_AND_SWP WR but its destination, as
  * fv_<qpt>_cas builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_cas(struct fv_req *r, const struct ibv_send_wr *wr,
+static FV__ALWAYS_INLINE void fv__send_wr_cas(struct fv__req *r, const struct ibv_send_wr *wr,
 					      unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id;
@@ -281,7 +281,7 @@ static FV__ALWAYS_INLINE void fv__send_wr_cas(struct fv_req *r, const struct ibv
  * fv__send_wr_fadd: the request of an ATOMIC_FETCH_AND_ADD WR but its destination, as
  * fv_<qpt>_fadd builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_fadd(struct fv_req *r, const struct ibv_send_wr *wr,
+static FV__ALWAYS_INLINE void fv__send_wr_fadd(struct fv__req *r, const struct ibv_send_wr *wr,
 					       unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id;
@@ -301,7 +301,7 @@ static FV__ALWAYS_INLINE void fv__send_wr_fadd(struct fv_req *r, const struct ib
  * fv__send_wr_bind_mw: the request of an BIND_MW WR but its destination, as
  * fv_<qpt>_bind_mw builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_bind_mw(struct fv_req *r, const struct ibv_send_wr *wr,
+static FV__ALWAYS_INLINE void fv__send_wr_bind_mw(struct fv__req *r, const struct ibv_send_wr *wr,
 						  unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id;
@@ -322,7 +322,7 @@ static FV__ALWAYS_INLINE void fv__send_wr_bind_mw(struct fv_req *r, const struct
  * fv__send_wr_send_tso: the request of an TSO WR but its destination, as
  * fv_<qpt>_send_tso builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_send_tso(struct fv_req *r, const struct ibv_send_wr *wr,
+static FV__ALWAYS_INLINE void fv__send_wr_send_tso(struct fv__req *r, const struct ibv_send_wr *wr,
 						   unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id;
@@ -342,7 +342,7 @@ static FV__ALWAYS_INLINE void fv__send_wr_send_tso(struct fv_req *r, const struc
  * fv__send_wr_local_inv: the request of an LOCAL_INV WR but its destination, as
  * fv_<qpt>_local_inv builds it: fm_ce_se flags, its first nsge SGEs.
  */
-static FV__ALWAYS_INLINE void fv__send_wr_local_inv(struct fv_req *r, const struct ibv_send_wr *wr,
+static FV__ALWAYS_INLINE void fv__send_wr_local_inv(struct fv__req *r, const struct ibv_send_wr *wr,
 						    unsigned flags, int nsge)
 {
 	r->wr_id = wr->wr_id;
@@ -359,7 +359,7 @@ static FV__ALWAYS_INLINE void fv__send_wr_local_inv(struct fv_req *r, const stru
 
 /* The destination of a WR on a QP of type qpt; av: its ibv_ah's (fv__qp_av), where qpt has one. */
 static FV__ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const struct ibv_send_wr *wr,
-					    const struct mlx5_wqe_av *av, struct fv_req *r)
+					    const struct mlx5_wqe_av *av, struct fv__req *r)
 {
 	(void)wr, (void)av, (void)r;
 	switch (qpt) {
@@ -386,7 +386,7 @@ static FV__ALWAYS_INLINE void fv__send_wr_dest(const enum fv_qpt qpt, const stru
  */
 static FV__ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_send_wr *wr,
 					     unsigned flags,
-					  int nsge, struct fv_req *r)
+					  int nsge, struct fv__req *r)
 {
 	const struct mlx5_wqe_av *av;
 
@@ -457,7 +457,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
@@ -466,7 +466,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
@@ -475,7 +475,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
@@ -484,7 +484,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
@@ -493,7 +493,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
@@ -504,7 +504,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR, wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_read(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, false);
@@ -516,7 +516,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 					 wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_cas(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, false);
@@ -528,7 +528,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 					 wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_fadd(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, false);
@@ -542,7 +542,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
@@ -551,7 +551,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
@@ -560,7 +560,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
@@ -569,7 +569,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
@@ -578,7 +578,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
 				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
@@ -596,7 +596,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_UD, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
@@ -608,7 +608,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_UD, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
@@ -624,7 +624,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_send(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -634,7 +634,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -644,7 +644,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_send_inv(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -654,7 +654,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_write(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -664,7 +664,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR, wr->sg_list, inl))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_write_imm(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -676,7 +676,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR, wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_read(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -689,7 +689,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 					 wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_cas(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
@@ -702,7 +702,7 @@ static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp 
 					 wr->sg_list, false))
 				return -1;
 			{
-				struct fv_req r = FV__ZERO_INIT;
+				struct fv__req r = FV__ZERO_INIT;
 
 				fv__send_wr_fadd(&r, wr, flags, 1);
 				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);

@@ -24,7 +24,7 @@ static inline struct fv_qp *fv__rc_wr_qp(struct fv_rc *h)
 /* fv_wr_send for RC handles: open a WQE, SEND. */
 static FV__ALWAYS_INLINE void fv__rc_wr_send(struct fv_rc *h)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
 	fv__wr_open(&h->qp, FV_QPT_RC, &r);
@@ -33,7 +33,7 @@ static FV__ALWAYS_INLINE void fv__rc_wr_send(struct fv_rc *h)
 /* fv_wr_send_imm for RC handles: open a WQE, SEND with immediate data. */
 static FV__ALWAYS_INLINE void fv__rc_wr_send_imm(struct fv_rc *h, __be32 imm_data)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM;
 	r.imm = imm_data;
@@ -43,7 +43,7 @@ static FV__ALWAYS_INLINE void fv__rc_wr_send_imm(struct fv_rc *h, __be32 imm_dat
 /* fv_wr_send_inv for RC handles: open a WQE, SEND that invalidates a remote rkey. */
 static FV__ALWAYS_INLINE void fv__rc_wr_send_inv(struct fv_rc *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_INVAL;
 	r.imm = htobe32(invalidate_rkey);
@@ -54,7 +54,7 @@ static FV__ALWAYS_INLINE void fv__rc_wr_send_inv(struct fv_rc *h, uint32_t inval
 static FV__ALWAYS_INLINE void fv__rc_wr_rdma_write(struct fv_rc *h, uint32_t rkey,
 						   uint64_t remote_addr)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE;
 	r.segs = FV__SEG_RADDR;
@@ -67,7 +67,7 @@ static FV__ALWAYS_INLINE void fv__rc_wr_rdma_write(struct fv_rc *h, uint32_t rke
 static FV__ALWAYS_INLINE void fv__rc_wr_rdma_write_imm(struct fv_rc *h, uint32_t rkey,
 						       uint64_t remote_addr, __be32 imm_data)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
 	r.segs = FV__SEG_RADDR;
@@ -81,7 +81,7 @@ static FV__ALWAYS_INLINE void fv__rc_wr_rdma_write_imm(struct fv_rc *h, uint32_t
 static FV__ALWAYS_INLINE void fv__rc_wr_rdma_read(struct fv_rc *h, uint32_t rkey,
 						  uint64_t remote_addr)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_READ;
 	r.segs = FV__SEG_RADDR;
@@ -98,7 +98,7 @@ static FV__ALWAYS_INLINE void fv__rc_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t
 						       uint64_t remote_addr, uint64_t compare,
 						       uint64_t swap)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_CS;
 	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
@@ -116,7 +116,7 @@ static FV__ALWAYS_INLINE void fv__rc_wr_atomic_cmp_swp(struct fv_rc *h, uint32_t
 static FV__ALWAYS_INLINE void fv__rc_wr_atomic_fetch_add(struct fv_rc *h, uint32_t rkey,
 							 uint64_t remote_addr, uint64_t add)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_FA;
 	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
@@ -133,7 +133,7 @@ static FV__ALWAYS_INLINE void fv__rc_wr_atomic_fetch_add(struct fv_rc *h, uint32
 static FV__ALWAYS_INLINE void fv__rc_wr_bind_mw(struct fv_rc *h, struct ibv_mw *mw, uint32_t rkey,
 						const struct ibv_mw_bind_info *bind_info)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR;
 	r.segs = FV__SEG_UMR;
@@ -150,7 +150,7 @@ static FV__ALWAYS_INLINE void fv__rc_wr_bind_mw(struct fv_rc *h, struct ibv_mw *
  */
 static FV__ALWAYS_INLINE void fv__rc_wr_local_inv(struct fv_rc *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR;
 	r.segs = FV__SEG_UMR;
@@ -197,7 +197,7 @@ static inline struct fv_qp *fv__uc_wr_qp(struct fv_uc *h)
 /* fv_wr_send for UC handles: open a WQE, SEND. */
 static FV__ALWAYS_INLINE void fv__uc_wr_send(struct fv_uc *h)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
 	fv__wr_open(&h->qp, FV_QPT_UC, &r);
@@ -206,7 +206,7 @@ static FV__ALWAYS_INLINE void fv__uc_wr_send(struct fv_uc *h)
 /* fv_wr_send_imm for UC handles: open a WQE, SEND with immediate data. */
 static FV__ALWAYS_INLINE void fv__uc_wr_send_imm(struct fv_uc *h, __be32 imm_data)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM;
 	r.imm = imm_data;
@@ -216,7 +216,7 @@ static FV__ALWAYS_INLINE void fv__uc_wr_send_imm(struct fv_uc *h, __be32 imm_dat
 /* fv_wr_send_inv for UC handles: open a WQE, SEND that invalidates a remote rkey. */
 static FV__ALWAYS_INLINE void fv__uc_wr_send_inv(struct fv_uc *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_INVAL;
 	r.imm = htobe32(invalidate_rkey);
@@ -227,7 +227,7 @@ static FV__ALWAYS_INLINE void fv__uc_wr_send_inv(struct fv_uc *h, uint32_t inval
 static FV__ALWAYS_INLINE void fv__uc_wr_rdma_write(struct fv_uc *h, uint32_t rkey,
 						   uint64_t remote_addr)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE;
 	r.segs = FV__SEG_RADDR;
@@ -240,7 +240,7 @@ static FV__ALWAYS_INLINE void fv__uc_wr_rdma_write(struct fv_uc *h, uint32_t rke
 static FV__ALWAYS_INLINE void fv__uc_wr_rdma_write_imm(struct fv_uc *h, uint32_t rkey,
 						       uint64_t remote_addr, __be32 imm_data)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
 	r.segs = FV__SEG_RADDR;
@@ -257,7 +257,7 @@ static FV__ALWAYS_INLINE void fv__uc_wr_rdma_write_imm(struct fv_uc *h, uint32_t
 static FV__ALWAYS_INLINE void fv__uc_wr_bind_mw(struct fv_uc *h, struct ibv_mw *mw, uint32_t rkey,
 						const struct ibv_mw_bind_info *bind_info)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR;
 	r.segs = FV__SEG_UMR;
@@ -274,7 +274,7 @@ static FV__ALWAYS_INLINE void fv__uc_wr_bind_mw(struct fv_uc *h, struct ibv_mw *
  */
 static FV__ALWAYS_INLINE void fv__uc_wr_local_inv(struct fv_uc *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR;
 	r.segs = FV__SEG_UMR;
@@ -321,7 +321,7 @@ static inline struct fv_qp *fv__ud_wr_qp(struct fv_ud *h)
 /* fv_wr_send for UD handles: open a WQE, SEND. */
 static FV__ALWAYS_INLINE void fv__ud_wr_send(struct fv_ud *h)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
 	fv__wr_open(&h->qp, FV_QPT_UD, &r);
@@ -330,7 +330,7 @@ static FV__ALWAYS_INLINE void fv__ud_wr_send(struct fv_ud *h)
 /* fv_wr_send_imm for UD handles: open a WQE, SEND with immediate data. */
 static FV__ALWAYS_INLINE void fv__ud_wr_send_imm(struct fv_ud *h, __be32 imm_data)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM;
 	r.imm = imm_data;
@@ -385,7 +385,7 @@ static inline struct fv_qp *fv__xrc_wr_qp(struct fv_xrc *h)
 /* fv_wr_send for XRC_SEND handles: open a WQE, SEND. */
 static FV__ALWAYS_INLINE void fv__xrc_wr_send(struct fv_xrc *h)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
 	fv__wr_open(&h->qp, FV_QPT_XRC, &r);
@@ -394,7 +394,7 @@ static FV__ALWAYS_INLINE void fv__xrc_wr_send(struct fv_xrc *h)
 /* fv_wr_send_imm for XRC_SEND handles: open a WQE, SEND with immediate data. */
 static FV__ALWAYS_INLINE void fv__xrc_wr_send_imm(struct fv_xrc *h, __be32 imm_data)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM;
 	r.imm = imm_data;
@@ -404,7 +404,7 @@ static FV__ALWAYS_INLINE void fv__xrc_wr_send_imm(struct fv_xrc *h, __be32 imm_d
 /* fv_wr_send_inv for XRC_SEND handles: open a WQE, SEND that invalidates a remote rkey. */
 static FV__ALWAYS_INLINE void fv__xrc_wr_send_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_INVAL;
 	r.imm = htobe32(invalidate_rkey);
@@ -415,7 +415,7 @@ static FV__ALWAYS_INLINE void fv__xrc_wr_send_inv(struct fv_xrc *h, uint32_t inv
 static FV__ALWAYS_INLINE void fv__xrc_wr_rdma_write(struct fv_xrc *h, uint32_t rkey,
 						    uint64_t remote_addr)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE;
 	r.segs = FV__SEG_RADDR;
@@ -428,7 +428,7 @@ static FV__ALWAYS_INLINE void fv__xrc_wr_rdma_write(struct fv_xrc *h, uint32_t r
 static FV__ALWAYS_INLINE void fv__xrc_wr_rdma_write_imm(struct fv_xrc *h, uint32_t rkey,
 							uint64_t remote_addr, __be32 imm_data)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
 	r.segs = FV__SEG_RADDR;
@@ -442,7 +442,7 @@ static FV__ALWAYS_INLINE void fv__xrc_wr_rdma_write_imm(struct fv_xrc *h, uint32
 static FV__ALWAYS_INLINE void fv__xrc_wr_rdma_read(struct fv_xrc *h, uint32_t rkey,
 						   uint64_t remote_addr)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_READ;
 	r.segs = FV__SEG_RADDR;
@@ -459,7 +459,7 @@ static FV__ALWAYS_INLINE void fv__xrc_wr_atomic_cmp_swp(struct fv_xrc *h, uint32
 							uint64_t remote_addr, uint64_t compare,
 							uint64_t swap)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_CS;
 	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
@@ -477,7 +477,7 @@ static FV__ALWAYS_INLINE void fv__xrc_wr_atomic_cmp_swp(struct fv_xrc *h, uint32
 static FV__ALWAYS_INLINE void fv__xrc_wr_atomic_fetch_add(struct fv_xrc *h, uint32_t rkey,
 							  uint64_t remote_addr, uint64_t add)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_FA;
 	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
@@ -494,7 +494,7 @@ static FV__ALWAYS_INLINE void fv__xrc_wr_atomic_fetch_add(struct fv_xrc *h, uint
 static FV__ALWAYS_INLINE void fv__xrc_wr_bind_mw(struct fv_xrc *h, struct ibv_mw *mw, uint32_t rkey,
 						 const struct ibv_mw_bind_info *bind_info)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR;
 	r.segs = FV__SEG_UMR;
@@ -511,7 +511,7 @@ static FV__ALWAYS_INLINE void fv__xrc_wr_bind_mw(struct fv_xrc *h, struct ibv_mw
  */
 static FV__ALWAYS_INLINE void fv__xrc_wr_local_inv(struct fv_xrc *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR;
 	r.segs = FV__SEG_UMR;
@@ -568,7 +568,7 @@ static inline struct fv_qp *fv__raw_wr_qp(struct fv_raw *h)
 /* fv_wr_send for RAW_PACKET handles: open a WQE, SEND. */
 static FV__ALWAYS_INLINE void fv__raw_wr_send(struct fv_raw *h)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
 	fv__wr_open(&h->qp, FV_QPT_RAW, &r);
@@ -581,7 +581,7 @@ static FV__ALWAYS_INLINE void fv__raw_wr_send(struct fv_raw *h)
 static FV__ALWAYS_INLINE void fv__raw_wr_send_tso(struct fv_raw *h, void *hdr, uint16_t hdr_sz,
 						  uint16_t mss)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_TSO;
 	r.segs = FV__SEG_TSO;
@@ -632,7 +632,7 @@ static inline struct fv_qp *fv__dci_wr_qp(struct fv_dci *h)
 /* fv_wr_send for DRIVER handles: open a WQE, SEND. */
 static FV__ALWAYS_INLINE void fv__dci_wr_send(struct fv_dci *h)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
 	fv__wr_open(&h->qp, FV_QPT_DCI, &r);
@@ -641,7 +641,7 @@ static FV__ALWAYS_INLINE void fv__dci_wr_send(struct fv_dci *h)
 /* fv_wr_send_imm for DRIVER handles: open a WQE, SEND with immediate data. */
 static FV__ALWAYS_INLINE void fv__dci_wr_send_imm(struct fv_dci *h, __be32 imm_data)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM;
 	r.imm = imm_data;
@@ -651,7 +651,7 @@ static FV__ALWAYS_INLINE void fv__dci_wr_send_imm(struct fv_dci *h, __be32 imm_d
 /* fv_wr_send_inv for DRIVER handles: open a WQE, SEND that invalidates a remote rkey. */
 static FV__ALWAYS_INLINE void fv__dci_wr_send_inv(struct fv_dci *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_INVAL;
 	r.imm = htobe32(invalidate_rkey);
@@ -662,7 +662,7 @@ static FV__ALWAYS_INLINE void fv__dci_wr_send_inv(struct fv_dci *h, uint32_t inv
 static FV__ALWAYS_INLINE void fv__dci_wr_rdma_write(struct fv_dci *h, uint32_t rkey,
 						    uint64_t remote_addr)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE;
 	r.segs = FV__SEG_RADDR;
@@ -675,7 +675,7 @@ static FV__ALWAYS_INLINE void fv__dci_wr_rdma_write(struct fv_dci *h, uint32_t r
 static FV__ALWAYS_INLINE void fv__dci_wr_rdma_write_imm(struct fv_dci *h, uint32_t rkey,
 							uint64_t remote_addr, __be32 imm_data)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
 	r.segs = FV__SEG_RADDR;
@@ -689,7 +689,7 @@ static FV__ALWAYS_INLINE void fv__dci_wr_rdma_write_imm(struct fv_dci *h, uint32
 static FV__ALWAYS_INLINE void fv__dci_wr_rdma_read(struct fv_dci *h, uint32_t rkey,
 						   uint64_t remote_addr)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_READ;
 	r.segs = FV__SEG_RADDR;
@@ -706,7 +706,7 @@ static FV__ALWAYS_INLINE void fv__dci_wr_atomic_cmp_swp(struct fv_dci *h, uint32
 							uint64_t remote_addr, uint64_t compare,
 							uint64_t swap)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_CS;
 	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
@@ -724,7 +724,7 @@ static FV__ALWAYS_INLINE void fv__dci_wr_atomic_cmp_swp(struct fv_dci *h, uint32
 static FV__ALWAYS_INLINE void fv__dci_wr_atomic_fetch_add(struct fv_dci *h, uint32_t rkey,
 							  uint64_t remote_addr, uint64_t add)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_FA;
 	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
@@ -741,7 +741,7 @@ static FV__ALWAYS_INLINE void fv__dci_wr_atomic_fetch_add(struct fv_dci *h, uint
 static FV__ALWAYS_INLINE void fv__dci_wr_bind_mw(struct fv_dci *h, struct ibv_mw *mw, uint32_t rkey,
 						 const struct ibv_mw_bind_info *bind_info)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR;
 	r.segs = FV__SEG_UMR;
@@ -758,7 +758,7 @@ static FV__ALWAYS_INLINE void fv__dci_wr_bind_mw(struct fv_dci *h, struct ibv_mw
  */
 static FV__ALWAYS_INLINE void fv__dci_wr_local_inv(struct fv_dci *h, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR;
 	r.segs = FV__SEG_UMR;
@@ -821,7 +821,7 @@ static FV__ALWAYS_INLINE void fv__dci_wr_set_dc_addr_stream(struct fv_dci *h,
 /* fv_wr_send on a struct fv_qp: open a WQE, SEND. */
 static FV__ALWAYS_INLINE void fv__qp_wr_send(struct fv_qp *qp)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND;
 	fv__wr_open_any(qp,
@@ -832,7 +832,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_send(struct fv_qp *qp)
 /* fv_wr_send_imm on a struct fv_qp: open a WQE, SEND with immediate data. */
 static FV__ALWAYS_INLINE void fv__qp_wr_send_imm(struct fv_qp *qp, __be32 imm_data)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_IMM;
 	r.imm = imm_data;
@@ -844,7 +844,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_send_imm(struct fv_qp *qp, __be32 imm_da
 /* fv_wr_send_inv on a struct fv_qp: open a WQE, SEND that invalidates a remote rkey. */
 static FV__ALWAYS_INLINE void fv__qp_wr_send_inv(struct fv_qp *qp, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_SEND_INVAL;
 	r.imm = htobe32(invalidate_rkey);
@@ -857,7 +857,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_send_inv(struct fv_qp *qp, uint32_t inva
 static FV__ALWAYS_INLINE void fv__qp_wr_rdma_write(struct fv_qp *qp, uint32_t rkey,
 						   uint64_t remote_addr)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE;
 	r.segs = FV__SEG_RADDR;
@@ -872,7 +872,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_rdma_write(struct fv_qp *qp, uint32_t rk
 static FV__ALWAYS_INLINE void fv__qp_wr_rdma_write_imm(struct fv_qp *qp, uint32_t rkey,
 						       uint64_t remote_addr, __be32 imm_data)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_WRITE_IMM;
 	r.segs = FV__SEG_RADDR;
@@ -888,7 +888,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_rdma_write_imm(struct fv_qp *qp, uint32_
 static FV__ALWAYS_INLINE void fv__qp_wr_rdma_read(struct fv_qp *qp, uint32_t rkey,
 						  uint64_t remote_addr)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_RDMA_READ;
 	r.segs = FV__SEG_RADDR;
@@ -905,7 +905,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_atomic_cmp_swp(struct fv_qp *qp, uint32_
 						       uint64_t remote_addr, uint64_t compare,
 						       uint64_t swap)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_CS;
 	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
@@ -923,7 +923,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_atomic_cmp_swp(struct fv_qp *qp, uint32_
 static FV__ALWAYS_INLINE void fv__qp_wr_atomic_fetch_add(struct fv_qp *qp, uint32_t rkey,
 							 uint64_t remote_addr, uint64_t add)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_ATOMIC_FA;
 	r.segs = FV__SEG_RADDR | FV__SEG_ATOMIC;
@@ -940,7 +940,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_atomic_fetch_add(struct fv_qp *qp, uint3
 static FV__ALWAYS_INLINE void fv__qp_wr_bind_mw(struct fv_qp *qp, struct ibv_mw *mw, uint32_t rkey,
 						const struct ibv_mw_bind_info *bind_info)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR;
 	r.segs = FV__SEG_UMR;
@@ -960,7 +960,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_bind_mw(struct fv_qp *qp, struct ibv_mw 
 static FV__ALWAYS_INLINE void fv__qp_wr_send_tso(struct fv_qp *qp, void *hdr, uint16_t hdr_sz,
 						 uint16_t mss)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_TSO;
 	r.segs = FV__SEG_TSO;
@@ -976,7 +976,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_send_tso(struct fv_qp *qp, void *hdr, ui
  */
 static FV__ALWAYS_INLINE void fv__qp_wr_local_inv(struct fv_qp *qp, uint32_t invalidate_rkey)
 {
-	struct fv_req r = FV__ZERO_INIT;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.opcode = MLX5_OPCODE_UMR;
 	r.segs = FV__SEG_UMR;
