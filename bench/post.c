@@ -868,7 +868,7 @@ static fn_t *const fns[P_COUNT][OP_COUNT][3] = {
 
 /* ---- setup ---- */
 
-static void floor_open(struct floor *f, const struct fv_sq *sq)
+static void floor_open(struct floor *f, const struct fv__sq *sq)
 {
 	f->buf = sq->ring.buf;
 	f->mask = sq->mask;
@@ -886,7 +886,7 @@ static void floor_open(struct floor *f, const struct fv_sq *sq)
 static void floor_sync(struct lane *l, const struct args *a, enum op op, uint32_t pi0, uint64_t id0, int n, int sig)
 {
 	struct floor *f = lane_floor(l, op);
-	struct fv_sq *sq = op_dc(op) ? &l->fdci.qp.sq : op_ud(op) ? &l->fud.qp.sq : &l->frc.qp.sq;
+	struct fv__sq *sq = op_dc(op) ? &l->fdci.qp.sq : op_ud(op) ? &l->fud.qp.sq : &l->frc.qp.sq;
 	uint32_t nbb = (f->pi - pi0) / (uint32_t)n;
 
 	for (int k = 0; k < n; k++)

@@ -31,11 +31,11 @@
 
 FV__EXTERN_C_BEGIN
 
-/* Setters the open WQE still owes (struct fv_wr_batch.need). */
+/* Setters the open WQE still owes (struct fv__wr_batch.need). */
 enum { FV__WR_NEED_DATA = 1, FV__WR_NEED_DEST = 2 };
 
 /* A zero address vector: the placeholder of a UD WQE built before its destination is set (fv__wr_req). */
-static const struct mlx5_wqe_av fv_wr_no_av = FV__ZERO_INIT;
+static const struct mlx5_wqe_av fv__wr_no_av = FV__ZERO_INIT;
 
 /*
  * wr_flags as the ctrl's flags, computed (FV__SEND_FM), not looked up as fv_post_send does: the
@@ -54,7 +54,7 @@ static inline void fv__wr_fail(struct fv_qp *qp, int err)
 		qp->wr.err = err;
 }
 
-/* The send ring's counters a batch may move, kept by fv_wr_start (struct fv_wr_batch). */
+/* The send ring's counters a batch may move, kept by fv_wr_start (struct fv__wr_batch). */
 #define FV__WR_KEPT(X) X(pi) X(lim) X(last_pi) X(rung_pi) X(sig_pi) X(fence_cache)
 #define FV__WR_KEEP(f)    b->f = sq->f;
 #define FV__WR_RESTORE(f) sq->f = b->f;
@@ -68,8 +68,8 @@ static inline void fv__wr_fail(struct fv_qp *qp, int err)
  */
 static inline void fv__wr_start_qp(struct fv_qp *qp)
 {
-	const struct fv_sq *sq = &qp->sq;
-	struct fv_wr_batch *b = &qp->wr;
+	const struct fv__sq *sq = &qp->sq;
+	struct fv__wr_batch *b = &qp->wr;
 	uint32_t open = 1;
 
 	/* wr_open is the holder's: with locking, read it only once the queue is this thread's */
@@ -104,10 +104,10 @@ static inline void fv__wr_end(struct fv_qp *qp)
  */
 static inline void fv__wr_rollback(struct fv_qp *qp)
 {
-	struct fv_sq *sq = &qp->sq;
-	struct fv_wr_batch *b = &qp->wr;
+	struct fv__sq *sq = &qp->sq;
+	struct fv__wr_batch *b = &qp->wr;
 
-	struct fv_sq_meta stale = FV__ZERO_INIT;
+	struct fv__sq_meta stale = FV__ZERO_INIT;
 
 	stale.end = fv__sq_ci(sq);
 	stale.forced = stale.end - 1;
@@ -162,9 +162,9 @@ static inline void fv__wr_abort_qp(struct fv_qp *qp)
  * its destination too. bad: the QP type does not have this call (fv__wr_open_any), tested
  * with need in one branch.
  */
-static FV__ALWAYS_INLINE void fv__wr_open_if(struct fv_qp *qp, enum fv_qpt qpt, unsigned bad, const struct fv_req *r)
+static FV__ALWAYS_INLINE void fv__wr_open_if(struct fv_qp *qp, enum fv_qpt qpt, unsigned bad, const struct fv__req *r)
 {
-	struct fv_wr_batch *b = &qp->wr;
+	struct fv__wr_batch *b = &qp->wr;
 
 	if (__builtin_expect(b->need | bad, 0))
 		fv__wr_fail(qp, EINVAL);		/* the WQE before lacks a setter, or bad */
@@ -191,7 +191,7 @@ static FV__ALWAYS_INLINE void fv__wr_open_if(struct fv_qp *qp, enum fv_qpt qpt, 
 }
 
 /* A builder on a typed handle: its QP type has the call. */
-static FV__ALWAYS_INLINE void fv__wr_open(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r)
+static FV__ALWAYS_INLINE void fv__wr_open(struct fv_qp *qp, enum fv_qpt qpt, const struct fv__req *r)
 {
 	fv__wr_open_if(qp, qpt, 0, r);
 }
@@ -203,7 +203,7 @@ static FV__ALWAYS_INLINE void fv__wr_open(struct fv_qp *qp, enum fv_qpt qpt, con
  * at fv_wr_complete). So the setter after it sees one state, whatever the QP type, and the
  * compiler keeps the ring's fields in registers across a caller's loop.
  */
-static FV__ALWAYS_INLINE void fv__wr_open_any(struct fv_qp *qp, unsigned allowed, const struct fv_req *r)
+static FV__ALWAYS_INLINE void fv__wr_open_any(struct fv_qp *qp, unsigned allowed, const struct fv__req *r)
 {
 	fv__wr_open_if(qp, qp->qpt, ~allowed >> qp->qpt & 1, r);	/* the man page's table */
 }
@@ -217,7 +217,7 @@ static FV__ALWAYS_INLINE void fv__wr_open_any(struct fv_qp *qp, unsigned allowed
  */
 static FV__ALWAYS_INLINE void fv__wr_touch(const struct fv_qp *qp)
 {
-	const struct fv_sq *sq = &qp->sq;
+	const struct fv__sq *sq = &qp->sq;
 
 	FV__USE("g"(sq->ring.buf), "g"(sq->ring.end), "g"(sq->wr_id), "g"(sq->mask8), "g"(sq->qpn_be));
 	(void)sq;	/* FV_NO_TUNE: no asm */
@@ -229,7 +229,7 @@ static FV__ALWAYS_INLINE void fv__wr_touch(const struct fv_qp *qp)
  * builds it in its builder (ENOMEM: no room; EOPNOTSUPP: a bind longer than 2 GiB), and the
  * next WQE gets the initiator fence (build.h; fv_wr_start's counters keep the fence too).
  */
-static FV__ALWAYS_INLINE void fv__wr_umr(struct fv_qp *qp, enum fv_qpt qpt, struct fv_req *r)
+static FV__ALWAYS_INLINE void fv__wr_umr(struct fv_qp *qp, enum fv_qpt qpt, struct fv__req *r)
 {
 	int err;
 
@@ -249,7 +249,7 @@ static FV__ALWAYS_INLINE void fv__wr_umr(struct fv_qp *qp, enum fv_qpt qpt, stru
  * A memory-window builder on a struct fv_qp: allowed as in fv__wr_open_any. The UMR WQE has
  * no transport segment (no UD address, no XRC SRQ), so one QP type stands for all allowed.
  */
-static FV__ALWAYS_INLINE void fv__wr_umr_any(struct fv_qp *qp, unsigned allowed, struct fv_req *r)
+static FV__ALWAYS_INLINE void fv__wr_umr_any(struct fv_qp *qp, unsigned allowed, struct fv__req *r)
 {
 	if (__builtin_expect(!(allowed >> qp->qpt & 1), 0)) {
 		fv__wr_fail(qp, EINVAL);		/* the man page's table: not on this QP type */
@@ -260,10 +260,10 @@ static FV__ALWAYS_INLINE void fv__wr_umr_any(struct fv_qp *qp, unsigned allowed,
 }
 
 /* The open WQE as a request, without its payload. */
-static FV__ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum fv_qpt qpt)
+static FV__ALWAYS_INLINE struct fv__req fv__wr_req(const struct fv_qp *qp, enum fv_qpt qpt)
 {
-	const struct fv_wr_batch *b = &qp->wr;
-	struct fv_req r = FV__ZERO_INIT;
+	const struct fv__wr_batch *b = &qp->wr;
+	struct fv__req r = FV__ZERO_INIT;
 
 	r.wr_id = b->wr_id;
 	r.flags = b->flags;
@@ -285,14 +285,14 @@ static FV__ALWAYS_INLINE struct fv_req fv__wr_req(const struct fv_qp *qp, enum f
 		r.mss = b->mss;
 	}
 	if (qpt == FV_QPT_UD) {
-		r.av = b->need & FV__WR_NEED_DEST ? &fv_wr_no_av : b->av;	/* no store of it per builder */
+		r.av = b->need & FV__WR_NEED_DEST ? &fv__wr_no_av : b->av;	/* no store of it per builder */
 		r.av_word = true;
 		r.av_w = b->av_w;
 		r.remote_qpn = (uint32_t)(b->av_w >> 32);	/* with the extended-AV bit, which it gets anyway */
 		r.qkey = b->qkey;
 	}
 	if (qpt == FV_QPT_DCI) {	/* as UD, with the access key in place of the Q_Key */
-		r.av = b->need & FV__WR_NEED_DEST ? &fv_wr_no_av : b->av;
+		r.av = b->need & FV__WR_NEED_DEST ? &fv__wr_no_av : b->av;
 		r.av_word = true;
 		r.av_w = b->av_w;
 		r.remote_qpn = (uint32_t)(b->av_w >> 32);
@@ -316,7 +316,7 @@ static inline void fv__wr_dc_stream(struct fv_qp *qp)
  * The payload setter: r is the open WQE with its payload; err a mistake the setter found
  * (ENOMEM: too many SGEs, inline too long). Builds the WQE (ENOMEM: no room in the ring).
  */
-static FV__ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, const struct fv_req *r, int err)
+static FV__ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, const struct fv__req *r, int err)
 {
 	const unsigned need = qp->wr.need;
 
@@ -348,7 +348,7 @@ static FV__ALWAYS_INLINE void fv__wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, u
 					  uint32_t length)
 {
 	struct ibv_sge s = { addr, length, lkey };
-	struct fv_req r = fv__wr_req(qp, qpt);
+	struct fv__req r = fv__wr_req(qp, qpt);
 
 	r.payload = FV__PL_SGL;
 	r.sgl = &s;
@@ -359,7 +359,7 @@ static FV__ALWAYS_INLINE void fv__wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, u
 static FV__ALWAYS_INLINE void fv__wr_sge_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_sge,
 					       const struct ibv_sge *sg_list)
 {
-	struct fv_req r = fv__wr_req(qp, qpt);
+	struct fv__req r = fv__wr_req(qp, qpt);
 
 	r.payload = FV__PL_SGL;
 	r.sgl = sg_list;
@@ -370,7 +370,7 @@ static FV__ALWAYS_INLINE void fv__wr_sge_list_at(struct fv_qp *qp, enum fv_qpt q
 static FV__ALWAYS_INLINE void fv__wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt, const void *addr, size_t length)
 {
 	struct ibv_sge s = { (uintptr_t)addr, (uint32_t)length, 0 };
-	struct fv_req r = fv__wr_req(qp, qpt);
+	struct fv__req r = fv__wr_req(qp, qpt);
 
 	r.payload = FV__PL_INLINE;
 	r.sgl = &s;
@@ -382,7 +382,7 @@ static FV__ALWAYS_INLINE void fv__wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt
 static FV__ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_buf,
 						  const struct ibv_data_buf *buf_list)
 {
-	struct fv_req r = fv__wr_req(qp, qpt);
+	struct fv__req r = fv__wr_req(qp, qpt);
 	size_t total = 0;
 	int err = num_buf > INT_MAX ? ENOMEM : 0;
 
@@ -407,7 +407,7 @@ static FV__ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qp
 static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, const struct mlx5_wqe_av *av,
 					uint64_t av_w, uint32_t qkey, uint32_t srqn, uint64_t dc_key, uint16_t stream)
 {
-	struct fv_wr_batch *o = &qp->wr;
+	struct fv__wr_batch *o = &qp->wr;
 	const unsigned need = qp->wr.need;
 	const bool bad = !(need & FV__WR_NEED_DEST) || ((qpt == FV_QPT_UD || qpt == FV_QPT_DCI) && !av);
 
@@ -429,7 +429,7 @@ static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, con
 		return;
 
 	uint8_t *p = fv__sq_wqe(&qp->sq, qp->sq.last_pi) + FV__DS;
-	struct fv_image u[3];
+	struct fv__image u[3];
 	unsigned n = 1;
 
 	if (qpt == FV_QPT_UD || qpt == FV_QPT_DCI) {
