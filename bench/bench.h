@@ -21,6 +21,7 @@
 #include <sched.h>
 #include <valgrind/callgrind.h>
 #include <infiniband/verbs.h>
+#include <infiniband/mlx5dv.h>
 
 #include "../examples/setup.h"
 #include "../sim/fvsim.h"
@@ -139,6 +140,44 @@ static inline struct ibv_qp *bench_qp(struct bench_dev *d, enum ibv_qp_type type
 	return qp;
 }
 
+static inline void bench_modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, const char *what)
+{
+	int err = ibv_modify_qp(qp, a, mask);
+
+	if (err)
+		bench_fail("ibv_modify_qp (%s): %s", what, strerror(err));
+}
+
+/*
+ * A DCI (srq NULL: send_wr WRs of one SGE; with send_ops, for the ibv_wr_* API) or a DCT on
+ * srq with access key key, made by mlx5dv_create_qp; cq takes both sides' completions.
+ */
+static inline struct ibv_qp *bench_dc_qp(struct bench_dev *d, struct ibv_cq *cq, struct ibv_srq *srq,
+					 uint32_t send_wr, uint64_t send_ops, uint64_t key)
+{
+	struct ibv_qp_init_attr_ex a;
+	struct mlx5dv_qp_init_attr dv;
+	struct ibv_qp *qp;
+
+	memset(&a, 0, sizeof(a));
+	memset(&dv, 0, sizeof(dv));
+	a.qp_type = IBV_QPT_DRIVER;
+	a.comp_mask = IBV_QP_INIT_ATTR_PD | (send_ops ? IBV_QP_INIT_ATTR_SEND_OPS_FLAGS : 0);
+	a.send_ops_flags = send_ops;
+	a.pd = d->pd;
+	a.send_cq = a.recv_cq = cq;
+	a.srq = srq;
+	a.cap.max_send_wr = srq ? 0 : send_wr;
+	a.cap.max_send_sge = srq ? 0 : 1;
+	dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
+	dv.dc_init_attr.dc_type = srq ? MLX5DV_DCTYPE_DCT : MLX5DV_DCTYPE_DCI;
+	dv.dc_init_attr.dct_access_key = key;
+	qp = mlx5dv_create_qp(d->ctx, &a, &dv);
+	if (!qp)
+		bench_fail("mlx5dv_create_qp (%s): %s", srq ? "DCT" : "DCI", strerror(errno));
+	return qp;
+}
+
 /* The path to our own port (hop limit 1 on RoCE). */
 static inline void bench_path(const struct bench_dev *d, struct ibv_ah_attr *a)
 {
@@ -166,6 +205,35 @@ static inline void bench_rc_connect(struct bench_dev *d, struct ibv_qp *qp, uint
 	err = setup_connect(qp, &ah, dqpn, &c, &what);
 	if (err)
 		bench_fail("ibv_modify_qp to %s: %s", what, strerror(err));
+}
+
+/* RESET -> INIT -> RTR for a DCT: remote writes, reads and atomics; RESET -> INIT -> RTR -> RTS for a DCI. */
+static inline void bench_dc_ready(struct bench_dev *d, struct ibv_qp *qp, int dct)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | (dct ? IBV_QP_ACCESS_FLAGS : 0), "INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = d->port.active_mtu;
+	if (dct) {
+		a.min_rnr_timer = 1;
+		bench_path(d, &a.ah_attr);
+		bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU, "DCT RTR");
+		return;
+	}
+	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_PATH_MTU, "DCI RTR");
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			     IBV_QP_MAX_QP_RD_ATOMIC, "DCI RTS");
 }
 
 /* RESET -> INIT -> RTR -> RTS for a UD QP. */

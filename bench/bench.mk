@@ -1,5 +1,6 @@
 # The benchmarks: `make bench` (top Makefile) runs `make -f Makefile -f bench/bench.mk bench-run`.
-# Builds bench/post.c (also as post-ring: loop (e); post-v3, post-ring-v3: -march=x86-64-v3), bench/poll.c,
+# Builds bench/post.c (also as post-ring: loop (e); post-dc: the DC loops; post-v3, post-ring-v3:
+# -march=x86-64-v3), bench/poll.c,
 # bench/recv.c, bench/ucx.c and bench/raw.c with -O2 and no sanitizers (whatever OPT and
 # EXTRA_CFLAGS say), checks for valgrind and gnuplot, and runs bench/run.sh: on a real mlx5
 # device when there is one, otherwise on the software device. Report: stdout and
@@ -7,7 +8,7 @@
 
 BENCH_OUT    := $(B)/bench
 BENCH_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g
-BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/post-ring $(BENCH_OUT)/post-v3 $(BENCH_OUT)/post-ring-v3 \
+BENCH_BINS   := $(BENCH_OUT)/post $(BENCH_OUT)/post-ring $(BENCH_OUT)/post-dc $(BENCH_OUT)/post-v3 $(BENCH_OUT)/post-ring-v3 \
 		$(BENCH_OUT)/post-notune \
 		$(BENCH_OUT)/poll $(BENCH_OUT)/recv $(BENCH_OUT)/ucx $(BENCH_OUT)/raw $(BENCH_OUT)/wakeup
 
@@ -50,6 +51,12 @@ $(BENCH_OUT)/post-ring-clang: bench/post.c bench/bench.h $(HEADERS) sim/fvsim.h 
 $(BENCH_OUT)/post-ring-clang-fields: bench/post.c bench/bench.h $(HEADERS) sim/fvsim.h bench/bench.mk
 	@mkdir -p $(@D)
 	$(CLANG) $(BENCH_CFLAGS) -DBENCH_RING -DBENCH_SGE_FIELDS $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
+
+# The DC loops (BENCH_DC, bench/post.c): a build of their own too, so that their instances change
+# nothing gcc decides for the other loops' code.
+$(BENCH_OUT)/post-dc: bench/post.c bench/bench.h examples/setup.h $(HEADERS) sim/fvsim.h bench/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -DBENCH_DC $(CPPFLAGS) -o $@ $< $(VERBS_LIBS)
 
 # The posting bench built with -DFV_NO_TUNE (include/fastverbs/tune.h: no compiler-specific tuning),
 # counted for the typed, fv_post_send and fv_wr_* paths (bench/run.sh: rows "_notune"): what the

@@ -35,6 +35,16 @@
  * (the list paths fill the WR's entry of the list in the body and post the list at its last
  * WR; the ibv_wr_* / fv_wr_* paths open the batch at its first WR and complete it at its last).
  *
+ * and loop (f), DC, in a build of its own too (BENCH_DC: build/bench/post-dc): adv_write's and
+ * adv_ud_send's WRs on a DCI, each to one of 16 DCTs (address handle, DCT number and access
+ * key picked per WR), with no list paths (ibv_post_send cannot name a DCT; fv_post_send refuses
+ * a DCI); the wr path sets the address with mlx5dv_wr_set_dc_addr, fastverbs' paths with
+ * fv_wr_set_dc_addr or the typed builders' last arguments, the floor stores the DC address
+ * vector itself (access key, DCT number with the extended bit, the AH's AV bytes):
+ *
+ *   dc_write             RDMA_WRITE, 1 SGE, remote address advancing, every 64th signaled
+ *   dc_send              SEND, 1 SGE, every 64th signaled (the DCTs share one SRQ)
+ *
  * Every path posts the same requests on its own QPs.
  *
  * One measured call, m_<path>_<op>_<batch>(), posts ROUND WRs (unsignaled, constant flags 0, in
@@ -62,17 +72,19 @@
 
 enum op {
 	OP_WRITE, OP_WRITE_INL, OP_SEND_INL, OP_READ, OP_FADD, OP_UD_SEND,
-	OP_A_WRITE, OP_A_WRITE_SGE, OP_A_UD_SEND, OP_A_WRITE_INL, OP_E_WRITE, OP_E_UD_SEND, OP_COUNT
+	OP_A_WRITE, OP_A_WRITE_SGE, OP_A_UD_SEND, OP_A_WRITE_INL, OP_E_WRITE, OP_E_UD_SEND,
+	OP_DC_WRITE, OP_DC_SEND, OP_COUNT
 };
 enum path { P_IBV, P_WR, P_FVPS, P_TYPED, P_FVWR, P_FVWRQ, P_FLOOR, P_COUNT };
 
 static const char *const op_name[OP_COUNT] = {
 	"write", "write_inline16", "send_inline16", "read", "fetch_add", "ud_send",
 	"adv_write", "adv_write_sge", "adv_ud_send", "adv_write_inline16", "ring_write", "ring_ud_send",
+	"dc_write", "dc_send",
 };
 static const char *const path_name[P_COUNT] = { "ibv", "wr", "fvps", "typed", "fvwr", "fvwrq", "floor" };
 
-#define NDEST 16		/* UD destinations of adv_ud_send */
+#define NDEST 16		/* UD destinations of adv_ud_send, DCTs of dc_write and dc_send */
 #define SIG_EVERY 64		/* the application-shaped loops signal every 64th WR */
 #define WINDOW 4096		/* ... and advance addresses 64 B per WR within it */
 static const int batches[2] = { 1, 32 };
@@ -89,9 +101,11 @@ struct args {
 	struct ibv_ah *ah;
 	struct fv_ah fah;
 	uint32_t ud_qpn;
-	struct ibv_ah *ahs[NDEST];	/* adv_ud_send's destinations */
+	struct ibv_ah *ahs[NDEST];	/* adv_ud_send's destinations; the DCTs' too */
 	struct fv_ah fahs[NDEST];
 	uint32_t qpns[NDEST];
+	uint32_t dctns[NDEST];		/* the DC loops' DCTs: numbers and access keys */
+	uint64_t dckeys[NDEST];
 };
 
 /*
@@ -108,7 +122,7 @@ struct floor {
 	uintptr_t bf_toggle;
 };
 
-/* One path's QPs: an RC requester connected to its own RC responder, a UD requester. */
+/* One path's QPs: an RC requester connected to its own RC responder, a UD requester, a DCI. */
 struct lane {
 	struct ibv_cq *scq;	/* requester completions; taken over (fcq) on the fastverbs paths */
 	struct fv_cq fcq;
@@ -118,6 +132,11 @@ struct lane {
 	struct fv_ud fud;
 	struct floor flrc, flud;	/* P_FLOOR: frc's and fud's rings, posted by the floor */
 	int fv;			/* polled by fastverbs (and, but for the floor, posted) */
+	struct ibv_qp *dci;	/* the DC loops' DCI (BENCH_DC only), its handles, its floor */
+	struct ibv_qp_ex *dcix;
+	struct mlx5dv_qp_ex *dcidv;	/* P_WR: mlx5dv_wr_set_dc_addr's handle, looked up once */
+	struct fv_dci fdci;
+	struct floor fldc;
 };
 
 struct ctx {
@@ -127,6 +146,8 @@ struct ctx {
 	struct ibv_cq *rcq;	/* responders' receive completions */
 	struct ibv_qp *udt;	/* UD target (no receives: the datagrams are dropped) */
 	struct ibv_qp *udts[NDEST];	/* adv_ud_send's targets, likewise */
+	struct ibv_srq *dsrq;	/* the DCTs' SRQ (dc_send's receives) */
+	struct ibv_qp *dcts[NDEST];
 	struct ibv_recv_wr rwr[ROUND + 1];
 	struct ibv_sge rsge;
 	uint64_t id;
@@ -144,6 +165,12 @@ static inline int op_adv(enum op op)
 static inline int op_ud(enum op op)
 {
 	return op == OP_UD_SEND || op == OP_A_UD_SEND || op == OP_E_UD_SEND;
+}
+
+/* The DC loops: adv_write's and adv_ud_send's WRs on a DCI, each to one of NDEST DCTs. */
+static inline int op_dc(enum op op)
+{
+	return op == OP_DC_WRITE || op == OP_DC_SEND;
 }
 
 /* Loop (e)'s WRs are those of the loop it is named after (vals_of takes either). */
@@ -298,6 +325,9 @@ ALWAYS void body_fvps(struct lane *l, const struct args *a, enum op op, int n, i
 #define AH_fv(a)  (&(a)->fah)
 #define AHS_ibv(a, i) ((a)->ahs[i])
 #define AHS_fv(a, i)  (&(a)->fahs[i])
+/* The DC address of DCT i: libmlx5's setter takes the DCI's mlx5dv_qp_ex, fastverbs' the handle. */
+#define DCADDR_ibv(q, a, i) mlx5dv_wr_set_dc_addr(l->dcidv, (a)->ahs[i], (a)->dctns[i], (a)->dckeys[i])
+#define DCADDR_fv(q, a, i)  fv_wr_set_dc_addr(q, &(a)->fahs[i], (a)->dctns[i], (a)->dckeys[i])
 
 /*
  * P_wr_start, batch x (wr_id, wr_flags, P_wr_<op>, P_wr_set_*), P_wr_complete, where P is ibv
@@ -462,6 +492,18 @@ ALWAYS uint64_t be2x32(uint32_t hi, uint32_t lo)	/* two big-endian words, in mem
 			floor_put(p + 16, src[2], src[3]);                                         \
 			floor_put(p + 32, src[4], src[5]);                                         \
 			p = buf + (size_t)((pi + 1) & mask) * 64;	/* the second block */     \
+		} else if (op_dc(o)) {	/* the DC address: access key, DCT number, the AH's AV */  \
+			const uint64_t *src = (const uint64_t *)&a->fahs[v.dest].av;               \
+                                                                                                   \
+			floor_put(p, htobe64(a->dckeys[v.dest]), (uint64_t)htobe32(a->dctns[v.dest] | \
+				  MLX5_EXTENDED_UD_AV) | (src[1] & 0xffffffff00000000ull));        \
+			floor_put(p + 16, src[2], src[3]);                                         \
+			floor_put(p + 32, src[4], src[5]);                                         \
+			p = buf + (size_t)((pi + 1) & mask) * 64;	/* the second block */     \
+			if (o == OP_DC_WRITE) {                                                    \
+				floor_put(p, htobe64(v.raddr), (uint64_t)htobe32(a->rkey));        \
+				p += 16;                                                           \
+			}                                                                          \
 		} else if (o != OP_SEND_INL) {                                                     \
 			floor_put(p, htobe64(v.raddr), (uint64_t)htobe32(a->rkey));                \
 			p += 16;                                                                   \
@@ -498,19 +540,26 @@ ALWAYS uint64_t be2x32(uint32_t hi, uint32_t lo)	/* two big-endian words, in mem
 		bf = (uint8_t *)((uintptr_t)bf ^ toggle);                                          \
 	} while (0)
 
+/* The floor's view of the queue op posts on. */
+ALWAYS struct floor *lane_floor(struct lane *l, enum op op)
+{
+	return op_dc(op) ? &l->fldc : op_ud(op) ? &l->flud : &l->flrc;
+}
+
 ALWAYS void body_floor(struct lane *l, const struct args *a, enum op op, int n, int batch, int sig, uint64_t id)
 {
-	struct floor *f = op_ud(op) ? &l->flud : &l->flrc;
+	struct floor *f = lane_floor(l, op);
 	uint8_t *const buf = f->buf, *bf = f->bf;
 	const uint32_t mask = f->mask, qpn_be = f->qpn_be;
 	const uintptr_t toggle = f->bf_toggle;
 	volatile __be32 *const dbrec = f->dbrec;
 	uint32_t pi = f->pi;
 	const unsigned opc = op == OP_READ ? MLX5_OPCODE_RDMA_READ : op == OP_FADD ? MLX5_OPCODE_ATOMIC_FA :
-			     op_ud(op) || op == OP_SEND_INL ? MLX5_OPCODE_SEND : MLX5_OPCODE_RDMA_WRITE;
-	/* units: ctrl, [raddr | av(3)], [atomic], data or inline (4 + 16 bytes: 2) */
-	const unsigned ds = 1 + (op_ud(op) ? 3 : op == OP_SEND_INL ? 0 : 1) + (op == OP_FADD) +
-			    (op_inline(op) ? 2 : 1);
+			     op_ud(op) || op == OP_SEND_INL || op == OP_DC_SEND ? MLX5_OPCODE_SEND :
+			     MLX5_OPCODE_RDMA_WRITE;
+	/* units: ctrl, [raddr | av(3) | DC av(3) [raddr]], [atomic], data or inline (4 + 16 bytes: 2) */
+	const unsigned ds = 1 + (op_ud(op) ? 3 : op_dc(op) ? 3 + (op == OP_DC_WRITE) : op == OP_SEND_INL ? 0 : 1) +
+			    (op == OP_FADD) + (op_inline(op) ? 2 : 1);
 	const unsigned nbb = (ds + 3) / 4;
 
 	for (int i = 0; i < n; i += batch) {
@@ -523,6 +572,83 @@ ALWAYS void body_floor(struct lane *l, const struct args *a, enum op op, int n, 
 	f->pi = pi;
 	f->bf = bf;
 }
+
+#ifdef BENCH_DC
+/*
+ * The DC loops, dc_write and dc_send: adv_write's and adv_ud_send's WRs on the DCI, each to one
+ * of NDEST DCTs (address handle, DCT number and access key picked per WR). Bodies of their own,
+ * in a build of their own (BENCH_DC), so that nothing here changes the other loops' code.
+ */
+
+/* The DC address of DCT i: libmlx5's setter takes the DCI's mlx5dv_qp_ex, fastverbs' the handle. */
+#define DCADDR_ibv(q, a, i) mlx5dv_wr_set_dc_addr(l->dcidv, (a)->ahs[i], (a)->dctns[i], (a)->dckeys[i])
+#define DCADDR_fv(q, a, i)  fv_wr_set_dc_addr(q, &(a)->fahs[i], (a)->dctns[i], (a)->dckeys[i])
+
+/* BODY_WR's form on the DCI q (struct ibv_qp_ex *, struct fv_dci * or its struct fv_qp *). */
+#define BODY_WR_DC(P, q)                                                                           \
+	do {                                                                                       \
+		for (int i = 0; i < n; i += batch) {                                               \
+			int err;                                                                   \
+			P##_wr_start(q);                                                           \
+			for (int j = 0; j < batch; j++) {                                          \
+				const struct vals v = vals_of(a, op, id, sig);                     \
+				QX_##P(q)->wr_id = id++;                                           \
+				QX_##P(q)->wr_flags = v.sig ? IBV_SEND_SIGNALED : 0;               \
+				if (op == OP_DC_WRITE)                                             \
+					P##_wr_rdma_write(q, a->rkey, v.raddr);                    \
+				else                                                               \
+					P##_wr_send(q);                                            \
+				DCADDR_##P(q, a, v.dest);                                          \
+				P##_wr_set_sge(q, v.sge.lkey, v.sge.addr, v.sge.length);           \
+			}                                                                          \
+			err = P##_wr_complete(q);                                                  \
+			if (__builtin_expect(err, 0))                                              \
+				bench_fail(#P "_wr_complete (%s): %s", op_name[op], strerror(err)); \
+		}                                                                                  \
+	} while (0)
+
+ALWAYS void body_wr_dc(struct lane *l, const struct args *a, enum op op, int n, int batch, int sig, uint64_t id)
+{
+	BODY_WR_DC(ibv, l->dcix);
+}
+
+ALWAYS void body_fvwr_dc(struct lane *l, const struct args *a, enum op op, int n, int batch, int sig, uint64_t id)
+{
+	BODY_WR_DC(fv, &l->fdci);
+}
+
+ALWAYS void body_fvwrq_dc(struct lane *l, const struct args *a, enum op op, int n, int batch, int sig, uint64_t id)
+{
+	BODY_WR_DC(fv, &l->fdci.qp);
+}
+
+/* The typed builders: fv_write or fv_send on the DCI, the destination last; one fv_ring per batch. */
+ALWAYS void body_typed_dc(struct lane *l, const struct args *a, enum op op, int n, int batch, int sig, uint64_t id)
+{
+	struct fv_dci *dci = &l->fdci;
+	const uint32_t rkey = a->rkey;
+
+	for (int i = 0; i < n; i += batch) {
+		for (int j = 0; j < batch; j++) {
+			const struct vals v = vals_of(a, op, id, sig);
+			const unsigned flags = v.sig ? FV_SIGNALED : 0;
+			const unsigned d = v.dest;
+			int err = op == OP_DC_WRITE ?
+				  fv_write(dci, id++, flags, &v.sge, v.raddr, rkey, &a->fahs[d], a->dctns[d], a->dckeys[d]) :
+				  fv_send(dci, id++, flags, &v.sge, &a->fahs[d], a->dctns[d], a->dckeys[d]);
+
+			if (__builtin_expect(err, 0))
+				bench_fail("typed %s: %s", op_name[op], strerror(err));
+		}
+		fv_ring(dci);
+	}
+}
+
+ALWAYS void body_floor_dc(struct lane *l, const struct args *a, enum op op, int n, int batch, int sig, uint64_t id)
+{
+	body_floor(l, a, op, n, batch, sig, id);
+}
+#endif /* BENCH_DC */
 
 /*
  * Loop (e), ring_write and ring_ud_send: one loop over the WRs, whose body posts one WR (as
@@ -666,6 +792,8 @@ typedef void fn_t(struct lane *, const struct args *, uint64_t);
  */
 #ifdef BENCH_RING
 #define BODY(path) body_##path##_e
+#elif defined(BENCH_DC)
+#define BODY(path) body_##path##_dc
 #else
 #define BODY(path) body_##path
 #endif
@@ -689,6 +817,8 @@ typedef void fn_t(struct lane *, const struct args *, uint64_t);
 
 #ifdef BENCH_RING
 #define PATH_INSTANCES(path) INSTANCES(path, OP_E_WRITE) INSTANCES(path, OP_E_UD_SEND)
+#elif defined(BENCH_DC)
+#define PATH_INSTANCES(path) INSTANCES(path, OP_DC_WRITE) INSTANCES(path, OP_DC_SEND)
 #else
 #define PATH_INSTANCES(path)                                                                       \
 	INSTANCES(path, OP_WRITE) INSTANCES(path, OP_WRITE_INL) INSTANCES(path, OP_SEND_INL)       \
@@ -697,9 +827,16 @@ typedef void fn_t(struct lane *, const struct args *, uint64_t);
 	INSTANCES(path, OP_A_WRITE_INL)
 #endif
 
-PATH_INSTANCES(ibv)
+/* The DC loops have no list paths: ibv_post_send cannot name a DCT, fv_post_send refuses a DCI. */
+#ifdef BENCH_DC
+#define LIST_INSTANCES(path)
+#else
+#define LIST_INSTANCES(path) PATH_INSTANCES(path)
+#endif
+
+LIST_INSTANCES(ibv)
 PATH_INSTANCES(wr)
-PATH_INSTANCES(fvps)
+LIST_INSTANCES(fvps)
 PATH_INSTANCES(typed)
 PATH_INSTANCES(fvwr)
 PATH_INSTANCES(fvwrq)
@@ -708,6 +845,8 @@ PATH_INSTANCES(floor)
 #define ROW(path, op) { m_##path##_##op##_1, m_##path##_##op##_32, r_##path##_##op }
 #ifdef BENCH_RING
 #define PATH_ROWS(path) { [OP_E_WRITE] = ROW(path, OP_E_WRITE), [OP_E_UD_SEND] = ROW(path, OP_E_UD_SEND) }
+#elif defined(BENCH_DC)
+#define PATH_ROWS(path) { [OP_DC_WRITE] = ROW(path, OP_DC_WRITE), [OP_DC_SEND] = ROW(path, OP_DC_SEND) }
 #else
 #define PATH_ROWS(path)                                                                            \
 	{ ROW(path, OP_WRITE), ROW(path, OP_WRITE_INL), ROW(path, OP_SEND_INL), ROW(path, OP_READ), \
@@ -715,9 +854,15 @@ PATH_INSTANCES(floor)
 	  ROW(path, OP_A_UD_SEND), ROW(path, OP_A_WRITE_INL) }
 #endif
 
-/* fns[path][op]: measured at batch 1, measured at batch 32, retire */
+#ifdef BENCH_DC
+#define LIST_ROWS(path) { { 0 } }
+#else
+#define LIST_ROWS(path) PATH_ROWS(path)
+#endif
+
+/* fns[path][op]: measured at batch 1, measured at batch 32, retire; NULL: not in this build */
 static fn_t *const fns[P_COUNT][OP_COUNT][3] = {
-	PATH_ROWS(ibv), PATH_ROWS(wr), PATH_ROWS(fvps), PATH_ROWS(typed), PATH_ROWS(fvwr), PATH_ROWS(fvwrq),
+	LIST_ROWS(ibv), PATH_ROWS(wr), LIST_ROWS(fvps), PATH_ROWS(typed), PATH_ROWS(fvwr), PATH_ROWS(fvwrq),
 	PATH_ROWS(floor),
 };
 
@@ -740,8 +885,8 @@ static void floor_open(struct floor *f, const struct fv__sq *sq)
  */
 static void floor_sync(struct lane *l, const struct args *a, enum op op, uint32_t pi0, uint64_t id0, int n, int sig)
 {
-	struct floor *f = op_ud(op) ? &l->flud : &l->flrc;
-	struct fv__sq *sq = op_ud(op) ? &l->fud.qp.sq : &l->frc.qp.sq;
+	struct floor *f = lane_floor(l, op);
+	struct fv__sq *sq = op_dc(op) ? &l->fdci.qp.sq : op_ud(op) ? &l->fud.qp.sq : &l->frc.qp.sq;
 	uint32_t nbb = (f->pi - pi0) / (uint32_t)n;
 
 	for (int k = 0; k < n; k++)
@@ -757,6 +902,13 @@ static void floor_sync(struct lane *l, const struct args *a, enum op op, uint32_
 	sq->lim = fv__sq_lim(sq);
 }
 
+#ifdef BENCH_DC
+static const int with_dc = 1;	/* the DC loops' QPs are made in this build only */
+#else
+static const int with_dc = 0;
+#endif
+#define DC_KEY 0x0dc0ffee00000000ull	/* DCT i's access key: DC_KEY + i */
+
 static void lane_open(struct ctx *c, struct lane *l, enum path p)
 {
 	struct bench_dev *d = &c->d;
@@ -771,6 +923,16 @@ static void lane_open(struct ctx *c, struct lane *l, enum path p)
 	bench_rc_connect(d, l->rc, l->peer->qp_num);
 	bench_rc_connect(d, l->peer, l->rc->qp_num);
 	bench_ud_ready(l->ud);
+	if (with_dc) {
+		l->dci = bench_dc_qp(d, l->scq, NULL, SEND_WR, p == P_WR ? IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND : 0, 0);
+		bench_dc_ready(d, l->dci, 0);
+	}
+	if (p == P_WR && with_dc) {
+		l->dcix = ibv_qp_to_qp_ex(l->dci);
+		l->dcidv = l->dcix ? mlx5dv_qp_ex_from_ibv_qp_ex(l->dcix) : NULL;
+		if (!l->dcidv)
+			bench_fail("ibv_qp_to_qp_ex (DCI)");
+	}
 	if (p == P_WR) {
 		l->rcx = ibv_qp_to_qp_ex(l->rc);
 		l->udx = ibv_qp_to_qp_ex(l->ud);
@@ -782,6 +944,8 @@ static void lane_open(struct ctx *c, struct lane *l, enum path p)
 
 		if (!err)
 			err = fv_ud_init(&l->fud, l->ud);
+		if (!err && with_dc)
+			err = fv_dci_init(&l->fdci, l->dci);
 		if (!err)
 			err = fv_cq_init(&l->fcq, l->scq);
 		if (err)
@@ -792,11 +956,15 @@ static void lane_open(struct ctx *c, struct lane *l, enum path p)
 
 		fv_set_lock(&l->frc, locked);
 		fv_set_lock(&l->fud, locked);
+		if (with_dc)
+			fv_set_lock(&l->fdci, locked);
 		fv_set_lock(&l->fcq, locked);
 	}
 	if (p == P_FLOOR) {
 		floor_open(&l->flrc, &l->frc.qp.sq);
 		floor_open(&l->flud, &l->fud.qp.sq);
+		if (with_dc)
+			floor_open(&l->fldc, &l->fdci.qp.sq);
 	}
 }
 
@@ -830,6 +998,19 @@ static void ctx_open(struct ctx *c)
 		c->a.ahs[i] = bench_ah(d);
 		if (fv_ah_init(&c->a.fahs[i], c->a.ahs[i]))
 			bench_fail("fv_ah_init");
+	}
+	if (with_dc) {
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = 2 * ROUND, .max_sge = 1 } };
+
+		c->dsrq = ibv_create_srq(d->pd, &sa);
+		if (!c->dsrq)
+			bench_fail("ibv_create_srq: %s", strerror(errno));
+		for (int i = 0; i < NDEST; i++) {
+			c->a.dckeys[i] = DC_KEY + (uint64_t)i;
+			c->dcts[i] = bench_dc_qp(d, c->rcq, c->dsrq, 0, 0, c->a.dckeys[i]);
+			bench_dc_ready(d, c->dcts[i], 1);
+			c->a.dctns[i] = c->dcts[i]->qp_num;	/* there from RTR on */
+		}
 	}
 	c->rsge = (struct ibv_sge){ .addr = (uintptr_t)b + 16384, .length = 64, .lkey = d->mr->lkey };
 	for (int i = 0; i <= ROUND; i++) {
@@ -872,7 +1053,9 @@ static uint64_t round_once(struct ctx *c, enum path p, enum op op, int bi)
 
 	if (op == OP_SEND_INL && ibv_post_recv(l->peer, c->rwr, &bad))
 		bench_fail("ibv_post_recv: %s", strerror(errno));
-	uint32_t pi0 = op_ud(op) ? l->flud.pi : l->flrc.pi;
+	if (op == OP_DC_SEND && ibv_post_srq_recv(c->dsrq, c->rwr, &bad))
+		bench_fail("ibv_post_srq_recv: %s", strerror(errno));
+	uint32_t pi0 = lane_floor(l, op)->pi;
 	int comps = 1 + (op_adv(op) ? ROUND / SIG_EVERY : 0);	/* ROUND is a multiple of SIG_EVERY */
 
 	t0 = bench_now_ns();
@@ -881,7 +1064,7 @@ static uint64_t round_once(struct ctx *c, enum path p, enum op op, int bi)
 	if (p == P_FLOOR)
 		floor_sync(l, &c->a, op, pi0, c->id, ROUND, 0);
 	c->id += ROUND;
-	pi0 = op_ud(op) ? l->flud.pi : l->flrc.pi;
+	pi0 = lane_floor(l, op)->pi;
 	fns[p][op][2](l, &c->a, c->id);
 	if (p == P_FLOOR)
 		floor_sync(l, &c->a, op, pi0, c->id, 1, 1);
@@ -891,7 +1074,7 @@ static uint64_t round_once(struct ctx *c, enum path p, enum op op, int bi)
 		fv_drain(&c->d, &l->fcq, comps, op_name[op]);
 	else
 		bench_ibv_drain(&c->d, l->scq, comps, op_name[op]);
-	if (op == OP_SEND_INL)
+	if (op == OP_SEND_INL || op == OP_DC_SEND)
 		bench_ibv_drain(&c->d, c->rcq, ROUND + 1, "receives");
 	return t1 - t0;
 }
@@ -915,7 +1098,7 @@ static int listed(const char *var, const char *name)
  */
 static int op_wanted(enum op op)
 {
-	if (!fns[0][op][0])	/* in the other build (BENCH_RING) */
+	if (!fns[P_FLOOR][op][0])	/* in another build (BENCH_RING, BENCH_DC) */
 		return 0;
 #ifdef BENCH_SGE_FIELDS
 	if (op_inline(op))	/* no SGE to copy: the same as the other clang build's */
@@ -924,9 +1107,9 @@ static int op_wanted(enum op op)
 	return listed("FVBENCH_OPS", op_name[op]);
 }
 
-static int path_wanted(int p)
+static int path_wanted(int p, int op)
 {
-	return listed("FVBENCH_PATHS", path_name[p]);
+	return fns[p][op][0] && listed("FVBENCH_PATHS", path_name[p]);	/* the DC loops have no list paths */
 }
 
 static const char *suffix(void)
@@ -946,7 +1129,7 @@ static void run_count(struct ctx *c)
 			for (int p = 0; p < P_COUNT; p++) {
 				char label[128];
 
-				if (!path_wanted(p))
+				if (!path_wanted(p, op))
 					continue;
 				for (int r = 0; r < WARM_ROUNDS; r++)
 					round_once(c, (enum path)p, (enum op)op, bi);
@@ -971,7 +1154,7 @@ static void run_time(struct ctx *c)
 				for (int p = 0; p < P_COUNT; p++) {
 					uint64_t t = 0;
 
-					if (!path_wanted(p))
+					if (!path_wanted(p, op))
 						continue;
 					round_once(c, (enum path)p, (enum op)op, bi);	/* warm up */
 					for (int r = 0; r < TIME_ROUNDS; r++)
@@ -982,7 +1165,7 @@ static void run_time(struct ctx *c)
 	for (int op = 0; op < OP_COUNT; op++)
 		for (int bi = 0; bi < 2 && op_wanted((enum op)op); bi++)
 			for (int p = 0; p < P_COUNT; p++)
-				if (path_wanted(p))
+				if (path_wanted(p, op))
 					printf("time post %s %s%s %d %.2f\n", op_name[op], path_name[p], suffix(),
 					       batches[bi], bench_median(ns[op][bi][p], REPS));
 }

@@ -23,10 +23,10 @@ case $SIM_RUN in /*) ;; *) SIM_RUN=$top/$SIM_RUN ;; esac
 
 say() { echo "bench: $*" >&2; }
 
-# The programs; each prints lines "time BENCH OP PATH N NS" and dumps callgrind cases
+# The programs (post-dc: bench/post.c's DC loops, a build of their own); each prints lines "time BENCH OP PATH N NS" and dumps callgrind cases
 # "BENCH OP PATH N UNITS" (bench/table.awk turns them into rows; bench/ucx.awk for ucx);
 # raw has its own way (count_raw below, bench/raw.awk).
-progs=${FVBENCH_PROGS:-post post-ring poll recv ucx raw}
+progs=${FVBENCH_PROGS:-post post-ring post-dc poll recv ucx raw}
 for b in $progs; do
     [ -x "$bin/$b" ] || { say "$bin/$b missing: run 'make bench'"; exit 1; }
 done
@@ -116,7 +116,7 @@ done
 # and with the SGE copied field by field (bench/post.c counts the loops with an SGE only)
 # typed_clangf, floor_clangf; for loops (a)-(d) (post-clang*) and (e) (post-ring-clang*).
 # The compat paths once more with their locks on: "locked, uncontended".
-for p in post post-ring; do
+for p in post post-ring post-dc; do
     case " $progs " in
         *" $p "*) (export FVBENCH_PATHS=fvps,fvwr,fvwrq FVBENCH_SUFFIX=_locked FVBENCH_LOCKED=1; count $p) ;;
     esac

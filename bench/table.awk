@@ -11,7 +11,7 @@
 
 BEGIN {
 	nsame = split("write write_inline16 send_inline16 read fetch_add ud_send", same, " ")
-	nadv = split("adv_write adv_write_sge adv_ud_send adv_write_inline16 ring_write ring_ud_send", adv, " ")
+	nadv = split("adv_write adv_write_sge adv_ud_send adv_write_inline16 ring_write ring_ud_send dc_write dc_send", adv, " ")
 	nplotadv = 4	# the plot shows (a) to (d)
 	label["write"] = "RC RDMA_WRITE, 1 SGE"
 	label["write_inline16"] = "RC RDMA_WRITE, inline 16 B"
@@ -25,6 +25,8 @@ BEGIN {
 	label["adv_write_inline16"] = "(d) RC RDMA_WRITE inline 16 B, remote address +64 B"
 	label["ring_write"] = "(e) (a)'s WRs, posted and rung in one loop body"
 	label["ring_ud_send"] = "(e) (c)'s WRs, posted and rung in one loop body"
+	label["dc_write"] = "(f) DCI RDMA_WRITE, 1 SGE, one of 16 DCTs, remote address +64 B"
+	label["dc_send"] = "(f) DCI SEND, 1 SGE, one of 16 DCTs"
 	short["adv_write"] = "(a) RC WRITE\\nraddr +64"
 	short["adv_write_sge"] = "(b) RC WRITE\\nraddr, SGE +64"
 	short["adv_ud_send"] = "(c) UD SEND\\n16 peers"
@@ -111,8 +113,9 @@ function check(what, val, lim, how, tail) {
 }
 
 # Each path's row for op in the posting table; with floor, the ratio to the floor's columns.
-function post_rows(o, floor,   j, p, first, typed, ln) {
+function post_rows(o, floor,   j, p, first, typed, ln, ref) {
 	first = 1
+	ref = o ~ /^dc_/ ? "wr" : "ibv"	# (f) has no ibv_post_send row
 	for (j = 1; j <= npaths; j++) {
 		p = paths[j]
 		if (!(("post", o, p) in seen))
@@ -123,7 +126,7 @@ function post_rows(o, floor,   j, p, first, typed, ln) {
 		if (floor)
 			ln = ln sprintf(" %s | %s |", ratio(get("ir", "post", o, p, 1), get("ir", "post", o, "floor", 1)),
 				ratio(get("ir", "post", o, p, 32), get("ir", "post", o, "floor", 32)))
-		print ln sprintf(" %s | %s |", ns("post", o, p, 1, "ibv"), ns("post", o, p, 32, "ibv"))
+		print ln sprintf(" %s | %s |", ns("post", o, p, 1, ref), ns("post", o, p, 32, ref))
 		first = 0
 	}
 }
@@ -179,6 +182,9 @@ END {
 		"per WR, every 64th WR is signaled (decided per WR), UD SENDs go to one of 16 destinations.\n" \
 		"(a) to (d) build each batch in a nested loop of constant length and ring after it; (e) posts\n" \
 		"in one loop whose body rings at a batch's last WR (`if ((i & 31) == 31) fv_ring(...)`).\n" \
+		"(f) posts (a)'s and (c)'s WRs on a DCI, each to one of 16 DCTs (address handle, DCT number\n" \
+		"and access key picked per WR); no list rows: `ibv_post_send` cannot name a DCT (its ns\n" \
+		"ratios are to libmlx5's `ibv_wr_*`).\n" \
 		"Instructions per WR (callgrind), their ratio to the floor (a minimal builder written in the\n" \
 		"bench: the units, the 16-bit WQE index, the doorbell record, one BlueFlame copy or 8-byte\n" \
 		"doorbell, nothing else), and ns per WR (in brackets: ratio to `ibv_post_send`), at 1 and 32\n" \
@@ -248,7 +254,8 @@ END {
 	for (i = 1; i <= nadv; i++) {
 		first = 1
 		for (j = 1; j <= nrate; j++)
-			if (rate_row(first ? label[adv[i]] : "", pname[rpaths[j]], get("ns", "post", adv[i], rpaths[j], 32)))
+			if ((("post", adv[i], rpaths[j]) in seen) &&
+			    rate_row(first ? label[adv[i]] : "", pname[rpaths[j]], get("ns", "post", adv[i], rpaths[j], 32)))
 				first = 0
 	}
 	first = 1
@@ -266,13 +273,15 @@ END {
 			floor_check("typed", "post", adv[i], "typed", "floor", b)
 	for (i = 1; i <= nadv; i++)
 		for (b = 1; b <= 32; b += 31) {
-			half("`fv_post_send`", adv[i], "fvps", "ibv", b)
+			if (adv[i] !~ /^dc_/)	# no list paths on a DCI
+				half("`fv_post_send`", adv[i], "fvps", "ibv", b)
 			half("`fv_wr_*` (typed handle)", adv[i], "fvwr", "wr", b)
 			half("`fv_wr_*` (`struct fv_qp *`)", adv[i], "fvwrq", "wr", b)
 		}
 	for (i = 1; i <= nadv; i++)
 		for (b = 1; b <= 32; b += 31) {
-			lock_check("`fv_post_send`", "post", adv[i], "fvps", b)
+			if (adv[i] !~ /^dc_/)
+				lock_check("`fv_post_send`", "post", adv[i], "fvps", b)
 			lock_check("`fv_wr_*` (typed handle)", "post", adv[i], "fvwr", b)
 			lock_check("`fv_wr_*` (`struct fv_qp *`)", "post", adv[i], "fvwrq", b)
 		}
@@ -282,7 +291,7 @@ END {
 	# clang: against clang's own floor in the same loop, with the SGE handed over the same way
 	# (a whole-struct copy; field by field in the second build, which has no inline loops)
 	for (i = 1; i <= nadv + 1; i++)
-		for (b = 1; b <= 32; b += 31) {
+		for (b = 1; b <= 32 && (i > nadv || adv[i] !~ /^dc_/); b += 31) {	# (f): gcc only
 			o = i <= nadv ? adv[i] : "write"	# and the same-WR RDMA_WRITE
 			floor_check("typed built for x86-64-v3", "post", o, "typed_v3", "floor_v3", b)
 			floor_check("typed built with clang", "post", o, "typed_clang", "floor_clang", b)

@@ -12,8 +12,10 @@
  * retry-exceeded and are made again. Small rings, so segments wrap. Compared: the complete's
  * errno, doorbell record, every meaningful WQE byte, the BlueFlame writes, the completions, and
  * what landed (the remote and local buffers, each receive a DCT took, polled by ibv_poll_cq on
- * libmlx5's DCTs and by fv_poll_cq through fv_dct_init on fastverbs'). DIFF_TRACE=1 prints
- * each round.
+ * libmlx5's DCTs and by fv_poll_cq through fv_dct_init on fastverbs'). With BIND_MW and
+ * LOCAL_INV among the DCI's operations (libmlx5 44 gives a DCI RC's, and builds their UMR
+ * WQEs with no address vector), some WRs bind or invalidate type 2 windows of each twin's own,
+ * in all three ways. DIFF_TRACE=1 prints each round.
  */
 #include "diff-send.h"
 #include "sim-dc.h"
@@ -25,8 +27,9 @@
 #define DCKEY     0x0badc0de600dcafeull
 #define NO_DCT    0x7fedcbu	/* a DCT number nobody has */
 #define MAX_MSGS  (2 * MAX_LIST)
+#define NWIN      4		/* type 2 memory windows of each twin (with BIND_MW) */
 
-enum dop { D_SEND, D_SEND_IMM, D_WRITE, D_WRITE_IMM, D_READ, D_CAS, D_FADD, D_OPS };
+enum dop { D_SEND, D_SEND_IMM, D_WRITE, D_WRITE_IMM, D_READ, D_CAS, D_FADD, D_BIND, D_LINV, D_OPS };
 enum dform { F_SGE, F_SGL, F_INLINE, F_INLINE_LIST };
 enum mode { M_WR_QP, M_WR_HANDLE, M_TYPED, M_MODES };
 enum dest { DEST_OK, DEST_BAD_KEY, DEST_NO_DCT };
@@ -53,6 +56,9 @@ struct dstep {
 	size_t n;
 	struct ibv_sge sge[MAX_SGE];
 	struct ibv_data_buf buf[MAX_SGE];
+	int win;		/* D_BIND, D_LINV: which window; tag: its key's low byte */
+	uint8_t tag;
+	struct ibv_mw_bind_info bind;
 };
 
 struct dbatch {
@@ -63,6 +69,81 @@ struct dbatch {
 
 static struct dct_set dcts[2];
 static struct fv_ah fah;
+
+/*
+ * Each twin's type 2 windows (the same place: the same role; twin.win_map names them) and what
+ * the generator expects of them: bound or not, the key's tag. with_mw: the DCIs have BIND_MW
+ * and LOCAL_INV.
+ */
+static struct {
+	struct ibv_mw *mw[2][NWIN];
+	bool bound[NWIN];
+	uint8_t tag[NWIN];
+} wins;
+static bool with_mw;
+
+static void wins_open(struct env *e, struct twin *t)
+{
+	t->nwin_map = NWIN;
+	for (int i = 0; i < NWIN; i++) {
+		for (int s = LIB; s <= FV; s++) {
+			wins.mw[s][i] = ibv_alloc_mw(e->d.pd, IBV_MW_TYPE_2);
+			cr_assert(wins.mw[s][i], "ibv_alloc_mw: %s", strerror(errno));
+			t->win_map[i][s] = wins.mw[s][i]->rkey;
+		}
+		wins.bound[i] = false;
+		wins.tag[i] = (uint8_t)wins.mw[LIB][i]->rkey;
+	}
+}
+
+static void wins_close(void)
+{
+	for (int i = 0; i < NWIN; i++)
+		for (int s = LIB; s <= FV; s++)
+			cr_assert_eq(ibv_dealloc_mw(wins.mw[s][i]), 0);
+}
+
+/* A window's key with tag as its low byte. */
+static uint32_t win_key(int s, int i, uint8_t tag)
+{
+	return (wins.mw[s][i]->rkey & ~0xffu) | tag;
+}
+
+/*
+ * A memory-window step on window w->win, mostly one the device takes: a bind of a free window
+ * with a new tag over a range of the local MR with random rights, or an invalidation of a
+ * bound one with its key; now and then a stale key. fail: a bind longer than 2 GiB, which both
+ * refuse (EOPNOTSUPP). Returns that errno, or 0.
+ */
+static int make_mw_step(struct env *e, struct dstep *w, bool fail)
+{
+	static const unsigned rights[] = { IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_WRITE,
+					   IBV_ACCESS_REMOTE_ATOMIC, IBV_ACCESS_LOCAL_WRITE };
+	int i = w->win = (int)rnd(e, NWIN);
+	bool odd = rnd(e, 300) == 0;
+
+	if (fail)
+		w->op = D_BIND;
+	else if (w->op == D_BIND && wins.bound[i] && !odd)
+		w->op = D_LINV;
+	else if (w->op == D_LINV && !wins.bound[i] && !odd)
+		w->op = D_BIND;
+	if (w->op == D_LINV) {
+		w->tag = (uint8_t)(wins.tag[i] + (odd && !wins.bound[i]));
+		wins.bound[i] = false;
+		return 0;
+	}
+	w->tag = ++wins.tag[i];
+	wins.bound[i] = true;
+	w->bind = (struct ibv_mw_bind_info){ .mr = e->local_mr, .addr = (uintptr_t)e->local + rnd(e, BUF_SIZE / 2),
+					     .length = 1 + rnd(e, BUF_SIZE / 2) };
+	for (unsigned k = 0; k < 4; k++)
+		w->bind.mw_access_flags |= rnd(e, 2) ? rights[k] : 0;
+	if (!fail)
+		return 0;
+	w->bind.length = (1ull << 31) + 1 + rnd(e, 1u << 20);
+	return EOPNOTSUPP;
+}
 
 static uint64_t recv_id(int s, int d, int k)
 {
@@ -135,11 +216,15 @@ static void dcts_close(void)
 /* The twin DCIs (t->qp), brought up, fastverbs' taken over; the DCT map survives. */
 static void dci_twins_open(struct env *e, struct twin *t, const struct caps *c)
 {
-	uint32_t map[8][2];
+	uint32_t map[8][2], wmap[8][2];
+	int nwin = t->nwin_map;
 
 	memcpy(map, t->dct_map, sizeof(map));
+	memcpy(wmap, t->win_map, sizeof(wmap));
 	memset(t, 0, sizeof(*t));
 	memcpy(t->dct_map, map, sizeof(map));
+	memcpy(t->win_map, wmap, sizeof(wmap));
+	t->nwin_map = nwin;
 	t->ndct_map = NDCT;
 	t->stale_imm = true;
 	for (int s = LIB; s <= FV; s++) {
@@ -181,7 +266,7 @@ static void dci_twins_close(struct twin *t)
 static int make_step(struct env *e, struct dstep *w, const struct ibv_qp_cap *cap, bool fail, bool typed)
 {
 	memset(w, 0, sizeof(*w));
-	w->op = (enum dop)rnd(e, D_OPS);
+	w->op = (enum dop)rnd(e, with_mw ? D_OPS : D_BIND);
 	w->flags = (rnd(e, 3) == 0 ? IBV_SEND_SIGNALED : 0) | (rnd(e, 8) == 0 ? IBV_SEND_SOLICITED : 0) |
 		   (rnd(e, 8) == 0 ? IBV_SEND_FENCE : 0);
 	w->wr_id = 0x1000 + rnd(e, 1u << 20);
@@ -193,6 +278,8 @@ static int make_step(struct env *e, struct dstep *w, const struct ibv_qp_cap *ca
 	w->dest = rnd(e, 400) ? DEST_OK : rnd(e, 2) ? DEST_BAD_KEY : DEST_NO_DCT;
 	w->stream = typed || rnd(e, 3) ? 0 : (uint16_t)(1 + rnd(e, 0xfffe));
 	w->dest_after = (int)rnd(e, 2);
+	if (w->op == D_BIND || w->op == D_LINV)	/* no destination, no payload */
+		return make_mw_step(e, w, fail);
 	bool atomic = w->op == D_CAS || w->op == D_FADD, data = w->op != D_READ && !atomic;
 
 	w->form = (enum dform)rnd(e, data ? (typed ? 3 : 4) : 2);
@@ -260,7 +347,7 @@ static uint64_t step_key(const struct dstep *w)
  * struct fv_dci *): the same names, arguments and wr_id / wr_flags members; DEST(w) sets the
  * DC address the API's way. Returns the complete's errno, or 0 after an abort.
  */
-#define RUN_WR(P, q, x, b, DEST)                                                                        \
+#define RUN_WR(P, q, x, b, DEST, mws)                                                                   \
 	({                                                                                              \
 		P##_wr_start(q);                                                                        \
 		for (int i_ = 0; i_ < (b)->n; i_++) {                                                   \
@@ -275,8 +362,13 @@ static uint64_t step_key(const struct dstep *w)
 			case D_READ:      P##_wr_rdma_read(q, e->remote_mr->rkey, w_->raddr); break;    \
 			case D_CAS:       P##_wr_atomic_cmp_swp(q, e->remote_mr->rkey, w_->raddr,      \
 								w_->compare, w_->swap); break;          \
-			default:          P##_wr_atomic_fetch_add(q, e->remote_mr->rkey, w_->raddr,    \
+			case D_FADD:      P##_wr_atomic_fetch_add(q, e->remote_mr->rkey, w_->raddr,    \
 								  w_->compare); break;                  \
+			case D_BIND:      P##_wr_bind_mw(q, (mws)[w_->win],                            \
+							 ((mws)[w_->win]->rkey & ~0xffu) | w_->tag, &w_->bind); \
+					  continue;	/* the whole WQE: no setters */                 \
+			default:          P##_wr_local_inv(q, ((mws)[w_->win]->rkey & ~0xffu) | w_->tag); \
+					  continue;                                                     \
 			}                                                                               \
 			for (int pass_ = 0; pass_ < 2; pass_++) {                                       \
 				if (pass_ == w_->dest_after) {                                          \
@@ -308,7 +400,7 @@ static int run_lib(struct env *e, struct twin *t, const struct dbatch *b)
 #define LIB_DEST(w)                                                                              \
 	((w)->stream ? mlx5dv_wr_set_dc_addr_stream(dv, e->ah, step_dctn(w, LIB), step_key(w), (w)->stream) \
 		     : mlx5dv_wr_set_dc_addr(dv, e->ah, step_dctn(w, LIB), step_key(w)))
-	return RUN_WR(ibv, qx, qx, b, LIB_DEST);
+	return RUN_WR(ibv, qx, qx, b, LIB_DEST, wins.mw[LIB]);
 #undef LIB_DEST
 }
 
@@ -342,7 +434,9 @@ static int typed_step(struct env *e, struct fv_dci *h, const struct dstep *w)
 	case D_WRITE_IMM: return FORMS(write_imm, w->raddr, rkey, w->imm, &fah, dctn, key);
 	case D_READ:      return SGLS(read, w->raddr, rkey, &fah, dctn, key);
 	case D_CAS:       return SGLS(cas, w->raddr, rkey, w->compare, w->swap, &fah, dctn, key);
-	default:          return SGLS(fadd, w->raddr, rkey, w->compare, &fah, dctn, key);
+	case D_FADD:      return SGLS(fadd, w->raddr, rkey, w->compare, &fah, dctn, key);
+	case D_BIND:      return fv_bind_mw(h, w->wr_id, fl, wins.mw[FV][w->win], win_key(FV, w->win, w->tag), &w->bind);
+	default:          return fv_local_inv(h, w->wr_id, fl, win_key(FV, w->win, w->tag));
 	}
 #undef FORMS
 #undef SGLS
@@ -367,8 +461,8 @@ static int run_fv(struct env *e, struct twin *t, const struct dbatch *b)
 	((w)->stream ? fv_wr_set_dc_addr_stream(h, &fah, step_dctn(w, FV), step_key(w), (w)->stream)         \
 		     : fv_wr_set_dc_addr(h, e->ah, step_dctn(w, FV), step_key(w)))
 	if (b->mode == M_WR_QP)
-		return RUN_WR(fv, q, q, b, FV_DEST_QP);
-	return RUN_WR(fv, h, q, b, FV_DEST_H);
+		return RUN_WR(fv, q, q, b, FV_DEST_QP, wins.mw[FV]);
+	return RUN_WR(fv, h, q, b, FV_DEST_H, wins.mw[FV]);
 #undef FV_DEST_QP
 #undef FV_DEST_H
 }
@@ -408,7 +502,7 @@ static void land(struct env *e, int s, struct landed *l)
 	memcpy(l->local, e->local, BUF_SIZE);
 }
 
-struct dstats { int posted, refused, aborted, errored, bf, wraps, msgs, remote, local, streams, modes[M_MODES]; };
+struct dstats { int posted, refused, aborted, errored, bf, wraps, msgs, remote, local, streams, mws, modes[M_MODES]; };
 
 static void compare_landed(const struct landed *a, const struct landed *b, int round, struct dstats *st)
 {
@@ -495,8 +589,10 @@ static void dc_round(struct env *e, struct twin *t, struct dbatch *b, int round,
 	st->bf += after != before && (!diff_zero(reg[FV] + 8, 56) || !diff_zero(reg[FV] + REG_BYTES / 2 + 8, 56));
 	st->wraps += (after & (t->dv[LIB].sq.wqe_cnt - 1)) < (before & (t->dv[LIB].sq.wqe_cnt - 1));
 	st->modes[b->mode] += after != before;
-	for (int i = 0; i < b->n && after != before; i++)
+	for (int i = 0; i < b->n && after != before; i++) {
 		st->streams += b->s[i].stream != 0;
+		st->mws += b->s[i].op == D_BIND || b->s[i].op == D_LINV;
+	}
 }
 
 static void run_dc(const struct caps *c, uint64_t seed)
@@ -516,6 +612,9 @@ static void run_dc(const struct caps *c, uint64_t seed)
 	}
 	cr_assert_eq(fv_ah_init(&fah, e.ah), 0);
 	memset(&t, 0, sizeof(t));
+	with_mw = c->send_ops & IBV_QP_EX_WITH_BIND_MW;
+	if (with_mw)
+		wins_open(&e, &t);
 	dcts_open(&e, &t);
 	dci_twins_open(&e, &t, c);
 	cr_assert_eq(ibv_query_qp(t.qp[LIB], &attr, IBV_QP_CAP, &init), 0);
@@ -525,18 +624,24 @@ static void run_dc(const struct caps *c, uint64_t seed)
 		make_batch(&e, &b, &attr.cap, round);
 		dc_round(&e, &t, &b, round, &st);
 		if (diff_poll_compare(t.cq[LIB], &t.fc, &w, &qps, &none, "send", round)) {
-			/* both DCIs in error (a wrong key, no such DCT): new ones */
+			/* both DCIs in error (a wrong key, no such DCT, a window the device
+			 * refused): new ones, and new windows (a type 2 window stays bound to the
+			 * QP it was bound by, which only that QP may invalidate) */
 			st.errored++;
 			dci_twins_close(&t);
+			if (with_mw) {
+				wins_close();
+				wins_open(&e, &t);
+			}
 			dci_twins_open(&e, &t, c);
 		}
 	}
 	cr_log_info("DCI sge %u inline %u wr %u sig_all %d%s: %d rounds, %d posted (fv_wr_* on the QP %d, on the handle "
 		    "%d, typed %d), %d refused alike, %d aborted, %d lone WQEs by BlueFlame, %d ended in error, %d ring "
-		    "wraps, %d WRs with a stream; arrived alike: %d messages, %d rounds' remote and %d rounds' local writes",
+		    "wraps, %d WRs with a stream, %d memory-window WQEs; arrived alike: %d messages, %d rounds' remote and %d rounds' local writes",
 		    attr.cap.max_send_sge, attr.cap.max_inline_data, attr.cap.max_send_wr, c->sig_all,
 		    c->no_bf ? " doorbell-only" : "", DC_ROUNDS, st.posted, st.modes[M_WR_QP], st.modes[M_WR_HANDLE],
-		    st.modes[M_TYPED], st.refused, st.aborted, st.bf, st.errored, st.wraps, st.streams, st.msgs, st.remote,
+		    st.modes[M_TYPED], st.refused, st.aborted, st.bf, st.errored, st.wraps, st.streams, st.mws, st.msgs, st.remote,
 		    st.local);
 	cr_assert_gt(st.posted, DC_ROUNDS / 2, "too few rounds posted anything");
 	for (int m = 0; m < M_MODES; m++)
@@ -546,6 +651,7 @@ static void run_dc(const struct caps *c, uint64_t seed)
 	cr_assert_gt(st.wraps, 0, "the ring never wrapped");
 	cr_assert_gt(st.errored, 0, "no wrong key or absent DCT exercised");
 	cr_assert_gt(st.streams, 0, "no stream exercised");
+	cr_assert(!with_mw || st.mws > 0, "no memory-window WQE posted");
 	cr_assert_gt(st.msgs, 0, "no message compared");
 	cr_assert_gt(st.remote, 0, "no remote write compared");
 	cr_assert_gt(st.local, 0, "no READ or atomic result compared");
@@ -553,6 +659,8 @@ static void run_dc(const struct caps *c, uint64_t seed)
 		cr_assert_gt(st.bf, 0, "no BlueFlame copy compared");
 	dci_twins_close(&t);
 	dcts_close();
+	if (with_mw)
+		wins_close();
 	env_close(&e);
 }
 
@@ -566,3 +674,6 @@ Test(sim_diff_dc, dci_1sge_no_inline)    { run_dc(&(struct caps){ IBV_QPT_DRIVER
 Test(sim_diff_dc, dci_4sge_inline64)     { run_dc(&(struct caps){ IBV_QPT_DRIVER, 16, 4, 64, 0, 0, OPS_DCI }, 42); }
 Test(sim_diff_dc, dci_8sge_inline128_sig_all) { run_dc(&(struct caps){ IBV_QPT_DRIVER, 32, 8, 128, 1, 0, OPS_DCI }, 43); }
 Test(sim_diff_dc, dci_4sge_inline64_doorbell_only) { run_dc(&(struct caps){ IBV_QPT_DRIVER, 16, 4, 64, 0, 1, OPS_DCI }, 44); }
+/* libmlx5 44 gives a DCI RC's operations, memory windows included (MLX5_SUPPORTED_SEND_OPS_FLAGS_DCI) */
+Test(sim_diff_dc, dci_memory_windows)    { run_dc(&(struct caps){ IBV_QPT_DRIVER, 16, 4, 64, 0, 0,
+							   OPS_DCI | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV }, 45); }

@@ -418,11 +418,12 @@ static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, con
 	}
 	o->av = av;
 	o->av_w = av_w;
-	o->qkey = qkey;
-	o->srqn = srqn;
-	if (qpt == FV_QPT_DCI) {
+	if (qpt == FV_QPT_DCI) {	/* its request reads neither Q_Key nor SRQ number: a store less */
 		o->dc_key = dc_key;
 		o->stream = stream;
+	} else {
+		o->qkey = qkey;
+		o->srqn = srqn;
 	}
 	if ((need & FV__WR_NEED_DATA) || qp->wr.err)	/* need as read: the builder's, known in a caller's loop */
 		return;
