@@ -540,7 +540,7 @@ static void lane_open(struct ctx *c, struct lane *l, enum path p)
 		f->log_entries = (uint32_t)__builtin_ctz(l->fcq.mask + 1);
 		f->dbrec = l->fcq.dbrec;
 		for (int i = 0; i < NQP; i++) {
-			struct fv_rq *rq = &l->frc[i].qp.rq;
+			struct fv__rq *rq = &l->frc[i].qp.rq;
 			struct floor_rq *r = &l->frq[i];
 			struct floor_rq **slot = &f->qp[l->rqp[i]->qp_num & ((1u << FLOOR_QPN_BITS) - 1)];
 

@@ -27,7 +27,7 @@
  *
  * A CQE names its QP by number; fv_registry_qp() finds the fv_qp. The successful requester
  * completions of one QP and send opcode share all but their wr_id: the run cache (struct
- * fv_cq_run) keeps that completion per QP and opcode, and decodes such CQEs from their WQE
+ * fv__cq_run) keeps that completion per QP and opcode, and decodes such CQEs from their WQE
  * index alone.
  * Requester CQE: fv__sq_retire(); a completion fastverbs asked for itself
  * (fv__sq_forced) is consumed but not reported, unless it carries an error.

@@ -89,7 +89,7 @@ static inline uint8_t fv__cqe_status(uint8_t syndrome)
  * sets no key byte (qpn_mkey 0xffffff00). A type 1 unbind checks no QPN; a type 2 zero-length
  * bind differs only in its key byte, so one whose new key byte is 0 reads as an invalidate.
  */
-static inline bool fv__umr_is_local_inv(const struct fv_sq *sq, uint32_t slot)
+static inline bool fv__umr_is_local_inv(const struct fv__sq *sq, uint32_t slot)
 {
 	const uint8_t *ctrl = sq->ring.buf + ((size_t)(slot & sq->mask) << 6);
 	const uint8_t *mkey = sq->ring.buf + ((size_t)((slot + 1) & sq->mask) << 6);
@@ -104,7 +104,7 @@ static inline bool fv__umr_is_local_inv(const struct fv_sq *sq, uint32_t slot)
  * The requester entries fv__sq_wc_op cannot give alone: byte_len from the CQE (READ) into *len,
  * and UMR (bind or local invalidate: fv__umr_is_local_inv).
  */
-static inline unsigned fv__sq_wc_more(const struct fv_sq *sq, uint32_t slot, unsigned e,
+static inline unsigned fv__sq_wc_more(const struct fv__sq *sq, uint32_t slot, unsigned e,
 				   const struct mlx5_cqe64 *cqe, uint32_t *len)
 {
 	if (e & FV__WC_CNT)
@@ -150,7 +150,7 @@ static inline const uint8_t *fv__cqe_data(const struct mlx5_cqe64 *cqe, uint8_t 
 static FV__COLD uint8_t
 fv__scatter_send(const struct fv_qp *qp, uint32_t slot, const uint8_t *src, uint32_t len)
 {
-	const struct fv_sq *sq = &qp->sq;
+	const struct fv__sq *sq = &qp->sq;
 	const uint8_t *c = sq->ring.buf + ((size_t)slot << 6);
 	unsigned skip = 1 + (qp->qpt == FV_QPT_XRC) + 3 * (qp->qpt == FV_QPT_DCI), ds = fv__ctrl_ds(c);
 
@@ -180,7 +180,7 @@ fv__cq_find_srq(const struct fv_cq *cq, struct fv_qp *qp, uint32_t srqn_uidx)
 
 /* The receive WQE a responder CQE consumed, to be freed once read (fv__cq_recv_free). */
 struct fv__rx {
-	struct fv_rq *rq;	/* the RQ's oldest WQE, or */
+	struct fv__rq *rq;	/* the RQ's oldest WQE, or */
 	struct fv_srq *srq;	/* the SRQ's WQE idx */
 	uint32_t idx;
 };
@@ -200,7 +200,7 @@ fv__cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe
 		uint64_t *wr_id, uint32_t *max_gs, struct fv__rx *rx, const int where)
 {
 	if (where == FV__RX_RQ || (where == FV__RX_FIND && qp && qp->rq.entries)) {
-		struct fv_rq *rq = &qp->rq;
+		struct fv__rq *rq = &qp->rq;
 		uint32_t slot = rq->tail & rq->mask;
 
 		rx->rq = rq, rx->srq = NULL, rx->idx = 0;
@@ -259,13 +259,13 @@ static inline uint32_t fv__4x8(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
  */
 typedef uint64_t fv_u64x2u __attribute__((vector_size(16), aligned(8)));	/* 8-byte aligned */
 
-union fv_wc_words {
+union fv__wc_words {
 	struct fv_wc wc;
 	uint64_t w[4];
 	fv_u64x2u v[2];
 };
 
-union fv_ibv_wc_words {
+union fv__ibv_wc_words {
 	struct ibv_wc wc;
 	uint64_t w[6];
 	fv_u64x2u v[3];
@@ -274,13 +274,13 @@ union fv_ibv_wc_words {
 /* Word i of the completion entry at o (ibv: struct ibv_wc, else struct fv_wc). */
 static FV__ALWAYS_INLINE uint64_t *fv__wc_word(void *o, const int ibv, unsigned i)
 {
-	return ibv ? &((union fv_ibv_wc_words *)o)->w[i] : &((union fv_wc_words *)o)->w[i];
+	return ibv ? &((union fv__ibv_wc_words *)o)->w[i] : &((union fv__wc_words *)o)->w[i];
 }
 
 /* Its 16-byte piece i. */
 static FV__ALWAYS_INLINE fv_u64x2u *fv__wc_piece(void *o, const int ibv, unsigned i)
 {
-	return ibv ? &((union fv_ibv_wc_words *)o)->v[i] : &((union fv_wc_words *)o)->v[i];
+	return ibv ? &((union fv__ibv_wc_words *)o)->v[i] : &((union fv__wc_words *)o)->v[i];
 }
 
 /*

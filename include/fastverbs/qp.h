@@ -17,7 +17,7 @@ FV__EXTERN_C_BEGIN
 enum fv_qpt { FV_QPT_RC, FV_QPT_UC, FV_QPT_UD, FV_QPT_XRC, FV_QPT_RAW, FV_QPT_DCI, FV__QPT_COUNT };
 
 /* Receive queue: one WQE per receive WR, stride bytes each. */
-struct fv_rq {
+struct fv__rq {
 	uint8_t *buf;
 	uint32_t mask;		/* entries - 1 (0 entries: no RQ, e.g. SRQ-attached) */
 	uint32_t entries;
@@ -39,12 +39,12 @@ struct fv_srq;
  * stores then reach its setter's loads in registers), and the send ring's counters at
  * fv_wr_start, restored when the batch fails or is aborted.
  */
-struct fv_wr_batch {
+struct fv__wr_batch {
 	int err;		/* first error: fv_wr_complete returns it and posts nothing */
 	unsigned need;		/* setters the open WQE still owes (FV__WR_NEED_*, compat/wr_batch.h) */
-	/* FV__WR_KEPT (compat/wr_batch.h), in struct fv_sq's order: pi and lim copied as one word */
+	/* FV__WR_KEPT (compat/wr_batch.h), in struct fv__sq's order: pi and lim copied as one word */
 	uint32_t pi, lim, last_pi, rung_pi, sig_pi, fence_cache;
-	uint8_t opcode, segs;	/* the open WQE: as struct fv_req's fields of the same names */
+	uint8_t opcode, segs;	/* the open WQE: as struct fv__req's fields of the same names */
 	unsigned flags;
 	__be32 imm;
 	uint32_t rkey, qkey, srqn;
@@ -58,8 +58,8 @@ struct fv_wr_batch {
 };
 
 struct fv_qp {
-	struct fv_sq sq;
-	struct fv_rq rq;
+	struct fv__sq sq;
+	struct fv__rq rq;
 	uint32_t qpn;
 	enum fv_qpt qpt;
 	uint32_t max_inline;	/* granted max_inline_data */
@@ -78,7 +78,7 @@ struct fv_qp {
 	/* The ibv_qp_ex members of the fv_wr_* calls: set before each builder, read by it. */
 	uint64_t wr_id;
 	unsigned int wr_flags;	/* IBV_SEND_SIGNALED, _FENCE, _SOLICITED, _IP_CSUM (raw); _INLINE: no effect */
-	struct fv_wr_batch wr;	/* fv_wr_* state */
+	struct fv__wr_batch wr;	/* fv_wr_* state */
 	/* Threads (sync.h): the compat calls' locks, as libmlx5 keeps them per queue. */
 	uint64_t sq_lock;	/* fv_post_send, fv_wr_start .. fv_wr_complete, fv_lock: 0 free,
 				 * else fv__self() of the holder, so that a thread that holds it
@@ -238,7 +238,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	    !g->sq_buf || !g->dbrec || !g->bf_reg || g->bf_size % FV__WQEBB || g->qpn > 0xffffff)
 		return EINVAL;
 	/* per send slot: wr_id and meta; wr_id per receive WQE */
-	mem = (uint8_t *)calloc(1, sq_n * (sizeof(struct fv_wr_id) + sizeof(struct fv_sq_meta)) +
+	mem = (uint8_t *)calloc(1, sq_n * (sizeof(struct fv__wr_id) + sizeof(struct fv__sq_meta)) +
 		     rq_n * sizeof(uint64_t));
 	if (!mem)
 		return ENOMEM;
@@ -256,11 +256,11 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 		qp->raw_csum = g->raw_csum;
 	}
 
-	struct fv_sq *sq = &qp->sq;
+	struct fv__sq *sq = &qp->sq;
 	sq->ring.buf = (uint8_t *)g->sq_buf;
 	sq->ring.end = (uint8_t *)g->sq_buf + sq_n * FV__WQEBB;
-	sq->wr_id = (struct fv_wr_id *)mem;
-	sq->meta = (struct fv_sq_meta *)(mem + sq_n * sizeof(struct fv_wr_id));
+	sq->wr_id = (struct fv__wr_id *)mem;
+	sq->meta = (struct fv__sq_meta *)(mem + sq_n * sizeof(struct fv__wr_id));
 	sq->mask = g->sq_wqe_cnt - 1;
 	sq->mask8 = sq->mask * 8;
 	sq->dbrec = &g->dbrec[MLX5_SND_DBR];
@@ -277,7 +277,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	}
 	sq->bf_toggle = (uintptr_t)g->bf_reg ^ ((uintptr_t)g->bf_reg + g->bf_size);
 
-	struct fv_rq *rq = &qp->rq;
+	struct fv__rq *rq = &qp->rq;
 	rq->dbrec = &g->dbrec[MLX5_RCV_DBR];
 	if (rq_n) {
 		rq->buf = (uint8_t *)g->rq_buf;
@@ -287,7 +287,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 		rq->max_gs = g->rq_stride / FV__DS;
 		rq->head = rq->tail = be32toh(*rq->dbrec) & 0xffff;
 		rq->lim = rq->head + rq->entries;
-		rq->wrid = (uint64_t *)(mem + sq_n * (sizeof(struct fv_wr_id) + sizeof(struct fv_sq_meta)));
+		rq->wrid = (uint64_t *)(mem + sq_n * (sizeof(struct fv__wr_id) + sizeof(struct fv__sq_meta)));
 	}
 	qp->locking = fv__locking_default();
 	if (fv_registry_set(qp->qpn, qp)) {

@@ -40,13 +40,13 @@
 FV__EXTERN_C_BEGIN
 
 /* The RQ's tail as the poster reads it: a poller in another thread moves it (fv__rq_set_tail). */
-static inline uint32_t fv__rq_tail(const struct fv_rq *rq)
+static inline uint32_t fv__rq_tail(const struct fv__rq *rq)
 {
 	return fv__load_acquire(&rq->tail);
 }
 
 /* The poller frees the receive WQEs before tail, after its last read of them. */
-static FV__ALWAYS_INLINE void fv__rq_set_tail(struct fv_rq *rq, uint32_t tail)
+static FV__ALWAYS_INLINE void fv__rq_set_tail(struct fv__rq *rq, uint32_t tail)
 {
 	__atomic_store_n(&rq->tail, tail, __ATOMIC_RELEASE);
 }
@@ -74,7 +74,7 @@ static FV__ALWAYS_INLINE void fv__rsegs(uint8_t *d, uint32_t max_gs, const struc
  * Whether the RQ is full, head at lim: lim moves on from the live tail (a poller in another
  * thread moves it). Read only there, as the send queue reads its ci past its own lim.
  */
-static inline bool fv__rq_full(struct fv_rq *rq, uint32_t head)
+static inline bool fv__rq_full(struct fv__rq *rq, uint32_t head)
 {
 	rq->lim = fv__rq_tail(rq) + rq->entries;
 	return head == rq->lim;
@@ -89,13 +89,13 @@ static inline bool fv__rq_full(struct fv_rq *rq, uint32_t head)
  */
 static FV__ALWAYS_INLINE int fv__recv(struct fv_qp *qp, uint64_t wr_id, const struct ibv_sge *sgl, int nsge, const int upfront)
 {
-	struct fv_rq *rq = &qp->rq;
+	struct fv__rq *rq = &qp->rq;
 	uint8_t *buf FV__PLAIN_INIT(NULL);
-	struct fv_wr_id *wrid FV__PLAIN_INIT(NULL);
+	struct fv__wr_id *wrid FV__PLAIN_INIT(NULL);
 	uint32_t head = rq->head, mask FV__PLAIN_INIT(0), shift FV__PLAIN_INIT(0), max_gs FV__PLAIN_INIT(0), max_sge FV__PLAIN_INIT(0);
 
 	if (upfront) {
-		buf = rq->buf, wrid = (struct fv_wr_id *)rq->wrid;
+		buf = rq->buf, wrid = (struct fv__wr_id *)rq->wrid;
 		mask = rq->mask, shift = rq->stride_shift, max_gs = rq->max_gs;
 		max_sge = qp->max_recv_sge < max_gs ? qp->max_recv_sge : max_gs;
 	}
@@ -109,7 +109,7 @@ static FV__ALWAYS_INLINE int fv__recv(struct fv_qp *qp, uint64_t wr_id, const st
 		return EINVAL;
 	FV__TEST_YIELD();	/* a test's window: two unlocked posters now share head */
 	if (!upfront)
-		buf = rq->buf, wrid = (struct fv_wr_id *)rq->wrid, mask = rq->mask, shift = rq->stride_shift;
+		buf = rq->buf, wrid = (struct fv__wr_id *)rq->wrid, mask = rq->mask, shift = rq->stride_shift;
 	fv__rsegs(buf + ((size_t)(head & mask) << shift), max_gs, sgl, nsge);
 	wrid[head & mask].v = wr_id;
 	rq->head = head + 1;
@@ -278,18 +278,18 @@ static FV__ALWAYS_INLINE int fv__srq_recv(struct fv_srq *srq, uint64_t wr_id, co
 					const int upfront)
 {
 	uint8_t *buf FV__PLAIN_INIT(NULL);
-	struct fv_wr_id *wrid FV__PLAIN_INIT(NULL);
+	struct fv__wr_id *wrid FV__PLAIN_INIT(NULL);
 	uint32_t head = srq->head, shift FV__PLAIN_INIT(0), max_gs = srq->max_gs, mask FV__PLAIN_INIT(0);
 	struct mlx5_wqe_srq_next_seg *n;
 
 	if (upfront)
-		buf = srq->buf, wrid = (struct fv_wr_id *)srq->wrid, shift = srq->stride_shift, mask = srq->mask;
+		buf = srq->buf, wrid = (struct fv__wr_id *)srq->wrid, shift = srq->stride_shift, mask = srq->mask;
 	if (__builtin_expect((unsigned)nsge > max_gs, 0))
 		return EINVAL;
 	if (__builtin_expect(head == srq->tail, 0))
 		return ENOMEM;
 	if (!upfront)
-		buf = srq->buf, wrid = (struct fv_wr_id *)srq->wrid, shift = srq->stride_shift, mask = srq->mask,
+		buf = srq->buf, wrid = (struct fv__wr_id *)srq->wrid, shift = srq->stride_shift, mask = srq->mask,
 		max_gs = srq->max_gs;
 	n = (struct mlx5_wqe_srq_next_seg *)(buf + ((size_t)head << shift));
 	FV__TEST_YIELD();	/* a test's window: two unlocked posters now share head */
