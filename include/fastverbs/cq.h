@@ -137,6 +137,17 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 			break;
 		fv__dma_rmb();	/* the rest of the CQE only after its owner bit */
 		qp = fv_registry_qp_in(reg, be32toh(cqe->sop_drop_qpn) & 0xffffff);
+		/* A plain receive (RESP_SEND, no immediate, no scattered data, no solicited event)
+		 * on a QP's RQ or its SRQ found before: straight to its decoding, none of the
+		 * general path's tests; its opcode a constant there. */
+		if (y == MLX5_CQE_RESP_SEND << 4 && qp && (qp->rq.entries || qp->srq)) {
+			if (qp->rq.entries)
+				fv__cqe_resp(cq, qp, cqe, MLX5_CQE_RESP_SEND << 4, o, ibv, 0, FV__RX_RQ);
+			else
+				fv__cqe_resp(cq, qp, cqe, MLX5_CQE_RESP_SEND << 4, o, ibv, 0, FV__RX_SRQ);
+			o += osz;
+			goto next;
+		}
 		r = fv__cqe_decode(cq, qp, cqe, op_own, o, ibv, 0);
 		if (__builtin_expect(r == FV__CQE_BAD, 0)) {
 			/* Left where it is, never consumed: what the caller has, or -1 / EINVAL first;
@@ -150,6 +161,7 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 		} else {
 			extra++;
 		}
+next:
 		off += cq->cqe_size;
 		if (off == cq->ring) {
 			off = 0;

@@ -160,17 +160,21 @@ struct fv__rx {
 	uint32_t idx;
 };
 
+/* Where a responder CQE's receive WQE is: found from qp and the CQE, or known to the caller. */
+enum { FV__RX_FIND, FV__RX_RQ, FV__RX_SRQ };
+
 /*
  * The receive WQE a responder (or responder error) CQE completes: the RQ's oldest, or the SRQ
  * WQE named by wqe_counter. Sets *wr_id, *max_gs and *rx, returns the WQE's scatter list;
- * NULL (nothing changed) if there is no RQ or SRQ to take from. rq_only: the caller knows qp
- * has an RQ. The WQE stays the poller's until fv__cq_recv_free.
+ * NULL (nothing changed) if there is no RQ or SRQ to take from. where: FV__RX_RQ, the caller
+ * knows qp has an RQ; FV__RX_SRQ, an SRQ already found (qp->srq). The WQE stays the poller's
+ * until fv__cq_recv_free.
  */
 static FV__ALWAYS_INLINE const struct mlx5_wqe_data_seg *
 fv__cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
-		uint64_t *wr_id, uint32_t *max_gs, struct fv__rx *rx, const int rq_only)
+		uint64_t *wr_id, uint32_t *max_gs, struct fv__rx *rx, const int where)
 {
-	if (rq_only || (qp && qp->rq.entries)) {
+	if (where == FV__RX_RQ || (where == FV__RX_FIND && qp && qp->rq.entries)) {
 		struct fv__rq *rq = &qp->rq;
 		uint32_t slot = rq->tail & rq->mask;
 
@@ -180,10 +184,11 @@ fv__cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe
 		return (const struct mlx5_wqe_data_seg *)(rq->buf + ((size_t)slot << rq->stride_shift));
 	}
 
-	struct fv_srq *srq = (qp && qp->srq) ? qp->srq : fv__cq_find_srq(cq, qp, be32toh(cqe->srqn_uidx));
+	struct fv_srq *srq = where == FV__RX_SRQ ? qp->srq :
+			     (qp && qp->srq) ? qp->srq : fv__cq_find_srq(cq, qp, be32toh(cqe->srqn_uidx));
 	uint32_t idx = be16toh(cqe->wqe_counter);
 
-	if (!srq)
+	if (where == FV__RX_FIND && !srq)
 		return NULL;
 	idx &= srq->mask;
 	rx->rq = NULL;
@@ -299,14 +304,53 @@ fv__cqe_put(void *o, const int ibv, const struct mlx5_cqe64 *cqe, uint8_t op_own
 	return FV__CQE_REPORT;
 }
 
+/*
+ * A responder CQE (RESP_WR_IMM, _SEND, _SEND_IMM, _SEND_INV) of qp into its completion at o,
+ * its receive WQE (found as fv__cq_take_recv says: where) given back. slow: scattered data
+ * may come with it. Returns FV__CQE_REPORT, or FV__CQE_BAD (nothing changed) when there is no
+ * receive WQE to take.
+ */
+static FV__ALWAYS_INLINE int
+fv__cqe_resp(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe, uint8_t op_own,
+	     void *o, const int ibv, const int slow, const int where)
+{
+	uint32_t op = op_own >> 4, max_gs FV__PLAIN_INIT(0);
+	unsigned scat = op_own & (MLX5_INLINE_SCATTER_32 | MLX5_INLINE_SCATTER_64);
+	uint32_t qpn = qp ? qp->qpn : be32toh(cqe->sop_drop_qpn) & 0xffffff;
+	uint64_t wr_id FV__PLAIN_INIT(0);
+	unsigned e, status = IBV_WC_SUCCESS;	/* e: opcode | wc_flags << 8 */
+	struct fv__rx rx FV__PLAIN_INIT({ NULL, NULL, 0 });
+	const struct mlx5_wqe_data_seg *sg = fv__cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, &rx, where);
+	uint32_t rqpn = be32toh(cqe->flags_rqpn), len = be32toh(cqe->byte_cnt);
+	uint32_t imm = cqe->imm_inval_pkey;	/* immediate: raw, as on the wire */
+
+	if (slow && !sg)
+		return FV__CQE_BAD;
+	e = fv__rq_wc_op[op] | ((rqpn & 0x30000000) ? IBV_WC_GRH << 8 : 0);
+	if (qp && qp->raw_csum)
+		e |= fv__cqe_csum_ok(cqe) << 8;
+	if (op == MLX5_CQE_RESP_SEND_INV)
+		imm = be32toh(imm);	/* invalidated rkey: host order */
+	if (slow && scat)
+		status = fv__scatter(sg, max_gs, NULL, NULL, fv__cqe_data(cqe, op_own), len);
+	fv__cq_recv_free(&rx);
+	struct fv_wc w = FV__ZERO_INIT;
+
+	w.wr_id = wr_id, w.byte_len = len, w.qp_num = qpn, w.src_qp = rqpn & 0xffffff;
+	w.invalidated_rkey = imm, w.status = (uint8_t)status, w.opcode = (uint8_t)e;
+	w.wc_flags = (uint8_t)(e >> 8);
+	return fv__cqe_put(o, ibv, cqe, op_own, &w);
+}
+
 static FV__COLD int fv__cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
 			       uint8_t op_own, void *o, int ibv);
 
 /*
  * Decode one software-owned CQE and store its completion at o (fv__cqe_put); qp is the fv_qp
- * its QPN names (NULL: none). slow = 0 is the inlined fast path: requester CQEs and RQ
- * responder CQEs without scattered data. It hands everything else to the slow = 1 instance of
- * this same body, out of line: scatter-to-CQE, SRQs, errors, CQEs it cannot decode.
+ * its QPN names (NULL: none). slow = 0 is the inlined fast path: requester CQEs, and responder
+ * CQEs without scattered data on an RQ or on an SRQ already found for the QP (qp->srq). It
+ * hands everything else to the slow = 1 instance of this same body, out of line:
+ * scatter-to-CQE, a QP's first receive on an SRQ, errors, CQEs it cannot decode.
  * Returns FV__CQE_REPORT, FV__CQE_HIDE (a forced completion) or FV__CQE_BAD (no queue changed);
  * o is written only for FV__CQE_REPORT.
  */
@@ -320,9 +364,10 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 	uint64_t wr_id FV__PLAIN_INIT(0);
 	unsigned e, status = IBV_WC_SUCCESS;	/* e: opcode | wc_flags << 8 */
 
-	/* Fast: REQ (op_own 7:2 all zero) or RESP_* on an RQ, no scattered data, known QP. */
+	/* Fast: REQ (op_own 7:2 all zero) or RESP_* on an RQ or an SRQ found before (qp->srq),
+	 * no scattered data, known QP. */
 	if (!slow && __builtin_expect(!qp || ((op_own & 0xfc) &&
-				      (scat || op > MLX5_CQE_RESP_SEND_INV || !qp->rq.entries)), 0))
+				      (scat || op > MLX5_CQE_RESP_SEND_INV || (!qp->rq.entries && !qp->srq))), 0))
 		return fv__cqe_decode_slow(cq, qp, cqe, op_own, o, ibv);
 	if (slow && (scat == 0x0c || (!qp && (op == MLX5_CQE_REQ || op == MLX5_CQE_REQ_ERR))))
 		return FV__CQE_BAD;	/* compressed CQEs are never requested */
@@ -359,27 +404,10 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 		return fv__cqe_put(o, ibv, cqe, op_own, &w);
 	}
 	if (op - 1 < MLX5_CQE_RESP_SEND_INV) {	/* RESP_WR_IMM, _SEND, _SEND_IMM, _SEND_INV */
-		struct fv__rx rx FV__PLAIN_INIT({ NULL, NULL, 0 });
-		const struct mlx5_wqe_data_seg *sg = fv__cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, &rx, !slow);
-		uint32_t rqpn = be32toh(cqe->flags_rqpn), len = be32toh(cqe->byte_cnt);
-		uint32_t imm = cqe->imm_inval_pkey;	/* immediate: raw, as on the wire */
-
-		if (slow && !sg)
-			return FV__CQE_BAD;
-		e = fv__rq_wc_op[op] | ((rqpn & 0x30000000) ? IBV_WC_GRH << 8 : 0);
-		if (qp && qp->raw_csum)
-			e |= fv__cqe_csum_ok(cqe) << 8;
-		if (op == MLX5_CQE_RESP_SEND_INV)
-			imm = be32toh(imm);	/* invalidated rkey: host order */
-		if (slow && scat)
-			status = fv__scatter(sg, max_gs, NULL, NULL, fv__cqe_data(cqe, op_own), len);
-		fv__cq_recv_free(&rx);
-		struct fv_wc w = FV__ZERO_INIT;
-
-		w.wr_id = wr_id, w.byte_len = len, w.qp_num = qpn, w.src_qp = rqpn & 0xffffff;
-		w.invalidated_rkey = imm, w.status = (uint8_t)status, w.opcode = (uint8_t)e;
-		w.wc_flags = (uint8_t)(e >> 8);
-		return fv__cqe_put(o, ibv, cqe, op_own, &w);
+		if (slow)
+			return fv__cqe_resp(cq, qp, cqe, op_own, o, ibv, 1, FV__RX_FIND);
+		return qp->rq.entries ? fv__cqe_resp(cq, qp, cqe, op_own, o, ibv, 0, FV__RX_RQ)
+				      : fv__cqe_resp(cq, qp, cqe, op_own, o, ibv, 0, FV__RX_SRQ);
 	}
 	if (!slow)
 		__builtin_unreachable();	/* the fast path sent everything else here */

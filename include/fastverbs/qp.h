@@ -26,6 +26,7 @@ struct fv__rq {
 	uint32_t head;		/* receive WQEs posted */
 	uint32_t tail;		/* receive WQEs completed: written by the poller, read by the poster
 				 * (atomically: fv__rq_tail) */
+	uint32_t lim;		/* head may reach it without reading tail: tail + entries, as last read */
 	volatile __be32 *dbrec;	/* dbrec[MLX5_RCV_DBR] */
 	uint64_t *wrid;
 };
@@ -285,6 +286,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 		rq->stride_shift = (uint32_t)__builtin_ctz(g->rq_stride);
 		rq->max_gs = g->rq_stride / FV__DS;
 		rq->head = rq->tail = be32toh(*rq->dbrec) & 0xffff;
+		rq->lim = rq->head + rq->entries;
 		rq->wrid = (uint64_t *)(mem + sq_n * (sizeof(struct fv__wr_id) + sizeof(struct fv__sq_meta)));
 	}
 	qp->locking = fv__locking_default();

@@ -27,8 +27,10 @@ static inline int fv__qp_reset(struct fv_qp *qp)
 	fv__sq_set_pi(&qp->sq, be32toh(*qp->sq.dbrec) & 0xffff);
 	qp->sq.fence_cache = 0;
 	qp->sq.lim = fv__sq_lim(&qp->sq);
-	if (qp->rq.entries)
+	if (qp->rq.entries) {
 		qp->rq.head = qp->rq.tail = be32toh(*qp->rq.dbrec) & 0xffff;
+		qp->rq.lim = qp->rq.head + qp->rq.entries;
+	}
 	return 0;
 }
 

@@ -51,31 +51,33 @@ static FV__ALWAYS_INLINE void fv__rq_set_tail(struct fv__rq *rq, uint32_t tail)
 	__atomic_store_n(&rq->tail, tail, __ATOMIC_RELEASE);
 }
 
-/* Fill one receive data segment. */
-static inline void fv__rseg(struct mlx5_wqe_data_seg *d, const struct ibv_sge *s)
+/*
+ * Write sgl into the scatter list at d of max_gs entries: zero-length entries dropped, the
+ * invalid-lkey terminator after the last one if the list is not full. Stored as units (wqe.h):
+ * a type nothing else has, so that in a caller's loop the compiler keeps the RQ's fields and
+ * the caller's values in registers across the stores.
+ */
+static FV__ALWAYS_INLINE void fv__rsegs(uint8_t *d, uint32_t max_gs, const struct ibv_sge *sgl, int nsge)
 {
-	d->byte_count = htobe32(s->length);
-	d->lkey = htobe32(s->lkey);
-	d->addr = htobe64(s->addr);
+	uint8_t *p = d;
+
+	for (int i = 0; i < nsge; i++)
+		if (sgl[i].length) {
+			fv__unit_put(p, fv__sge_image(&sgl[i], 0), 0);
+			p += FV__DS;
+		}
+	if ((size_t)(p - d) < (size_t)max_gs * FV__DS)
+		fv__unit_put(p, FV__IMAGE(fv__2x32(0, htobe32(MLX5_INVALID_LKEY)), 0), 0);
 }
 
 /*
- * Write sgl into the scatter list d of max_gs entries: zero-length entries dropped,
- * the invalid-lkey terminator after the last one if the list is not full.
+ * Whether the RQ is full, head at lim: lim moves on from the live tail (a poller in another
+ * thread moves it). Read only there, as the send queue reads its ci past its own lim.
  */
-static inline void fv__rsegs(struct mlx5_wqe_data_seg *d, uint32_t max_gs,
-			    const struct ibv_sge *sgl, int nsge)
+static inline bool fv__rq_full(struct fv__rq *rq, uint32_t head)
 {
-	uint32_t j = 0;
-
-	for (int i = 0; i < nsge; i++)
-		if (sgl[i].length)
-			fv__rseg(&d[j++], &sgl[i]);
-	if (j < max_gs) {
-		d[j].byte_count = 0;
-		d[j].lkey = htobe32(MLX5_INVALID_LKEY);
-		d[j].addr = 0;
-	}
+	rq->lim = fv__rq_tail(rq) + rq->entries;
+	return head == rq->lim;
 }
 
 /*
@@ -85,28 +87,49 @@ static inline void fv__rsegs(struct mlx5_wqe_data_seg *d, uint32_t max_gs,
  * nsge is negative or above max_recv_sge, or the QP has no RQ. Nothing is written when
  * refused.
  */
-static inline int fv_recv(struct fv_qp *qp, uint64_t wr_id, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv__recv(struct fv_qp *qp, uint64_t wr_id, const struct ibv_sge *sgl, int nsge, const int upfront)
 {
 	struct fv__rq *rq = &qp->rq;
-	uint32_t slot = rq->head & rq->mask;
+	uint8_t *buf FV__PLAIN_INIT(NULL);
+	struct fv__wr_id *wrid FV__PLAIN_INIT(NULL);
+	uint32_t head = rq->head, mask FV__PLAIN_INIT(0), shift FV__PLAIN_INIT(0), max_gs FV__PLAIN_INIT(0), max_sge FV__PLAIN_INIT(0);
 
-	if (__builtin_expect(rq->head - fv__rq_tail(rq) >= rq->entries, 0))
+	if (upfront) {
+		buf = rq->buf, wrid = (struct fv__wr_id *)rq->wrid;
+		mask = rq->mask, shift = rq->stride_shift, max_gs = rq->max_gs;
+		max_sge = qp->max_recv_sge < max_gs ? qp->max_recv_sge : max_gs;
+	}
+	if (__builtin_expect(head == rq->lim, 0) && fv__rq_full(rq, head))
 		return rq->entries ? ENOMEM : EINVAL;
-	if (__builtin_expect((unsigned)nsge > qp->max_recv_sge || (unsigned)nsge > rq->max_gs, 0))
+	if (!upfront) {
+		max_gs = rq->max_gs;
+		max_sge = qp->max_recv_sge < max_gs ? qp->max_recv_sge : max_gs;
+	}
+	if (__builtin_expect((unsigned)nsge > max_sge, 0))
 		return EINVAL;
 	FV__TEST_YIELD();	/* a test's window: two unlocked posters now share head */
-	fv__rsegs((struct mlx5_wqe_data_seg *)(rq->buf + ((size_t)slot << rq->stride_shift)),
-		 rq->max_gs, sgl, nsge);
-	rq->wrid[slot] = wr_id;
-	rq->head++;
+	if (!upfront)
+		buf = rq->buf, wrid = (struct fv__wr_id *)rq->wrid, mask = rq->mask, shift = rq->stride_shift;
+	fv__rsegs(buf + ((size_t)(head & mask) << shift), max_gs, sgl, nsge);
+	wrid[head & mask].v = wr_id;
+	rq->head = head + 1;
 	FV__ASSERT(rq->head - fv__rq_tail(rq) <= rq->entries);	/* the RQ holds at most its entries */
 	return 0;
 }
 
-/* Publish the posted receive WQEs: WQE stores, then dbrec[MLX5_RCV_DBR] = head (16 bits). */
+static FV__ALWAYS_INLINE int fv_recv(struct fv_qp *qp, uint64_t wr_id, const struct ibv_sge *sgl, int nsge)
+{
+	return fv__recv(qp, wr_id, sgl, nsge, 1);
+}
+
+/*
+ * Publish the posted receive WQEs: WQE stores, then dbrec[MLX5_RCV_DBR] = head (16 bits). The
+ * barrier is the send doorbell's (arch.h): the device only reads memory here, so the compiler
+ * keeps the RQ's fields and the caller's values in registers across it.
+ */
 static inline void fv_recv_ring(struct fv_qp *qp)
 {
-	fv__dma_wmb();
+	fv__dma_wmb_sq(qp->rq.buf);
 	fv__dbrec_write32(qp->rq.dbrec, htobe32(qp->rq.head & 0xffff));
 }
 
@@ -251,27 +274,41 @@ static inline struct mlx5_wqe_srq_next_seg *fv__srq_wqe(const struct fv_srq *srq
  * nsge is negative or above the SRQ's max_gs (checked first, as libmlx5 does); ENOMEM if
  * the SRQ is full. Nothing is written when refused.
  */
-static inline int fv_srq_recv(struct fv_srq *srq, uint64_t wr_id, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE int fv__srq_recv(struct fv_srq *srq, uint64_t wr_id, const struct ibv_sge *sgl, int nsge,
+					const int upfront)
 {
+	uint8_t *buf FV__PLAIN_INIT(NULL);
+	struct fv__wr_id *wrid FV__PLAIN_INIT(NULL);
+	uint32_t head = srq->head, shift FV__PLAIN_INIT(0), max_gs = srq->max_gs, mask FV__PLAIN_INIT(0);
 	struct mlx5_wqe_srq_next_seg *n;
 
-	if (__builtin_expect((unsigned)nsge > srq->max_gs, 0))
+	if (upfront)
+		buf = srq->buf, wrid = (struct fv__wr_id *)srq->wrid, shift = srq->stride_shift, mask = srq->mask;
+	if (__builtin_expect((unsigned)nsge > max_gs, 0))
 		return EINVAL;
-	if (__builtin_expect(srq->head == srq->tail, 0))
+	if (__builtin_expect(head == srq->tail, 0))
 		return ENOMEM;
-	n = fv__srq_wqe(srq, srq->head);
+	if (!upfront)
+		buf = srq->buf, wrid = (struct fv__wr_id *)srq->wrid, shift = srq->stride_shift, mask = srq->mask,
+		max_gs = srq->max_gs;
+	n = (struct mlx5_wqe_srq_next_seg *)(buf + ((size_t)head << shift));
 	FV__TEST_YIELD();	/* a test's window: two unlocked posters now share head */
-	fv__rsegs((struct mlx5_wqe_data_seg *)(n + 1), srq->max_gs, sgl, nsge);
-	srq->wrid[srq->head] = wr_id;
-	srq->head = be16toh(n->next_wqe_index) & srq->mask;
+	fv__rsegs((uint8_t *)(n + 1), max_gs, sgl, nsge);
+	wrid[head].v = wr_id;
+	srq->head = be16toh(n->next_wqe_index) & mask;
 	srq->counter++;
 	return 0;
+}
+
+static FV__ALWAYS_INLINE int fv_srq_recv(struct fv_srq *srq, uint64_t wr_id, const struct ibv_sge *sgl, int nsge)
+{
+	return fv__srq_recv(srq, wr_id, sgl, nsge, 1);
 }
 
 /* Publish the posted SRQ WQEs: WQE stores, then dbrec[0] = WQEs posted (16 bits). */
 static inline void fv_srq_ring(struct fv_srq *srq)
 {
-	fv__dma_wmb();
+	fv__dma_wmb_sq(srq->buf);	/* as fv_recv_ring */
 	fv__dbrec_write32(srq->dbrec, htobe32(srq->counter));
 }
 

@@ -15,47 +15,46 @@
 FV__EXTERN_C_BEGIN
 
 /* Post a list of receive WRs on qp's RQ, as ibv_post_recv(qp->ibqp, wr, bad_wr) would. */
-static inline int fv_post_recv(struct fv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+static FV__ALWAYS_INLINE int fv_post_recv(struct fv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
-	uint32_t head, on = qp->locking;
+	struct ibv_recv_wr *first = wr;	/* wr moved past it: something was posted */
+	uint32_t on = qp->locking;
 	int err = 0;
 
 	fv__enter(&qp->rq_lock, on, qp);
-	head = qp->rq.head;
 	FV__TEST_YIELD();
 
 	for (; wr; wr = wr->next) {
-		err = fv_recv(qp, wr->wr_id, wr->sg_list, wr->num_sge);
+		err = fv__recv(qp, wr->wr_id, wr->sg_list, wr->num_sge, 0);
 		if (err) {
 			*bad_wr = wr;
 			break;
 		}
 	}
-	if (qp->rq.head != head)
+	if (wr != first)
 		fv_recv_ring(qp);
 	fv__leave(&qp->rq_lock, on, qp);
 	return err;
 }
 
 /* Post a list of receive WRs on srq, as ibv_post_srq_recv(srq->ibsrq, wr, bad_wr) would. */
-static inline int fv_post_srq_recv(struct fv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+static FV__ALWAYS_INLINE int fv_post_srq_recv(struct fv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
+	struct ibv_recv_wr *first = wr;	/* as in fv_post_recv */
 	uint32_t on = srq->locking;
-	uint16_t counter;
 	int err = 0;
 
 	fv__enter(&srq->lock, on, srq);
-	counter = srq->counter;
 	FV__TEST_YIELD();
 
 	for (; wr; wr = wr->next) {
-		err = fv_srq_recv(srq, wr->wr_id, wr->sg_list, wr->num_sge);
+		err = fv__srq_recv(srq, wr->wr_id, wr->sg_list, wr->num_sge, 0);
 		if (err) {
 			*bad_wr = wr;
 			break;
 		}
 	}
-	if (srq->counter != counter)
+	if (wr != first)
 		fv_srq_ring(srq);
 	fv__leave(&srq->lock, on, srq);
 	return err;
