@@ -92,11 +92,15 @@ static inline void fv__spin_unlock(uint32_t *l)
  * A 32-bit word another thread stores to, loaded with acquire semantics. On x86 an aligned
  * load is one, and inline asm reads the word without a C11 atomic: gcc 12 takes one for a
  * barrier to the code around it, and the producer's loop would then read again, every WR,
- * what it keeps in registers (docs/design.md §4.1). Volatile: read anew each time.
+ * what it keeps in registers (docs/design.md §4.1). Volatile: read anew each time. Under
+ * clang a volatile load instead (FV__LOAD_VOLATILE, tune.h): it takes a volatile asm for a
+ * store to all memory.
  */
 static inline uint32_t fv__load_acquire(const uint32_t *p)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if FV__LOAD_VOLATILE && (defined(__x86_64__) || defined(__i386__))
+	return *(const volatile uint32_t *)p;
+#elif defined(__x86_64__) || defined(__i386__)
 	uint32_t v;
 
 	__asm__ __volatile__("movl %1, %0" : "=r"(v) : "m"(*p));

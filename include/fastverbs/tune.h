@@ -33,6 +33,8 @@
  *  FV__READ_PI(sq)     clang     the producer read anew (relaxed atomic) per WR      §1.4
  *  FV__EMPTY_COLD      clang     a typed empty SGE goes to the cold path             §1.4
  *  FV__DB_CHAIN        clang     x86 doorbell as a chain of non-volatile asms        §1.4
+ *  FV__LOAD_VOLATILE   clang     x86: ci and the RQ tail read by a volatile load,
+ *                                not a volatile asm (a store to all memory to clang) §1.4
  *
  * Plain values (FV_NO_TUNE, or a compiler that is neither): inline, no attribute, no unroll
  * hint, FV__CONST_P 0, no asm, the switches 0 and FV__READ_PI a plain load.
@@ -101,6 +103,7 @@
 #define FV__UD_PI_HIDDEN FV__TUNED_GCC
 #define FV__SGE_WORD FV__TUNED_CLANG
 #define FV__EMPTY_COLD FV__TUNED_CLANG
+#define FV__LOAD_VOLATILE FV__TUNED_CLANG
 #if FV__TUNED_GCC
 #define FV__META_APART(m) FV__HIDE(m)
 #else
