@@ -351,9 +351,10 @@ static inline void fv__sq_cache_fence(struct fv_sq *sq, uint8_t fm)
  * have moved it on already): room from the live ci, the cached fence, and the unsignaled run:
  * one longer than unsig_max WQEBBs gets a completion fastverbs asks for itself (marked forced
  * in its meta, and hidden when polling), so ci can always advance and the ring always drains.
- * Inline, not called: a call would make the compiler forget the ring's fields.
+ * Inline, not called: a call would make the compiler forget the ring's fields (FV__SLOW_INLINE,
+ * tune.h).
  */
-static inline bool fv__sq_take_slow(struct fv_sq *sq, uint32_t pi, unsigned nbb, __be32 *fm_be)
+static FV__SLOW_INLINE bool fv__sq_take_slow(struct fv_sq *sq, uint32_t pi, unsigned nbb, __be32 *fm_be)
 {
 	uint32_t end = pi + nbb, fm = be32toh(*fm_be);
 
