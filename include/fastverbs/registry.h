@@ -78,18 +78,18 @@ __asm__(".pushsection .note.fastverbs,\"aG\",@note,.note.fastverbs,comdat\n"
 	"\t.balign 4\n\t.quad fv_registry_anchor - .\n\t.popsection\n");
 
 /* The leading members of glibc's struct dl_phdr_info, which <link.h> shows only to _GNU_SOURCE. */
-struct fv_dl_info {
+struct fv__dl_info {
 	uintptr_t addr;
 	const char *name;
 	const Elf64_Phdr *phdr;
 	uint16_t phnum;
 };
 
-extern int fv__dl_iterate_phdr(int (*cb)(struct fv_dl_info *, size_t, void *), void *data)
+extern int fv__dl_iterate_phdr(int (*cb)(struct fv__dl_info *, size_t, void *), void *data)
 	__asm__("dl_iterate_phdr");
 
 /* dl_iterate_phdr callback: the tables the anchor of an object's note holds, into *data. */
-static inline int fv__registry_scan(struct fv_dl_info *info, size_t size, void *data)
+static inline int fv__registry_scan(struct fv__dl_info *info, size_t size, void *data)
 {
 	struct fv_registry **found = (struct fv_registry **)data;
 
@@ -127,7 +127,7 @@ static inline int fv__registry_scan(struct fv_dl_info *info, size_t size, void *
  * dl_iterate_phdr callback, for the first object only: under the loader's lock, the tables
  * some object has, or new ones; this object's anchor then holds them.
  */
-static inline int fv__registry_attach_locked(struct fv_dl_info *info, size_t size, void *data)
+static inline int fv__registry_attach_locked(struct fv__dl_info *info, size_t size, void *data)
 {
 	struct fv_registry *r = __atomic_load_n(&fv_registry_anchor, __ATOMIC_ACQUIRE);
 

@@ -39,8 +39,8 @@ enum {
 				 * (no ctrl bit: the Ethernet segment's cs_flags; ignored elsewhere) */
 };
 
-/* A slot's wr_id, written through this type only (like a WQE, see struct fv_unit). */
-struct fv_wr_id {
+/* A slot's wr_id, written through this type only (like a WQE, see struct fv__unit). */
+struct fv__wr_id {
 	uint64_t v;
 };
 
@@ -49,7 +49,7 @@ struct fv_wr_id {
  * only when a completion is asked for (FV_SIGNALED, or forced by fastverbs), so an
  * unsignaled WQE costs no store here; a stale end is told apart by where it lies (fv__sq_end).
  */
-struct fv_sq_meta {
+struct fv__sq_meta {
 	uint32_t end;		/* the counter just past the WQE: ci once it completes */
 	uint32_t forced;	/* == end: fastverbs asked for this completion itself (the caller did
 				 * not); written only when that happens, by fv__sq_take_slow */
@@ -65,15 +65,15 @@ struct fv_sq_meta {
 
 /* A slot's meta, stored whole (as in FV__IMAGE, wqe.h: a compound literal in C only). */
 #ifdef __cplusplus
-static inline struct fv_sq_meta fv__sq_meta_of(uint32_t end, uint32_t forced)
+static inline struct fv__sq_meta fv__sq_meta_of(uint32_t end, uint32_t forced)
 {
-	struct fv_sq_meta m = { end, forced };
+	struct fv__sq_meta m = { end, forced };
 
 	return m;
 }
 #define FV__SQ_META(end, forced) fv__sq_meta_of(end, forced)
 #else
-#define FV__SQ_META(end_, forced_) ((struct fv_sq_meta){ .end = (end_), .forced = (forced_) })
+#define FV__SQ_META(end_, forced_) ((struct fv__sq_meta){ .end = (end_), .forced = (forced_) })
 #endif
 
 /*
@@ -83,11 +83,11 @@ static inline struct fv_sq_meta fv__sq_meta_of(uint32_t end, uint32_t forced)
  * struct's fields, or the caller's request, after them (so no uint8_t fields either: a char
  * may alias anything).
  */
-struct fv_sq {
+struct fv__sq {
 	/* Building a WQE (the typed builders read all of these up front): */
 	struct fv_ring ring;
-	struct fv_wr_id *wr_id;	/* per slot: the caller's wr_id */
-	struct fv_sq_meta *meta;	/* per slot */
+	struct fv__wr_id *wr_id;	/* per slot: the caller's wr_id */
+	struct fv__sq_meta *meta;	/* per slot */
 	uint32_t mask;		/* WQEBBs in the ring - 1 */
 	uint32_t mask8;		/* mask * 8: (pi * 8) & mask8 is a slot's offset in the wr_id table,
 				 * and an eighth of its WQE's offset in the ring */
@@ -122,7 +122,7 @@ static inline unsigned fv__ds_to_bb(unsigned ds)
  * ci as the poster reads it: a poller in another thread may move it. Acquire: what the poller
  * read of a slot (its wr_id, meta, WQE) came before it freed the slot.
  */
-static inline uint32_t fv__sq_ci(const struct fv_sq *sq)
+static inline uint32_t fv__sq_ci(const struct fv__sq *sq)
 {
 	return fv__load_acquire(&sq->ci);
 }
@@ -131,19 +131,19 @@ static inline uint32_t fv__sq_ci(const struct fv_sq *sq)
  * The poller frees the WQEBBs before ci for the poster. Release: call it after the last read
  * of the freed slots (wr_id, meta, the WQE itself), which the poster may overwrite from then on.
  */
-static FV__ALWAYS_INLINE void fv__sq_set_ci(struct fv_sq *sq, uint32_t ci)
+static FV__ALWAYS_INLINE void fv__sq_set_ci(struct fv__sq *sq, uint32_t ci)
 {
 	__atomic_store_n(&sq->ci, ci, __ATOMIC_RELEASE);
 }
 
 /* Free WQEBBs with the producer at pi: ring size minus what the device may still read. */
-static inline uint32_t fv__sq_room_at(const struct fv_sq *sq, uint32_t pi)
+static inline uint32_t fv__sq_room_at(const struct fv__sq *sq, uint32_t pi)
 {
 	return sq->mask + 1 - (pi - fv__sq_ci(sq));
 }
 
 /* Free WQEBBs. */
-static inline uint32_t fv__sq_room(const struct fv_sq *sq)
+static inline uint32_t fv__sq_room(const struct fv__sq *sq)
 {
 	return fv__sq_room_at(sq, sq->pi);
 }
@@ -152,23 +152,23 @@ static inline uint32_t fv__sq_room(const struct fv_sq *sq)
  * Where the WQE that starts at counter pi goes: its first block, and its wr_id. Both come
  * from (pi * 8) & mask8, which x86 scales by 8 (and by 1) in the address itself.
  */
-static inline uint8_t *fv__sq_wqe(const struct fv_sq *sq, uint32_t pi)
+static inline uint8_t *fv__sq_wqe(const struct fv__sq *sq, uint32_t pi)
 {
 	return sq->ring.buf + (size_t)((pi * 8) & sq->mask8) * 8;
 }
 
-static FV__ALWAYS_INLINE struct fv_wr_id *fv__sq_wr_id_at(struct fv_wr_id *wr_ids, uint32_t mask8, uint32_t pi)
+static FV__ALWAYS_INLINE struct fv__wr_id *fv__sq_wr_id_at(struct fv__wr_id *wr_ids, uint32_t mask8, uint32_t pi)
 {
-	return (struct fv_wr_id *)((uint8_t *)wr_ids + ((pi * 8) & mask8));
+	return (struct fv__wr_id *)((uint8_t *)wr_ids + ((pi * 8) & mask8));
 }
 
-static inline struct fv_wr_id *fv__sq_wr_id_of(const struct fv_sq *sq, uint32_t pi)
+static inline struct fv__wr_id *fv__sq_wr_id_of(const struct fv__sq *sq, uint32_t pi)
 {
 	return fv__sq_wr_id_at(sq->wr_id, sq->mask8, pi);
 }
 
 /* Address of the next WQE's first block. */
-static inline uint8_t *fv__sq_next_wqe(const struct fv_sq *sq)
+static inline uint8_t *fv__sq_next_wqe(const struct fv__sq *sq)
 {
 	return fv__sq_wqe(sq, sq->pi);
 }
@@ -196,13 +196,13 @@ static inline __be32 fv__sq_fm_be(unsigned flags)
 }
 
 /* The ctrl's big-endian word at byte 8 for a WQE built with flags: fm_ce_se, sq_sig_all included. */
-static FV__ALWAYS_INLINE __be32 fv__sq_fm(const struct fv_sq *sq, unsigned flags)
+static FV__ALWAYS_INLINE __be32 fv__sq_fm(const struct fv__sq *sq, unsigned flags)
 {
 	return fv__sq_fm_be(flags) | sq->sig_all;
 }
 
 /* The WQE of nbb blocks at pi asks for a completion: keep its end for it (fv__sq_end). */
-static FV__ALWAYS_INLINE void fv__sq_mark_end(struct fv_sq *sq, uint32_t pi, unsigned nbb)
+static FV__ALWAYS_INLINE void fv__sq_mark_end(struct fv__sq *sq, uint32_t pi, unsigned nbb)
 {
 	sq->meta[pi & sq->mask].end = pi + nbb;
 }
@@ -211,7 +211,7 @@ static FV__ALWAYS_INLINE void fv__sq_mark_end(struct fv_sq *sq, uint32_t pi, uns
  * The ring's invariants (see top), checked with -DFV_DEBUG (FV__ASSERT): the device may hold at
  * most the ring, pi <= lim <= pi + ring size, and the last WQE built lies before pi.
  */
-static FV__ALWAYS_INLINE void fv__sq_check(const struct fv_sq *sq)
+static FV__ALWAYS_INLINE void fv__sq_check(const struct fv__sq *sq)
 {
 	(void)sq;
 	FV__ASSERT(sq->pi - fv__sq_ci(sq) <= sq->mask + 1);
@@ -220,14 +220,14 @@ static FV__ALWAYS_INLINE void fv__sq_check(const struct fv_sq *sq)
 }
 
 /* The nearer of the two limits of the fast path (see top), both at or past the producer pi. */
-static inline uint32_t fv__sq_lim_at(const struct fv_sq *sq, uint32_t pi)
+static inline uint32_t fv__sq_lim_at(const struct fv__sq *sq, uint32_t pi)
 {
 	uint32_t room_end = fv__sq_ci(sq) + sq->mask + 1, run_end = sq->sig_pi + sq->unsig_max;
 
 	return room_end - pi < run_end - pi ? room_end : run_end;
 }
 
-static inline uint32_t fv__sq_lim(const struct fv_sq *sq)
+static inline uint32_t fv__sq_lim(const struct fv__sq *sq)
 {
 	return fv__sq_lim_at(sq, sq->pi);
 }
@@ -236,7 +236,7 @@ static inline uint32_t fv__sq_lim(const struct fv_sq *sq)
  * An empty ring whose counters all start at pi (taking a QP over; tests start anywhere).
  * Every slot's meta is stale (end at or before ci) and marks nothing forced.
  */
-static inline void fv__sq_set_pi(struct fv_sq *sq, uint32_t pi)
+static inline void fv__sq_set_pi(struct fv__sq *sq, uint32_t pi)
 {
 	sq->pi = sq->ci = sq->rung_pi = sq->sig_pi = pi;
 	sq->last_pi = pi - 1;	/* not rung_pi: fv__sq_ring takes that for a WQE to ring */
@@ -334,13 +334,13 @@ static FV__ALWAYS_INLINE uint32_t fv__db_unlock(struct fv__bf *bf, uintptr_t nex
  * without data), as in libmlx5. The doorbell mark moves back one block, so fv__sq_ring takes
  * it for part of a batch; the ring costs no test for it.
  */
-static inline void fv__sq_no_bf(struct fv_sq *sq)
+static inline void fv__sq_no_bf(struct fv__sq *sq)
 {
 	sq->rung_pi--;
 }
 
 /* The next WQE owes fm (an initiator fence) to the one before; FV_FENCE on it overrides. */
-static inline void fv__sq_cache_fence(struct fv_sq *sq, uint8_t fm)
+static inline void fv__sq_cache_fence(struct fv__sq *sq, uint8_t fm)
 {
 	sq->fence_cache = fm;
 	sq->lim = sq->pi;	/* so the next WQE takes the slow path, which applies it */
@@ -354,7 +354,7 @@ static inline void fv__sq_cache_fence(struct fv_sq *sq, uint8_t fm)
  * Inline, not called: a call would make the compiler forget the ring's fields (FV__SLOW_INLINE,
  * tune.h).
  */
-static FV__SLOW_INLINE bool fv__sq_take_slow(struct fv_sq *sq, uint32_t pi, unsigned nbb, __be32 *fm_be)
+static FV__SLOW_INLINE bool fv__sq_take_slow(struct fv__sq *sq, uint32_t pi, unsigned nbb, __be32 *fm_be)
 {
 	uint32_t end = pi + nbb, fm = be32toh(*fm_be);
 
@@ -364,7 +364,7 @@ static FV__SLOW_INLINE bool fv__sq_take_slow(struct fv_sq *sq, uint32_t pi, unsi
 		fm |= sq->fence_cache;
 	sq->fence_cache = 0;
 	if (!(fm & FV_SIGNALED) && end - sq->sig_pi > sq->unsig_max) {
-		struct fv_sq_meta *m = &sq->meta[pi & sq->mask];
+		struct fv__sq_meta *m = &sq->meta[pi & sq->mask];
 
 		fm |= FV_SIGNALED;
 		m->end = end;	/* field by field: clang takes a whole struct's store for a char one */
@@ -386,7 +386,7 @@ static FV__SLOW_INLINE bool fv__sq_take_slow(struct fv_sq *sq, uint32_t pi, unsi
  * no room. FENCE overrides a cached initiator fence, as in libmlx5. Call right before writing
  * the WQE: it takes the cached fence and a place in the unsignaled run.
  */
-static inline bool fv__sq_take_at(struct fv_sq *sq, uint32_t pi, unsigned flags, unsigned nbb, __be32 *fm_be)
+static inline bool fv__sq_take_at(struct fv__sq *sq, uint32_t pi, unsigned flags, unsigned nbb, __be32 *fm_be)
 {
 	*fm_be = fv__sq_fm(sq, flags);
 	if (__builtin_expect(!fv__sq_before_lim(sq->lim, pi, nbb), 0))
@@ -398,7 +398,7 @@ static inline bool fv__sq_take_at(struct fv_sq *sq, uint32_t pi, unsigned flags,
 }
 
 /* fv__sq_take_at the producer. */
-static inline bool fv__sq_take(struct fv_sq *sq, unsigned flags, unsigned nbb, __be32 *fm_be)
+static inline bool fv__sq_take(struct fv__sq *sq, unsigned flags, unsigned nbb, __be32 *fm_be)
 {
 	return fv__sq_take_at(sq, sq->pi, flags, nbb, fm_be);
 }
@@ -407,7 +407,7 @@ static inline bool fv__sq_take(struct fv_sq *sq, unsigned flags, unsigned nbb, _
  * The WQE of nbb blocks at pi, built with flags, is written: keep its wr_id, and its end when
  * a completion is asked for. The producer stays (fv__sq_advance moves it).
  */
-static inline void fv__sq_record(struct fv_sq *sq, uint32_t pi, uint64_t wr_id, unsigned flags,
+static inline void fv__sq_record(struct fv__sq *sq, uint32_t pi, uint64_t wr_id, unsigned flags,
 				unsigned nbb)
 {
 	fv__sq_wr_id_of(sq, pi)->v = wr_id;
@@ -420,7 +420,7 @@ static inline void fv__sq_record(struct fv_sq *sq, uint32_t pi, uint64_t wr_id, 
  * whichever way they built the WQE: one store of each counter a WQE. gcc 12 does not keep them
  * in registers across a caller's loop, and made to, it was slower (docs/performance.md §1.2).
  */
-static inline void fv__sq_advance(struct fv_sq *sq, uint32_t pi, unsigned nbb)
+static inline void fv__sq_advance(struct fv__sq *sq, uint32_t pi, unsigned nbb)
 {
 	sq->last_pi = pi;
 	sq->pi = pi + nbb;
@@ -428,7 +428,7 @@ static inline void fv__sq_advance(struct fv_sq *sq, uint32_t pi, unsigned nbb)
 }
 
 /* fv__sq_record and fv__sq_advance for the WQE at the producer. */
-static inline void fv__sq_commit(struct fv_sq *sq, uint64_t wr_id, unsigned flags, unsigned nbb)
+static inline void fv__sq_commit(struct fv__sq *sq, uint64_t wr_id, unsigned flags, unsigned nbb)
 {
 	uint32_t pi = sq->pi;
 
@@ -451,7 +451,7 @@ static inline void fv__sq_commit(struct fv_sq *sq, uint64_t wr_id, unsigned flag
  * takes the lock orders the record's store before the register's, as the WC start's sfence
  * would: it takes the sfence's place.
  */
-static FV__ALWAYS_INLINE void fv__sq_ring(struct fv_sq *sq)
+static FV__ALWAYS_INLINE void fv__sq_ring(struct fv__sq *sq)
 {
 	uint32_t pi = sq->pi, last = sq->last_pi, nbb = pi - last;
 	int32_t since = (int32_t)(last - sq->rung_pi);	/* the two are less than 2^31 apart */
@@ -513,7 +513,7 @@ static FV__ALWAYS_INLINE void fv__sq_ring(struct fv_sq *sq)
  * written for it (ci < end <= ci + ring size: a stale end, of an earlier WQE in the slot,
  * lies at or before ci), else from the ds in its ctrl. ci is at or before the WQE.
  */
-static inline uint32_t fv__sq_end(const struct fv_sq *sq, uint32_t slot, uint16_t wqe_counter)
+static inline uint32_t fv__sq_end(const struct fv__sq *sq, uint32_t slot, uint16_t wqe_counter)
 {
 	uint32_t end = sq->meta[slot].end;
 
@@ -528,7 +528,7 @@ static inline uint32_t fv__sq_end(const struct fv_sq *sq, uint32_t slot, uint16_
  * it retires everything up to there (fv__sq_set_ci, once the poller has read the slot). The
  * ring has at most 2^16 WQEBBs (fv_qp_init_geom), so the 16-bit index names the slot.
  */
-static inline uint32_t fv__sq_done_end(const struct fv_sq *sq, uint32_t slot, uint16_t wqe_counter)
+static inline uint32_t fv__sq_done_end(const struct fv__sq *sq, uint32_t slot, uint16_t wqe_counter)
 {
 	uint32_t end = fv__sq_end(sq, slot, wqe_counter);
 
@@ -541,14 +541,14 @@ static inline uint32_t fv__sq_done_end(const struct fv_sq *sq, uint32_t slot, ui
  * fastverbs): its end was written. A successful requester completion on a QP without
  * sq_sig_all is one (the device completes only WQEs that ask, or fail).
  */
-static inline uint32_t fv__sq_asked_end(const struct fv_sq *sq, uint32_t slot)
+static inline uint32_t fv__sq_asked_end(const struct fv__sq *sq, uint32_t slot)
 {
 	FV__ASSERT(sq->meta[slot].end - sq->ci <= sq->pi - sq->ci);	/* not past pi */
 	return sq->meta[slot].end;
 }
 
 /* Retire everything up to and including the WQE whose ctrl index is wqe_counter; its slot. */
-static inline uint32_t fv__sq_retire(struct fv_sq *sq, uint16_t wqe_counter)
+static inline uint32_t fv__sq_retire(struct fv__sq *sq, uint16_t wqe_counter)
 {
 	uint32_t slot = wqe_counter & sq->mask;
 
@@ -561,13 +561,13 @@ static inline uint32_t fv__sq_retire(struct fv_sq *sq, uint16_t wqe_counter)
  * caller asked for none (no FV_SIGNALED, no sq_sig_all), so it completes only because
  * fastverbs signaled it (or failed).
  */
-static inline bool fv__sq_forced(const struct fv_sq *sq, uint32_t slot, uint32_t end)
+static inline bool fv__sq_forced(const struct fv__sq *sq, uint32_t slot, uint32_t end)
 {
 	return sq->meta[slot].forced == end;
 }
 
 /* Whether the WQE that starts at counter start (not yet retired) was signaled by fastverbs. */
-static inline bool fv__sq_forced_wqe(const struct fv_sq *sq, uint32_t start)
+static inline bool fv__sq_forced_wqe(const struct fv__sq *sq, uint32_t start)
 {
 	uint32_t slot = start & sq->mask;
 
@@ -579,7 +579,7 @@ static inline bool fv__sq_forced_wqe(const struct fv_sq *sq, uint32_t start)
  * the slot ends at for 2^32 WQEBBs), so that a later WQE ending at the same 32-bit counter
  * is not taken for it.
  */
-static inline void fv__sq_unforce(struct fv_sq *sq, uint32_t slot)
+static inline void fv__sq_unforce(struct fv__sq *sq, uint32_t slot)
 {
 	sq->meta[slot].forced = sq->meta[slot].end - 1;
 }

@@ -13,8 +13,8 @@
 
 #include <criterion/criterion.h>
 
-struct fv_sq;
-static uint8_t *bf_check(const struct fv_sq *sq, uint8_t *reg, unsigned nbb);
+struct fv__sq;
+static uint8_t *bf_check(const struct fv__sq *sq, uint8_t *reg, unsigned nbb);
 static int bf_nolock;		/* the negative control: the register is not locked */
 #define FV__TEST_BF_NOLOCK bf_nolock
 #define FV__TEST_BF_RUNG(sq, reg, nbb) bf_check(sq, reg, nbb)
@@ -26,7 +26,7 @@ static int bf_nolock;		/* the negative control: the register is not locked */
 static unsigned bf_torn;	/* doorbells whose half held other bytes than theirs */
 static unsigned bf_rings;
 
-static uint8_t *bf_check(const struct fv_sq *sq, uint8_t *reg, unsigned nbb)
+static uint8_t *bf_check(const struct fv__sq *sq, uint8_t *reg, unsigned nbb)
 {
 	int torn = 0;
 
