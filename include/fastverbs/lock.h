@@ -92,11 +92,15 @@ static inline void fv__spin_unlock(uint32_t *l)
  * A 32-bit word another thread stores to, loaded with acquire semantics. On x86 an aligned
  * load is one, and inline asm reads the word without a C11 atomic: gcc 12 takes one for a
  * barrier to the code around it, and the producer's loop would then read again, every WR,
- * what it keeps in registers (docs/design.md §4.1). Volatile: read anew each time.
+ * what it keeps in registers (docs/design.md §4.1). Volatile: read anew each time. Under
+ * clang a volatile load instead (FV__LOAD_VOLATILE, tune.h): it takes a volatile asm for a
+ * store to all memory.
  */
 static inline uint32_t fv__load_acquire(const uint32_t *p)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if FV__LOAD_VOLATILE && (defined(__x86_64__) || defined(__i386__))
+	return *(const volatile uint32_t *)p;
+#elif defined(__x86_64__) || defined(__i386__)
 	uint32_t v;
 
 	__asm__ __volatile__("movl %1, %0" : "=r"(v) : "m"(*p));
@@ -120,6 +124,8 @@ static inline uint32_t fv__load_acquire(const uint32_t *p)
  *   fv__rec_lock(w, rec)           32-bit word w: 0 free, 1 held
  *   fv__own_lock(w, me, rec, r)    64-bit word w: 0 free, else its holder; r = 1 when me holds
  *                                  it already (nothing taken), else 0 once taken
+ *   fv__take_word(w, v, rec)       64-bit word w: v != 0 free, 0 held; v = the value taken
+ *   fv__give_word(w, v, rec)       release it with the value v (not 0)
  */
 #if defined(__x86_64__) && defined(__linux__)
 #define FV__LOCK_WAIT(cmp)                                                                        \
@@ -146,23 +152,25 @@ static inline uint32_t fv__load_acquire(const uint32_t *p)
 				     : "rax", "rcx", "r11", "cc");                                 \
 	} while (0)
 #define fv__rec_unlock(w, rec) __asm__ __volatile__("movl $0, (%1)" : "+m"(*(rec)) : "r"(w))
-/* fv__rec_lock for the BlueFlame register, held for a few stores: a spin, fewer registers taken. */
-#define fv__spin_rec_lock(w, rec)                                                                  \
-	do {                                                                                       \
-		uint32_t fv__v = 1;                                                                \
-		__asm__ __volatile__("1:\txchgl %0, (%2)\n\t"                                       \
-				     "testl %0, %0\n\t"                                              \
-				     "jz 3f\n"                                                        \
-				     "2:\tpause\n\t"                                                  \
-				     "cmpl $0, (%2)\n\t"                                              \
-				     "jne 2b\n\t"                                                     \
-				     "movl $1, %0\n\t"                                                \
-				     "jmp 1b\n"                                                        \
-				     "3:"                                                             \
-				     : "+&r"(fv__v), "+m"(*(rec))                                     \
-				     : "r"(w)                                                         \
-				     : "cc");                                                         \
-	} while (0)
+/*
+ * A 64-bit word that holds a value (never 0) while free and 0 while held: taking it swaps 0 in
+ * and yields the value, a waiter spins with pause; giving it back stores the next value. The
+ * BlueFlame register's next half is so its own lock (sq.h): no lock word to load and clear.
+ */
+#define fv__take_word(w, v, rec)                                                                   \
+	__asm__ __volatile__("1:\txorl %k0, %k0\n\t"                                              \
+			     "xchgq %0, (%2)\n\t"                                                 \
+			     "testq %0, %0\n\t"                                                   \
+			     "jnz 3f\n"                                                            \
+			     "2:\tpause\n\t"                                                      \
+			     "cmpq $0, (%2)\n\t"                                                  \
+			     "je 2b\n\t"                                                          \
+			     "jmp 1b\n"                                                            \
+			     "3:"                                                                 \
+			     : "=&r"(v), "+m"(*(rec))                                             \
+			     : "r"(w)                                                             \
+			     : "cc")
+#define fv__give_word(w, v, rec) __asm__ __volatile__("movq %2, (%1)" : "+m"(*(rec)) : "r"(w), "r"(v))
 #define fv__own_lock(lw_, me_, rec, r_)                                                                \
 	do {                                                                                       \
 		unsigned fv__n;                                                                    \
@@ -183,10 +191,26 @@ static inline uint32_t fv__load_acquire(const uint32_t *p)
 #define fv__own_unlock(w, rec) __asm__ __volatile__("movq $0, (%1)" : "+m"(*(rec)) : "r"(w))
 #else
 #define fv__rec_lock(lw_, rec) fv__spin_lock(lw_)
-#define fv__spin_rec_lock(w, rec) fv__spin_lock(w)
+#define fv__take_word(w, v, rec) ((v) = fv__take_word_c(w))
+#define fv__give_word(w, v, rec) __atomic_store_n(w, v, __ATOMIC_RELEASE)
 #define fv__rec_unlock(w, rec) fv__spin_unlock(w)
 #define fv__own_lock(lw_, me_, rec, r_) ((r_) = fv__own_lock_c(lw_, me_))
 #define fv__own_unlock(w, rec) __atomic_store_n(w, (uint64_t)0, __ATOMIC_RELEASE)
+
+static inline uintptr_t fv__take_word_c(uintptr_t *w)
+{
+	for (unsigned n = 1;; n++) {
+		uintptr_t v = __atomic_exchange_n(w, 0, __ATOMIC_SEQ_CST);
+
+		if (v)
+			return v;
+		while (!__atomic_load_n(w, __ATOMIC_RELAXED)) {
+			fv__cpu_relax();
+			if (!(++n & 255))
+				sched_yield();
+		}
+	}
+}
 
 static inline int fv__own_lock_c(uint64_t *w, uint64_t me)
 {

@@ -43,8 +43,8 @@ struct fv_srq;
  * QP. The lock serialises the doorbells of QPs on it that different threads post (sq.h).
  */
 struct fv__bf {
-	uintptr_t cur;		/* the half the next doorbell writes */
-	uint32_t lock;		/* lock.h */
+	uintptr_t cur;		/* the half the next doorbell writes; 0 while a doorbell holds the
+				 * register (its lock, sq.h fv__bf_take) */
 	uint32_t users;		/* fv_qps on it (registry mutex) */
 	uintptr_t reg;		/* the register: its first half */
 };

@@ -246,27 +246,87 @@ static inline void fv__sq_set_pi(struct fv__sq *sq, uint32_t pi)
 }
 
 /*
- * The BlueFlame register's lock (fv__sq_ring) and a test's look at the register while it
- * holds it. A test of the lock redefines them (before including fastverbs) to take the lock
- * only when it says so, and to check that the half holds what this doorbell wrote.
+ * A test of the BlueFlame register's lock looks at the register while the lock is held, and
+ * runs a negative control without it: it defines (before including fastverbs)
+ * FV__TEST_BF_NOLOCK, true when the lock is to be left out, and FV__TEST_BF_RUNG(sq, reg, nbb),
+ * called with the half and the blocks copied to it (0: an 8-byte doorbell), which returns reg.
  */
-#ifndef FV__BF_LOCK
-#define FV__BF_LOCK(bf) fv__bf_lock(bf)
-#define FV__BF_UNLOCK(bf) fv__bf_unlock(bf)
+#ifndef FV__TEST_BF_NOLOCK
+#define FV__TEST_BF_NOLOCK 0
 #endif
-/* The register's lock (lock.h): its critical section is the record (the half it names). */
-static FV__ALWAYS_INLINE void fv__bf_lock(struct fv__bf *bf)
-{
-	fv__spin_rec_lock(&bf->lock, bf);
-}
-
-static FV__ALWAYS_INLINE void fv__bf_unlock(struct fv__bf *bf)
-{
-	fv__rec_unlock(&bf->lock, bf);
-}
-
 #ifndef FV__TEST_BF_RUNG
-#define FV__TEST_BF_RUNG(sq, reg, nbb) ((void)0)	/* nbb blocks copied to reg (0: 8 bytes) */
+#define FV__TEST_BF_RUNG(sq, reg, nbb) (reg)
+#endif
+
+/*
+ * The register's lock (lock.h): its word is the next half, 0 while a doorbell holds it, and its
+ * critical section the record. Taking it yields the half to write; giving it back stores the
+ * next one.
+ */
+static FV__ALWAYS_INLINE uintptr_t fv__bf_take(struct fv__bf *bf)
+{
+	uintptr_t reg;
+
+	if (FV__TEST_BF_NOLOCK)
+		return bf->cur;
+	fv__take_word(&bf->cur, reg, bf);
+	return reg;
+}
+
+static FV__ALWAYS_INLINE void fv__bf_give(struct fv__bf *bf, uintptr_t next)
+{
+	if (FV__TEST_BF_NOLOCK)
+		bf->cur = next;
+	else
+		fv__give_word(&bf->cur, next, bf);
+}
+
+#ifdef FV__DB_CHAIN
+/*
+ * The doorbell chain's first and last links with the register's lock (arch.h, FV__DB_CHAIN):
+ * asms that are not volatile, so clang does not take the lock for a store to all memory. The
+ * first reads memory of unknown extent (the barrier, as fv__db_start's), stores the doorbell
+ * record val at rec, takes the lock (the exchange orders the record before the register's
+ * stores: no sfence) and returns the half to write. The last stores the next half and
+ * releases the lock; it passes pi on, which the caller stores, so it is neither dropped nor
+ * moved before the flush whose result it stores. The stores to the record are not declared:
+ * the program reads it only through what these return.
+ */
+static FV__ALWAYS_INLINE uintptr_t fv__db_start_locked(volatile void *rec, uint32_t val, struct fv__bf *bf)
+{
+	uintptr_t reg;
+
+	if (FV__TEST_BF_NOLOCK)
+		return fv__db_start(rec, val, ((volatile struct fv__bf *)bf)->cur);
+	__asm__("# fv__dma_wmb_sq\n\t"
+		"movl %k[val], %[rec]\n"
+		"1:\txorl %k[reg], %k[reg]\n\t"
+		"xchgq %[reg], %c[co](%[bf])\n\t"
+		"testq %[reg], %[reg]\n\t"
+		"jnz 3f\n"
+		"2:\tpause\n\t"
+		"cmpq $0, %c[co](%[bf])\n\t"
+		"je 2b\n\t"
+		"jmp 1b\n"
+		"3:"
+		: [reg] "=&r"(reg)
+		: [rec] "m"(*(const char *)fv__untraced((const void *)(uintptr_t)rec)), [val] "r"(val),
+		  [bf] "r"(bf), [co] "i"(offsetof(struct fv__bf, cur))
+		: "cc");
+	return reg;
+}
+
+static FV__ALWAYS_INLINE uint32_t fv__db_unlock(struct fv__bf *bf, uintptr_t next, uint32_t pi)
+{
+	if (FV__TEST_BF_NOLOCK) {
+		((volatile struct fv__bf *)bf)->cur = next;
+		return pi;
+	}
+	__asm__("movq %[n], %c[co](%[bf])"
+		: "+r"(pi)
+		: [bf] "r"(bf), [n] "r"(next), [co] "i"(offsetof(struct fv__bf, cur)));
+	return pi;
+}
 #endif
 
 /*
@@ -291,9 +351,10 @@ static inline void fv__sq_cache_fence(struct fv__sq *sq, uint8_t fm)
  * have moved it on already): room from the live ci, the cached fence, and the unsignaled run:
  * one longer than unsig_max WQEBBs gets a completion fastverbs asks for itself (marked forced
  * in its meta, and hidden when polling), so ci can always advance and the ring always drains.
- * Inline, not called: a call would make the compiler forget the ring's fields.
+ * Inline, not called: a call would make the compiler forget the ring's fields (FV__SLOW_INLINE,
+ * tune.h).
  */
-static inline bool fv__sq_take_slow(struct fv__sq *sq, uint32_t pi, unsigned nbb, __be32 *fm_be)
+static FV__SLOW_INLINE bool fv__sq_take_slow(struct fv__sq *sq, uint32_t pi, unsigned nbb, __be32 *fm_be)
 {
 	uint32_t end = pi + nbb, fm = be32toh(*fm_be);
 
@@ -406,26 +467,24 @@ static FV__ALWAYS_INLINE void fv__sq_ring(struct fv__sq *sq)
 	/* the start in both branches: clang would otherwise keep bf_copy in a register across it */
 	uintptr_t r;
 
-	FV__BF_LOCK(bf);
-	reg = (uint8_t *)bf->cur;
 	if (bf_copy) {
-		r = fv__db_start(sq->dbrec, htobe32(pi & 0xffff), (uintptr_t)reg);
+		r = fv__db_start_locked(sq->dbrec, htobe32(pi & 0xffff), bf);
 		r = fv__db_bf64_0(r, wqe);
 		for (uint32_t i = 1; i < nbb; i++)
 			r = fv__db_bf64(r, i * FV__WQEBB, fv__sq_wqe(sq, last + i));
 	} else {
-		r = fv__db_start(sq->dbrec, htobe32(pi & 0xffff), (uintptr_t)reg);
+		r = fv__db_start_locked(sq->dbrec, htobe32(pi & 0xffff), bf);
 		r = fv__db_word(r, fv__load64(wqe));
 	}
-	reg = (uint8_t *)fv__db_flush(r);
+	reg = (uint8_t *)FV__TEST_BF_RUNG(sq, (uint8_t *)fv__db_flush(r), bf_copy ? nbb : 0);
+	sq->rung_pi = fv__db_unlock(bf, (uintptr_t)reg ^ sq->bf_toggle, pi);
 #else
 	fv__dma_wmb_sq(sq->ring.buf);
 	fv__dbrec_write32(sq->dbrec, htobe32(pi & 0xffff));
-	FV__BF_LOCK(bf);
+	reg = (uint8_t *)fv__bf_take(bf);
 #if !defined(__x86_64__) && !defined(__i386__)
 	fv__wc_start();
 #endif
-	reg = (uint8_t *)bf->cur;
 	if (bf_copy) {
 		fv__bf_copy64(reg, wqe);
 		if (nbb > 1) {	/* its other blocks; they may continue at block 0 */
@@ -443,11 +502,10 @@ static FV__ALWAYS_INLINE void fv__sq_ring(struct fv__sq *sq)
 		fv__mmio_write64(reg, fv__load64(wqe));	/* the ctrl's first 8 bytes, as any store left them */
 	}
 	fv__wc_flush();
-#endif
-	FV__TEST_BF_RUNG(sq, reg, bf_copy ? nbb : 0);
-	bf->cur = (uintptr_t)reg ^ sq->bf_toggle;
-	FV__BF_UNLOCK(bf);
+	reg = (uint8_t *)FV__TEST_BF_RUNG(sq, reg, bf_copy ? nbb : 0);
+	fv__bf_give(bf, (uintptr_t)reg ^ sq->bf_toggle);
 	sq->rung_pi = pi;
+#endif
 }
 
 /*

@@ -8,7 +8,7 @@
  *   receive queue   qp->rq_lock   fv_post_recv                                 -
  *   SRQ             srq->lock     fv_post_srq_recv; polling, to free a WQE     struct fv_srq *
  *   CQ              cq->lock      fv_poll_cq                                   struct fv_cq *
- *   BF register     bf->lock      every doorbell of every path (sq.h)          -
+ *   BF register     bf->cur       every doorbell of every path (sq.h)          -
  *
  * Locking is on by default and decided at init, as libmlx5 decides it at context creation:
  * off for every QP, SRQ and CQ when MLX5_SINGLE_THREADED is "1". libmlx5 also drops the QP

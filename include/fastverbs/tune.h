@@ -33,9 +33,14 @@
  *  FV__READ_PI(sq)     clang     the producer read anew (relaxed atomic) per WR      §1.4
  *  FV__EMPTY_COLD      clang     a typed empty SGE goes to the cold path             §1.4
  *  FV__DB_CHAIN        clang     x86 doorbell as a chain of non-volatile asms        §1.4
+ *  FV__LOAD_VOLATILE   clang     x86: ci and the RQ tail read by a volatile load,
+ *                                not a volatile asm (a store to all memory to clang) §1.4
+ *  FV__SLOW_INLINE     clang     always_inline on fv__sq_take_slow: clang 14 calls
+ *                                it out of line in loop (e), and a call in the loop
+ *                                reloads the ring's fields every WR                  §1.4
  *
- * Plain values (FV_NO_TUNE, or a compiler that is neither): inline, no attribute, no unroll
- * hint, FV__CONST_P 0, no asm, the switches 0 and FV__READ_PI a plain load.
+ * Plain values (FV_NO_TUNE, or a compiler that is neither): inline (FV__SLOW_INLINE too), no
+ * attribute, no unroll hint, FV__CONST_P 0, no asm, the switches 0 and FV__READ_PI a plain load.
  *
  * FV__PLAIN_INIT(v): "= v" in a plain build only. Without forced inlining gcc cannot see that
  * a local is set on every path that reads it (-Wmaybe-uninitialized); tuned, the initialiser
@@ -101,6 +106,7 @@
 #define FV__UD_PI_HIDDEN FV__TUNED_GCC
 #define FV__SGE_WORD FV__TUNED_CLANG
 #define FV__EMPTY_COLD FV__TUNED_CLANG
+#define FV__LOAD_VOLATILE FV__TUNED_CLANG
 #if FV__TUNED_GCC
 #define FV__META_APART(m) FV__HIDE(m)
 #else
@@ -113,6 +119,11 @@
 #endif
 #if FV__TUNED_CLANG && defined(__x86_64__)
 #define FV__DB_CHAIN 1
+#endif
+#if FV__TUNED_CLANG
+#define FV__SLOW_INLINE FV__ALWAYS_INLINE
+#else
+#define FV__SLOW_INLINE inline
 #endif
 
 #endif /* FASTVERBS_TUNE_H */
