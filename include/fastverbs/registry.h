@@ -68,7 +68,12 @@ __attribute__((weak, visibility("hidden"))) struct fv_registry fv_registry_own =
 #if defined(__ELF__) && defined(__LP64__)
 #include <elf.h>
 
-#define FV__NOTE_TYPE 0x66760001
+/*
+ * The note's type carries the tables' layout version (low 16 bits): objects built from headers
+ * whose struct fv_registry or struct fv__bf differ (2: the register's half is its lock word)
+ * never take each other's tables, so none reads the other's fields at the wrong offsets.
+ */
+#define FV__NOTE_TYPE 0x66760002
 #define FV__STR(x) #x
 #define FV__XSTR(x) FV__STR(x)
 
