@@ -28,21 +28,21 @@ typedef int (*start_fn)(struct ibv_cq_ex *, struct ibv_poll_cq_attr *);
 static struct {
 	struct ibv_cq_ex *cq;
 	start_fn start;
-} slot[SLOTS];
+} cq_slot[SLOTS];
 static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static unsigned hash(const void *p)
+static unsigned cq_slot_hash(const void *p)
 {
 	return (unsigned)(((uintptr_t)p >> 6) * 2654435761u) % SLOTS;
 }
 
 static start_fn original(struct ibv_cq_ex *cq)
 {
-	for (unsigned i = hash(cq), n = 0; n < SLOTS; i = (i + 1) % SLOTS, n++) {
-		struct ibv_cq_ex *c = __atomic_load_n(&slot[i].cq, __ATOMIC_ACQUIRE);
+	for (unsigned i = cq_slot_hash(cq), n = 0; n < SLOTS; i = (i + 1) % SLOTS, n++) {
+		struct ibv_cq_ex *c = __atomic_load_n(&cq_slot[i].cq, __ATOMIC_ACQUIRE);
 
 		if (c == cq)
-			return __atomic_load_n(&slot[i].start, __ATOMIC_ACQUIRE);
+			return __atomic_load_n(&cq_slot[i].start, __ATOMIC_ACQUIRE);
 		if (!c)
 			break;
 	}
@@ -76,20 +76,20 @@ static int driven_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr
 }
 
 /* A CQ (an address may come back after a destroy: its slot is reused). */
-static void wrap(struct ibv_cq_ex *cq)
+static void wrap_cq_ex(struct ibv_cq_ex *cq)
 {
 	start_fn s = cq->start_poll;
-	unsigned i = hash(cq), n = 0;
+	unsigned i = cq_slot_hash(cq), n = 0;
 
 	if (!s || s == driven_start_poll)
 		return;
 	pthread_mutex_lock(&slot_lock);
 	for (; n < SLOTS; i = (i + 1) % SLOTS, n++)
-		if (!slot[i].cq || slot[i].cq == cq)
+		if (!cq_slot[i].cq || cq_slot[i].cq == cq)
 			break;
 	if (n < SLOTS) {
-		__atomic_store_n(&slot[i].start, s, __ATOMIC_RELEASE);
-		__atomic_store_n(&slot[i].cq, cq, __ATOMIC_RELEASE);
+		__atomic_store_n(&cq_slot[i].start, s, __ATOMIC_RELEASE);
+		__atomic_store_n(&cq_slot[i].cq, cq, __ATOMIC_RELEASE);
 		cq->start_poll = driven_start_poll;
 	}
 	pthread_mutex_unlock(&slot_lock);
@@ -104,7 +104,7 @@ static struct ibv_cq_ex *driven_create_cq_ex(struct ibv_context *ctx,
 	struct ibv_cq_ex *cq = provider_create_ex(ctx, attr);
 
 	if (cq)
-		wrap(cq);
+		wrap_cq_ex(cq);
 	return cq;
 }
 
@@ -152,13 +152,15 @@ EXPORT struct ibv_cq_ex *mlx5dv_create_cq(struct ibv_context *ctx,
 	}
 	cq = real(ctx, attr, dv);
 	if (cq && sim_fd_ctx(ctx->cmd_fd) && sim_drive_polls())
-		wrap(cq);
+		wrap_cq_ex(cq);
 	return cq;
 }
 
 typedef int (*init_obj_fn)(struct mlx5dv_obj *, uint64_t);
 
-EXPORT int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t type)
+/* Exported as mlx5dv_init_obj, which it wraps; its own name keeps the two apart in the source. */
+EXPORT int sim_init_obj(struct mlx5dv_obj *obj, uint64_t type) __asm__("mlx5dv_init_obj");
+EXPORT int sim_init_obj(struct mlx5dv_obj *obj, uint64_t type)
 {
 	init_obj_fn real = (init_obj_fn)mlx5_sym("mlx5dv_init_obj");
 	int err;
