@@ -393,56 +393,68 @@ static const char *segs_of(const struct op *o)
 }
 
 /*
- * fv_post_send's fast dispatch: a one-SGE, not inline WR goes, by its QP type (a constant
- * where it is called) and opcode, to the builders' fast path with everything but the WR's
- * values constant, as a typed builder.
+ * fv_post_send's fast dispatch (compat/post_send.h), as a template over the QP type: a switch
+ * on the WR's opcode, one arm per operation (the checks, the conversion, the build), whose arms
+ * the table (fv__op_table, a constant row where qpt is one) keeps or folds away.
  */
 static void emit_post_fast(void)
 {
+	const char *sep = "";
+
+	printf("/*\n"
+	       " * A UD WR's address vector (only for the opcodes that carry one: for others the union\n"
+	       " * holds no AH); true for the QP types without one.\n"
+	       " */\n"
+	       "static FV__ALWAYS_INLINE bool fv__ps_dest_av(struct fv__ps *ps, const enum fv_qpt qpt,\n"
+	       "\t\t\t\t\t   const struct ibv_send_wr *wr, const struct mlx5_wqe_av **av)\n{\n"
+	       "\t(void)ps, (void)wr, (void)av;\n\treturn ");
+	for (size_t i = 0; i < n_qpts; i++) {
+		if (!is(qpts[i].dest, "AV"))
+			continue;
+		printf("%s(qpt != %s || (*av = fv__ps_av(ps, wr->wr.ud.ah)))", sep, qpts[i].fv);
+		sep = " &&\n\t       ";
+	}
+	printf("%s;\n}\n\n", *sep ? "" : "true");
 	printf("/*\n"
 	       " * fv_post_send's fast dispatch (compat/post_send.h): wr, one SGE, on a QP of type qpt (a\n"
 	       " * constant where it is inlined), built on the ring state ps with the typed builder's\n"
 	       " * request, fm_ce_se flags, inline if inl (fv__ps_build, compat/post_send_ring.h).\n"
-	       " * Returns 0, or -1 (nothing written) for a\n"
-	       " * WR it does not build: an operation the QP type does not allow, inline data on one\n"
-	       " * that takes none, a UD WR without a known address handle, or one the fast path leaves\n"
-	       " * to the general one.\n"
+	       " * Returns 0, or -1 (nothing written) for a WR it does not build: an operation the QP type\n"
+	       " * does not allow (fv__op_table), inline data on one that takes none, a UD WR without a\n"
+	       " * known address handle, or one the fast path leaves to the general one.\n"
 	       " */\n");
-	printf("static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,\n"
-	       "\t\t\t\t\t      const struct ibv_send_wr *wr, unsigned flags, bool inl)\n{\n");
-	printf("\tswitch (qpt) {\n");
-	for (size_t i = 0; i < n_qpts; i++) {
-		const struct qpt *q = &qpts[i];
+	printf("static FV__ALWAYS_INLINE int\nfv__ps_fast_of(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,\n"
+	       "\t       const struct ibv_send_wr *wr, unsigned flags, bool inl)\n{\n"
+	       "\tconst struct mlx5_wqe_av *av = NULL;\n\n"
+	       "\tswitch (wr->opcode) {\n");
+	for (size_t j = 0; j < n_ops; j++) {
+		const struct op *o = &ops[j];
+		bool data = is(o->payload, "DATA");
 
-		if (is(q->dest, "ETH") || dc(q))	/* raw Ethernet: fv__post_send_one (eth.h); DC: none */
+		if (is(o->ibv, "FV__WR_NONE") || umr(o) || tso(o))	/* typed only; fv__post_send_one */
 			continue;
-		printf("\tcase %s:%s\n", q->fv, is(q->dest, "AV") ? " {" : "");
-		if (is(q->dest, "AV"))
-			printf("\t\tconst struct mlx5_wqe_av *av;\n\n");
-		printf("\t\tswitch (wr->opcode) {\n");
-		for (size_t j = 0; j < n_ops; j++) {
-			const struct op *o = &ops[j];
-
-			/* memory windows: fv__post_send_one */
-			if (is(o->ibv, "FV__WR_NONE") || !allowed(q->name, o->name) || umr(o))
-				continue;
-			printf("\t\tcase %s:\n", o->ibv);
-			if (is(q->dest, "AV"))	/* only now: for other opcodes the union holds no AH */
-				printf("\t\t\tif (%s)\n\t\t\t\treturn -1;\n", WR_NO_AV_FAST);
-			if (!is(o->payload, "DATA"))
-				printf("\t\t\tif (inl)\n\t\t\t\treturn -1;\n");
-			printf("\t\t\tif (!fv__ps_fits(ps, qp, %s, %s, wr->sg_list, %s))\n\t\t\t\treturn -1;\n",
-			       q->fv, segs_of(o), is(o->payload, "DATA") ? "inl" : "false");
-			printf("\t\t\t{\n\t\t\t\tstruct fv__req r = FV__ZERO_INIT;\n\n");
-			printf("\t\t\t\tfv__send_wr_%s(&r, wr, flags, 1);\n", o->name);
-			if (!is(q->dest, "NONE"))
-				printf("\t\t\t\tfv__send_wr_dest(%s, wr, %s, &r);\n", q->fv, is(q->dest, "AV") ? "av" : "NULL");
-			printf("\t\t\t\treturn fv__ps_build(ps, qp, %s, &r, wr, %s);\n\t\t\t}\n",
-			       q->fv, is(o->payload, "DATA") ? "inl" : "false");
-		}
-		printf("\t\tdefault:\n\t\t\treturn -1;\n\t\t}\n");
-		if (is(q->dest, "AV"))
-			printf("\t}\n");
+		printf("\tcase %s: {\n\t\tstruct fv__req r = FV__ZERO_INIT;\n\n", o->ibv);
+		printf("\t\tif (!fv__op_table[qpt][%s].allowed)\n\t\t\treturn -1;\n"
+		       "\t\tif (!fv__ps_dest_av(ps, qpt, wr, &av))\n\t\t\treturn -1;\n", o->ibv);
+		if (!data)
+			printf("\t\tif (inl)\t/* SGEs only */\n\t\t\treturn -1;\n");
+		printf("\t\tif (!fv__ps_fits(ps, qp, qpt, %s, wr->sg_list, %s))\n\t\t\treturn -1;\n", segs_of(o),
+		       data ? "inl" : "false");
+		printf("\t\tfv__send_wr_%s(&r, wr, flags, 1);\n", o->name);
+		printf("\t\tfv__send_wr_dest(qpt, wr, av, &r);\n");
+		printf("\t\treturn fv__ps_build(ps, qp, qpt, &r, wr, %s);\n\t}\n", data ? "inl" : "false");
+	}
+	printf("\tdefault:\n\t\treturn -1;\n\t}\n}\n\n");
+	printf("/*\n"
+	       " * fv__ps_fast_of with a constant QP type in each arm, whether the compiler inlines it or not\n"
+	       " * (where qpt is a constant already, the switch folds away).\n"
+	       " */\n"
+	       "static FV__ALWAYS_INLINE int\nfv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,\n"
+	       "\t\t   const struct ibv_send_wr *wr, unsigned flags, bool inl)\n{\n\tswitch (qpt) {\n");
+	for (size_t i = 0; i < n_qpts; i++) {
+		if (is(qpts[i].dest, "ETH") || dc(&qpts[i]))
+			continue;
+		printf("\tcase %s:\n\t\treturn fv__ps_fast_of(ps, qp, %s, wr, flags, inl);\n", qpts[i].fv, qpts[i].fv);
 	}
 	printf("\tdefault:\n\t\treturn -1;\n\t}\n}\n\n");
 }

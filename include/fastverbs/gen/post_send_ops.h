@@ -437,280 +437,164 @@ static FV__ALWAYS_INLINE int fv__send_wr_req(struct fv_qp *qp, const struct ibv_
 }
 
 /*
+ * A UD WR's address vector (only for the opcodes that carry one: for others the union
+ * holds no AH); true for the QP types without one.
+ */
+static FV__ALWAYS_INLINE bool fv__ps_dest_av(struct fv__ps *ps, const enum fv_qpt qpt,
+					   const struct ibv_send_wr *wr,
+					   const struct mlx5_wqe_av **av)
+{
+	(void)ps, (void)wr, (void)av;
+	return (qpt != FV_QPT_UD || (*av = fv__ps_av(ps, wr->wr.ud.ah)));
+}
+
+/*
  * fv_post_send's fast dispatch (compat/post_send.h): wr, one SGE, on a QP of type qpt (a
  * constant where it is inlined), built on the ring state ps with the typed builder's
  * request, fm_ce_se flags, inline if inl (fv__ps_build, compat/post_send_ring.h).
- * Returns 0, or -1 (nothing written) for a
- * WR it does not build: an operation the QP type does not allow, inline data on one
- * that takes none, a UD WR without a known address handle, or one the fast path leaves
- * to the general one.
+ * Returns 0, or -1 (nothing written) for a WR it does not build: an operation the QP type
+ * does not allow (fv__op_table), inline data on one that takes none, a UD WR without a
+ * known address handle, or one the fast path leaves to the general one.
  */
-static FV__ALWAYS_INLINE int fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp,
-						const enum fv_qpt qpt,
-					      const struct ibv_send_wr *wr, unsigned flags,
-					      bool inl)
+static FV__ALWAYS_INLINE int
+fv__ps_fast_of(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
+	       const struct ibv_send_wr *wr, unsigned flags, bool inl)
+{
+	const struct mlx5_wqe_av *av = NULL;
+
+	switch (wr->opcode) {
+	case IBV_WR_SEND: {
+		struct fv__req r = FV__ZERO_INIT;
+
+		if (!fv__op_table[qpt][IBV_WR_SEND].allowed)
+			return -1;
+		if (!fv__ps_dest_av(ps, qpt, wr, &av))
+			return -1;
+		if (!fv__ps_fits(ps, qp, qpt, 0, wr->sg_list, inl))
+			return -1;
+		fv__send_wr_send(&r, wr, flags, 1);
+		fv__send_wr_dest(qpt, wr, av, &r);
+		return fv__ps_build(ps, qp, qpt, &r, wr, inl);
+	}
+	case IBV_WR_SEND_WITH_IMM: {
+		struct fv__req r = FV__ZERO_INIT;
+
+		if (!fv__op_table[qpt][IBV_WR_SEND_WITH_IMM].allowed)
+			return -1;
+		if (!fv__ps_dest_av(ps, qpt, wr, &av))
+			return -1;
+		if (!fv__ps_fits(ps, qp, qpt, 0, wr->sg_list, inl))
+			return -1;
+		fv__send_wr_send_imm(&r, wr, flags, 1);
+		fv__send_wr_dest(qpt, wr, av, &r);
+		return fv__ps_build(ps, qp, qpt, &r, wr, inl);
+	}
+	case IBV_WR_SEND_WITH_INV: {
+		struct fv__req r = FV__ZERO_INIT;
+
+		if (!fv__op_table[qpt][IBV_WR_SEND_WITH_INV].allowed)
+			return -1;
+		if (!fv__ps_dest_av(ps, qpt, wr, &av))
+			return -1;
+		if (!fv__ps_fits(ps, qp, qpt, 0, wr->sg_list, inl))
+			return -1;
+		fv__send_wr_send_inv(&r, wr, flags, 1);
+		fv__send_wr_dest(qpt, wr, av, &r);
+		return fv__ps_build(ps, qp, qpt, &r, wr, inl);
+	}
+	case IBV_WR_RDMA_WRITE: {
+		struct fv__req r = FV__ZERO_INIT;
+
+		if (!fv__op_table[qpt][IBV_WR_RDMA_WRITE].allowed)
+			return -1;
+		if (!fv__ps_dest_av(ps, qpt, wr, &av))
+			return -1;
+		if (!fv__ps_fits(ps, qp, qpt, FV__SEG_RADDR, wr->sg_list, inl))
+			return -1;
+		fv__send_wr_write(&r, wr, flags, 1);
+		fv__send_wr_dest(qpt, wr, av, &r);
+		return fv__ps_build(ps, qp, qpt, &r, wr, inl);
+	}
+	case IBV_WR_RDMA_WRITE_WITH_IMM: {
+		struct fv__req r = FV__ZERO_INIT;
+
+		if (!fv__op_table[qpt][IBV_WR_RDMA_WRITE_WITH_IMM].allowed)
+			return -1;
+		if (!fv__ps_dest_av(ps, qpt, wr, &av))
+			return -1;
+		if (!fv__ps_fits(ps, qp, qpt, FV__SEG_RADDR, wr->sg_list, inl))
+			return -1;
+		fv__send_wr_write_imm(&r, wr, flags, 1);
+		fv__send_wr_dest(qpt, wr, av, &r);
+		return fv__ps_build(ps, qp, qpt, &r, wr, inl);
+	}
+	case IBV_WR_RDMA_READ: {
+		struct fv__req r = FV__ZERO_INIT;
+
+		if (!fv__op_table[qpt][IBV_WR_RDMA_READ].allowed)
+			return -1;
+		if (!fv__ps_dest_av(ps, qpt, wr, &av))
+			return -1;
+		if (inl)	/* SGEs only */
+			return -1;
+		if (!fv__ps_fits(ps, qp, qpt, FV__SEG_RADDR, wr->sg_list, false))
+			return -1;
+		fv__send_wr_read(&r, wr, flags, 1);
+		fv__send_wr_dest(qpt, wr, av, &r);
+		return fv__ps_build(ps, qp, qpt, &r, wr, false);
+	}
+	case IBV_WR_ATOMIC_CMP_AND_SWP: {
+		struct fv__req r = FV__ZERO_INIT;
+
+		if (!fv__op_table[qpt][IBV_WR_ATOMIC_CMP_AND_SWP].allowed)
+			return -1;
+		if (!fv__ps_dest_av(ps, qpt, wr, &av))
+			return -1;
+		if (inl)	/* SGEs only */
+			return -1;
+		if (!fv__ps_fits(ps, qp, qpt, FV__SEG_RADDR | FV__SEG_ATOMIC, wr->sg_list, false))
+			return -1;
+		fv__send_wr_cas(&r, wr, flags, 1);
+		fv__send_wr_dest(qpt, wr, av, &r);
+		return fv__ps_build(ps, qp, qpt, &r, wr, false);
+	}
+	case IBV_WR_ATOMIC_FETCH_AND_ADD: {
+		struct fv__req r = FV__ZERO_INIT;
+
+		if (!fv__op_table[qpt][IBV_WR_ATOMIC_FETCH_AND_ADD].allowed)
+			return -1;
+		if (!fv__ps_dest_av(ps, qpt, wr, &av))
+			return -1;
+		if (inl)	/* SGEs only */
+			return -1;
+		if (!fv__ps_fits(ps, qp, qpt, FV__SEG_RADDR | FV__SEG_ATOMIC, wr->sg_list, false))
+			return -1;
+		fv__send_wr_fadd(&r, wr, flags, 1);
+		fv__send_wr_dest(qpt, wr, av, &r);
+		return fv__ps_build(ps, qp, qpt, &r, wr, false);
+	}
+	default:
+		return -1;
+	}
+}
+
+/*
+ * fv__ps_fast_of with a constant QP type in each arm, whether the compiler inlines it or not
+ * (where qpt is a constant already, the switch folds away).
+ */
+static FV__ALWAYS_INLINE int
+fv__post_send_fast(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
+		   const struct ibv_send_wr *wr, unsigned flags, bool inl)
 {
 	switch (qpt) {
 	case FV_QPT_RC:
-		switch (wr->opcode) {
-		case IBV_WR_SEND:
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_send(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
-			}
-		case IBV_WR_SEND_WITH_IMM:
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_send_imm(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
-			}
-		case IBV_WR_SEND_WITH_INV:
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, 0, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_send_inv(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
-			}
-		case IBV_WR_RDMA_WRITE:
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_write(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
-			}
-		case IBV_WR_RDMA_WRITE_WITH_IMM:
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_write_imm(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, inl);
-			}
-		case IBV_WR_RDMA_READ:
-			if (inl)
-				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR, wr->sg_list, false))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_read(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, false);
-			}
-		case IBV_WR_ATOMIC_CMP_AND_SWP:
-			if (inl)
-				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR | FV__SEG_ATOMIC,
-					 wr->sg_list, false))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_cas(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, false);
-			}
-		case IBV_WR_ATOMIC_FETCH_AND_ADD:
-			if (inl)
-				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_RC, FV__SEG_RADDR | FV__SEG_ATOMIC,
-					 wr->sg_list, false))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_fadd(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_RC, &r, wr, false);
-			}
-		default:
-			return -1;
-		}
+		return fv__ps_fast_of(ps, qp, FV_QPT_RC, wr, flags, inl);
 	case FV_QPT_UC:
-		switch (wr->opcode) {
-		case IBV_WR_SEND:
-			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_send(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
-			}
-		case IBV_WR_SEND_WITH_IMM:
-			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_send_imm(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
-			}
-		case IBV_WR_SEND_WITH_INV:
-			if (!fv__ps_fits(ps, qp, FV_QPT_UC, 0, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_send_inv(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
-			}
-		case IBV_WR_RDMA_WRITE:
-			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV__SEG_RADDR, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_write(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
-			}
-		case IBV_WR_RDMA_WRITE_WITH_IMM:
-			if (!fv__ps_fits(ps, qp, FV_QPT_UC, FV__SEG_RADDR, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_write_imm(&r, wr, flags, 1);
-				return fv__ps_build(ps, qp, FV_QPT_UC, &r, wr, inl);
-			}
-		default:
-			return -1;
-		}
-	case FV_QPT_UD: {
-		const struct mlx5_wqe_av *av;
-
-		switch (wr->opcode) {
-		case IBV_WR_SEND:
-			if (!(av = fv__ps_av(ps, wr->wr.ud.ah)))
-				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_UD, 0, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_send(&r, wr, flags, 1);
-				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
-				return fv__ps_build(ps, qp, FV_QPT_UD, &r, wr, inl);
-			}
-		case IBV_WR_SEND_WITH_IMM:
-			if (!(av = fv__ps_av(ps, wr->wr.ud.ah)))
-				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_UD, 0, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_send_imm(&r, wr, flags, 1);
-				fv__send_wr_dest(FV_QPT_UD, wr, av, &r);
-				return fv__ps_build(ps, qp, FV_QPT_UD, &r, wr, inl);
-			}
-		default:
-			return -1;
-		}
-	}
+		return fv__ps_fast_of(ps, qp, FV_QPT_UC, wr, flags, inl);
+	case FV_QPT_UD:
+		return fv__ps_fast_of(ps, qp, FV_QPT_UD, wr, flags, inl);
 	case FV_QPT_XRC:
-		switch (wr->opcode) {
-		case IBV_WR_SEND:
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_send(&r, wr, flags, 1);
-				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, inl);
-			}
-		case IBV_WR_SEND_WITH_IMM:
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_send_imm(&r, wr, flags, 1);
-				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, inl);
-			}
-		case IBV_WR_SEND_WITH_INV:
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, 0, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_send_inv(&r, wr, flags, 1);
-				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, inl);
-			}
-		case IBV_WR_RDMA_WRITE:
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_write(&r, wr, flags, 1);
-				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, inl);
-			}
-		case IBV_WR_RDMA_WRITE_WITH_IMM:
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR, wr->sg_list, inl))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_write_imm(&r, wr, flags, 1);
-				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, inl);
-			}
-		case IBV_WR_RDMA_READ:
-			if (inl)
-				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR, wr->sg_list, false))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_read(&r, wr, flags, 1);
-				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, false);
-			}
-		case IBV_WR_ATOMIC_CMP_AND_SWP:
-			if (inl)
-				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR | FV__SEG_ATOMIC,
-					 wr->sg_list, false))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_cas(&r, wr, flags, 1);
-				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, false);
-			}
-		case IBV_WR_ATOMIC_FETCH_AND_ADD:
-			if (inl)
-				return -1;
-			if (!fv__ps_fits(ps, qp, FV_QPT_XRC, FV__SEG_RADDR | FV__SEG_ATOMIC,
-					 wr->sg_list, false))
-				return -1;
-			{
-				struct fv__req r = FV__ZERO_INIT;
-
-				fv__send_wr_fadd(&r, wr, flags, 1);
-				fv__send_wr_dest(FV_QPT_XRC, wr, NULL, &r);
-				return fv__ps_build(ps, qp, FV_QPT_XRC, &r, wr, false);
-			}
-		default:
-			return -1;
-		}
+		return fv__ps_fast_of(ps, qp, FV_QPT_XRC, wr, flags, inl);
 	default:
 		return -1;
 	}
