@@ -105,6 +105,8 @@ $(B)/tests/%: tests/%.cpp $(TEST_LIBO) $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -o $@ $< $(TEST_LIBO) $(TEST_LIBS)
 
+# Kept after the build (make would delete them as intermediates and compile them again next time).
+.SECONDARY: $(TEST_LIBO)
 $(B)/tests/lib/%.o: tests/lib/%.c $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -c -o $@ $<
