@@ -235,7 +235,7 @@ SUMMARY_FILE ?=
 test: deps
 	@$(MAKE) --no-print-directory check-gen
 	@$(MAKE) -s --no-print-directory -j$(TEST_JOBS) sim-all
-	@mkdir -p build && rm -f build/test-summary
+	@mkdir -p build && rm -f build/test-summary build/test-summary.details
 	@$(MAKE) -k -j$(TEST_JOBS) --no-print-directory SUMMARY_FILE=$(CURDIR)/build/test-summary \
 	    $(TEST_CHUNKS:%=test-chunk-%); tools/test-total.sh build/test-summary $$?
 
