@@ -580,7 +580,7 @@ Test(wr_wqe, failed_or_aborted_batch_leaves_nothing)
 			good_wqe(&m->qp, &ah, 1);
 			cr_assert_eq(fv_wr_complete(&m->qp), 0, "%s: first batch", bc->name);
 		}
-		struct fv_sq before = a.qp.sq;
+		struct fv__sq before = a.qp.sq;
 
 		memcpy(bf, a.bf, sizeof(bf));
 		fv_wr_start(&a.qp);
@@ -598,7 +598,7 @@ Test(wr_wqe, failed_or_aborted_batch_leaves_nothing)
 			  a.qp.sq.lim == before.lim && a.qp.sq.fence_cache == before.fence_cache,
 			  "%s: counters not rolled back", bc->name);
 		for (uint32_t i = 0; i < 16 - (before.pi - before.ci); i++) {	/* the free slots */
-			const struct fv_sq_meta *mt = &a.qp.sq.meta[(before.pi + i) & 15];
+			const struct fv__sq_meta *mt = &a.qp.sq.meta[(before.pi + i) & 15];
 
 			cr_assert(mt->end - a.qp.sq.ci - 1 > a.qp.sq.mask,
 				  "%s: slot %u keeps the failed batch's end", bc->name, i);
