@@ -105,6 +105,8 @@ $(B)/tests/%: tests/%.cpp $(TEST_LIBO) $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -o $@ $< $(TEST_LIBO) $(TEST_LIBS)
 
+# Kept after the build (make would delete them as intermediates and compile them again next time).
+.SECONDARY: $(TEST_LIBO)
 $(B)/tests/lib/%.o: tests/lib/%.c $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -c -o $@ $<
@@ -235,8 +237,8 @@ SUMMARY_FILE ?=
 
 test: deps
 	@$(MAKE) --no-print-directory check-gen
-	@$(MAKE) -s --no-print-directory sim-all
-	@mkdir -p build && rm -f build/test-summary
+	@$(MAKE) -s --no-print-directory -j$(TEST_JOBS) sim-all
+	@mkdir -p build && rm -f build/test-summary build/test-summary.details
 	@$(MAKE) -k -j$(TEST_JOBS) --no-print-directory SUMMARY_FILE=$(CURDIR)/build/test-summary \
 	    $(TEST_CHUNKS:%=test-chunk-%); tools/test-total.sh build/test-summary $$?
 

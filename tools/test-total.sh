@@ -6,6 +6,10 @@
 set -u
 sum=$1; rc=$2
 [ -f "$sum" ] || : > "$sum"
+if [ -s "$sum.details" ]; then
+    echo "== make test: what failed (the Criterion details, as each pass printed them)"
+    cat "$sum.details"
+fi
 echo "== make test: every pass"
 cat "$sum"
 set -- $(sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$sum" |

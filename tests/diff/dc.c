@@ -19,6 +19,7 @@
  */
 #include "diff-send.h"
 #include "sim-dc.h"
+#include "once.h"
 
 #define DC_ROUNDS 6000
 #define NDCT      3

@@ -18,6 +18,7 @@
  * prints each round.
  */
 #include "diff-send.h"
+#include "once.h"
 
 #define WR_ROUNDS 20000
 #define MAX_SGE   20

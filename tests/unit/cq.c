@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <fastverbs/compat/post_recv.h>
 #include "cqe-util.h"
+#include "once.h"
 
 #define LKEY 0x100000u
 

@@ -14,6 +14,7 @@
 
 #include "memqp.h"
 #include "wqe-expect.h"
+#include "once.h"
 
 #define QPN    0x1234u
 #define DCTN   0xabcdeu

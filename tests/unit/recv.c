@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <fastverbs/compat/post_recv.h>
 #include "cqe-util.h"
+#include "once.h"
 
 #define VEC  FV_TOP "/tests/vectors/libmlx5-44/rc_post_recv.txt"
 #define LKEY 0x100000u

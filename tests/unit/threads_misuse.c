@@ -13,6 +13,7 @@
 #include <fastverbs/fastverbs.h>
 
 #include "memqp.h"
+#include "once.h"
 
 static uint8_t src[64];
 

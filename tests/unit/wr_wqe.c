@@ -14,6 +14,7 @@
 #include "memqp.h"
 #include "wqe-expect.h"
 #include "field-values.h"
+#include "once.h"
 #define IMM      0xefbeaddeu	/* as a __be32: bytes de ad be ef */
 
 static uint8_t pat[4096];
