@@ -290,7 +290,7 @@ static FV__ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv__
  * carry from the last WR's store. Carried, it becomes an induction variable of a caller's
  * loop, which clang then keeps in three or four registers (pi, pi * 8, pi + 1, the loop's own
  * count) and spills the rest; read, it is one load (FV__READ_PI, tune.h). FV__EMPTY_COLD: see
- * fv__fast_plan_of.
+ * fv__build_fast_at.
  */
 
 /*
@@ -343,184 +343,115 @@ FV__UNROLL(6)	/* n is a constant (FV__FAST_UNITS at most): the units stay in reg
 }
 
 /*
- * What the fast path (fv__build_fast_at, below) decides about a request before it writes a
- * byte. Every field is a compile-time constant where the request's shape is (the typed
- * builders: all of them), so the plan costs nothing at run time.
- */
-struct fv__fast_plan {
-	unsigned ds;		/* the WQE's 16-byte units; 0: not a fast-path WQE (fv__fast_ds) */
-	unsigned nbb;		/* its 64-byte blocks, one less when skip */
-	unsigned hdr;		/* units before the payload, the ctrl included */
-	unsigned n;		/* units stored after the ctrl, inline data aside */
-	unsigned how;		/* store mode: FV__VEC but for fv_post_send's WRs */
-	bool sge1;		/* the payload is one SGE */
-	bool inl1;		/* the payload is a short inline copy, in the first block */
-	bool typed;		/* a typed builder's request (fv__req_typed) */
-	bool empty;		/* sge1 and the SGE is empty */
-	bool skip_ok;		/* an empty SGE here would start a second block and may be left out */
-	bool skip;		/* skip_ok and empty: the SGE's unit is not stored */
-	bool shared;		/* flags decided per WR, not from a WR list: past lim built here too */
-	bool empty_cold;	/* an empty SGE goes to the cold side with lim's test (FV__EMPTY_COLD) */
-};
-
-/*
- * The plan of request r on a QP of type qpt.
- *
- * skip: an empty SGE that would start a second block (UD): a typed builder's WQE keeps to its
- * first block, ds and blocks one less and the data segment not stored (in a caller's loop,
- * the general path then stays out of it, and the test of the length with it when the SGE is
- * the loop's own). fv_post_send and fv_wr_* (from_wr, sge_len), whose lengths are new in every
- * WR, leave it to the general path: one test, no sizes per WR.
- *
- * shared: past lim with flags decided per WR (the typed builders in an application's loop),
- * the WQE is written here too, after fv__sq_take_slow: the ctrl changes with every WR anyway,
- * and the loop then carries no general builder whose registers it would share. With constant
- * flags (a ctrl the same every time stays so) and for fv_post_send (its loop is its own), the
- * general path builds it.
- *
- * empty_cold: under clang (FV__EMPTY_COLD), a typed builder's empty SGE goes to the cold side
- * with the test of lim: clang reads an SGE the caller copied as a whole again in every WR (the
- * copy's loads carry no type), and the ctrl's ds would then cost arithmetic and a register in
- * every WR, against a test and a branch.
- */
-static FV__ALWAYS_INLINE struct fv__fast_plan fv__fast_plan_of(enum fv_qpt qpt, const struct fv__req *r)
-{
-	struct fv__fast_plan p;
-
-	p.ds = fv__fast_ds(qpt, r);
-	p.hdr = fv__req_hdr_ds(qpt, r);
-	p.how = r->from_wr ? 0 : FV__VEC;
-	p.typed = fv__req_typed(r);
-	p.sge1 = p.ds && r->payload == FV__PL_SGL;
-	p.inl1 = p.ds && r->payload == FV__PL_INLINE;
-	p.n = fv__req_hdr_count(qpt, r) + p.sge1;
-	p.skip_ok = FV__FAST_EMPTY_2ND && qpt == FV_QPT_UD && !r->from_wr && !r->sge_len && p.ds > 4;
-	p.shared = !FV__CONST_P(r->flags) && !r->from_wr;
-	p.empty_cold = FV__EMPTY_COLD && p.shared && p.sge1 && p.ds <= 4;
-	return p;
-}
-
-/*
- * The plan's fields that depend on the SGE's length (empty, skip, nbb), read only once the
- * units are computed: in a caller's loop the length is then one test, not a size per WR.
- */
-static FV__ALWAYS_INLINE void fv__fast_plan_len(struct fv__fast_plan *p, const struct fv__req *r)
-{
-	p->empty = p->sge1 && !r->sgl->length;
-	p->skip = p->skip_ok && p->empty;
-	p->nbb = fv__ds_to_bb(p->ds) - p->skip;
-}
-
-/*
- * Whether the fast path leaves the planned WQE at pi: when it has no fixed size, when an empty
- * SGE is the only unit after the ctrl or sits in a second block (not skipped), when its inline
- * payload is longer than max_inline, and, unless shared, past lim.
- */
-static FV__ALWAYS_INLINE bool fv__fast_leaves(const struct fv_qp *qp, const struct fv__fast_plan *p,
-					    const struct fv__req *r, uint32_t lim, uint32_t pi)
-{
-	return !p->ds || __builtin_expect((((p->ds > 4 && !p->skip) || p->hdr == 1) && p->empty) ||
-					  (p->inl1 && r->len > qp->max_inline) ||
-					  (!p->shared && !fv__sq_before_lim(lim, pi, p->nbb)), 0);
-}
-
-/* A WQE that asks for a completion: the last signaled WQE's end, its slot's mark (sq.h). */
-static FV__ALWAYS_INLINE void fv__fast_signaled(struct fv__sq *sq, uint32_t pi, unsigned nbb)
-{
-	sq->sig_pi = pi + nbb;
-	fv__sq_mark_end(sq, pi, nbb);
-}
-
-/*
- * The planned WQE's stores (fv__fast_put) and its bookkeeping after them: a NOP never goes by
- * BlueFlame, the wr_id into its slot. Returns its blocks.
- */
-static FV__ALWAYS_INLINE int fv__fast_store(struct fv__sq *sq, const struct fv__fast_plan *p,
-					  const struct fv__req *r, uint8_t *wqe, uint32_t pi, struct fv__image c,
-					  const struct fv__image u[FV__FAST_UNITS], struct fv__wr_id *wr_ids,
-					  uint32_t mask8, enum fv_qpt qpt)
-{
-	fv__fast_put(sq, r, wqe, pi, c, u, p->n, p->inl1, p->skip, qpt == FV_QPT_UD,
-		     p->how | (p->typed ? FV__CTRL_A : 0));
-	if (p->ds == 1)	/* a NOP */
-		fv__sq_no_bf(sq);
-	fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
-	return (int)p->nbb;
-}
-
-/*
  * The fast path of the builders: a WQE of constant size (one SGE, no payload, or an inline
  * payload of a length the compiler knows that fits the first block) is one straight run of
- * stores, its size folded into them. In three steps: the plan (fv__fast_plan_of), the stores
- * (fv__fast_put) and the bookkeeping (signal marks, the slow take past lim, the wr_id). Its
- * units and ctrl are computed before the test of lim (sq.h): in a caller's loop the compiler
- * computes what does not change once, before the loop. An empty SGE that ends the first block
- * needs no test either: its data segment is written past ds, inside the block, where the
- * device does not look. Builds the WQE at pi and returns its blocks; returns 0 (nothing
- * written) when it is not such a one (SGE lists, other inline data, an empty SGE after the
- * ctrl alone, or in a second block but for a typed builder's, which keeps to the first), or
- * past lim but for shared requests: fv__build_wqe_at builds it then, or refuses it; -ENOMEM
- * (nothing written) when the ring is full or an inline payload is longer than max_inline, in
- * that case. The producer stays.
+ * stores, its size folded into them. Its units and ctrl are computed before the test of lim
+ * (sq.h): in a caller's loop the compiler computes what does not change once, before the
+ * loop. An empty SGE that ends the first block needs no test either: its data segment is
+ * written past ds, inside the block, where the device does not look. Builds the WQE at pi and
+ * returns its blocks; returns 0 (nothing written) when it is not such a one (SGE lists, other
+ * inline data, an empty SGE after the ctrl alone, or in a second block but for a typed
+ * builder's, which keeps to the first), or past lim but for
+ * the case below: fv__build_wqe_at builds it then, or refuses it; -ENOMEM (nothing written)
+ * when the ring is full or an inline payload is longer than max_inline, in that case. The
+ * producer stays.
  */
 static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv__req *r,
 					     uint32_t pi)
 {
 	struct fv__sq *sq = &qp->sq;
+	const unsigned ds = fv__fast_ds(qpt, r), nbb1 = fv__ds_to_bb(ds);
+	const bool sge1 = ds && r->payload == FV__PL_SGL, inl1 = ds && r->payload == FV__PL_INLINE;
+	const unsigned how = r->from_wr ? 0 : FV__VEC, hdr = fv__req_hdr_ds(qpt, r);
+	const bool typed = fv__req_typed(r);
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
 	struct fv__wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
 	uint32_t lim = sq->lim, mask8 = sq->mask8;
-	struct fv__fast_plan p = fv__fast_plan_of(qpt, r);
 	/*
 	 * A typed builder's flags word without sq_sig_all, added past lim only: such a QP never
 	 * gets before it (sq.h). The fv_wr_* calls keep it: their loop allocates better with it.
 	 */
-	__be32 fm = p.typed ? fv__sq_fm_be(r->flags) : fv__sq_fm(sq, r->flags);
+	__be32 fm = typed ? fv__sq_fm_be(r->flags) : fv__sq_fm(sq, r->flags);
+	const unsigned n = fv__req_hdr_count(qpt, r) + sge1;	/* units after the ctrl, inline data aside */
 	/* computed before the test of lim: in a caller's loop, what does not change, once */
 	const struct fv__image u[FV__FAST_UNITS] = {
-		p.n > 0 ? fv__req_unit(qpt, r, p.how, 0) : FV__IMAGE(0, 0),
-		p.n > 1 ? fv__req_unit(qpt, r, p.how, 1) : FV__IMAGE(0, 0),
-		p.n > 2 ? fv__req_unit(qpt, r, p.how, 2) : FV__IMAGE(0, 0),
-		p.n > 3 ? fv__req_unit(qpt, r, p.how, 3) : FV__IMAGE(0, 0),
-		p.n > 4 ? fv__req_unit(qpt, r, p.how, 4) : FV__IMAGE(0, 0),
-		p.n > 5 ? fv__req_unit(qpt, r, p.how, 5) : FV__IMAGE(0, 0),
+		n > 0 ? fv__req_unit(qpt, r, how, 0) : FV__IMAGE(0, 0),
+		n > 1 ? fv__req_unit(qpt, r, how, 1) : FV__IMAGE(0, 0),
+		n > 2 ? fv__req_unit(qpt, r, how, 2) : FV__IMAGE(0, 0),
+		n > 3 ? fv__req_unit(qpt, r, how, 3) : FV__IMAGE(0, 0),
+		n > 4 ? fv__req_unit(qpt, r, how, 4) : FV__IMAGE(0, 0),
+		n > 5 ? fv__req_unit(qpt, r, how, 5) : FV__IMAGE(0, 0),
 	};
-	fv__fast_plan_len(&p, r);
-	struct fv__image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, p.ds - p.skip, fm, r->imm);
+	const bool empty = sge1 && !r->sgl->length;
+	/*
+	 * An empty SGE that would start a second block (UD): a typed builder's WQE keeps to its
+	 * first block here, ds and blocks one less and the data segment not stored (in a
+	 * caller's loop, the general path then stays out of it, and the test of the length with
+	 * it when the SGE is the loop's own). fv_post_send and fv_wr_* (from_wr, sge_len), whose
+	 * lengths are new in every WR, leave it to the general path: one test, no sizes per WR.
+	 */
+	const bool skip_ok = FV__FAST_EMPTY_2ND && qpt == FV_QPT_UD && !r->from_wr && !r->sge_len && ds > 4;
+	const bool skip = skip_ok && empty;
+	const unsigned nbb = nbb1 - skip;
+	struct fv__image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds - skip, fm, r->imm);
 
-	if (fv__fast_leaves(qp, &p, r, lim, pi))
-		return p.shared && p.inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
+	/*
+	 * Past lim with flags decided per WR (the typed builders in an application's loop), the
+	 * WQE is written here too, after fv__sq_take_slow: the ctrl changes with every WR
+	 * anyway, and the loop then carries no general builder whose registers it would share.
+	 * With constant flags (a ctrl the same every time stays so) and for fv_post_send (its
+	 * loop is its own), the general path builds it.
+	 */
+	const bool shared = !FV__CONST_P(r->flags) && !r->from_wr;
 
-	const bool past = !fv__sq_before_lim(lim, pi, p.nbb);
+	/* an empty SGE in a second block, or the only unit after the ctrl; UMR; no fixed size */
+	if (!ds || __builtin_expect((((ds > 4 && !skip) || hdr == 1) && empty) || (inl1 && r->len > qp->max_inline) ||
+				    (!shared && !fv__sq_before_lim(lim, pi, nbb)), 0))
+		return shared && inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
+	/*
+	 * Under clang (FV__EMPTY_COLD), a typed builder's empty SGE goes to the cold side with the
+	 * test of lim: clang reads an SGE the caller copied as a whole again in every WR (the
+	 * copy's loads carry no type), and the ctrl's ds would then cost arithmetic and a register
+	 * in every WR, against a test and a branch here.
+	 */
+	const bool past = !fv__sq_before_lim(lim, pi, nbb), empty_cold = FV__EMPTY_COLD && shared && sge1 && ds <= 4;
 
-	if (p.sge1 && p.ds <= 4 && !p.empty_cold)
-		fv__ctrl_drop_empty(&c, p.empty);
-	if (p.shared && __builtin_expect(past || (p.empty_cold && p.empty), 0)) {
-		/* the cold side: past lim, or an empty SGE under FV__EMPTY_COLD */
-		if (p.empty_cold)
-			fv__ctrl_drop_empty(&c, p.empty);
-		if (past) {	/* the slow take may force a completion into fm, and sets sig_pi then */
-			if (p.typed)
+	if (sge1 && ds <= 4 && !empty_cold)
+		fv__ctrl_drop_empty(&c, empty);
+	if (shared && __builtin_expect(past || (empty_cold && empty), 0)) {
+		if (empty_cold)
+			fv__ctrl_drop_empty(&c, empty);
+		if (past) {
+			if (typed)
 				fm |= sq->sig_all;
-			if (!fv__sq_take_slow(sq, pi, p.nbb, &fm))
+			if (!fv__sq_take_slow(sq, pi, nbb, &fm))
 				return -ENOMEM;
 			if (r->flags & FV_SIGNALED)
-				fv__sq_mark_end(sq, pi, p.nbb);
+				fv__sq_mark_end(sq, pi, nbb);
 			c.b = fv__2x32(fm, r->imm);
 		} else if (fm & fv__sq_fm_be(FV_SIGNALED)) {
-			fv__fast_signaled(sq, pi, p.nbb);
+			sq->sig_pi = pi + nbb;
+			fv__sq_mark_end(sq, pi, nbb);
 		}
-		if (p.empty_cold)	/* stored here: on the hot side the ctrl's first word stays one value */
-			return fv__fast_store(sq, &p, r, wqe, pi, c, u, wr_ids, mask8, qpt);
-	} else if (p.shared ? fm & fv__sq_fm_be(FV_SIGNALED) : r->flags & FV_SIGNALED) {
+		if (empty_cold) {	/* stored here: on the hot side the ctrl's first word stays one value */
+			fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV__CTRL_A : 0));
+			fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
+			return (int)nbb;
+		}
+	} else if (shared ? fm & fv__sq_fm_be(FV_SIGNALED) : r->flags & FV_SIGNALED) {
 		/*
 		 * It asks for a completion. Constant flags tell at compile time; flags decided per
 		 * WR are tested in fm, which the ctrl takes anyway (one register less in a caller's
 		 * loop). sq_sig_all WQEs never come here: fv__sq_take_slow sees to them (sq.h).
 		 */
-		fv__fast_signaled(sq, pi, p.nbb);
+		sq->sig_pi = pi + nbb;
+		fv__sq_mark_end(sq, pi, nbb);
 	}
-	return fv__fast_store(sq, &p, r, wqe, pi, c, u, wr_ids, mask8, qpt);
+	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV__CTRL_A : 0));
+	if (ds == 1)	/* a NOP */
+		fv__sq_no_bf(sq);
+	fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
+	return (int)nbb;
 }
 
 /* fv__build_fast_at at the producer, which then moves past the WQE. 0 if built, else -1. */
