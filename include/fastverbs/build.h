@@ -342,24 +342,60 @@ FV__UNROLL(6)	/* n is a constant (FV__FAST_UNITS at most): the units stay in reg
 		fv__wqe_inline_small(p, (const void *)(uintptr_t)r->sgl->addr, r->len);
 }
 
+/* A WQE that asks for a completion: the last signaled WQE's end, its slot's mark (sq.h). */
+static FV__ALWAYS_INLINE void fv__fast_signaled(struct fv__sq *sq, uint32_t pi, unsigned nbb)
+{
+	sq->sig_pi = pi + nbb;
+	fv__sq_mark_end(sq, pi, nbb);
+}
+
+/* After a WQE's stores: a NOP never goes by BlueFlame; the wr_id into its slot. Its blocks. */
+static FV__ALWAYS_INLINE int fv__fast_done(struct fv__sq *sq, struct fv__wr_id *wr_ids, uint32_t mask8,
+					 uint32_t pi, unsigned ds, uint64_t wr_id, unsigned nbb)
+{
+	if (ds == 1)
+		fv__sq_no_bf(sq);
+	fv__sq_wr_id_at(wr_ids, mask8, pi)->v = wr_id;
+	return (int)nbb;
+}
+
 /*
  * The fast path of the builders: a WQE of constant size (one SGE, no payload, or an inline
  * payload of a length the compiler knows that fits the first block) is one straight run of
- * stores, its size folded into them. Its units and ctrl are computed before the test of lim
- * (sq.h): in a caller's loop the compiler computes what does not change once, before the
- * loop. An empty SGE that ends the first block needs no test either: its data segment is
- * written past ds, inside the block, where the device does not look. Builds the WQE at pi and
- * returns its blocks; returns 0 (nothing written) when it is not such a one (SGE lists, other
- * inline data, an empty SGE after the ctrl alone, or in a second block but for a typed
- * builder's, which keeps to the first), or past lim but for
- * the case below: fv__build_wqe_at builds it then, or refuses it; -ENOMEM (nothing written)
- * when the ring is full or an inline payload is longer than max_inline, in that case. The
- * producer stays.
+ * stores, its size folded into them. In steps: the plan (what the request's shape decides),
+ * the units and the ctrl, the test that leaves the WQE to the general path, the bookkeeping
+ * (fv__fast_signaled, or the slow take past lim), the stores (fv__fast_put) and the wr_id
+ * (fv__fast_done). Its units and ctrl are computed before the test of lim (sq.h): in a
+ * caller's loop the compiler computes what does not change once, before the loop. An empty
+ * SGE that ends the first block needs no test either: its data segment is written past ds,
+ * inside the block, where the device does not look. Builds the WQE at pi and returns its
+ * blocks; returns 0 (nothing written) when it is not such a one (SGE lists, other inline data,
+ * an empty SGE after the ctrl alone, or in a second block but for a typed builder's, which
+ * keeps to the first), or past lim but for shared requests: fv__build_wqe_at builds it then,
+ * or refuses it; -ENOMEM (nothing written) when the ring is full or an inline payload is
+ * longer than max_inline, in that case. The producer stays.
+ *
+ * The plan is named locals, each computed where it is now, and the slow take stays in line:
+ * a plan struct, a plan computed in one place or the take as a function each changed gcc's or
+ * clang's code, up to 34 instructions more in a typed builder (docs/performance.md §1.5).
  */
 static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv__req *r,
 					     uint32_t pi)
 {
 	struct fv__sq *sq = &qp->sq;
+	/*
+	 * The plan, from the request's shape (constants for the typed builders):
+	 *   ds, nbb1  the WQE's 16-byte units (0: not a fast-path WQE) and 64-byte blocks
+	 *   sge1      the payload is one SGE
+	 *   inl1      the payload is a short inline copy, in the first block
+	 *   how       store mode of the units: FV__VEC but for fv_post_send's WRs
+	 *   hdr       units before the payload, the ctrl included
+	 *   typed     a typed builder's request (fv__req_typed)
+	 *   n         units stored after the ctrl, inline data aside
+	 *   skip_ok   an empty SGE here would start a second block, and may be left out (below)
+	 *   shared    flags decided per WR, not from a WR list: built here past lim too (below)
+	 *   empty_cold  an empty SGE goes to the cold side with lim's test (below)
+	 */
 	const unsigned ds = fv__fast_ds(qpt, r), nbb1 = fv__ds_to_bb(ds);
 	const bool sge1 = ds && r->payload == FV__PL_SGL, inl1 = ds && r->payload == FV__PL_INLINE;
 	const unsigned how = r->from_wr ? 0 : FV__VEC, hdr = fv__req_hdr_ds(qpt, r);
@@ -372,7 +408,7 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 	 * gets before it (sq.h). The fv_wr_* calls keep it: their loop allocates better with it.
 	 */
 	__be32 fm = typed ? fv__sq_fm_be(r->flags) : fv__sq_fm(sq, r->flags);
-	const unsigned n = fv__req_hdr_count(qpt, r) + sge1;	/* units after the ctrl, inline data aside */
+	const unsigned n = fv__req_hdr_count(qpt, r) + sge1;
 	/* computed before the test of lim: in a caller's loop, what does not change, once */
 	const struct fv__image u[FV__FAST_UNITS] = {
 		n > 0 ? fv__req_unit(qpt, r, how, 0) : FV__IMAGE(0, 0),
@@ -384,8 +420,8 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 	};
 	const bool empty = sge1 && !r->sgl->length;
 	/*
-	 * An empty SGE that would start a second block (UD): a typed builder's WQE keeps to its
-	 * first block here, ds and blocks one less and the data segment not stored (in a
+	 * skip_ok: an empty SGE that would start a second block (UD): a typed builder's WQE keeps
+	 * to its first block here, ds and blocks one less and the data segment not stored (in a
 	 * caller's loop, the general path then stays out of it, and the test of the length with
 	 * it when the SGE is the loop's own). fv_post_send and fv_wr_* (from_wr, sge_len), whose
 	 * lengths are new in every WR, leave it to the general path: one test, no sizes per WR.
@@ -394,11 +430,12 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 	const bool skip = skip_ok && empty;
 	const unsigned nbb = nbb1 - skip;
 	struct fv__image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds - skip, fm, r->imm);
+	const unsigned put_how = how | (typed ? FV__CTRL_A : 0);
 
 	/*
-	 * Past lim with flags decided per WR (the typed builders in an application's loop), the
-	 * WQE is written here too, after fv__sq_take_slow: the ctrl changes with every WR
-	 * anyway, and the loop then carries no general builder whose registers it would share.
+	 * shared: past lim with flags decided per WR (the typed builders in an application's
+	 * loop), the WQE is written here too, after fv__sq_take_slow: the ctrl changes with every
+	 * WR anyway, and the loop then carries no general builder whose registers it would share.
 	 * With constant flags (a ctrl the same every time stays so) and for fv_post_send (its
 	 * loop is its own), the general path builds it.
 	 */
@@ -409,16 +446,17 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 				    (!shared && !fv__sq_before_lim(lim, pi, nbb)), 0))
 		return shared && inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
 	/*
-	 * Under clang (FV__EMPTY_COLD), a typed builder's empty SGE goes to the cold side with the
-	 * test of lim: clang reads an SGE the caller copied as a whole again in every WR (the
-	 * copy's loads carry no type), and the ctrl's ds would then cost arithmetic and a register
-	 * in every WR, against a test and a branch here.
+	 * empty_cold: under clang (FV__EMPTY_COLD), a typed builder's empty SGE goes to the cold
+	 * side with the test of lim: clang reads an SGE the caller copied as a whole again in
+	 * every WR (the copy's loads carry no type), and the ctrl's ds would then cost arithmetic
+	 * and a register in every WR, against a test and a branch here.
 	 */
 	const bool past = !fv__sq_before_lim(lim, pi, nbb), empty_cold = FV__EMPTY_COLD && shared && sge1 && ds <= 4;
 
 	if (sge1 && ds <= 4 && !empty_cold)
 		fv__ctrl_drop_empty(&c, empty);
 	if (shared && __builtin_expect(past || (empty_cold && empty), 0)) {
+		/* the cold side: past lim (the slow take may force a completion into fm), or empty_cold */
 		if (empty_cold)
 			fv__ctrl_drop_empty(&c, empty);
 		if (past) {
@@ -430,13 +468,11 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 				fv__sq_mark_end(sq, pi, nbb);
 			c.b = fv__2x32(fm, r->imm);
 		} else if (fm & fv__sq_fm_be(FV_SIGNALED)) {
-			sq->sig_pi = pi + nbb;
-			fv__sq_mark_end(sq, pi, nbb);
+			fv__fast_signaled(sq, pi, nbb);
 		}
 		if (empty_cold) {	/* stored here: on the hot side the ctrl's first word stays one value */
-			fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV__CTRL_A : 0));
-			fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
-			return (int)nbb;
+			fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, put_how);
+			return fv__fast_done(sq, wr_ids, mask8, pi, ds, r->wr_id, nbb);
 		}
 	} else if (shared ? fm & fv__sq_fm_be(FV_SIGNALED) : r->flags & FV_SIGNALED) {
 		/*
@@ -444,14 +480,10 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 		 * WR are tested in fm, which the ctrl takes anyway (one register less in a caller's
 		 * loop). sq_sig_all WQEs never come here: fv__sq_take_slow sees to them (sq.h).
 		 */
-		sq->sig_pi = pi + nbb;
-		fv__sq_mark_end(sq, pi, nbb);
+		fv__fast_signaled(sq, pi, nbb);
 	}
-	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, how | (typed ? FV__CTRL_A : 0));
-	if (ds == 1)	/* a NOP */
-		fv__sq_no_bf(sq);
-	fv__sq_wr_id_at(wr_ids, mask8, pi)->v = r->wr_id;
-	return (int)nbb;
+	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, put_how);
+	return fv__fast_done(sq, wr_ids, mask8, pi, ds, r->wr_id, nbb);
 }
 
 /* fv__build_fast_at at the producer, which then moves past the WQE. 0 if built, else -1. */
