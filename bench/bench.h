@@ -140,14 +140,6 @@ static inline struct ibv_qp *bench_qp(struct bench_dev *d, enum ibv_qp_type type
 	return qp;
 }
 
-static inline void bench_modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, const char *what)
-{
-	int err = ibv_modify_qp(qp, a, mask);
-
-	if (err)
-		bench_fail("ibv_modify_qp (%s): %s", what, strerror(err));
-}
-
 /*
  * A DCI (srq NULL: send_wr WRs of one SGE; with send_ops, for the ibv_wr_* API) or a DCT on
  * srq with access key key, made by mlx5dv_create_qp; cq takes both sides' completions.
@@ -207,33 +199,26 @@ static inline void bench_rc_connect(struct bench_dev *d, struct ibv_qp *qp, uint
 		bench_fail("ibv_modify_qp to %s: %s", what, strerror(err));
 }
 
-/* RESET -> INIT -> RTR for a DCT: remote writes, reads and atomics; RESET -> INIT -> RTR -> RTS for a DCI. */
+/*
+ * RESET -> INIT -> RTR for a DCT: remote writes, reads and atomics; RESET -> INIT -> RTR -> RTS
+ * for a DCI (examples/setup.h).
+ */
 static inline void bench_dc_ready(struct bench_dev *d, struct ibv_qp *qp, int dct)
 {
-	struct ibv_qp_attr a;
+	const struct setup_conn c = {
+		.port_num = 1, .mtu = d->port.active_mtu, .min_rnr_timer = 1, .rd_atomic = 1,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+	};
+	struct ibv_ah_attr ah;
+	const char *what;
+	int err;
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | (dct ? IBV_QP_ACCESS_FLAGS : 0), "INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = d->port.active_mtu;
-	if (dct) {
-		a.min_rnr_timer = 1;
-		bench_path(d, &a.ah_attr);
-		bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU, "DCT RTR");
-		return;
-	}
-	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_PATH_MTU, "DCI RTR");
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	bench_modify(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			     IBV_QP_MAX_QP_RD_ATOMIC, "DCI RTS");
+	memset(&ah, 0, sizeof(ah));
+	bench_path(d, &ah);
+	err = dct ? setup_dct_ready(qp, &ah, &c, &what) : setup_dci_ready(qp, &c, &what);
+	if (err)
+		bench_fail("%s: %s", what, strerror(err));
 }
 
 /* RESET -> INIT -> RTR -> RTS for a UD QP. */

@@ -71,13 +71,16 @@ static struct ibv_qp *dc_qp(struct setup_dev *d, struct ibv_cq *cq, struct ibv_s
 	return qp;
 }
 
-static void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, const char *what)
-{
-	int err = ibv_modify_qp(qp, a, mask);
-
-	if (err)
-		ex_die(what, err);
-}
+/*
+ * The DCTs' and the DCI's way to their states (examples/setup.h): the DCTs take remote writes
+ * and wait 12 (0.64 ms) before an RNR NAK's retry; the DCI retries 7 times, without end on RNR.
+ */
+static const struct setup_conn dct_conn = {
+	.port_num = 1, .access = IBV_ACCESS_REMOTE_WRITE, .mtu = IBV_MTU_1024, .min_rnr_timer = 12,
+};
+static const struct setup_conn dci_conn = {
+	.port_num = 1, .mtu = IBV_MTU_1024, .rd_atomic = 1, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+};
 
 /* A peer: its DCT, the block and the message from the parent checked; 0 if all is right. */
 static int peer(int idx, int to_parent)
@@ -92,7 +95,8 @@ static int peer(int idx, int to_parent)
 	struct fv_cq cq;
 	struct fv_srq srq;
 	struct fv_dct dct;
-	struct ibv_qp_attr a;
+	struct ibv_ah_attr ah;
+	const char *what;
 	struct ibv_qp *qp;
 	int err;
 
@@ -100,17 +104,9 @@ static int peer(int idx, int to_parent)
 		ex_die("peer set-up", errno);
 	memset(buf, 0, 8192);
 	qp = dc_qp(d, ibcq, ibsrq);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = d->port_num;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, "DCT to INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.min_rnr_timer = 12;
-	setup_ah_attr(d, &a.ah_attr, 64);
-	modify(qp, &a, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU, "DCT to RTR");
+	setup_ah_attr(d, &ah, 64);
+	if ((err = setup_dct_ready(qp, &ah, &dct_conn, &what)))
+		ex_die(what, err);
 	/* its number exists now: fastverbs finds its receives on the SRQ from here on */
 	if ((err = fv_cq_init(&cq, ibcq)) || (err = fv_srq_init(&srq, ibsrq)) || (err = fv_dct_init(&dct, qp, &srq)))
 		ex_die("fastverbs set-up", err);
@@ -152,27 +148,6 @@ static int peer(int idx, int to_parent)
 	free(buf);
 	ex_close(d);
 	return bad;
-}
-
-/* The parent's DCI to RTS. */
-static void dci_up(struct setup_dev *d, struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = d->port_num;
-	modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT, "DCI to INIT");
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	modify(qp, &a, IBV_QP_STATE | IBV_QP_PATH_MTU, "DCI to RTR");
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	modify(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			       IBV_QP_MAX_QP_RD_ATOMIC, "DCI to RTS");
 }
 
 int main(int argc, char **argv)
@@ -221,8 +196,10 @@ int main(int argc, char **argv)
 	if (!ibcq || !mr)
 		ex_die("set-up", errno);
 	struct ibv_qp *qp = dc_qp(d, ibcq, NULL);
+	const char *what;
 
-	dci_up(d, qp);
+	if ((err = setup_dci_ready(qp, &dci_conn, &what)))
+		ex_die(what, err);
 	if ((err = fv_dci_init(&dci, qp)) || (err = fv_cq_init(&cq, ibcq)))
 		ex_die("fastverbs set-up", err);
 	for (int i = 0; i < npeer; i++) {

@@ -134,7 +134,7 @@ static inline int setup_qp(struct ibv_pd *pd, const struct setup_qp_cfg *c, stru
 	return *qp ? 0 : errno;
 }
 
-/* How a connected QP (RC, UC, XRC) goes from RESET to RTS. */
+/* How a connected QP (RC, UC, XRC) goes from RESET to RTS, and a DCI or a DCT to theirs. */
 struct setup_conn {
 	uint8_t port_num;
 	int access;			/* qp_access_flags (setup_connect) */
@@ -224,6 +224,60 @@ static inline int setup_ud_ready(struct ibv_qp *qp, uint8_t port_num, uint32_t q
 	a.sq_psn = 0;
 	*what = "RTS";
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+/*
+ * A DCT to RTR, where it stays: RESET -> INIT with c's port and remote access, INIT -> RTR with
+ * the path ah (its port c's), c's MTU and min_rnr_timer. The two masks are the exact ones the
+ * kernel takes for a DCT. Its number (qp->qp_num) exists from RTR on.
+ */
+static inline int setup_dct_ready(struct ibv_qp *qp, const struct ibv_ah_attr *ah, const struct setup_conn *c,
+				  const char **what)
+{
+	struct ibv_qp_attr a;
+	int err = setup_init(qp, c->port_num, c->access, what);
+
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = c->mtu;
+	a.min_rnr_timer = c->min_rnr_timer;
+	a.ah_attr = *ah;
+	a.ah_attr.port_num = c->port_num;
+	*what = "DCT RTR";
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU);
+}
+
+/*
+ * A DCI to RTS: RESET -> INIT on c's port, INIT -> RTR with c's MTU alone (a DCI has no
+ * destination of its own: each WQE names one), RTR -> RTS with c's timeout, retries and
+ * max_rd_atomic. The kernel's exact masks for a DCI.
+ */
+static inline int setup_dci_ready(struct ibv_qp *qp, const struct setup_conn *c, const char **what)
+{
+	struct ibv_qp_attr a;
+	int err;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = c->port_num;
+	*what = "DCI INIT";
+	if ((err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT)))
+		return err;
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = c->mtu;
+	*what = "DCI RTR";
+	if ((err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PATH_MTU)))
+		return err;
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = c->timeout;
+	a.retry_cnt = c->retry_cnt;
+	a.rnr_retry = c->rnr_retry;
+	a.max_rd_atomic = c->rd_atomic;
+	*what = "DCI RTS";
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 /* RESET -> INIT -> RTR -> RTS for a RAW_PACKET QP on port_num (no address, no keys). */

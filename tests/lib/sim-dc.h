@@ -14,6 +14,7 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
+#include "../../examples/setup.h"
 #include "../../sim/fvsim.h"
 
 #define DC_OPS                                                                              \
@@ -58,53 +59,26 @@ static inline struct ibv_qp *dc_create(struct ibv_context *ctx, const struct dc_
 	return mlx5dv_create_qp(ctx, &a, &dv);
 }
 
-/* A DCT to RTR: RESET->INIT with the remote access flags, INIT->RTR with a path on port
- * 1 and min_rnr_timer 1 (the two exact masks the kernel takes). */
+/* A DCT to RTR with access, on port 1 at LID lid, MTU 4096 and min_rnr_timer 1 (examples/setup.h). */
 static inline int dct_up(struct ibv_qp *qp, int access, uint16_t lid)
 {
-	struct ibv_qp_attr a;
-	int err;
+	const struct setup_conn c = { .port_num = 1, .access = access, .mtu = IBV_MTU_4096, .min_rnr_timer = 1 };
+	struct ibv_ah_attr ah = { .dlid = lid };
+	const char *what;
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = access;
-	if ((err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						IBV_QP_ACCESS_FLAGS)))
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.min_rnr_timer = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.dlid = lid;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV |
-					     IBV_QP_PATH_MTU);
+	return setup_dct_ready(qp, &ah, &c, &what);
 }
 
 /* A DCI to RTS (from RESET) with short transport timeouts: retry_cnt 2, rnr_retry. */
 static inline int dci_up(struct ibv_qp *qp, int rnr_retry)
 {
-	struct ibv_qp_attr a;
-	int err;
+	const struct setup_conn c = {
+		.port_num = 1, .mtu = IBV_MTU_4096, .rd_atomic = 1, .timeout = 1, .retry_cnt = 2,
+		.rnr_retry = (uint8_t)rnr_retry,
+	};
+	const char *what;
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	if ((err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT)))
-		return err;
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	if ((err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PATH_MTU)))
-		return err;
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 1;
-	a.retry_cnt = 2;
-	a.rnr_retry = rnr_retry;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-					     IBV_QP_MAX_QP_RD_ATOMIC);
+	return setup_dci_ready(qp, &c, &what);
 }
 
 /* Where one DCI WR goes: the AH of the DCT's port, its number and key. */
