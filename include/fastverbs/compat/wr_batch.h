@@ -416,8 +416,8 @@ static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, con
 	o->av = av;
 	o->av_w = av_w;
 	if (qpt == FV_QPT_DCI) {	/* the key in the Q_Key's place and key_lo (qp.h) */
-		o->qkey = (uint32_t)(dc_key >> 32);
 		o->key_lo = (uint32_t)dc_key;
+		o->qkey = (uint32_t)(dc_key >> 32);
 		o->stream = stream;
 	} else {
 		o->qkey = qkey;
