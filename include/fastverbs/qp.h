@@ -55,7 +55,7 @@ struct fv__wr_batch {
 	uint32_t key_lo, qkey, srqn;
 	uint32_t rkey;
 	uint64_t wr_id, raddr, swap_add, compare;
-	uint16_t stream;	/* DCI: its stream id */
+	uint16_t stream;	/* DCI: its stream id, when FV__WR_NEED_STREAM (compat/wr_batch.h) */
 	uint64_t av_w;		/* UD: the datagram segment's bytes 8-15, byte-swapped (fv__wr_av_word) */
 	const struct mlx5_wqe_av *av;
 	const void *hdr;	/* TSO: the header, its size and the MSS */

@@ -302,9 +302,9 @@ static FV__ALWAYS_INLINE struct fv__req fv__wr_req(const struct fv_qp *qp, enum 
  * builder leaves 0 as libmlx5's do. Not in the request: a test of need, which the payload
  * setter has in a register, costs a UD WQE on the same arm (gen/wr.h) less than a load.
  */
-static inline void fv__wr_dc_stream(struct fv_qp *qp, uint8_t *wqe)
+static inline void fv__wr_dc_stream(uint8_t *wqe, uint16_t stream)
 {
-	fv__ctrl_stream_put(wqe, htobe16(qp->wr.stream));
+	fv__ctrl_stream_put(wqe, htobe16(stream));
 }
 
 /*
@@ -335,7 +335,7 @@ static FV__ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, 
 	if (__builtin_expect(err, 0))
 		fv__wr_fail(qp, err);
 	else if (qpt == FV_QPT_DCI && (need & FV__WR_NEED_STREAM))
-		fv__wr_dc_stream(qp, fv__sq_wqe(&qp->sq, qp->sq.last_pi));	/* its destination came first */
+		fv__wr_dc_stream(fv__sq_wqe(&qp->sq, qp->sq.last_pi), qp->wr.stream);	/* its destination came first */
 }
 
 /* The payload setters (fv_wr_set_sge, _sge_list, _inline_data, _inline_data_list) on a QP of type qpt. */
@@ -418,7 +418,8 @@ static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, con
 	if (qpt == FV_QPT_DCI) {	/* the key in the Q_Key's place and key_lo (qp.h) */
 		o->key_lo = (uint32_t)dc_key;
 		o->qkey = (uint32_t)(dc_key >> 32);
-		o->stream = stream;
+		if (stream)	/* read only when FV__WR_NEED_STREAM says so */
+			o->stream = stream;
 	} else {
 		o->qkey = qkey;
 		o->srqn = srqn;
@@ -436,7 +437,7 @@ static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, con
 		u[2] = fv__av_unit(av, 2);
 		n = 3;
 		if (qpt == FV_QPT_DCI && stream)
-			fv__wr_dc_stream(qp, p - FV__DS);
+			fv__wr_dc_stream(p - FV__DS, stream);
 	} else {
 		u[0] = fv__xrc_image(srqn);
 	}
