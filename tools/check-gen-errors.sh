@@ -75,6 +75,12 @@ check wc-disagree     's/FV__WR_NONE,                  MLX5_OPCODE_NOP, /FV__WR_
       "operation 'nop' shares MLX5_OPCODE_RDMA_WRITE with 'write' but not its completion"
 check mlx5-unknown    's/MLX5_OPCODE_NOP, /MLX5_OPCODE_NOOP,/' 'MLX5_OPCODE_NOOP' \
       "mlx5 opcode 'MLX5_OPCODE_NOOP' is not one the generator knows"
+check av-remote       's/FV__ALLOW(ud, nop)/FV__ALLOW(ud, nop) FV__ALLOW(ud, write)/' 'FV__ALLOW(ud, write)' \
+      "pair (ud, write): an AV QP type takes no remote segment"
+check dc-twice        's/^FV__QPT(xrc, FV_QPT_XRC, IBV_QPT_XRC_SEND, SRQN)/FV__QPT(xrc, FV_QPT_XRC, IBV_QPT_XRC_SEND, DC)/' \
+      'FV__QPT(dci,' "QP type 'dci': a second DC QP type ('xrc' is one)"
+check dc-no-av        's/^FV__QPT(ud,  FV_QPT_UD,  IBV_QPT_UD,       AV)/FV__QPT(ud,  FV_QPT_UD,  IBV_QPT_UD,       NONE)/' \
+      'FV__QPT(dci,' "QP type 'dci': a DC QP type needs an AV one before it"
 check stray-text      's/^FV__QPT(rc, /x FV__QPT(rc, /' 'x FV__QPT(rc,' "expected '(' after 'x'"
 
 echo "check-gen-errors: $passed passed, $failed failed"

@@ -940,9 +940,14 @@ static void emit_wr(void)
 	 * Fewer arms: less code in a caller's loop. The first kind's arm is an if before the
 	 * switch of the others, and the switch has no default (fv_qp_init takes no other QP type):
 	 * gcc then reloads no spilled value on the first arm's way for an arm it does not take.
-	 * A DCI's WQE is a UD one with a remote address: it shares the AV arm, which passes the
-	 * QP type as read. One arm more (a fifth) made gcc stop keeping a caller's SGE and the
-	 * ring's fields in registers across its loop, on every QP type.
+	 * A DCI's WQE is a UD one with RC's segments after the AV: it shares the AV arm, which
+	 * builds for both as the DC QP type, a constant (check_qpts: one DC type, whose arm is
+	 * AV's; an AV type's operations have no remote segments, so its WQEs are a DCI's without
+	 * them; a UD QP's Q_Key reads as a DCI's key, qp.h). With the QP type as read there
+	 * instead (one arm, two layouts), the build's tests of it stayed in a caller's loop: UD
+	 * SEND on a struct fv_qp * cost 127 instructions a WR at 32 per doorbell, 90 with the
+	 * constant. A fifth arm (UD and DCI apart) measured no better. clang 14 does better with
+	 * the QP type as read (FV__WR_AV_AS_READ, tune.h).
 	 */
 	for (size_t k = 0; k < N_WR_PAYLOADS; k++) {
 		printf("/* fv_wr_%s on a struct fv_qp (one arm per WQE layout: destination kind). */\n",
@@ -963,9 +968,9 @@ static void emit_wr(void)
 			for (size_t j = i; j < n_qpts; j++) {
 				if (!is(qpts[j].dest, qpts[i].dest) && !(is(qpts[i].dest, "AV") && dc(&qpts[j])))
 					continue;
-				if (dc(&qpts[j]))
-					snprintf(qpt, sizeof(qpt), "qp->qpt == %s ? %s : %s", qpts[j].fv, qpts[j].fv,
-						 qpts[i].fv);
+				if (dc(&qpts[j]))	/* FV__WR_AV_AS_READ: tune.h */
+					snprintf(qpt, sizeof(qpt), "FV__WR_AV_AS_READ && qp->qpt == %s ? %s : %s",
+						 qpts[i].fv, qpts[i].fv, qpts[j].fv);
 				if (arm == 1)
 					printf("%sqp->qpt == %s", sep, qpts[j].fv), sep = " || ";
 				else
@@ -1141,6 +1146,8 @@ static const struct op *find_op(const char *name)
 	return NULL;
 }
 
+static int qpt_line[MAX_QPTS];
+
 static void add_qpt(int line, char **a)
 {
 	check_ident(line, "QP type name", a[0], "");
@@ -1154,7 +1161,30 @@ static void add_qpt(int line, char **a)
 			fail(line, "QP type '%s' repeats '%s' or '%s'", a[0], a[1], a[2]);
 	if (n_qpts == MAX_QPTS)
 		fail(line, "more than %d QP types", MAX_QPTS);
+	qpt_line[n_qpts] = line;
 	qpts[n_qpts++] = (struct qpt){ a[0], a[1], a[2], a[3] };
+}
+
+/*
+ * The fv_wr_* payload setters of a struct fv_qp build an AV QP type's WQEs as the DC type's
+ * (emit_wr): there must be one DC type at most, and an AV type before it to share its arm.
+ */
+static void check_qpts(void)
+{
+	const struct qpt *av = NULL, *dcq = NULL;
+
+	for (size_t i = 0; i < n_qpts; i++) {
+		if (is(qpts[i].dest, "AV") && !av)
+			av = &qpts[i];
+		if (!dc(&qpts[i]))
+			continue;
+		if (dcq)
+			fail(qpt_line[i], "QP type '%s': a second DC QP type ('%s' is one)", qpts[i].name, dcq->name);
+		if (!av)
+			fail(qpt_line[i], "QP type '%s': a DC QP type needs an AV one before it (their fv_wr_* "
+			     "payload setters share one arm)", qpts[i].name);
+		dcq = &qpts[i];
+	}
 }
 
 static void add_op(int line, char **a)
@@ -1228,6 +1258,10 @@ static void check_allows(void)
 			     allows[i].qpt, allows[i].op);
 		if (!eth && tso(o))
 			fail(allow_line[i], "pair (%s, %s): TSO needs an Ethernet QP type", allows[i].qpt, allows[i].op);
+		/* build.h lays an AV WQE out as ctrl, AV, payload; gen/wr.h builds it as a DC one */
+		if (is(find_qpt(allows[i].qpt)->dest, "AV") && !is(o->remote, "NONE"))
+			fail(allow_line[i], "pair (%s, %s): an AV QP type takes no remote segment",
+			     allows[i].qpt, allows[i].op);
 	}
 }
 
@@ -1376,6 +1410,7 @@ static void parse_table(char *buf)
 			fail(row_line, "%s row has %d columns, wants %d", name, nargs, row_kinds[k].nargs);
 		row_kinds[k].add(row_line, args);
 	}
+	check_qpts();
 	check_allows();
 	if (!n_qpts || !n_ops)
 		fail(line, "no FV__QPT or no FV__OP rows");

@@ -47,10 +47,15 @@ struct fv__wr_batch {
 	uint8_t opcode, segs;	/* the open WQE: as struct fv__req's fields of the same names */
 	unsigned flags;
 	__be32 imm;
-	uint32_t rkey, qkey, srqn;
+	/*
+	 * The AV's bytes 0-7 as a number, qkey << 32 | key_lo: UD's Q_Key << 32 (a UD QP never
+	 * stores key_lo, which keeps fv_qp_init's 0), or DCI's access key (compat/wr_batch.h,
+	 * fv__wr_req). key_lo, qkey: DCI's one store, one load; qkey, srqn: UD's one store.
+	 */
+	uint32_t key_lo, qkey, srqn;
+	uint32_t rkey;
 	uint64_t wr_id, raddr, swap_add, compare;
-	uint64_t dc_key;	/* DCI: the DC access key; stream: its stream id (compat/wr_dc.h) */
-	uint16_t stream;
+	uint16_t stream;	/* DCI: its stream id, when FV__WR_NEED_STREAM (compat/wr_batch.h) */
 	uint64_t av_w;		/* UD: the datagram segment's bytes 8-15, byte-swapped (fv__wr_av_word) */
 	const struct mlx5_wqe_av *av;
 	const void *hdr;	/* TSO: the header, its size and the MSS */

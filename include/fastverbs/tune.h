@@ -38,6 +38,9 @@
  *  FV__SLOW_INLINE     clang     always_inline on fv__sq_take_slow: clang 14 calls
  *                                it out of line in loop (e), and a call in the loop
  *                                reloads the ring's fields every WR                  §1.4
+ *  FV__WR_AV_AS_READ   clang     the fv_wr_* payload setters' AV arm on a struct
+ *                                fv_qp builds a UD QP's WQE as UD's, the QP type
+ *                                as read (plain: both as a DCI's, gen/wr.h)          §9
  *
  * Plain values (FV_NO_TUNE, or a compiler that is neither): inline (FV__SLOW_INLINE too), no
  * attribute, no unroll hint, FV__CONST_P 0, no asm, the switches 0 and FV__READ_PI a plain load.
@@ -107,6 +110,7 @@
 #define FV__SGE_WORD FV__TUNED_CLANG
 #define FV__EMPTY_COLD FV__TUNED_CLANG
 #define FV__LOAD_VOLATILE FV__TUNED_CLANG
+#define FV__WR_AV_AS_READ FV__TUNED_CLANG
 #if FV__TUNED_GCC
 #define FV__META_APART(m) FV__HIDE(m)
 #else

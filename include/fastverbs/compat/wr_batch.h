@@ -32,7 +32,7 @@
 FV__EXTERN_C_BEGIN
 
 /* Setters the open WQE still owes (struct fv__wr_batch.need). */
-enum { FV__WR_NEED_DATA = 1, FV__WR_NEED_DEST = 2 };
+enum { FV__WR_NEED_DATA = 1, FV__WR_NEED_DEST = 2, FV__WR_NEED_STREAM = 4 };
 
 /* A zero address vector: the placeholder of a UD WQE built before its destination is set (fv__wr_req). */
 static const struct mlx5_wqe_av fv__wr_no_av = FV__ZERO_INIT;
@@ -284,19 +284,13 @@ static FV__ALWAYS_INLINE struct fv__req fv__wr_req(const struct fv_qp *qp, enum 
 		r.hdr_sz = b->hdr_sz;
 		r.mss = b->mss;
 	}
-	if (qpt == FV_QPT_UD) {
+	if (qpt == FV_QPT_UD || qpt == FV_QPT_DCI) {	/* the AV's bytes 0-15 as two words */
 		r.av = b->need & FV__WR_NEED_DEST ? &fv__wr_no_av : b->av;	/* no store of it per builder */
 		r.av_word = true;
 		r.av_w = b->av_w;
 		r.remote_qpn = (uint32_t)(b->av_w >> 32);	/* with the extended-AV bit, which it gets anyway */
 		r.qkey = b->qkey;
-	}
-	if (qpt == FV_QPT_DCI) {	/* as UD, with the access key in place of the Q_Key */
-		r.av = b->need & FV__WR_NEED_DEST ? &fv__wr_no_av : b->av;
-		r.av_word = true;
-		r.av_w = b->av_w;
-		r.remote_qpn = (uint32_t)(b->av_w >> 32);
-		r.dc_key = b->dc_key;
+		r.dc_key = (uint64_t)b->qkey << 32 | b->key_lo;	/* a UD QP's Q_Key as a DCI's key */
 	}
 	if (qpt == FV_QPT_XRC)
 		r.srqn = b->srqn;
@@ -304,12 +298,13 @@ static FV__ALWAYS_INLINE struct fv__req fv__wr_req(const struct fv_qp *qp, enum 
 }
 
 /*
- * A DCI WQE's stream (fv_wr_set_dc_addr_stream) into the ctrl of the WQE built last, bytes
- * 9-10, which every builder leaves 0 as libmlx5's do.
+ * A DCI WQE's stream (fv_wr_set_dc_addr_stream) into its ctrl at wqe, bytes 9-10, which every
+ * builder leaves 0 as libmlx5's do. Not in the request: a test of need, which the payload
+ * setter has in a register, costs a UD WQE on the same arm (gen/wr.h) less than a load.
  */
-static inline void fv__wr_dc_stream(struct fv_qp *qp)
+static inline void fv__wr_dc_stream(uint8_t *wqe, uint16_t stream)
 {
-	fv__ctrl_stream_put(fv__sq_wqe(&qp->sq, qp->sq.last_pi), htobe16(qp->wr.stream));
+	fv__ctrl_stream_put(wqe, htobe16(stream));
 }
 
 /*
@@ -324,7 +319,7 @@ static FV__ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, 
 	 * Stored first, on every path: right after the builder's store of need, which the
 	 * compiler then drops in a caller's loop.
 	 */
-	qp->wr.need = need & ~(unsigned)FV__WR_NEED_DATA;
+	qp->wr.need = need & ~(unsigned)(FV__WR_NEED_DATA | FV__WR_NEED_STREAM);
 	if (!(need & FV__WR_NEED_DATA)) {
 		fv__wr_fail(qp, EINVAL);		/* no builder before it, or a second payload */
 		return;
@@ -339,8 +334,8 @@ static FV__ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, 
 		err = fv__build_any(qp, qpt, r);
 	if (__builtin_expect(err, 0))
 		fv__wr_fail(qp, err);
-	else if (qpt == FV_QPT_DCI && !(need & FV__WR_NEED_DEST) && qp->wr.stream)
-		fv__wr_dc_stream(qp);		/* its destination came first, with a stream */
+	else if (qpt == FV_QPT_DCI && (need & FV__WR_NEED_STREAM))
+		fv__wr_dc_stream(fv__sq_wqe(&qp->sq, qp->sq.last_pi), qp->wr.stream);	/* its destination came first */
 }
 
 /* The payload setters (fv_wr_set_sge, _sge_list, _inline_data, _inline_data_list) on a QP of type qpt. */
@@ -411,16 +406,20 @@ static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, con
 	const unsigned need = qp->wr.need;
 	const bool bad = !(need & FV__WR_NEED_DEST) || ((qpt == FV_QPT_UD || qpt == FV_QPT_DCI) && !av);
 
-	qp->wr.need = bad ? need : need & ~(unsigned)FV__WR_NEED_DEST;	/* first: as in fv__wr_payload */
+	/* first: as in fv__wr_payload; a DCI's stream, set before the payload, is owed by it */
+	qp->wr.need = bad ? need : (need & ~(unsigned)FV__WR_NEED_DEST) |
+				   (qpt == FV_QPT_DCI && stream && (need & FV__WR_NEED_DATA) ? FV__WR_NEED_STREAM : 0);
 	if (bad) {
 		fv__wr_fail(qp, EINVAL);		/* no builder, a second destination, no mlx5 AH */
 		return;
 	}
 	o->av = av;
 	o->av_w = av_w;
-	if (qpt == FV_QPT_DCI) {	/* its request reads neither Q_Key nor SRQ number: a store less */
-		o->dc_key = dc_key;
-		o->stream = stream;
+	if (qpt == FV_QPT_DCI) {	/* the key in the Q_Key's place and key_lo (qp.h) */
+		o->key_lo = (uint32_t)dc_key;
+		o->qkey = (uint32_t)(dc_key >> 32);
+		if (stream)	/* read only when FV__WR_NEED_STREAM says so */
+			o->stream = stream;
 	} else {
 		o->qkey = qkey;
 		o->srqn = srqn;
@@ -438,7 +437,7 @@ static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, con
 		u[2] = fv__av_unit(av, 2);
 		n = 3;
 		if (qpt == FV_QPT_DCI && stream)
-			fv__wr_dc_stream(qp);
+			fv__wr_dc_stream(p - FV__DS, stream);
 	} else {
 		u[0] = fv__xrc_image(srqn);
 	}

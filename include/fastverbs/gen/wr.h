@@ -999,8 +999,9 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey,
 	switch (qp->qpt) {
 	case FV_QPT_UD:
 	case FV_QPT_DCI:
-		fv__wr_sge_at(qp, qp->qpt == FV_QPT_DCI ? FV_QPT_DCI : FV_QPT_UD, lkey, addr,
-			      length);
+		fv__wr_sge_at(qp,
+			      FV__WR_AV_AS_READ && qp->qpt == FV_QPT_UD ? FV_QPT_UD : FV_QPT_DCI,
+			      lkey, addr, length);
 		return;
 	case FV_QPT_XRC:
 		fv__wr_sge_at(qp, FV_QPT_XRC, lkey, addr, length);
@@ -1025,8 +1026,8 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_sge_list(struct fv_qp *qp, size_t nu
 	switch (qp->qpt) {
 	case FV_QPT_UD:
 	case FV_QPT_DCI:
-		fv__wr_sge_list_at(qp, qp->qpt == FV_QPT_DCI ? FV_QPT_DCI : FV_QPT_UD, num_sge,
-				   sg_list);
+		fv__wr_sge_list_at(qp,
+				   FV__WR_AV_AS_READ && qp->qpt == FV_QPT_UD ? FV_QPT_UD : FV_QPT_DCI, num_sge, sg_list);
 		return;
 	case FV_QPT_XRC:
 		fv__wr_sge_list_at(qp, FV_QPT_XRC, num_sge, sg_list);
@@ -1050,7 +1051,9 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_inline_data(struct fv_qp *qp, void *
 	switch (qp->qpt) {
 	case FV_QPT_UD:
 	case FV_QPT_DCI:
-		fv__wr_inline_at(qp, qp->qpt == FV_QPT_DCI ? FV_QPT_DCI : FV_QPT_UD, addr, length);
+		fv__wr_inline_at(qp,
+				 FV__WR_AV_AS_READ && qp->qpt == FV_QPT_UD ? FV_QPT_UD : FV_QPT_DCI,
+				 addr, length);
 		return;
 	case FV_QPT_XRC:
 		fv__wr_inline_at(qp, FV_QPT_XRC, addr, length);
@@ -1075,8 +1078,8 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_inline_data_list(struct fv_qp *qp, s
 	switch (qp->qpt) {
 	case FV_QPT_UD:
 	case FV_QPT_DCI:
-		fv__wr_inline_list_at(qp, qp->qpt == FV_QPT_DCI ? FV_QPT_DCI : FV_QPT_UD, num_buf,
-				      buf_list);
+		fv__wr_inline_list_at(qp,
+				      FV__WR_AV_AS_READ && qp->qpt == FV_QPT_UD ? FV_QPT_UD : FV_QPT_DCI, num_buf, buf_list);
 		return;
 	case FV_QPT_XRC:
 		fv__wr_inline_list_at(qp, FV_QPT_XRC, num_buf, buf_list);
