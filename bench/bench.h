@@ -40,6 +40,23 @@ _Noreturn __attribute__((format(printf, 1, 2), cold, noinline)) static void benc
 	exit(1);
 }
 
+/*
+ * The body of a measured poll loop, the same for every poller: CALL (how many completions came
+ * back, < 0 on an error) again until n came; then their count. An error fails the bench with
+ * bench_fail(...), whose arguments may name r_, the failed call's value.
+ */
+#define BENCH_POLL_UNTIL(n, CALL, ...)                                                             \
+	({                                                                                         \
+		int got_ = 0;                                                                      \
+		while (got_ < (n)) {                                                               \
+			int r_ = (CALL);                                                           \
+			if (__builtin_expect(r_ < 0, 0))                                           \
+				bench_fail(__VA_ARGS__);                                           \
+			got_ += r_;                                                                \
+		}                                                                                  \
+		got_;                                                                              \
+	})
+
 static inline uint64_t bench_now_ns(void)
 {
 	struct timespec ts;

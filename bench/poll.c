@@ -64,14 +64,8 @@ struct ctx {
 #define POLL_FNS(k)                                                                                \
 	__attribute__((noinline)) static int m_ibv_poll_cq_##k(struct lane *l, int n)              \
 	{                                                                                          \
-		int got = 0;                                                                       \
-		while (got < n) {                                                                  \
-			int r = ibv_poll_cq(l->cq, k, iwc);                                        \
-			if (__builtin_expect(r < 0, 0))                                            \
-				bench_fail("ibv_poll_cq: %d", r);                                   \
-			got += r;                                                                  \
-		}                                                                                  \
-		return got;                                                                        \
+		return BENCH_POLL_UNTIL(n, ibv_poll_cq(l->cq, k, iwc),                             \
+					"ibv_poll_cq: %d", r_);                                    \
 	}                                                                                          \
 	__attribute__((noinline)) static int m_start_poll_##k(struct lane *l, int n)               \
 	{                                                                                          \
@@ -93,25 +87,13 @@ struct ctx {
 	}                                                                                          \
 	__attribute__((noinline)) static int m_fv_poll_cq_##k(struct lane *l, int n)               \
 	{                                                                                          \
-		int got = 0;                                                                       \
-		while (got < n) {                                                                  \
-			int r = fv_poll_cq(&l->fcq, k, iwc);                                       \
-			if (__builtin_expect(r < 0, 0))                                            \
-				bench_fail("fv_poll_cq: %s", strerror(errno));                      \
-			got += r;                                                                  \
-		}                                                                                  \
-		return got;                                                                        \
+		return BENCH_POLL_UNTIL(n, fv_poll_cq(&l->fcq, k, iwc),                            \
+					"fv_poll_cq: %s", strerror(errno));                        \
 	}                                                                                          \
 	__attribute__((noinline)) static int m_fv_poll_##k(struct lane *l, int n)                  \
 	{                                                                                          \
-		int got = 0;                                                                       \
-		while (got < n) {                                                                  \
-			int r = fv_poll(&l->fcq, fwc, k);                                          \
-			if (__builtin_expect(r < 0, 0))                                            \
-				bench_fail("fv_poll: %s", strerror(errno));                         \
-			got += r;                                                                  \
-		}                                                                                  \
-		return got;                                                                        \
+		return BENCH_POLL_UNTIL(n, fv_poll(&l->fcq, fwc, k),                               \
+					"fv_poll: %s", strerror(errno));                           \
 	}
 
 POLL_FNS(1)

@@ -326,36 +326,18 @@ ALWAYS int poll_floor_srq(struct floor_cq *f, int k)
 #define POLL_FNS(k, x, cq, fcq, fl, floor_fn)                                                      \
 	__attribute__((noinline)) static int m_ibv_poll_cq##x##_##k(struct lane *l, int n)         \
 	{                                                                                          \
-		int got = 0;                                                                       \
-		while (got < n) {                                                                  \
-			int r = ibv_poll_cq(l->cq, k, iwc);                                        \
-			if (__builtin_expect(r < 0, 0))                                            \
-				bench_fail("ibv_poll_cq: %d", r);                                  \
-			got += r;                                                                  \
-		}                                                                                  \
-		return got;                                                                        \
+		return BENCH_POLL_UNTIL(n, ibv_poll_cq(l->cq, k, iwc),                             \
+					"ibv_poll_cq: %d", r_);                                    \
 	}                                                                                          \
 	__attribute__((noinline)) static int m_fv_poll_cq##x##_##k(struct lane *l, int n)          \
 	{                                                                                          \
-		int got = 0;                                                                       \
-		while (got < n) {                                                                  \
-			int r = fv_poll_cq(&l->fcq, k, iwc);                                       \
-			if (__builtin_expect(r < 0, 0))                                            \
-				bench_fail("fv_poll_cq: %s", strerror(errno));                     \
-			got += r;                                                                  \
-		}                                                                                  \
-		return got;                                                                        \
+		return BENCH_POLL_UNTIL(n, fv_poll_cq(&l->fcq, k, iwc),                            \
+					"fv_poll_cq: %s", strerror(errno));                        \
 	}                                                                                          \
 	__attribute__((noinline)) static int m_fv_poll##x##_##k(struct lane *l, int n)             \
 	{                                                                                          \
-		int got = 0;                                                                       \
-		while (got < n) {                                                                  \
-			int r = fv_poll(&l->fcq, fwc, k);                                          \
-			if (__builtin_expect(r < 0, 0))                                            \
-				bench_fail("fv_poll: %s", strerror(errno));                        \
-			got += r;                                                                  \
-		}                                                                                  \
-		return got;                                                                        \
+		return BENCH_POLL_UNTIL(n, fv_poll(&l->fcq, fwc, k),                               \
+					"fv_poll: %s", strerror(errno));                           \
 	}                                                                                          \
 	__attribute__((noinline)) static int m_floor_poll##x##_##k(struct lane *l, int n)          \
 	{                                                                                          \
