@@ -352,12 +352,8 @@ static void compare_landed(const struct landed *a, const struct landed *b, uint3
 	for (int k = 0; k < 2; k++) {
 		const uint8_t *x = k ? a->local : a->remote, *y = k ? b->local : b->remote;
 		const uint8_t *was = k ? kept_local : kept_remote;
-		/* memcmp first, the loop only to name the first difference: under ASan a byte loop
-		 * checks every byte through a call, most of the sanitized run's time */
-		size_t first = memcmp(x, y, BUF_SIZE) ? 0 : BUF_SIZE;
+		size_t first = diff_first_diff(x, y, BUF_SIZE);
 
-		while (first < BUF_SIZE && x[first] == y[first])
-			first++;
 		cr_assert_eq(first, BUF_SIZE, "round %d: the %s buffer differs at +%#zx: %02x vs %02x", round,
 			     k ? "local" : "remote", first, x[first], y[first]);
 		if (memcmp(x, was, BUF_SIZE))

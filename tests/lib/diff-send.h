@@ -611,10 +611,8 @@ static inline void compare_rings(struct twin *t, uint32_t from, uint32_t to, enu
 		mask_wqe(b, ds, type, t->stale_imm);
 		if (pi == from && t->fence_owed)
 			forgive_fence(a, b);
-		unsigned first = 0;
+		unsigned first = (unsigned)diff_first_diff(a, b, ds * 16);
 
-		while (first < ds * 16 && a[first] == b[first])
-			first++;
 		cr_assert_eq(first, ds * 16, "round %d: WQE at %#x (opcode %#x, ds %u) differs at byte %u: %02x vs %02x\n"
 			     "lib %s\nfv  %s", round, pi, a[3], ds, first, a[first], b[first],
 			     diff_hex(a + first / 64 * 64, 64), diff_hex(b + first / 64 * 64, 64));
@@ -732,10 +730,8 @@ static inline void compare_reg(struct env *e, struct twin *t, uint8_t reg[2][REG
 	mask_half(b, type, t->stale_imm);
 	if (t->fence_owed)
 		forgive_fence(a, b);
-	unsigned first = 0;
+	unsigned first = (unsigned)diff_first_diff(a, b, REG_BYTES / 2);
 
-	while (first < REG_BYTES / 2 && a[first] == b[first])
-		first++;
 	cr_assert_eq(first, REG_BYTES / 2, "round %d: register writes differ at +%#x\nlib %s\nfv  %s", round, first,
 		     diff_hex(a + first / 64 * 64, 64), diff_hex(b + first / 64 * 64, 64));
 }

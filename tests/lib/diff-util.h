@@ -7,6 +7,7 @@
 #define DIFF_UTIL_H
 
 #include <stdio.h>
+#include <string.h>
 #include <fastverbs/fastverbs.h>
 #include "sim-util.h"
 
@@ -81,6 +82,21 @@ static inline int diff_qpn_match(const struct diff_qpns *m, uint32_t a, uint32_t
 		if (m->pair[i][LIB] == a && m->pair[i][FV] == b)
 			return 1;
 	return 0;
+}
+
+/*
+ * The offset of the first byte where x and y differ, n if none. memcmp first, the byte loop
+ * only to name the place: under ASan a byte loop checks every byte through a call.
+ */
+static inline size_t diff_first_diff(const uint8_t *x, const uint8_t *y, size_t n)
+{
+	size_t first = 0;
+
+	if (!memcmp(x, y, n))
+		return n;
+	while (first < n && x[first] == y[first])
+		first++;
+	return first;
 }
 
 static inline int diff_untouched(const void *p, size_t n)
