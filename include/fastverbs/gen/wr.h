@@ -987,6 +987,10 @@ static FV__ALWAYS_INLINE void fv__qp_wr_local_inv(struct fv_qp *qp, uint32_t inv
 		       (1u << FV_QPT_DCI), &r);
 }
 
+/* The QP type the AV arm below builds for: the DC one's, or (FV__WR_AV_AS_READ,
+ * tune.h) a UD QP's own. */
+#define FV__WR_AV_QPT(qp) (FV__WR_AV_AS_READ && (qp)->qpt == FV_QPT_UD ? FV_QPT_UD : FV_QPT_DCI)
+
 /* fv_wr_set_sge on a struct fv_qp (one arm per WQE layout: destination kind). */
 static FV__ALWAYS_INLINE void fv__qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, uint64_t addr,
 						uint32_t length)
@@ -999,9 +1003,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey,
 	switch (qp->qpt) {
 	case FV_QPT_UD:
 	case FV_QPT_DCI:
-		fv__wr_sge_at(qp,
-			      FV__WR_AV_AS_READ && qp->qpt == FV_QPT_UD ? FV_QPT_UD : FV_QPT_DCI,
-			      lkey, addr, length);
+		fv__wr_sge_at(qp, FV__WR_AV_QPT(qp), lkey, addr, length);
 		return;
 	case FV_QPT_XRC:
 		fv__wr_sge_at(qp, FV_QPT_XRC, lkey, addr, length);
@@ -1026,8 +1028,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_sge_list(struct fv_qp *qp, size_t nu
 	switch (qp->qpt) {
 	case FV_QPT_UD:
 	case FV_QPT_DCI:
-		fv__wr_sge_list_at(qp,
-				   FV__WR_AV_AS_READ && qp->qpt == FV_QPT_UD ? FV_QPT_UD : FV_QPT_DCI, num_sge, sg_list);
+		fv__wr_sge_list_at(qp, FV__WR_AV_QPT(qp), num_sge, sg_list);
 		return;
 	case FV_QPT_XRC:
 		fv__wr_sge_list_at(qp, FV_QPT_XRC, num_sge, sg_list);
@@ -1051,9 +1052,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_inline_data(struct fv_qp *qp, void *
 	switch (qp->qpt) {
 	case FV_QPT_UD:
 	case FV_QPT_DCI:
-		fv__wr_inline_at(qp,
-				 FV__WR_AV_AS_READ && qp->qpt == FV_QPT_UD ? FV_QPT_UD : FV_QPT_DCI,
-				 addr, length);
+		fv__wr_inline_at(qp, FV__WR_AV_QPT(qp), addr, length);
 		return;
 	case FV_QPT_XRC:
 		fv__wr_inline_at(qp, FV_QPT_XRC, addr, length);
@@ -1078,8 +1077,7 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_inline_data_list(struct fv_qp *qp, s
 	switch (qp->qpt) {
 	case FV_QPT_UD:
 	case FV_QPT_DCI:
-		fv__wr_inline_list_at(qp,
-				      FV__WR_AV_AS_READ && qp->qpt == FV_QPT_UD ? FV_QPT_UD : FV_QPT_DCI, num_buf, buf_list);
+		fv__wr_inline_list_at(qp, FV__WR_AV_QPT(qp), num_buf, buf_list);
 		return;
 	case FV_QPT_XRC:
 		fv__wr_inline_list_at(qp, FV_QPT_XRC, num_buf, buf_list);
