@@ -525,6 +525,27 @@ Test(send_wqe, ds_accounting)
 	}
 }
 
+/*
+ * fv_post_send's fast path counts a WR's header units from its segments alone
+ * (fv__ps_hdr_ds, compat/post_send_ring.h) to decide whether the WR fits; the builders count
+ * them from the request (fv__req_hdr_ds). The two must agree on every QP type and segments.
+ */
+Test(send_wqe, fast_path_header_count_is_the_builders)
+{
+	static const unsigned segs[] = { 0, FV__SEG_RADDR, FV__SEG_RADDR | FV__SEG_ATOMIC };
+
+	for (int t = 0; t < FV__QPT_COUNT; t++) {
+		for (size_t i = 0; i < sizeof(segs) / sizeof(segs[0]); i++) {
+			struct fv__req r = { .segs = (uint8_t)segs[i], .payload = FV__PL_SGL };
+			unsigned fast = fv__ps_hdr_ds((enum fv_qpt)t, segs[i]);
+			unsigned want = fv__req_hdr_ds((enum fv_qpt)t, &r);
+
+			cr_assert_eq(fast, want, "QP type %d, segs %#x: %u units, builders %u", t,
+				     segs[i], fast, want);
+		}
+	}
+}
+
 /* ---- NOP: a control segment only, on every QP type (§2.2, §3.7) ---- */
 
 /* A NOP is the control segment alone (ds 1), one WQEBB: no address vector on UD, no XRC

@@ -90,14 +90,15 @@ static FV__ALWAYS_INLINE void fv__ps_inline(uint8_t *p, const void *src, uint32_
 	}
 }
 
-/* Units before the payload of an operation of segments segs (FV__SEG_*) on a QP of type qpt. */
+/*
+ * Units before the payload of an operation of segments segs (FV__SEG_*, not a UMR: the fast
+ * path builds none) on a QP of type qpt: fv__req_hdr_ds's count for it, from segs alone. A
+ * request made up to ask fv__req_hdr_ds was zeroed for every WR where fv__ps_fits is not
+ * inlined (FV_NO_TUNE); unit/send_wqe checks that the two agree.
+ */
 static FV__ALWAYS_INLINE unsigned fv__ps_hdr_ds(const enum fv_qpt qpt, const unsigned segs)
 {
-	struct fv__req r = FV__ZERO_INIT;
-
-	r.segs = (uint8_t)segs;
-	r.payload = FV__PL_SGL;
-	return fv__req_hdr_ds(qpt, &r);
+	return 1 + fv__transport_ds(qpt) + !!(segs & FV__SEG_RADDR) + !!(segs & FV__SEG_ATOMIC);
 }
 
 /* Blocks of a fast-path WQE: one SGE (UD: two blocks), or inline data in the first block. */
