@@ -29,6 +29,9 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 # what its reports print (function, file, line, inlined frames); no variables for a debugger.
 SAN_OPT   := -O1 -g1
 SAN_FLAGS += --param=asan-instrumentation-with-call-threshold=0
+# The other passes of make test: line tables only too. Debug information does not change the
+# code the compiler makes, and gcc's variable tracking (-g) cost a third of an -O2 compile.
+TEST_OPT  := -O2 -g1
 CFLAGS_COMMON = -std=c11 -Wall -Wextra -Werror $(OPT) $(EXTRA_CFLAGS)
 CXXFLAGS_COMMON = -std=c++17 -Wall -Wextra -Werror $(OPT) $(EXTRA_CFLAGS)
 CPPFLAGS += -Iinclude -D_GNU_SOURCE
@@ -265,7 +268,7 @@ $(B)/results/%.res: $(B)/tests/%
 
 test-plain: sim-all
 	@rm -rf build/results
-	@$(MAKE) $(PASS_FLAGS) B=build PASS=plain pass-results; \
+	@$(MAKE) $(PASS_FLAGS) B=build OPT="$(TEST_OPT)" PASS=plain pass-results; \
 	$(PASS_SUM) plain build/results $(TEST_NAMES)
 
 # The whole suite built with clang, on the software device test-plain built: clang takes the
@@ -274,7 +277,7 @@ test-plain: sim-all
 test-clang: sim-all
 	@if command -v $(CLANG) >/dev/null 2>&1; then \
 	    rm -rf build-clang/results; \
-	    $(MAKE) $(PASS_FLAGS) B=build-clang CC=$(CLANG) CXX=$(CLANGXX) PASS=clang pass-results; \
+	    $(MAKE) $(PASS_FLAGS) B=build-clang CC=$(CLANG) CXX=$(CLANGXX) OPT="$(TEST_OPT)" PASS=clang pass-results; \
 	    $(PASS_SUM) clang build-clang/results $(TEST_NAMES); \
 	else echo "test-clang: $(CLANG) not installed, skipped"; fi
 
@@ -290,7 +293,7 @@ test-pyverbs-ib test-pyverbs-eth: test-pyverbs-%: sim-all
 # ring invariants asserted (FV_ASSERT, portable.h). Small on purpose: the other passes run the rest.
 test-debug:
 	@rm -rf build-debug/results
-	@$(MAKE) $(PASS_FLAGS) B=build-debug EXTRA_CFLAGS=-DFV_DEBUG PASS=debug PASS_TESTS="$(UNIT_TESTS)" pass-results; \
+	@$(MAKE) $(PASS_FLAGS) B=build-debug OPT="$(TEST_OPT)" EXTRA_CFLAGS=-DFV_DEBUG PASS=debug PASS_TESTS="$(UNIT_TESTS)" pass-results; \
 	$(PASS_SUM) debug build-debug/results $(UNIT_TESTS)
 
 # The unit and the differential tests (fastverbs against libmlx5) built at -O0, and built with
@@ -298,7 +301,7 @@ test-debug:
 # switches choose at -O2 are not the only ones tested.
 test-O0: sim-all
 	@rm -rf build-O0/results
-	@$(MAKE) $(PASS_FLAGS) B=build-O0 OPT="-O0 -g" PASS=O0 PASS_TESTS="$(DIFF_TESTS)" pass-results; \
+	@$(MAKE) $(PASS_FLAGS) B=build-O0 OPT="-O0 -g1" PASS=O0 PASS_TESTS="$(DIFF_TESTS)" pass-results; \
 	$(PASS_SUM) O0 build-O0/results $(DIFF_TESTS)
 # While no header reads FV_NO_TUNE, its pass would build the plain pass's programs again and
 # run them twice: tools/macro-inert.sh compares each program's preprocessed sources with and
@@ -310,7 +313,7 @@ test-notune: sim-all
 	    tools/macro-inert.sh FV_NO_TUNE $(NOTUNE_SRCS); then \
 	    echo "tests (notune): -DFV_NO_TUNE changes none of the $(words $(DIFF_TESTS)) programs' sources: the plain pass ran them"; \
 	else \
-	    $(MAKE) $(PASS_FLAGS) B=build-notune EXTRA_CFLAGS=-DFV_NO_TUNE PASS=notune PASS_TESTS="$(DIFF_TESTS)" pass-results; \
+	    $(MAKE) $(PASS_FLAGS) B=build-notune OPT="$(TEST_OPT)" EXTRA_CFLAGS=-DFV_NO_TUNE PASS=notune PASS_TESTS="$(DIFF_TESTS)" pass-results; \
 	    $(PASS_SUM) notune build-notune/results $(DIFF_TESTS); fi
 
 test-san: sim-all

@@ -413,14 +413,8 @@ static unsigned fv_flags(unsigned f)
 }
 
 /* One step through the typed builders (forms SGE, SGL, INLINE). 0 or the builder's errno. */
-static int typed_step(struct env *e, struct fv_dci *h, const struct dstep *w)
-{
-	const unsigned fl = fv_flags(w->flags);
-	const uint32_t rkey = e->remote_mr->rkey, dctn = step_dctn(w, FV);
-	const uint64_t key = step_key(w);
-	struct ibv_sge one = w->sge[0];
-
-	one.length = w->len;
+/* One function per operation: a function with every typed builder expanded in it took the
+ * compiler superlinear time (most of this file's compile). Each starts from the step's values. */
 #define FORMS(call, ...)                                                                                 \
 	(w->form == F_SGE ? fv_##call(h, w->wr_id, fl, &one, __VA_ARGS__)                                \
 	 : w->form == F_SGL ? fv_##call##_sgl(h, w->wr_id, fl, w->sge, (int)w->n, __VA_ARGS__)            \
@@ -428,19 +422,66 @@ static int typed_step(struct env *e, struct fv_dci *h, const struct dstep *w)
 #define SGLS(call, ...) \
 	(w->form == F_SGE ? fv_##call(h, w->wr_id, fl, &one, __VA_ARGS__) \
 			  : fv_##call##_sgl(h, w->wr_id, fl, w->sge, (int)w->n, __VA_ARGS__))
-	switch (w->op) {
-	case D_SEND:      return FORMS(send, &fah, dctn, key);
-	case D_SEND_IMM:  return FORMS(send_imm, w->imm, &fah, dctn, key);
-	case D_WRITE:     return FORMS(write, w->raddr, rkey, &fah, dctn, key);
-	case D_WRITE_IMM: return FORMS(write_imm, w->raddr, rkey, w->imm, &fah, dctn, key);
-	case D_READ:      return SGLS(read, w->raddr, rkey, &fah, dctn, key);
-	case D_CAS:       return SGLS(cas, w->raddr, rkey, w->compare, w->swap, &fah, dctn, key);
-	case D_FADD:      return SGLS(fadd, w->raddr, rkey, w->compare, &fah, dctn, key);
-	case D_BIND:      return fv_bind_mw(h, w->wr_id, fl, wins.mw[FV][w->win], win_key(FV, w->win, w->tag), &w->bind);
-	default:          return fv_local_inv(h, w->wr_id, fl, win_key(FV, w->win, w->tag));
+#define STEP_FN(name, expr)                                                                              \
+	static __attribute__((noinline)) int name(struct env *e, struct fv_dci *h, const struct dstep *w) \
+	{                                                                                                \
+		const unsigned fl = fv_flags(w->flags);                                                  \
+		const uint32_t rkey = e->remote_mr->rkey, dctn = step_dctn(w, FV);                       \
+		const uint64_t key = step_key(w);                                                        \
+		struct ibv_sge one = w->sge[0];                                                          \
+                                                                                                         \
+		one.length = w->len;                                                                     \
+		(void)rkey; (void)dctn; (void)key; (void)one;                                            \
+		return expr;                                                                             \
 	}
+STEP_FN(step_send, FORMS(send, &fah, dctn, key))
+STEP_FN(step_send_imm, FORMS(send_imm, w->imm, &fah, dctn, key))
+STEP_FN(step_write, FORMS(write, w->raddr, rkey, &fah, dctn, key))
+STEP_FN(step_write_imm, FORMS(write_imm, w->raddr, rkey, w->imm, &fah, dctn, key))
+STEP_FN(step_read, SGLS(read, w->raddr, rkey, &fah, dctn, key))
+STEP_FN(step_cas, SGLS(cas, w->raddr, rkey, w->compare, w->swap, &fah, dctn, key))
+STEP_FN(step_fadd, SGLS(fadd, w->raddr, rkey, w->compare, &fah, dctn, key))
+STEP_FN(step_bind, fv_bind_mw(h, w->wr_id, fl, wins.mw[FV][w->win], win_key(FV, w->win, w->tag), &w->bind))
+STEP_FN(step_local_inv, fv_local_inv(h, w->wr_id, fl, win_key(FV, w->win, w->tag)))
+#undef STEP_FN
 #undef FORMS
 #undef SGLS
+
+static int typed_step(struct env *e, struct fv_dci *h, const struct dstep *w)
+{
+	switch (w->op) {
+	case D_SEND:      return step_send(e, h, w);
+	case D_SEND_IMM:  return step_send_imm(e, h, w);
+	case D_WRITE:     return step_write(e, h, w);
+	case D_WRITE_IMM: return step_write_imm(e, h, w);
+	case D_READ:      return step_read(e, h, w);
+	case D_CAS:       return step_cas(e, h, w);
+	case D_FADD:      return step_fadd(e, h, w);
+	case D_BIND:      return step_bind(e, h, w);
+	default:          return step_local_inv(e, h, w);
+	}
+}
+
+/* the fv_ah and the ibv_ah, by turns: both must give libmlx5's AV. The two handles' batches
+ * in functions of their own, like the typed steps (compile time). */
+static __attribute__((noinline)) int run_fv_wr_qp(struct env *e, struct fv_qp *q, const struct dbatch *b)
+{
+#define FV_DEST_QP(w)                                                                                    \
+	((w)->stream ? fv_wr_set_dc_addr_stream(q, e->ah, step_dctn(w, FV), step_key(w), (w)->stream)        \
+		     : fv_wr_set_dc_addr(q, &fah, step_dctn(w, FV), step_key(w)))
+	return RUN_WR(fv, q, q, b, FV_DEST_QP, wins.mw[FV]);
+#undef FV_DEST_QP
+}
+
+static __attribute__((noinline)) int run_fv_wr_h(struct env *e, struct fv_dci *h, const struct dbatch *b)
+{
+	struct fv_qp *q = &h->qp;
+
+#define FV_DEST_H(w)                                                                                     \
+	((w)->stream ? fv_wr_set_dc_addr_stream(h, &fah, step_dctn(w, FV), step_key(w), (w)->stream)         \
+		     : fv_wr_set_dc_addr(h, e->ah, step_dctn(w, FV), step_key(w)))
+	return RUN_WR(fv, h, q, b, FV_DEST_H, wins.mw[FV]);
+#undef FV_DEST_H
 }
 
 static int run_fv(struct env *e, struct twin *t, const struct dbatch *b)
@@ -454,18 +495,9 @@ static int run_fv(struct env *e, struct twin *t, const struct dbatch *b)
 		fv_ring(h);
 		return 0;
 	}
-	/* the fv_ah and the ibv_ah, by turns: both must give libmlx5's AV */
-#define FV_DEST_QP(w)                                                                                    \
-	((w)->stream ? fv_wr_set_dc_addr_stream(q, e->ah, step_dctn(w, FV), step_key(w), (w)->stream)        \
-		     : fv_wr_set_dc_addr(q, &fah, step_dctn(w, FV), step_key(w)))
-#define FV_DEST_H(w)                                                                                     \
-	((w)->stream ? fv_wr_set_dc_addr_stream(h, &fah, step_dctn(w, FV), step_key(w), (w)->stream)         \
-		     : fv_wr_set_dc_addr(h, e->ah, step_dctn(w, FV), step_key(w)))
 	if (b->mode == M_WR_QP)
-		return RUN_WR(fv, q, q, b, FV_DEST_QP, wins.mw[FV]);
-	return RUN_WR(fv, h, q, b, FV_DEST_H, wins.mw[FV]);
-#undef FV_DEST_QP
-#undef FV_DEST_H
+		return run_fv_wr_qp(e, q, b);
+	return run_fv_wr_h(e, h, b);
 }
 
 /* ---- what landed ---- */
