@@ -27,6 +27,16 @@ static FV__ALWAYS_INLINE unsigned fv__transport_ds(enum fv_qpt qpt)
 	return qpt == FV_QPT_UD || qpt == FV_QPT_DCI ? 3 : qpt == FV_QPT_XRC ? 1 : 0;
 }
 
+/*
+ * 16-byte units before the payload of an operation of segments segs (FV__SEG_*, not a UMR) on
+ * a QP of type qpt: the ctrl, the transport's, the remote address's, the atomic's. From segs
+ * alone, so that fv_post_send's fast path can ask before it makes a request (post_send_ring.h).
+ * A macro: as a function of its own, called by fv__req_hdr_ds too, it moved clang's code in the
+ * fv_wr_* loops and the FV_NO_TUNE build's (docs/performance.md §1.5).
+ */
+#define FV__SEG_HDR_DS(qpt, segs) \
+	(1 + fv__transport_ds(qpt) + !!((segs) & FV__SEG_RADDR) + !!((segs) & FV__SEG_ATOMIC))
+
 /* 16-byte units before the payload. A NOP (no payload at all) is the control segment alone. */
 static FV__ALWAYS_INLINE unsigned fv__req_hdr_ds(enum fv_qpt qpt, const struct fv__req *r)
 {
@@ -35,7 +45,7 @@ static FV__ALWAYS_INLINE unsigned fv__req_hdr_ds(enum fv_qpt qpt, const struct f
 		       (r->bind && r->bind->length ? (unsigned)FV__UMR_KLM_UNITS : 0u);
 	if (r->payload == FV__PL_NONE)
 		return 1;
-	return 1 + fv__transport_ds(qpt) + !!(r->segs & FV__SEG_RADDR) + !!(r->segs & FV__SEG_ATOMIC);
+	return FV__SEG_HDR_DS(qpt, r->segs);
 }
 
 /* Payload units: one per non-empty SGE (empty ones are skipped, as libmlx5 does). */

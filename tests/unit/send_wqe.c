@@ -554,8 +554,9 @@ Test(send_wqe, ds_accounting)
 
 /*
  * fv_post_send's fast path counts a WR's header units from its segments alone
- * (fv__ps_hdr_ds, compat/post_send_ring.h) to decide whether the WR fits; the builders count
- * them from the request (fv__req_hdr_ds). The two must agree on every QP type and segments.
+ * (FV__SEG_HDR_DS, in compat/post_send_ring.h) to decide whether the WR fits, before it
+ * makes a request; the builders count them from the request (fv__req_hdr_ds). The two must
+ * agree on every QP type and segments for a WR with an SGE.
  */
 Test(send_wqe, fast_path_header_count_is_the_builders)
 {
@@ -564,7 +565,7 @@ Test(send_wqe, fast_path_header_count_is_the_builders)
 	for (int t = 0; t < FV__QPT_COUNT; t++) {
 		for (size_t i = 0; i < sizeof(segs) / sizeof(segs[0]); i++) {
 			struct fv__req r = { .segs = (uint8_t)segs[i], .payload = FV__PL_SGL };
-			unsigned fast = fv__ps_hdr_ds((enum fv_qpt)t, segs[i]);
+			unsigned fast = FV__SEG_HDR_DS((enum fv_qpt)t, segs[i]);
 			unsigned want = fv__req_hdr_ds((enum fv_qpt)t, &r);
 
 			cr_assert_eq(fast, want, "QP type %d, segs %#x: %u units, builders %u", t,

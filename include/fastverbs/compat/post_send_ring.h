@@ -90,17 +90,6 @@ static FV__ALWAYS_INLINE void fv__ps_inline(uint8_t *p, const void *src, uint32_
 	}
 }
 
-/*
- * Units before the payload of an operation of segments segs (FV__SEG_*, not a UMR: the fast
- * path builds none) on a QP of type qpt: fv__req_hdr_ds's count for it, from segs alone. A
- * request made up to ask fv__req_hdr_ds was zeroed for every WR where fv__ps_fits is not
- * inlined (FV_NO_TUNE); unit/send_wqe checks that the two agree.
- */
-static FV__ALWAYS_INLINE unsigned fv__ps_hdr_ds(const enum fv_qpt qpt, const unsigned segs)
-{
-	return 1 + fv__transport_ds(qpt) + !!(segs & FV__SEG_RADDR) + !!(segs & FV__SEG_ATOMIC);
-}
-
 /* Blocks of a fast-path WQE: one SGE (UD: two blocks), or inline data in the first block. */
 static FV__ALWAYS_INLINE unsigned fv__ps_nbb(const unsigned hdr, const bool inl)
 {
@@ -118,7 +107,7 @@ static FV__ALWAYS_INLINE unsigned fv__ps_nbb(const unsigned hdr, const bool inl)
 static FV__ALWAYS_INLINE bool fv__ps_fits(const struct fv__ps *ps, const struct fv_qp *qp, const enum fv_qpt qpt,
 					 const unsigned segs, const struct ibv_sge *s, const bool inl)
 {
-	const unsigned hdr = fv__ps_hdr_ds(qpt, segs);
+	const unsigned hdr = FV__SEG_HDR_DS(qpt, segs);
 	const uint32_t len = s->length;
 
 	if (inl ? hdr >= 4 || len - 1 >= (4 - hdr) * FV__DS - 4 || len > qp->max_inline
