@@ -35,6 +35,7 @@ static struct qpt qpts[MAX_QPTS];
 static struct op ops[MAX_OPS];
 static struct allow allows[MAX_ALLOWS];
 static size_t n_qpts, n_ops, n_allows;
+static const struct qpt *av_qpt, *dc_qpt;	/* check_qpts: the first AV QP type, the DC one */
 static const char *table_path;
 
 
@@ -949,15 +950,11 @@ static void emit_wr(void)
 	 * constant. A fifth arm (UD and DCI apart) measured no better. clang 14 does better with
 	 * the QP type as read (FV__WR_AV_AS_READ, tune.h).
 	 */
-	for (size_t i = 0, av = n_qpts; i < n_qpts; i++) {	/* check_qpts: an AV type before the DC one */
-		if (is(qpts[i].dest, "AV") && av == n_qpts)
-			av = i;
-		if (dc(&qpts[i]))
-			printf("/* The QP type the AV arm below builds for: the DC one's, or (FV__WR_AV_AS_READ,\n"
-			       " * tune.h) a UD QP's own. */\n"
-			       "#define FV__WR_AV_QPT(qp) (FV__WR_AV_AS_READ && (qp)->qpt == %s ? %s : %s)\n\n",
-			       qpts[av].fv, qpts[av].fv, qpts[i].fv);
-	}
+	if (dc_qpt)	/* check_qpts: an AV type before it */
+		printf("/* The QP type the AV arm below builds for: the DC one's, or (FV__WR_AV_AS_READ,\n"
+		       " * tune.h) a UD QP's own. */\n"
+		       "#define FV__WR_AV_QPT(qp) (FV__WR_AV_AS_READ && (qp)->qpt == %s ? %s : %s)\n\n",
+		       av_qpt->fv, av_qpt->fv, dc_qpt->fv);
 	for (size_t k = 0; k < N_WR_PAYLOADS; k++) {
 		printf("/* fv_wr_%s on a struct fv_qp (one arm per WQE layout: destination kind). */\n",
 		       wr_payloads[k].name);
@@ -1179,19 +1176,17 @@ static void add_qpt(int line, char **a)
  */
 static void check_qpts(void)
 {
-	const struct qpt *av = NULL, *dcq = NULL;
-
 	for (size_t i = 0; i < n_qpts; i++) {
-		if (is(qpts[i].dest, "AV") && !av)
-			av = &qpts[i];
+		if (is(qpts[i].dest, "AV") && !av_qpt)
+			av_qpt = &qpts[i];
 		if (!dc(&qpts[i]))
 			continue;
-		if (dcq)
-			fail(qpt_line[i], "QP type '%s': a second DC QP type ('%s' is one)", qpts[i].name, dcq->name);
-		if (!av)
+		if (dc_qpt)
+			fail(qpt_line[i], "QP type '%s': a second DC QP type ('%s' is one)", qpts[i].name, dc_qpt->name);
+		if (!av_qpt)
 			fail(qpt_line[i], "QP type '%s': a DC QP type needs an AV one before it (their fv_wr_* "
 			     "payload setters share one arm)", qpts[i].name);
-		dcq = &qpts[i];
+		dc_qpt = &qpts[i];
 	}
 }
 
