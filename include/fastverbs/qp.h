@@ -42,7 +42,7 @@ struct fv_srq;
 struct fv__wr_batch {
 	int err;		/* first error: fv_wr_complete returns it and posts nothing */
 	unsigned need;		/* setters the open WQE still owes (FV__WR_NEED_*, compat/wr_batch.h) */
-	/* FV__WR_KEPT (compat/wr_batch.h), in struct fv__sq's order: pi and lim copied as one word */
+	/* FV__WR_KEPT (compat/wr_batch.h): struct fv__sq's order, side by side in both (two moves) */
 	uint32_t pi, lim, last_pi, rung_pi, sig_pi, fence_cache;
 	uint8_t opcode, segs;	/* the open WQE: as struct fv__req's fields of the same names */
 	unsigned flags;

@@ -94,10 +94,13 @@ struct fv__sq {
 	uint32_t pi;		/* WQEBBs built */
 	uint32_t lim;		/* WQEs that end at or before lim take the fast path (see top) */
 	uint32_t last_pi;	/* first WQEBB of the last WQE built */
+	/* With the three above, what fv_wr_start keeps (FV__WR_KEPT): side by side, one copy */
+	uint32_t rung_pi;	/* pi at the last doorbell */
+	uint32_t sig_pi;	/* pi just past the last WQE known to ask for a completion */
+	uint32_t fence_cache;	/* fence the next WQE owes to a local-invalidate / bind */
 	__be32 qpn_be;		/* htobe32(qpn << 8): the ctrl's qpn_ds word without ds */
 	__be32 sig_all;		/* FV_SIGNALED when the QP was created with sq_sig_all, as in fm_be */
 	/* Ringing: */
-	uint32_t rung_pi;	/* pi at the last doorbell */
 	uint32_t bf_nbb;	/* WQEBBs in one BlueFlame half (0: 8-byte doorbells only): a lone
 				 * WQE in as many blocks or fewer goes by BlueFlame */
 	struct fv__bf *bf;	/* the register as the process's QPs share it: the half the next
@@ -107,9 +110,7 @@ struct fv__sq {
 	/* Completions and the slow path: */
 	uint32_t ci;		/* WQEBBs the device is known to be done with: written by the poller,
 				 * read by the poster, both atomically (fv__sq_ci, fv__sq_set_ci) */
-	uint32_t sig_pi;	/* pi just past the last WQE known to ask for a completion */
 	uint32_t unsig_max;	/* longest unsignaled run before fastverbs asks for a completion */
-	uint32_t fence_cache;	/* fence the next WQE owes to a local-invalidate / bind */
 };
 
 /* WQEBBs a WQE of ds units occupies. */
