@@ -118,6 +118,38 @@ static void second_start(int locking)
 
 Test(threads_misuse, second_wr_start_fails_the_batch_locked) { second_start(1); }
 Test(threads_misuse, second_wr_start_fails_the_batch_unlocked) { second_start(0); }
+
+/*
+ * The same with a WQE that still owes its payload at the second fv_wr_start: the batch stays
+ * failed whatever follows (its payload included), and the next one posts.
+ */
+static void second_start_owed(int locking)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg();
+
+	memqp_init(&m, &c);
+	fv_set_lock(&m.qp, locking);
+	uint32_t pi0 = m.qp.sq.pi, db0 = memqp_sq_dbr(&m);
+
+	fv_wr_start(&m.qp);
+	fv_wr_rdma_write(&m.qp, 0x55, 0x2000);
+	fv_wr_start(&m.qp);
+	fv_wr_set_sge(&m.qp, 0x1234, (uintptr_t)src, 8);
+	fv_wr_rdma_write(&m.qp, 0x55, 0x3000);
+	fv_wr_set_sge(&m.qp, 0x1234, (uintptr_t)src, 8);
+	cr_assert_eq(fv_wr_complete(&m.qp), EINVAL);
+	cr_assert_eq(memqp_sq_dbr(&m), db0, "nothing rung");
+	cr_assert_eq(m.qp.sq.pi, pi0, "rolled back");
+	open_batch(&m.qp);
+	cr_assert_eq(fv_wr_complete(&m.qp), 0, "the next batch posts");
+	cr_assert_eq(memqp_sq_dbr(&m), (db0 + 1) & 0xffff);
+	cr_assert_eq(m.qp.sq.pi, pi0 + 1, "its one WQE");
+	memqp_free(&m);
+}
+
+Test(threads_misuse, second_wr_start_with_a_setter_owed_locked) { second_start_owed(1); }
+Test(threads_misuse, second_wr_start_with_a_setter_owed_unlocked) { second_start_owed(0); }
 #endif
 
 /* fv_lock holds the send queue: compat posts of the holder are refused, a batch nests in it. */
