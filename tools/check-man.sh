@@ -9,8 +9,8 @@
 #    78n, no wider than man(1) shows a page on an 80-column terminal: a table wider warns), is
 #    titled after its file, has the sections a reader looks for, and refers (SEE ALSO, .BR)
 #    only to fastverbs pages that exist;
-#  - every EXAMPLES section is a C file that compiles warning-free against include/ ($CC -O1:
-#    the whole check took 47 s of CPU with the examples at -O0, 20 s at -O1;
+#  - every EXAMPLES section is a C file that compiles warning-free against include/ ($CC -O0,
+#    where the builders are called, not inlined: the cheapest compile;
 #    CHECK_MAN_EXAMPLES=PAGE.N compiles only that page's, for the self-test).
 # CHECK_MAN_PAGES=PAGE.N renders and checks that one page alone (the self-test's faults are all
 # in one page); the name checks always read every page. Names are looked up in lists made once,
@@ -84,7 +84,7 @@ for p in $pages; do
             sed 's/\\-/-/g; s/\\e/\\/g; s/\\&//g' > "$tmp/example.c"
         if grep -q '^[.'"'"']' "$tmp/example.c"; then
             fail "$p: its EXAMPLES section holds requests other than .nf, .fi and .sp"
-        elif ! out=$(${CC:-cc} -std=c11 -O1 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -c -o "$tmp/example.o" \
+        elif ! out=$(${CC:-cc} -std=c11 -O0 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -c -o "$tmp/example.o" \
                      -x c "$tmp/example.c" 2>&1); then
             fail "$p: its example does not compile:"; echo "$out" >&2
         fi
