@@ -20,27 +20,9 @@
 #define AREA 8192
 #define KEY 0x1234567890abcdefull
 
-static long rounds;
 static uint8_t *mem;
 
-static void seed(void)
-{
-	const char *r = getenv("FVSIM_FUZZ_ROUNDS");
-	uint64_t s = fuzz_seed();
-
-	rounds = r ? strtol(r, NULL, 0) : 200;
-	cr_log_info("seed %llu, %ld rounds", (unsigned long long)s, rounds);
-}
-
-TestSuite(sim_dc_fuzz, .init = seed, .timeout = 600);
-
-static void fill(void *p, size_t n)
-{
-	uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		b[i] = (uint8_t)fuzz_next();
-}
+TestSuite(sim_dc_fuzz, .init = fuzz_suite_init, .timeout = 600);
 
 static void check_guards(long round)
 {
@@ -70,7 +52,7 @@ static void random_wqe(uint8_t *w, uint32_t stride, uint32_t idx, uint32_t qpn, 
 {
 	static const uint8_t ops[] = { 0x00, 0x01, 0x08, 0x09, 0x0a, 0x0b, 0x10, 0x11, 0x12, 0x25 };
 
-	fill(w, stride);
+	fuzz_fill(w, stride);
 	if (fuzz_below(5) == 0)
 		return;
 	put32(w, idx << 8 | ops[fuzz_below(sizeof(ops))]);
@@ -141,7 +123,7 @@ Test(sim_dc_fuzz, random_dci_wqes)
 	dct = dc_create(d.ctx, &c);
 	cr_assert(dct);
 	cr_assert_eq(dct_up(dct, SIMT_ACCESS_ALL, d.lid), 0);
-	for (long r = 0; r < rounds; r++) {
+	for (long r = 0; r < fuzz_rounds; r++) {
 		struct dc_cfg ic = { .pd = d.pd, .cq = scq, .max_send_wr = 1u << fuzz_below(7) };
 		struct ibv_qp *q = dc_create(d.ctx, &ic);
 		struct mlx5dv_qp s;
@@ -217,7 +199,7 @@ Test(sim_dc_fuzz, random_dci_wqes)
 		cr_expect_eq(ibv_destroy_qp(q), 0);
 		cr_expect_eq(ibv_destroy_ah(dest.ah), 0);
 	}
-	check_guards(rounds);
+	check_guards(fuzz_rounds);
 	cr_expect_eq(ibv_destroy_qp(dct), 0);
 	cr_expect_eq(ibv_destroy_srq(srq), 0);
 	ibv_destroy_cq(scq);

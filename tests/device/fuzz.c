@@ -24,26 +24,7 @@
 #include "fuzz-rng.h"
 #include "sim-xproc.h"
 
-static long rounds;
-
-static void fill(void *p, size_t n)
-{
-	uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		b[i] = (uint8_t)fuzz_next();
-}
-
-static void seed(void)
-{
-	const char *r = getenv("FVSIM_FUZZ_ROUNDS");
-	uint64_t s = fuzz_seed();
-
-	rounds = r ? strtol(r, NULL, 0) : 200;
-	cr_log_info("seed %llu, %ld rounds", (unsigned long long)s, rounds);
-}
-
-TestSuite(sim_fuzz, .init = seed, .timeout = 600);
+TestSuite(sim_fuzz, .init = fuzz_suite_init, .timeout = 600);
 
 /* Memory: a registered middle between two guard areas that must never change. */
 #define GUARD 4096
@@ -78,7 +59,7 @@ static void random_wqe(uint8_t *w, uint32_t idx, uint32_t qpn, uint32_t lkey)
 	static const uint8_t ops[] = { 0x00, 0x01, 0x08, 0x09, 0x0a, 0x0b, 0x10, 0x11, 0x12, 0x25 };
 	uint32_t *c = (uint32_t *)w;
 
-	fill(w, 64);
+	fuzz_fill(w, 64);
 	if (fuzz_below(4) == 0)
 		return;
 	c[0] = htobe32(idx << 8 | ops[fuzz_below(sizeof(ops))]);
@@ -113,7 +94,7 @@ Test(sim_fuzz, random_wqes_and_doorbells)
 	mr = simt_mr(&d, mem + GUARD, AREA, SIMT_ACCESS_ALL);
 	cqa = simt_cq(&d, 64);
 	cqb = simt_cq(&d, 64);
-	for (long r = 0; r < rounds; r++) {
+	for (long r = 0; r < fuzz_rounds; r++) {
 		struct setup_qp_cfg cfg = { .type = types[fuzz_below(3)], .max_send_wr = 1u << fuzz_below(7),
 					   .max_recv_wr = 16 };
 		struct ibv_qp *qa, *qb;
@@ -141,7 +122,7 @@ Test(sim_fuzz, random_wqes_and_doorbells)
 			random_wqe((uint8_t *)sa.sq.buf + i * sa.sq.stride, i, qa->qp_num, mr->lkey);
 		if (fuzz_below(4) == 0) {
 			/* Garbage receive WQEs and a random receive doorbell on the responder. */
-			fill(sb.rq.buf, (size_t)sb.rq.wqe_cnt * sb.rq.stride);
+			fuzz_fill(sb.rq.buf, (size_t)sb.rq.wqe_cnt * sb.rq.stride);
 			sb.dbrec[MLX5_RCV_DBR] = htobe32(fuzz_below(65536));
 		}
 		__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -177,7 +158,7 @@ Test(sim_fuzz, random_wqes_and_doorbells)
 		ibv_destroy_qp(qa);
 		ibv_destroy_qp(qb);
 	}
-	check_guards(rounds);
+	check_guards(fuzz_rounds);
 	ibv_destroy_cq(cqa);
 	ibv_destroy_cq(cqb);
 	ibv_dereg_mr(mr);
@@ -194,14 +175,14 @@ Test(sim_fuzz, random_commands)
 
 	cr_assert(fvsim_present(), "run through sim/fvsim-run");
 	simt_open(&d, 0);
-	for (long r = 0; r < rounds * 20; r++) {
+	for (long r = 0; r < fuzz_rounds * 20; r++) {
 		struct ib_uverbs_cmd_hdr *h = (struct ib_uverbs_cmd_hdr *)buf;
 		size_t len = fuzz_below(4) ? sizeof(*h) + 4 * fuzz_below((sizeof(buf) - sizeof(*h)) / 4) :
 					fuzz_below(sizeof(buf));
 		uint32_t *word = (uint32_t *)(buf + sizeof(*h));
 		ssize_t got;
 
-		fill(buf, sizeof(buf));
+		fuzz_fill(buf, sizeof(buf));
 		if (fuzz_below(4)) {
 			/* A plausible legacy header (sometimes extended): a command number in
 			 * range, matching length, room for an answer; small numbers where
@@ -221,7 +202,7 @@ Test(sim_fuzz, random_commands)
 		if (fuzz_below(8) == 0) {
 			struct ib_uverbs_ioctl_hdr *ih = (struct ib_uverbs_ioctl_hdr *)buf;
 
-			fill(buf, sizeof(buf));
+			fuzz_fill(buf, sizeof(buf));
 			ih->length = (uint16_t)(fuzz_below(2) ? sizeof(*ih) + 16 * fuzz_below(8) : fuzz_below(600));
 			ih->num_attrs = (uint16_t)fuzz_below(8);
 			errno = 0;
@@ -267,10 +248,10 @@ static void sleep_us(long us)
  * same fabric still completes its round trips, and the fresh segments still open. */
 Test(sim_fuzz, processes_killed_at_random, .init = join_fabric, .fini = leave_fabric)
 {
-	long n = rounds / 40 > 0 ? rounds / 40 : 1;
+	long n = fuzz_rounds / 40 > 0 ? fuzz_rounds / 40 : 1;
 	char port[16], fresh[128], path[192];
 
-	seed();
+	fuzz_suite_init();
 	for (long r = 0; r < n; r++) {
 		char *srv_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "100000", NULL };
 		char *cli_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "100000", "localhost", NULL };
