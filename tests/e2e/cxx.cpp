@@ -11,6 +11,7 @@ extern "C" {
 #include "memqp.h"
 #include "sim-util.h"
 }
+#include "sim-poll.h"
 
 namespace {
 
@@ -179,20 +180,6 @@ void side_close(side *e)
 	free(e->buf);
 }
 
-// fv_poll until one completion arrives, letting the device work.
-fv_wc wait_one(fv_cq *cq)
-{
-	timespec t0;
-	fv_wc wc;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (fv_poll(cq, &wc, 1) == 0) {
-		cr_assert(simt_ms_since(&t0) < SIMT_WAIT_MS, "no completion");
-		simt_kick();
-	}
-	return wc;
-}
-
 } // namespace
 
 // RDMA WRITE, WRITE with immediate and READ through the overloads between two RC QPs.
@@ -218,7 +205,7 @@ Test(cxx, sim_rc_write_imm_read)
 	cr_assert_eq(fv_write(&a.rc, 1, FV_SIGNALED, &s, reinterpret_cast<uintptr_t>(b.buf) + 1024,
 			      b.mr->rkey), 0);
 	fv_ring(&a.rc);
-	fv_wc wc = wait_one(&a.cq);
+	fv_wc wc = simt_poll1(&a.cq);
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
 	cr_assert_eq(wc.wr_id, 1u);
 	cr_assert_eq(wc.opcode, IBV_WC_RDMA_WRITE);
@@ -229,9 +216,9 @@ Test(cxx, sim_rc_write_imm_read)
 	cr_assert_eq(fv_write_imm_inline(&a.rc, 2, FV_SIGNALED, a.buf, 16,
 					 reinterpret_cast<uintptr_t>(b.buf) + 4096, b.mr->rkey, htobe32(0xbeef)), 0);
 	fv_ring(&a.rc);
-	wc = wait_one(&a.cq);
+	wc = simt_poll1(&a.cq);
 	cr_assert_eq(wc.wr_id, 2u);
-	wc = wait_one(&b.cq);
+	wc = simt_poll1(&b.cq);
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
 	cr_assert_eq(wc.wr_id, 70u);
 	cr_assert_eq(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
@@ -245,7 +232,7 @@ Test(cxx, sim_rc_write_imm_read)
 	cr_assert_eq(fv_read(&a.rc, 3, FV_SIGNALED, &into, reinterpret_cast<uintptr_t>(b.buf) + 8192,
 			     b.mr->rkey), 0);
 	fv_ring(&a.rc);
-	wc = wait_one(&a.cq);
+	wc = simt_poll1(&a.cq);
 	cr_assert_eq(wc.wr_id, 3u);
 	cr_assert_eq(wc.opcode, IBV_WC_RDMA_READ);
 	cr_assert_eq(wc.byte_len, 64u);

@@ -17,6 +17,7 @@
 #include <fastverbs/fastverbs.h>
 
 #include "sim-dc.h"
+#include "sim-poll.h"
 #include "sim-util.h"
 
 #define KEY  0x0badc0de12345678ull
@@ -110,19 +111,6 @@ static void close_all(void)
 
 TestSuite(e2e_dc, .init = open_all, .fini = close_all, .timeout = 60);
 
-static struct fv_wc wait1(struct fv_cq *cq)
-{
-	struct timespec t0;
-	struct fv_wc wc;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (fv_poll(cq, &wc, 1) == 0) {
-		cr_assert(simt_ms_since(&t0) < SIMT_WAIT_MS, "no completion");
-		simt_kick();
-	}
-	return wc;
-}
-
 /* The handles: a DCT is no DCI (and the probe must not crash on it), a DCI no DCT. */
 Test(e2e_dc, handles)
 {
@@ -187,7 +175,7 @@ Test(e2e_dc, typed_to_three_dcts)
 	}
 	fv_ring(&dci);
 	for (int i = 0; i < 2 * NDCT; i++) {
-		struct fv_wc wc = wait1(&fcq);
+		struct fv_wc wc = simt_poll1(&fcq);
 
 		cr_expect_eq(wc.status, IBV_WC_SUCCESS, "WR %llu: status %d", (unsigned long long)wc.wr_id, wc.status);
 		cr_expect_eq(wc.wr_id, (uint64_t)(i < NDCT ? 10 + i : 20 + i - NDCT));
@@ -198,7 +186,7 @@ Test(e2e_dc, typed_to_three_dcts)
 		struct ibv_wc iwc;
 
 		if (i != 1) {
-			wc = wait1(&dcts[i].cq);
+			wc = simt_poll1(&dcts[i].cq);
 			cr_expect_eq(wc.status, IBV_WC_SUCCESS);
 			cr_expect_eq(wc.wr_id, (uint64_t)(100 + i));
 			cr_expect_eq(wc.byte_len, 20);
@@ -230,15 +218,15 @@ Test(e2e_dc, typed_to_three_dcts)
 	cr_assert_eq(fv_fadd(&dci, 31, FV_SIGNALED, &as, (uintptr_t)atom, mr->rkey, 2, &dcts[0].ah, dcts[0].qp->qp_num,
 			     KEY), 0);
 	fv_ring(&dci);
-	cr_expect_eq(wait1(&fcq).status, IBV_WC_SUCCESS);
-	cr_expect_eq(wait1(&fcq).status, IBV_WC_SUCCESS);
+	cr_expect_eq(simt_poll1(&fcq).status, IBV_WC_SUCCESS);
+	cr_expect_eq(simt_poll1(&fcq).status, IBV_WC_SUCCESS);
 	cr_expect_arr_eq(rbuf + 3 * MSG, src, MSG);
 	cr_expect_eq(*old, 40);
 	cr_expect_eq(*atom, 42);
 	cr_assert_eq(fv_cas(&dci, 32, FV_SIGNALED, &as, (uintptr_t)atom, mr->rkey, 42, 7, &dcts[1].ah,
 			    dcts[1].qp->qp_num, KEY), 0);
 	fv_ring(&dci);
-	cr_expect_eq(wait1(&fcq).status, IBV_WC_SUCCESS);
+	cr_expect_eq(simt_poll1(&fcq).status, IBV_WC_SUCCESS);
 	cr_expect_eq(*old, 42);
 	cr_expect_eq(*atom, 7);
 }
@@ -260,7 +248,7 @@ static void wrong_key(void)
 	cr_assert_eq(fv_write(&dci, 50, FV_SIGNALED, &s, (uintptr_t)mem + 64, mr->rkey, &dcts[0].ah,
 			      dcts[0].qp->qp_num, KEY + 1), 0);
 	fv_ring(&dci);
-	cr_expect_eq(wait1(&fcq).status, IBV_WC_RETRY_EXC_ERR);
+	cr_expect_eq(simt_poll1(&fcq).status, IBV_WC_RETRY_EXC_ERR);
 	cr_expect_eq(state_of(ibdci), IBV_QPS_ERR);
 }
 
@@ -318,7 +306,7 @@ Test(e2e_dc, reset_without_rearm_fails)
 	cr_assert_eq(fv_write(&dci, 70, FV_SIGNALED, &s, (uintptr_t)mem + 64, mr->rkey, &dcts[0].ah,
 			      dcts[0].qp->qp_num, KEY), 0);
 	fv_ring(&dci);
-	cr_expect_eq(wait1(&fcq).status, IBV_WC_SUCCESS);
+	cr_expect_eq(simt_poll1(&fcq).status, IBV_WC_SUCCESS);
 	wrong_key();
 	reconnect();
 	cr_expect(!write_after(), "a handle that was not re-armed posted after a reset");

@@ -5,6 +5,7 @@
  * status, and the send ring and the CQ must wrap many times.
  */
 #include <fastverbs/fastverbs.h>
+#include "sim-poll.h"
 #include "sim-util.h"
 
 #define BUF 65536
@@ -279,20 +280,6 @@ Test(sim_e2e, uc_and_ud)
 	pair_close(&p);
 }
 
-/* fv_poll until one completion arrived, letting the device work. */
-static struct fv_wc fv_wait1(struct fv_cq *cq)
-{
-	struct timespec t0;
-	struct fv_wc wc;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (fv_poll(cq, &wc, 1) == 0) {
-		cr_assert(simt_ms_since(&t0) < SIMT_WAIT_MS, "no completion");
-		simt_kick();
-	}
-	return wc;
-}
-
 /*
  * Memory windows through fastverbs: B binds a type 2 window over part of its buffer with
  * fv_bind_mw, A writes through its rkey, B invalidates it with fv_local_inv and A's next
@@ -324,7 +311,7 @@ static void mw_end_to_end(enum ibv_qp_type type)
 	else
 		cr_assert_eq(fv_bind_mw((struct fv_uc *)b, 1, FV_SIGNALED, mw, rkey, &bi), 0);
 	fv_ring(b);
-	fw = fv_wait1(&p.b.cq);
+	fw = simt_poll1(&p.b.cq);
 	cr_assert_eq(fw.status, IBV_WC_SUCCESS, "bind: %s", ibv_wc_status_str(fw.status));
 	cr_assert_eq(fw.opcode, IBV_WC_BIND_MW);
 	cr_assert_eq(fw.wr_id, 1);
@@ -360,7 +347,7 @@ static void mw_end_to_end(enum ibv_qp_type type)
 	fv_ring((struct fv_rc *)&p.a.qp);
 	fv_wait(&p.a.cq, &wc, 1);
 	expect_wc(&wc, 6, IBV_WC_SEND, UINT32_MAX);
-	fw = fv_wait1(&p.b.cq);
+	fw = simt_poll1(&p.b.cq);
 	cr_assert_eq(fw.status, IBV_WC_SUCCESS);
 	cr_assert_eq(fw.opcode, IBV_WC_RECV);
 	cr_assert_eq(fw.wr_id, 5);
