@@ -555,21 +555,30 @@ Test(send_wqe, ds_accounting)
 /*
  * fv_post_send's fast path counts a WR's header units from its segments alone
  * (FV__SEG_HDR_DS, in compat/post_send_ring.h) to decide whether the WR fits, before it
- * makes a request; the builders count them from the request (fv__req_hdr_ds). The two must
- * agree on every QP type and segments for a WR with an SGE.
+ * makes a request; the builders count them from the request (fv__req_hdr_ds, which uses the
+ * same macro for a WR with a payload). Both against the segment sizes of the format: the
+ * ctrl 16 bytes; the transport's 48 (UD and DCI: the address vector) or 16 (XRC: the SRQ
+ * number), none otherwise; the remote address 16; the atomic 16.
  */
 Test(send_wqe, fast_path_header_count_is_the_builders)
 {
 	static const unsigned segs[] = { 0, FV__SEG_RADDR, FV__SEG_RADDR | FV__SEG_ATOMIC };
+	static const unsigned transport[FV__QPT_COUNT] = {
+		[FV_QPT_UD] = 48, [FV_QPT_DCI] = 48, [FV_QPT_XRC] = 16,
+	};
 
 	for (int t = 0; t < FV__QPT_COUNT; t++) {
 		for (size_t i = 0; i < sizeof(segs) / sizeof(segs[0]); i++) {
 			struct fv__req r = { .segs = (uint8_t)segs[i], .payload = FV__PL_SGL };
+			unsigned want = (16 + transport[t] + (segs[i] & FV__SEG_RADDR ? 16 : 0) +
+					 (segs[i] & FV__SEG_ATOMIC ? 16 : 0)) / 16;
 			unsigned fast = FV__SEG_HDR_DS((enum fv_qpt)t, segs[i]);
-			unsigned want = fv__req_hdr_ds((enum fv_qpt)t, &r);
+			unsigned built = fv__req_hdr_ds((enum fv_qpt)t, &r);
 
-			cr_assert_eq(fast, want, "QP type %d, segs %#x: %u units, builders %u", t,
-				     segs[i], fast, want);
+			cr_assert_eq(fast, want, "QP type %d, segs %#x: %u units, the format %u", t, segs[i],
+				     fast, want);
+			cr_assert_eq(built, want, "QP type %d, segs %#x: builders %u units, the format %u", t,
+				     segs[i], built, want);
 		}
 	}
 }
