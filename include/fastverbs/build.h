@@ -276,16 +276,20 @@ static FV__ALWAYS_INLINE struct fv__image fv__req_unit(enum fv_qpt qpt, const st
  */
 static FV__ALWAYS_INLINE unsigned fv__fast_ds(enum fv_qpt qpt, const struct fv__req *r)
 {
-	const unsigned hdr = fv__req_hdr_ds(qpt, r);
-
 	if (r->segs & FV__SEG_UMR)
 		return 0;
+	if (r->payload == FV__PL_NONE)
+		return 1;	/* the ctrl alone */
+
+	/* the units before the payload from the segments, not fv__req_hdr_ds: not inlined, a call a WR */
+	const unsigned hdr = FV__SEG_HDR_DS(qpt, r->segs);
+
 	if (r->payload == FV__PL_SGL)
 		return r->nsge == 1 ? hdr + 1 : 0;
 	if (r->payload == FV__PL_INLINE)
 		return r->nsge == 1 && FV__CONST_P(r->len) && r->len &&
 		       hdr + fv__inline_ds(r->len) <= 4 ? hdr + fv__inline_ds(r->len) : 0;
-	return r->payload == FV__PL_NONE ? hdr : 0;
+	return 0;
 }
 
 /*
@@ -399,7 +403,6 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 	 *   sge1      the payload is one SGE
 	 *   inl1      the payload is a short inline copy, in the first block
 	 *   how       store mode of the units: FV__VEC but for fv_post_send's WRs
-	 *   hdr       units before the payload, the ctrl included
 	 *   typed     a typed builder's request (fv__req_typed)
 	 *   n         units stored after the ctrl, inline data aside
 	 *   skip_ok   an empty SGE here would start a second block, and may be left out (below)
@@ -408,7 +411,7 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 	 */
 	const unsigned ds = fv__fast_ds(qpt, r), nbb1 = fv__ds_to_bb(ds);
 	const bool sge1 = ds && r->payload == FV__PL_SGL, inl1 = ds && r->payload == FV__PL_INLINE;
-	const unsigned how = r->from_wr ? 0 : FV__VEC, hdr = fv__req_hdr_ds(qpt, r);
+	const unsigned how = r->from_wr ? 0 : FV__VEC;
 	const bool typed = fv__req_typed(r);
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
 	struct fv__wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
@@ -451,8 +454,8 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 	 */
 	const bool shared = !FV__CONST_P(r->flags) && !r->from_wr;
 
-	/* an empty SGE in a second block, or the only unit after the ctrl; UMR; no fixed size */
-	if (!ds || __builtin_expect((((ds > 4 && !skip) || hdr == 1) && empty) || (inl1 && r->len > qp->max_inline) ||
+	/* an empty SGE in a second block, or the only unit after the ctrl (ds 2); UMR; no fixed size */
+	if (!ds || __builtin_expect((((ds > 4 && !skip) || ds == 2) && empty) || (inl1 && r->len > qp->max_inline) ||
 				    (!shared && !fv__sq_before_lim(lim, pi, nbb)), 0))
 		return shared && inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
 	/*
