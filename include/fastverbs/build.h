@@ -331,6 +331,22 @@ static FV__ALWAYS_INLINE void fv__ctrl_drop_empty(struct fv__image *c, bool empt
 }
 
 /*
+ * How a fast-path WQE is laid out and stored: the plan of fv__build_fast_at, from the
+ * request's shape (constants for the typed builders). What it follows from (ds, sge1) and the
+ * way a WQE takes past lim (shared, empty_cold) stay named values there: gcc threads its
+ * tests through values, not through a struct's fields in memory (docs/performance.md §1.5).
+ */
+struct fv__fast_plan {
+	unsigned nbb1;		/* the WQE's 64-byte blocks */
+	bool inl1;		/* the payload is a short inline copy, in the first block */
+	unsigned how;		/* store mode of the units: FV__VEC but for fv_post_send's WRs */
+	bool typed;		/* a typed builder's request (fv__req_typed) */
+	unsigned n;		/* units stored after the ctrl, inline data aside */
+	unsigned put_how;	/* how, and FV__CTRL_A for a typed builder's ctrl */
+	bool words0;		/* the first unit stored as two words (UD: see fv__fast_put) */
+};
+
+/*
  * The stores of a fast-path WQE (below) at wqe, its ctrl's image c: the ctrl, its n units
  * after it (skip_last: not the last), an inline payload. words0: the first unit as two
  * words, not one vector (a UD WQE's first: its Q_Key word is the same WR after WR, its QPN
@@ -389,30 +405,32 @@ static FV__ALWAYS_INLINE int fv__fast_done(struct fv__sq *sq, struct fv__wr_id *
  * or refuses it; -ENOMEM (nothing written) when the ring is full or an inline payload is
  * longer than max_inline, in that case. The producer stays.
  *
- * The plan is named locals, each computed where it is now, and the slow take stays in line:
- * a plan struct, a plan computed in one place or the take as a function each changed gcc's or
- * clang's code, up to 34 instructions more in a typed builder (docs/performance.md §1.5).
+ * The plan's fields are set where each is needed first, in this order, and the slow take
+ * stays in line: the plan computed in one place, returned by a function, or the take as a
+ * function each changed gcc's or clang's code, up to 34 instructions more in a typed builder;
+ * with ds or sge1 in the struct, or nbb1 after sge1, the FV_NO_TUNE build's fv__build_fast_at
+ * grew by 68 to 86 instructions (docs/performance.md §1.5).
  */
 static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt, const struct fv__req *r,
 					     uint32_t pi)
 {
 	struct fv__sq *sq = &qp->sq;
 	/*
-	 * The plan, from the request's shape (constants for the typed builders):
-	 *   ds, nbb1  the WQE's 16-byte units (0: not a fast-path WQE) and 64-byte blocks
+	 * The plan (struct fv__fast_plan) and what it follows from:
+	 *   ds        the WQE's 16-byte units (0: not a fast-path WQE)
 	 *   sge1      the payload is one SGE
-	 *   inl1      the payload is a short inline copy, in the first block
-	 *   how       store mode of the units: FV__VEC but for fv_post_send's WRs
-	 *   typed     a typed builder's request (fv__req_typed)
-	 *   n         units stored after the ctrl, inline data aside
 	 *   skip_ok   an empty SGE here would start a second block, and may be left out (below)
 	 *   shared    flags decided per WR, not from a WR list: built here past lim too (below)
 	 *   empty_cold  an empty SGE goes to the cold side with lim's test (below)
 	 */
-	const unsigned ds = fv__fast_ds(qpt, r), nbb1 = fv__ds_to_bb(ds);
-	const bool sge1 = ds && r->payload == FV__PL_SGL, inl1 = ds && r->payload == FV__PL_INLINE;
-	const unsigned how = r->from_wr ? 0 : FV__VEC;
-	const bool typed = fv__req_typed(r);
+	struct fv__fast_plan p;
+	const unsigned ds = fv__fast_ds(qpt, r);
+
+	p.nbb1 = fv__ds_to_bb(ds);
+	const bool sge1 = ds && r->payload == FV__PL_SGL;
+	p.inl1 = ds && r->payload == FV__PL_INLINE;
+	p.how = r->from_wr ? 0 : FV__VEC;
+	p.typed = fv__req_typed(r);
 	uint8_t *wqe = fv__sq_wqe(sq, pi);
 	struct fv__wr_id *wr_ids = sq->wr_id;	/* read up front; the slot's address where it is stored */
 	uint32_t lim = sq->lim, mask8 = sq->mask8;
@@ -420,16 +438,16 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 	 * A typed builder's flags word without sq_sig_all, added past lim only: such a QP never
 	 * gets before it (sq.h). The fv_wr_* calls keep it: their loop allocates better with it.
 	 */
-	__be32 fm = typed ? fv__sq_fm_be(r->flags) : fv__sq_fm(sq, r->flags);
-	const unsigned n = fv__req_hdr_count(qpt, r) + sge1;
+	__be32 fm = p.typed ? fv__sq_fm_be(r->flags) : fv__sq_fm(sq, r->flags);
+	p.n = fv__req_hdr_count(qpt, r) + sge1;
 	/* computed before the test of lim: in a caller's loop, what does not change, once */
 	const struct fv__image u[FV__FAST_UNITS] = {
-		n > 0 ? fv__req_unit(qpt, r, how, 0) : FV__IMAGE(0, 0),
-		n > 1 ? fv__req_unit(qpt, r, how, 1) : FV__IMAGE(0, 0),
-		n > 2 ? fv__req_unit(qpt, r, how, 2) : FV__IMAGE(0, 0),
-		n > 3 ? fv__req_unit(qpt, r, how, 3) : FV__IMAGE(0, 0),
-		n > 4 ? fv__req_unit(qpt, r, how, 4) : FV__IMAGE(0, 0),
-		n > 5 ? fv__req_unit(qpt, r, how, 5) : FV__IMAGE(0, 0),
+		p.n > 0 ? fv__req_unit(qpt, r, p.how, 0) : FV__IMAGE(0, 0),
+		p.n > 1 ? fv__req_unit(qpt, r, p.how, 1) : FV__IMAGE(0, 0),
+		p.n > 2 ? fv__req_unit(qpt, r, p.how, 2) : FV__IMAGE(0, 0),
+		p.n > 3 ? fv__req_unit(qpt, r, p.how, 3) : FV__IMAGE(0, 0),
+		p.n > 4 ? fv__req_unit(qpt, r, p.how, 4) : FV__IMAGE(0, 0),
+		p.n > 5 ? fv__req_unit(qpt, r, p.how, 5) : FV__IMAGE(0, 0),
 	};
 	const bool empty = sge1 && !r->sgl->length;
 	/*
@@ -441,9 +459,10 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 	 */
 	const bool skip_ok = FV__FAST_EMPTY_2ND && qpt == FV_QPT_UD && !r->from_wr && !r->sge_len && ds > 4;
 	const bool skip = skip_ok && empty;
-	const unsigned nbb = nbb1 - skip;
+	const unsigned nbb = p.nbb1 - skip;
 	struct fv__image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds - skip, fm, r->imm);
-	const unsigned put_how = how | (typed ? FV__CTRL_A : 0);
+	p.put_how = p.how | (p.typed ? FV__CTRL_A : 0);
+	p.words0 = qpt == FV_QPT_UD;
 
 	/*
 	 * shared: past lim with flags decided per WR (the typed builders in an application's
@@ -455,9 +474,9 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 	const bool shared = !FV__CONST_P(r->flags) && !r->from_wr;
 
 	/* an empty SGE in a second block, or the only unit after the ctrl (ds 2); UMR; no fixed size */
-	if (!ds || __builtin_expect((((ds > 4 && !skip) || ds == 2) && empty) || (inl1 && r->len > qp->max_inline) ||
+	if (!ds || __builtin_expect((((ds > 4 && !skip) || ds == 2) && empty) || (p.inl1 && r->len > qp->max_inline) ||
 				    (!shared && !fv__sq_before_lim(lim, pi, nbb)), 0))
-		return shared && inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
+		return shared && p.inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
 	/*
 	 * empty_cold: under clang (FV__EMPTY_COLD), a typed builder's empty SGE goes to the cold
 	 * side with the test of lim: clang reads an SGE the caller copied as a whole again in
@@ -473,7 +492,7 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 		if (empty_cold)
 			fv__ctrl_drop_empty(&c, empty);
 		if (past) {
-			if (typed)
+			if (p.typed)
 				fm |= sq->sig_all;
 			if (!fv__sq_take_slow(sq, pi, nbb, &fm))
 				return -ENOMEM;
@@ -484,7 +503,7 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 			fv__fast_signaled(sq, pi, nbb);
 		}
 		if (empty_cold) {	/* stored here: on the hot side the ctrl's first word stays one value */
-			fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, put_how);
+			fv__fast_put(sq, r, wqe, pi, c, u, p.n, p.inl1, skip, p.words0, p.put_how);
 			return fv__fast_done(sq, wr_ids, mask8, pi, ds, r->wr_id, nbb);
 		}
 	} else if (shared ? fm & fv__sq_fm_be(FV_SIGNALED) : r->flags & FV_SIGNALED) {
@@ -495,7 +514,7 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 		 */
 		fv__fast_signaled(sq, pi, nbb);
 	}
-	fv__fast_put(sq, r, wqe, pi, c, u, n, inl1, skip, qpt == FV_QPT_UD, put_how);
+	fv__fast_put(sq, r, wqe, pi, c, u, p.n, p.inl1, skip, p.words0, p.put_how);
 	return fv__fast_done(sq, wr_ids, mask8, pi, ds, r->wr_id, nbb);
 }
 
