@@ -142,6 +142,9 @@ struct fv_srq {
 	uint32_t tail;		/* last free WQE: never filled, completions link after it */
 	uint32_t srqn;
 	uint16_t counter;	/* WQEs posted, mod 2^16: the doorbell record value */
+	uint16_t mask16;	/* mask's 16 bits, those of a WQE index (fv__srq_next): a type
+				 * that tells the compiler so, where mask & 0xffff gets the and
+				 * applied again to every index */
 	volatile __be32 *dbrec;
 	uint64_t *wrid;		/* per WQE index */
 	struct ibv_srq *ibsrq;	/* key for QPs taken over from an ibv_qp */
@@ -192,6 +195,7 @@ static inline int fv_srq_init_geom(struct fv_srq *srq, const struct fv_srq_geom 
 	srq->stride_shift = (uint32_t)__builtin_ctz(g->stride);
 	srq->max_gs = g->stride / FV__DS - 1;
 	srq->mask = g->wqe_cnt - 1;
+	srq->mask16 = (uint16_t)srq->mask;
 	srq->head = g->head;
 	srq->tail = g->tail;
 	srq->srqn = g->srqn;
@@ -269,6 +273,19 @@ static inline struct mlx5_wqe_srq_next_seg *fv__srq_wqe(const struct fv_srq *srq
 }
 
 /*
+ * The index of the WQE after n in the free list, masked with mask16 (struct fv_srq): the big-endian
+ * word of bytes 0-3 (reserved, next_wqe_index) with its upper half dropped by the mask, one
+ * load and one swap (a 16-bit swap takes two more, zero-extending).
+ */
+static inline uint32_t fv__srq_next(const struct mlx5_wqe_srq_next_seg *n, uint32_t mask16)
+{
+	uint32_t w;
+
+	memcpy(&w, n, sizeof(w));
+	return be32toh(w) & mask16;
+}
+
+/*
  * Post one receive WQE on srq (zero-length SGEs are dropped as on an RQ; libmlx5 writes
  * them on an SRQ). No doorbell: call fv_srq_ring() after a batch. Returns 0; EINVAL if
  * nsge is negative or above the SRQ's max_gs (checked first, as libmlx5 does); ENOMEM if
@@ -282,20 +299,22 @@ static FV__ALWAYS_INLINE int fv__srq_recv(struct fv_srq *srq, uint64_t wr_id, co
 	uint32_t head = srq->head, shift FV__PLAIN_INIT(0), max_gs = srq->max_gs, mask FV__PLAIN_INIT(0);
 	struct mlx5_wqe_srq_next_seg *n;
 
-	if (upfront)
-		buf = srq->buf, wrid = (struct fv__wr_id *)srq->wrid, shift = srq->stride_shift, mask = srq->mask;
+	if (upfront) {
+		buf = srq->buf, wrid = (struct fv__wr_id *)srq->wrid, shift = srq->stride_shift;
+		mask = srq->mask16;
+	}
 	if (__builtin_expect((unsigned)nsge > max_gs, 0))
 		return EINVAL;
 	if (__builtin_expect(head == srq->tail, 0))
 		return ENOMEM;
 	if (!upfront)
-		buf = srq->buf, wrid = (struct fv__wr_id *)srq->wrid, shift = srq->stride_shift, mask = srq->mask,
-		max_gs = srq->max_gs;
+		buf = srq->buf, wrid = (struct fv__wr_id *)srq->wrid, shift = srq->stride_shift,
+		mask = srq->mask16, max_gs = srq->max_gs;
 	n = (struct mlx5_wqe_srq_next_seg *)(buf + ((size_t)head << shift));
 	FV__TEST_YIELD();	/* a test's window: two unlocked posters now share head */
 	fv__rsegs((uint8_t *)(n + 1), max_gs, sgl, nsge);
 	wrid[head].v = wr_id;
-	srq->head = be16toh(n->next_wqe_index) & mask;
+	srq->head = fv__srq_next(n, mask);
 	srq->counter++;
 	return 0;
 }
@@ -305,11 +324,15 @@ static FV__ALWAYS_INLINE int fv_srq_recv(struct fv_srq *srq, uint64_t wr_id, con
 	return fv__srq_recv(srq, wr_id, sgl, nsge, 1);
 }
 
-/* Publish the posted SRQ WQEs: WQE stores, then dbrec[0] = WQEs posted (16 bits). */
+/*
+ * Publish the posted SRQ WQEs: WQE stores, then dbrec[0] = WQEs posted (16 bits). The counter
+ * is read anew (volatile), not taken from the last post's register: each post then adds to it
+ * in memory with one instruction, where it took a load, an add and a store.
+ */
 static inline void fv_srq_ring(struct fv_srq *srq)
 {
 	fv__dma_wmb_sq(srq->buf);	/* as fv_recv_ring */
-	fv__dbrec_write32(srq->dbrec, htobe32(srq->counter));
+	fv__dbrec_write32(srq->dbrec, htobe32(*(const volatile uint16_t *)&srq->counter));
 }
 
 /* WQE idx was consumed: link it after the tail of the free list. */
