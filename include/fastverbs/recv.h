@@ -59,15 +59,18 @@ static FV__ALWAYS_INLINE void fv__rq_set_tail(struct fv__rq *rq, uint32_t tail)
  */
 static FV__ALWAYS_INLINE void fv__rsegs(uint8_t *d, uint32_t max_gs, const struct ibv_sge *sgl, int nsge)
 {
-	uint8_t *p = d;
+	uint32_t n = 0;	/* entries written */
 
-	for (int i = 0; i < nsge; i++)
-		if (sgl[i].length) {
-			fv__unit_put(p, fv__sge_image(&sgl[i], 0), 0);
-			p += FV__DS;
-		}
-	if ((size_t)(p - d) < (size_t)max_gs * FV__DS)
-		fv__unit_put(p, FV__IMAGE(fv__2x32(0, htobe32(MLX5_INVALID_LKEY)), 0), 0);
+	if (nsge == 1) {	/* the common list, without the loop's count and pointer */
+		if (sgl->length)
+			fv__unit_put(d, fv__sge_image(sgl, 0), 0), n = 1;
+	} else {
+		for (int i = 0; i < nsge; i++)
+			if (sgl[i].length)
+				fv__unit_put(d + (size_t)n++ * FV__DS, fv__sge_image(&sgl[i], 0), 0);
+	}
+	if (n < max_gs)
+		fv__unit_put(d + (size_t)n * FV__DS, FV__IMAGE(fv__2x32(0, htobe32(MLX5_INVALID_LKEY)), 0), 0);
 }
 
 /*
@@ -96,20 +99,18 @@ static FV__ALWAYS_INLINE int fv__recv(struct fv_qp *qp, uint64_t wr_id, const st
 
 	if (upfront) {
 		buf = rq->buf, wrid = (struct fv__wr_id *)rq->wrid;
-		mask = rq->mask, shift = rq->stride_shift, max_gs = rq->max_gs;
-		max_sge = qp->max_recv_sge < max_gs ? qp->max_recv_sge : max_gs;
+		mask = rq->mask, shift = rq->stride_shift, max_gs = rq->max_gs, max_sge = rq->max_sge;
 	}
 	if (__builtin_expect(head == rq->lim, 0) && fv__rq_full(rq, head))
 		return rq->entries ? ENOMEM : EINVAL;
-	if (!upfront) {
-		max_gs = rq->max_gs;
-		max_sge = qp->max_recv_sge < max_gs ? qp->max_recv_sge : max_gs;
-	}
+	if (!upfront)
+		max_sge = rq->max_sge;
 	if (__builtin_expect((unsigned)nsge > max_sge, 0))
 		return EINVAL;
 	FV__TEST_YIELD();	/* a test's window: two unlocked posters now share head */
 	if (!upfront)
-		buf = rq->buf, wrid = (struct fv__wr_id *)rq->wrid, mask = rq->mask, shift = rq->stride_shift;
+		buf = rq->buf, wrid = (struct fv__wr_id *)rq->wrid, mask = rq->mask, shift = rq->stride_shift,
+		max_gs = rq->max_gs;
 	fv__rsegs(buf + ((size_t)(head & mask) << shift), max_gs, sgl, nsge);
 	wrid[head & mask].v = wr_id;
 	rq->head = head + 1;
@@ -125,11 +126,13 @@ static FV__ALWAYS_INLINE int fv_recv(struct fv_qp *qp, uint64_t wr_id, const str
 /*
  * Publish the posted receive WQEs: WQE stores, then dbrec[MLX5_RCV_DBR] = head (16 bits). The
  * barrier is the send doorbell's (arch.h): the device only reads memory here, so the compiler
- * keeps the RQ's fields and the caller's values in registers across it.
+ * keeps the RQ's fields and the caller's values in registers across it. Its pointer is the
+ * doorbell record's, which the store after it needs in a register anyway (any address does:
+ * the asm hides it, so every store before it stays before it).
  */
 static inline void fv_recv_ring(struct fv_qp *qp)
 {
-	fv__dma_wmb_sq(qp->rq.buf);
+	fv__dma_wmb_sq((const void *)(uintptr_t)qp->rq.dbrec);
 	fv__dbrec_write32(qp->rq.dbrec, htobe32(qp->rq.head & 0xffff));
 }
 

@@ -48,7 +48,7 @@ static FV__ALWAYS_INLINE int fv_post_srq_recv(struct fv_srq *srq, struct ibv_rec
 	FV__TEST_YIELD();
 
 	for (; wr; wr = wr->next) {
-		err = fv__srq_recv(srq, wr->wr_id, wr->sg_list, wr->num_sge, 0);
+		err = fv__srq_recv(srq, wr->wr_id, wr->sg_list, wr->num_sge, 1);
 		if (err) {
 			*bad_wr = wr;
 			break;
