@@ -62,8 +62,9 @@ static FV__ALWAYS_INLINE void fv__rsegs(uint8_t *d, uint32_t max_gs, const struc
 	uint32_t n = 0;	/* entries written */
 
 	if (nsge == 1) {	/* the common list, without the loop's count and pointer */
+		/* a length the caller fixes: its fields one by one, the length's swap folded */
 		if (sgl->length)
-			fv__unit_put(d, fv__sge_image(sgl, 0), 0), n = 1;
+			fv__unit_put(d, fv__sge_image(sgl, FV__CONST_P(sgl->length) ? FV__VEC : 0), 0), n = 1;
 	} else {
 		for (int i = 0; i < nsge; i++)
 			if (sgl[i].length)
