@@ -126,15 +126,12 @@ static FV__ALWAYS_INLINE int fv_recv(struct fv_qp *qp, uint64_t wr_id, const str
 
 /*
  * Publish the posted receive WQEs: WQE stores, then dbrec[MLX5_RCV_DBR] = head (16 bits). The
- * barrier is the send doorbell's (arch.h): the device only reads memory here, so the compiler
- * keeps the RQ's fields and the caller's values in registers across it. Its pointer is the
- * doorbell record's, which the store after it needs in a register anyway (any address does:
- * the asm hides it, so every store before it stays before it).
+ * barrier is the send doorbell's (arch.h, fv__dbrec_publish32): the device only reads memory
+ * here, so the compiler keeps the RQ's fields and the caller's values in registers across it.
  */
 static inline void fv_recv_ring(struct fv_qp *qp)
 {
-	fv__dma_wmb_sq((const void *)(uintptr_t)qp->rq.dbrec);
-	fv__dbrec_write32(qp->rq.dbrec, htobe32(qp->rq.head & 0xffff));
+	fv__dbrec_publish32(qp->rq.dbrec, htobe32(qp->rq.head & 0xffff));
 }
 
 struct fv_srq {

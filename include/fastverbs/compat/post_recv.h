@@ -33,7 +33,7 @@ static FV__ALWAYS_INLINE int fv_post_recv(struct fv_qp *qp, struct ibv_recv_wr *
 	}
 	if (wr != first)
 		fv_recv_ring(qp);
-	fv__leave(&qp->rq_lock, on, qp);
+	fv__leave_at(&qp->rq_lock, on, qp);
 	return err;
 }
 
