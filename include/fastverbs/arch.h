@@ -8,6 +8,8 @@
  *   fv__dma_wmb_sq(p)    the same barrier before a send doorbell, the compiler told that the
  *                       device only reads memory (p: the send ring): every store before it
  *                       stays before it, but nothing the program read is stale after it
+ *   fv__dbrec_publish32(rec, v)  fv__dma_wmb_sq, then v stored to the doorbell record rec
+ *                       (a receive queue's doorbell)
  *   fv__dma_rmb()        after a CQE's owner check, before reading the rest of it
  *   fv__dma_rmb64(p)     the same barrier, the compiler told that only the 64 bytes at p
  *                       (a CQE) are read after it: it keeps other memory in registers
@@ -202,6 +204,25 @@ struct fv__db64 {
 static inline void fv__dbrec_write32(volatile void *rec, uint32_t val)
 {
 	((volatile struct fv__db32 *)rec)->v = val;
+}
+
+/*
+ * fv__dma_wmb_sq, then fv__dbrec_write32 (a receive queue's doorbell: nothing but the record
+ * to write). On x86 the barrier's hidden pointer is the store's too, where the two statements
+ * needed the pointer in two registers (the hiding asm changes its register).
+ */
+static inline void fv__dbrec_publish32(volatile void *rec, uint32_t val)
+{
+#if defined(__x86_64__)
+	uintptr_t p = (uintptr_t)rec;
+
+	__asm__("" : "+r"(p));	/* as fv__untraced: the memory the asm reads is any the program wrote */
+	__asm__ __volatile__("# fv__dma_wmb_sq" : : "m"(*(const char *)p));
+	((volatile struct fv__db32 *)p)->v = val;
+#else
+	fv__dma_wmb_sq((const void *)(uintptr_t)rec);
+	fv__dbrec_write32(rec, val);
+#endif
 }
 
 /* One 8-byte MMIO store. */

@@ -152,6 +152,9 @@ static inline uint32_t fv__load_acquire(const uint32_t *p)
 				     : "rax", "rcx", "r11", "cc");                                 \
 	} while (0)
 #define fv__rec_unlock(w, rec) __asm__ __volatile__("movl $0, (%1)" : "+m"(*(rec)) : "r"(w))
+/* The same with the word as a memory operand: its address needs no register of its own (in
+ * fv_post_recv's loop gcc kept one on the stack for it). */
+#define fv__rec_unlock_at(w, rec) __asm__ __volatile__("movl $0, %0" : "=m"(*(w)), "+m"(*(rec)))
 /*
  * A 64-bit word that holds a value (never 0) while free and 0 while held: taking it swaps 0 in
  * and yields the value, a waiter spins with pause; giving it back stores the next value. The
@@ -194,6 +197,7 @@ static inline uint32_t fv__load_acquire(const uint32_t *p)
 #define fv__take_word(w, v, rec) ((v) = fv__take_word_c(w))
 #define fv__give_word(w, v, rec) __atomic_store_n(w, v, __ATOMIC_RELEASE)
 #define fv__rec_unlock(w, rec) fv__spin_unlock(w)
+#define fv__rec_unlock_at(w, rec) fv__spin_unlock(w)
 #define fv__own_lock(lw_, me_, rec, r_) ((r_) = fv__own_lock_c(lw_, me_))
 #define fv__own_unlock(w, rec) __atomic_store_n(w, (uint64_t)0, __ATOMIC_RELEASE)
 

@@ -23,6 +23,7 @@ struct fv__rq {
 	uint32_t entries;
 	uint32_t stride_shift;	/* log2(stride) */
 	uint32_t max_gs;	/* data segments per WQE: stride / 16 */
+	uint32_t max_sge;	/* SGEs a receive may have: max_recv_sge, at most max_gs */
 	uint32_t head;		/* receive WQEs posted */
 	uint32_t tail;		/* receive WQEs completed: written by the poller, read by the poster
 				 * (atomically: fv__rq_tail) */
@@ -290,6 +291,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 		rq->mask = g->rq_wqe_cnt - 1;
 		rq->stride_shift = (uint32_t)__builtin_ctz(g->rq_stride);
 		rq->max_gs = g->rq_stride / FV__DS;
+		rq->max_sge = qp->max_recv_sge < rq->max_gs ? qp->max_recv_sge : rq->max_gs;
 		rq->head = rq->tail = be32toh(*rq->dbrec) & 0xffff;
 		rq->lim = rq->head + rq->entries;
 		rq->wrid = (uint64_t *)(mem + sq_n * (sizeof(struct fv__wr_id) + sizeof(struct fv__sq_meta)));

@@ -59,15 +59,19 @@ static FV__ALWAYS_INLINE void fv__rq_set_tail(struct fv__rq *rq, uint32_t tail)
  */
 static FV__ALWAYS_INLINE void fv__rsegs(uint8_t *d, uint32_t max_gs, const struct ibv_sge *sgl, int nsge)
 {
-	uint8_t *p = d;
+	uint32_t n = 0;	/* entries written */
 
-	for (int i = 0; i < nsge; i++)
-		if (sgl[i].length) {
-			fv__unit_put(p, fv__sge_image(&sgl[i], 0), 0);
-			p += FV__DS;
-		}
-	if ((size_t)(p - d) < (size_t)max_gs * FV__DS)
-		fv__unit_put(p, FV__IMAGE(fv__2x32(0, htobe32(MLX5_INVALID_LKEY)), 0), 0);
+	if (nsge == 1) {	/* the common list, without the loop's count and pointer */
+		/* a length the caller fixes: its fields one by one, the length's swap folded */
+		if (sgl->length)
+			fv__unit_put(d, fv__sge_image(sgl, FV__CONST_P(sgl->length) ? FV__VEC : 0), 0), n = 1;
+	} else {
+		for (int i = 0; i < nsge; i++)
+			if (sgl[i].length)
+				fv__unit_put(d + (size_t)n++ * FV__DS, fv__sge_image(&sgl[i], 0), 0);
+	}
+	if (n < max_gs)
+		fv__unit_put(d + (size_t)n * FV__DS, FV__IMAGE(fv__2x32(0, htobe32(MLX5_INVALID_LKEY)), 0), 0);
 }
 
 /*
@@ -96,20 +100,18 @@ static FV__ALWAYS_INLINE int fv__recv(struct fv_qp *qp, uint64_t wr_id, const st
 
 	if (upfront) {
 		buf = rq->buf, wrid = (struct fv__wr_id *)rq->wrid;
-		mask = rq->mask, shift = rq->stride_shift, max_gs = rq->max_gs;
-		max_sge = qp->max_recv_sge < max_gs ? qp->max_recv_sge : max_gs;
+		mask = rq->mask, shift = rq->stride_shift, max_gs = rq->max_gs, max_sge = rq->max_sge;
 	}
 	if (__builtin_expect(head == rq->lim, 0) && fv__rq_full(rq, head))
 		return rq->entries ? ENOMEM : EINVAL;
-	if (!upfront) {
-		max_gs = rq->max_gs;
-		max_sge = qp->max_recv_sge < max_gs ? qp->max_recv_sge : max_gs;
-	}
+	if (!upfront)
+		max_sge = rq->max_sge;
 	if (__builtin_expect((unsigned)nsge > max_sge, 0))
 		return EINVAL;
 	FV__TEST_YIELD();	/* a test's window: two unlocked posters now share head */
 	if (!upfront)
-		buf = rq->buf, wrid = (struct fv__wr_id *)rq->wrid, mask = rq->mask, shift = rq->stride_shift;
+		buf = rq->buf, wrid = (struct fv__wr_id *)rq->wrid, mask = rq->mask, shift = rq->stride_shift,
+		max_gs = rq->max_gs;
 	fv__rsegs(buf + ((size_t)(head & mask) << shift), max_gs, sgl, nsge);
 	wrid[head & mask].v = wr_id;
 	rq->head = head + 1;
@@ -124,13 +126,12 @@ static FV__ALWAYS_INLINE int fv_recv(struct fv_qp *qp, uint64_t wr_id, const str
 
 /*
  * Publish the posted receive WQEs: WQE stores, then dbrec[MLX5_RCV_DBR] = head (16 bits). The
- * barrier is the send doorbell's (arch.h): the device only reads memory here, so the compiler
- * keeps the RQ's fields and the caller's values in registers across it.
+ * barrier is the send doorbell's (arch.h, fv__dbrec_publish32): the device only reads memory
+ * here, so the compiler keeps the RQ's fields and the caller's values in registers across it.
  */
 static inline void fv_recv_ring(struct fv_qp *qp)
 {
-	fv__dma_wmb_sq(qp->rq.buf);
-	fv__dbrec_write32(qp->rq.dbrec, htobe32(qp->rq.head & 0xffff));
+	fv__dbrec_publish32(qp->rq.dbrec, htobe32(qp->rq.head & 0xffff));
 }
 
 struct fv_srq {
@@ -142,6 +143,9 @@ struct fv_srq {
 	uint32_t tail;		/* last free WQE: never filled, completions link after it */
 	uint32_t srqn;
 	uint16_t counter;	/* WQEs posted, mod 2^16: the doorbell record value */
+	uint16_t mask16;	/* mask's 16 bits, those of a WQE index (fv__srq_next): a type
+				 * that tells the compiler so, where mask & 0xffff gets the and
+				 * applied again to every index */
 	volatile __be32 *dbrec;
 	uint64_t *wrid;		/* per WQE index */
 	struct ibv_srq *ibsrq;	/* key for QPs taken over from an ibv_qp */
@@ -192,6 +196,7 @@ static inline int fv_srq_init_geom(struct fv_srq *srq, const struct fv_srq_geom 
 	srq->stride_shift = (uint32_t)__builtin_ctz(g->stride);
 	srq->max_gs = g->stride / FV__DS - 1;
 	srq->mask = g->wqe_cnt - 1;
+	srq->mask16 = (uint16_t)srq->mask;
 	srq->head = g->head;
 	srq->tail = g->tail;
 	srq->srqn = g->srqn;
@@ -269,6 +274,19 @@ static inline struct mlx5_wqe_srq_next_seg *fv__srq_wqe(const struct fv_srq *srq
 }
 
 /*
+ * The index of the WQE after n in the free list, masked with mask16 (struct fv_srq): the big-endian
+ * word of bytes 0-3 (reserved, next_wqe_index) with its upper half dropped by the mask, one
+ * load and one swap (a 16-bit swap takes two more, zero-extending).
+ */
+static inline uint32_t fv__srq_next(const struct mlx5_wqe_srq_next_seg *n, uint32_t mask16)
+{
+	uint32_t w;
+
+	memcpy(&w, n, sizeof(w));
+	return be32toh(w) & mask16;
+}
+
+/*
  * Post one receive WQE on srq (zero-length SGEs are dropped as on an RQ; libmlx5 writes
  * them on an SRQ). No doorbell: call fv_srq_ring() after a batch. Returns 0; EINVAL if
  * nsge is negative or above the SRQ's max_gs (checked first, as libmlx5 does); ENOMEM if
@@ -282,20 +300,22 @@ static FV__ALWAYS_INLINE int fv__srq_recv(struct fv_srq *srq, uint64_t wr_id, co
 	uint32_t head = srq->head, shift FV__PLAIN_INIT(0), max_gs = srq->max_gs, mask FV__PLAIN_INIT(0);
 	struct mlx5_wqe_srq_next_seg *n;
 
-	if (upfront)
-		buf = srq->buf, wrid = (struct fv__wr_id *)srq->wrid, shift = srq->stride_shift, mask = srq->mask;
+	if (upfront) {
+		buf = srq->buf, wrid = (struct fv__wr_id *)srq->wrid, shift = srq->stride_shift;
+		mask = srq->mask16;
+	}
 	if (__builtin_expect((unsigned)nsge > max_gs, 0))
 		return EINVAL;
 	if (__builtin_expect(head == srq->tail, 0))
 		return ENOMEM;
 	if (!upfront)
-		buf = srq->buf, wrid = (struct fv__wr_id *)srq->wrid, shift = srq->stride_shift, mask = srq->mask,
-		max_gs = srq->max_gs;
+		buf = srq->buf, wrid = (struct fv__wr_id *)srq->wrid, shift = srq->stride_shift,
+		mask = srq->mask16, max_gs = srq->max_gs;
 	n = (struct mlx5_wqe_srq_next_seg *)(buf + ((size_t)head << shift));
 	FV__TEST_YIELD();	/* a test's window: two unlocked posters now share head */
 	fv__rsegs((uint8_t *)(n + 1), max_gs, sgl, nsge);
 	wrid[head].v = wr_id;
-	srq->head = be16toh(n->next_wqe_index) & mask;
+	srq->head = fv__srq_next(n, mask);
 	srq->counter++;
 	return 0;
 }
@@ -305,11 +325,15 @@ static FV__ALWAYS_INLINE int fv_srq_recv(struct fv_srq *srq, uint64_t wr_id, con
 	return fv__srq_recv(srq, wr_id, sgl, nsge, 1);
 }
 
-/* Publish the posted SRQ WQEs: WQE stores, then dbrec[0] = WQEs posted (16 bits). */
+/*
+ * Publish the posted SRQ WQEs: WQE stores, then dbrec[0] = WQEs posted (16 bits). The counter
+ * is read anew (volatile), not taken from the last post's register: each post then adds to it
+ * in memory with one instruction, where it took a load, an add and a store.
+ */
 static inline void fv_srq_ring(struct fv_srq *srq)
 {
 	fv__dma_wmb_sq(srq->buf);	/* as fv_recv_ring */
-	fv__dbrec_write32(srq->dbrec, htobe32(srq->counter));
+	fv__dbrec_write32(srq->dbrec, htobe32(*(const volatile uint16_t *)&srq->counter));
 }
 
 /* WQE idx was consumed: link it after the tail of the free list. */

@@ -78,6 +78,8 @@ static inline void fv__sq_drop(struct fv_qp *qp)
 	} while (0)
 /* Release it: the word is 0 when on is not (the caller's promise), so the store needs no test. */
 #define fv__leave(w, on, rec) do { (void)(on); fv__rec_unlock(w, rec); } while (0)
+/* The same through fv__rec_unlock_at (fv_post_recv: a register fewer in its loop). */
+#define fv__leave_at(w, on, rec) do { (void)(on); fv__rec_unlock_at(w, rec); } while (0)
 
 /* ---- public: fv_lock, fv_unlock, fv_set_lock ---- */
 

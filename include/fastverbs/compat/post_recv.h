@@ -33,7 +33,7 @@ static FV__ALWAYS_INLINE int fv_post_recv(struct fv_qp *qp, struct ibv_recv_wr *
 	}
 	if (wr != first)
 		fv_recv_ring(qp);
-	fv__leave(&qp->rq_lock, on, qp);
+	fv__leave_at(&qp->rq_lock, on, qp);
 	return err;
 }
 
@@ -48,7 +48,7 @@ static FV__ALWAYS_INLINE int fv_post_srq_recv(struct fv_srq *srq, struct ibv_rec
 	FV__TEST_YIELD();
 
 	for (; wr; wr = wr->next) {
-		err = fv__srq_recv(srq, wr->wr_id, wr->sg_list, wr->num_sge, 0);
+		err = fv__srq_recv(srq, wr->wr_id, wr->sg_list, wr->num_sge, 1);
 		if (err) {
 			*bad_wr = wr;
 			break;
