@@ -35,6 +35,29 @@ struct fv__rq {
 struct fv_srq;
 
 /*
+ * The open WQE of an fv_wr_* batch (struct fv__wr_batch), as struct fv__req's fields of the
+ * same names: its builder's (op) and its destination setter's (to).
+ */
+struct fv__wr_op {
+	uint8_t opcode, segs;
+	unsigned flags;
+	__be32 imm;
+	uint32_t rkey;
+	uint64_t wr_id, raddr;
+};
+
+struct fv__wr_to {
+	/*
+	 * The AV's bytes 0-7 as a number, qkey << 32 | key_lo: UD's Q_Key << 32 (a UD QP never
+	 * stores key_lo, which keeps fv_qp_init's 0), or DCI's access key (compat/wr_batch.h,
+	 * fv__wr_req). key_lo, qkey: DCI's one store, one load; qkey, srqn: UD's one store.
+	 */
+	uint32_t key_lo, qkey, srqn;
+	uint64_t av_w;		/* UD: the datagram segment's bytes 8-15, byte-swapped (fv__wr_av_word) */
+	const struct mlx5_wqe_av *av;
+};
+
+/*
  * The batch of fv_wr_start .. fv_wr_complete (gen/wr.h): the first error, the WQE whose
  * setters are still to come (its builder's part and destination, field by field: a builder's
  * stores then reach its setter's loads in registers), and the send ring's counters at
@@ -45,20 +68,10 @@ struct fv__wr_batch {
 	unsigned need;		/* setters the open WQE still owes (FV__WR_NEED_*, compat/wr_batch.h) */
 	/* FV__WR_KEPT (compat/wr_batch.h): struct fv__sq's order, side by side in both (two moves) */
 	uint32_t pi, lim, last_pi, rung_pi, sig_pi, fence_cache;
-	uint8_t opcode, segs;	/* the open WQE: as struct fv__req's fields of the same names */
-	unsigned flags;
-	__be32 imm;
-	/*
-	 * The AV's bytes 0-7 as a number, qkey << 32 | key_lo: UD's Q_Key << 32 (a UD QP never
-	 * stores key_lo, which keeps fv_qp_init's 0), or DCI's access key (compat/wr_batch.h,
-	 * fv__wr_req). key_lo, qkey: DCI's one store, one load; qkey, srqn: UD's one store.
-	 */
-	uint32_t key_lo, qkey, srqn;
-	uint32_t rkey;
-	uint64_t wr_id, raddr, swap_add, compare;
+	struct fv__wr_op op;	/* the open WQE: its builder's fields */
+	struct fv__wr_to to;	/* and its destination's */
+	uint64_t swap_add, compare;
 	uint16_t stream;	/* DCI: its stream id, when FV__WR_NEED_STREAM (compat/wr_batch.h) */
-	uint64_t av_w;		/* UD: the datagram segment's bytes 8-15, byte-swapped (fv__wr_av_word) */
-	const struct mlx5_wqe_av *av;
 	const void *hdr;	/* TSO: the header, its size and the MSS */
 	uint16_t hdr_sz, mss;
 };

@@ -168,13 +168,13 @@ static FV__ALWAYS_INLINE void fv__wr_open_if(struct fv_qp *qp, enum fv_qpt qpt, 
 
 	if (__builtin_expect(b->need | bad, 0))
 		fv__wr_fail(qp, EINVAL);		/* the WQE before lacks a setter, or bad */
-	b->opcode = r->opcode;
-	b->segs = r->segs;
+	b->op.opcode = r->opcode;
+	b->op.segs = r->segs;
 	if (fv__op_has_imm(r->opcode))		/* the setter reads only what opcode and segs name */
-		b->imm = r->imm;
+		b->op.imm = r->imm;
 	if (r->segs & FV__SEG_RADDR) {
-		b->raddr = r->raddr;
-		b->rkey = r->rkey;
+		b->op.raddr = r->raddr;
+		b->op.rkey = r->rkey;
 	}
 	if (r->segs & FV__SEG_ATOMIC) {
 		b->swap_add = r->swap_add;
@@ -185,8 +185,8 @@ static FV__ALWAYS_INLINE void fv__wr_open_if(struct fv_qp *qp, enum fv_qpt qpt, 
 		b->hdr_sz = r->hdr_sz;
 		b->mss = r->mss;
 	}
-	b->wr_id = qp->wr_id;
-	b->flags = fv__wr_flags(qp->wr_flags) | fv__send_csum(qpt, qp->wr_flags);
+	b->op.wr_id = qp->wr_id;
+	b->op.flags = fv__wr_flags(qp->wr_flags) | fv__send_csum(qpt, qp->wr_flags);
 	b->need = FV__WR_NEED_DATA | (fv__transport_ds(qpt) ? FV__WR_NEED_DEST : 0);
 }
 
@@ -265,35 +265,35 @@ static FV__ALWAYS_INLINE struct fv__req fv__wr_req(const struct fv_qp *qp, enum 
 	const struct fv__wr_batch *b = &qp->wr;
 	struct fv__req r = FV__ZERO_INIT;
 
-	r.wr_id = b->wr_id;
-	r.flags = b->flags;
-	r.opcode = b->opcode;
-	r.segs = b->segs;
-	r.imm = fv__op_has_imm(b->opcode) ? b->imm : 0;
+	r.wr_id = b->op.wr_id;
+	r.flags = b->op.flags;
+	r.opcode = b->op.opcode;
+	r.segs = b->op.segs;
+	r.imm = fv__op_has_imm(b->op.opcode) ? b->op.imm : 0;
 	r.sge_len = true;
-	if (b->segs & FV__SEG_RADDR) {
-		r.raddr = b->raddr;
-		r.rkey = b->rkey;
+	if (b->op.segs & FV__SEG_RADDR) {
+		r.raddr = b->op.raddr;
+		r.rkey = b->op.rkey;
 	}
-	if (b->segs & FV__SEG_ATOMIC) {
+	if (b->op.segs & FV__SEG_ATOMIC) {
 		r.swap_add = b->swap_add;
 		r.compare = b->compare;
 	}
-	if (b->segs & FV__SEG_TSO) {
+	if (b->op.segs & FV__SEG_TSO) {
 		r.hdr = b->hdr;
 		r.hdr_sz = b->hdr_sz;
 		r.mss = b->mss;
 	}
 	if (qpt == FV_QPT_UD || qpt == FV_QPT_DCI) {	/* the AV's bytes 0-15 as two words */
-		r.av = b->need & FV__WR_NEED_DEST ? &fv__wr_no_av : b->av;	/* no store of it per builder */
+		r.av = b->need & FV__WR_NEED_DEST ? &fv__wr_no_av : b->to.av;	/* no store of it per builder */
 		r.av_word = true;
-		r.av_w = b->av_w;
-		r.remote_qpn = (uint32_t)(b->av_w >> 32);	/* with the extended-AV bit, which it gets anyway */
-		r.qkey = b->qkey;
-		r.dc_key = (uint64_t)b->qkey << 32 | b->key_lo;	/* a UD QP's Q_Key as a DCI's key */
+		r.av_w = b->to.av_w;
+		r.remote_qpn = (uint32_t)(b->to.av_w >> 32);	/* with the extended-AV bit, which it gets anyway */
+		r.qkey = b->to.qkey;
+		r.dc_key = (uint64_t)b->to.qkey << 32 | b->to.key_lo;	/* a UD QP's Q_Key as a DCI's key */
 	}
 	if (qpt == FV_QPT_XRC)
-		r.srqn = b->srqn;
+		r.srqn = b->to.srqn;
 	return r;
 }
 
@@ -413,16 +413,16 @@ static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, con
 		fv__wr_fail(qp, EINVAL);		/* no builder, a second destination, no mlx5 AH */
 		return;
 	}
-	o->av = av;
-	o->av_w = av_w;
+	o->to.av = av;
+	o->to.av_w = av_w;
 	if (qpt == FV_QPT_DCI) {	/* the key in the Q_Key's place and key_lo (qp.h) */
-		o->key_lo = (uint32_t)dc_key;
-		o->qkey = (uint32_t)(dc_key >> 32);
+		o->to.key_lo = (uint32_t)dc_key;
+		o->to.qkey = (uint32_t)(dc_key >> 32);
 		if (stream)	/* read only when FV__WR_NEED_STREAM says so */
 			o->stream = stream;
 	} else {
-		o->qkey = qkey;
-		o->srqn = srqn;
+		o->to.qkey = qkey;
+		o->to.srqn = srqn;
 	}
 	if ((need & FV__WR_NEED_DATA) || qp->wr.err)	/* need as read: the builder's, known in a caller's loop */
 		return;
