@@ -898,7 +898,7 @@ static void emit_wr(void)
 		for (size_t k = 0; k < N_WR_PAYLOADS; k++)
 			printf("/* fv_wr_%s for %s handles. */\n"
 			       "static FV__ALWAYS_INLINE void fv__%s_wr_%s(struct fv_%s *h, %s)\n{\n"
-			       "\t%s(&h->qp, %s, %s);\n}\n\n", wr_payloads[k].name, q->ibv + 8, q->name, wr_payloads[k].name, q->name,
+			       "\t%s(&h->qp, %s FV__WR_TYPED(true), %s);\n}\n\n", wr_payloads[k].name, q->ibv + 8, q->name, wr_payloads[k].name, q->name,
 			       wr_payloads[k].params, wr_payloads[k].core, q->fv, wr_payloads[k].args);
 		if (is(q->dest, "AV"))
 			printf("/* fv_wr_set_ud_addr on a UD handle: fah or ibah (the other NULL), as the front passes them. */\n"
@@ -981,8 +981,8 @@ static void emit_wr(void)
 				else
 					printf("\tcase %s:\n", qpts[j].fv);
 			}
-			printf(arm == 1 ? ") {\n\t\t%s(qp, %s, %s);\n\t\treturn;\n\t}\n\tswitch (qp->qpt) {\n" :
-					  "\t\t%s(qp, %s, %s);\n\t\treturn;\n",
+			printf(arm == 1 ? ") {\n\t\t%s(qp, %s FV__WR_TYPED(false), %s);\n\t\treturn;\n\t}\n\tswitch (qp->qpt) {\n" :
+					  "\t\t%s(qp, %s FV__WR_TYPED(false), %s);\n\t\treturn;\n",
 			       wr_payloads[k].core, qpt, wr_payloads[k].args);
 		}
 		printf("\tdefault:\n\t\t__builtin_unreachable();\n\t}\n}\n\n");

@@ -36,7 +36,8 @@ struct fv_srq;
 
 /*
  * The open WQE of an fv_wr_* batch (struct fv__wr_batch), as struct fv__req's fields of the
- * same names: its builder's (op) and its destination setter's (to).
+ * same names: its builder's (op) and its destination setter's (to). A typed handle's payload
+ * setter clears each group at once after reading it (fv__wr_spent, compat/wr_batch.h).
  */
 struct fv__wr_op {
 	uint8_t opcode, segs;
@@ -49,8 +50,8 @@ struct fv__wr_op {
 struct fv__wr_to {
 	/*
 	 * The AV's bytes 0-7 as a number, qkey << 32 | key_lo: UD's Q_Key << 32 (a UD QP never
-	 * stores key_lo, which keeps fv_qp_init's 0), or DCI's access key (compat/wr_batch.h,
-	 * fv__wr_req). key_lo, qkey: DCI's one store, one load; qkey, srqn: UD's one store.
+	 * stores a key_lo but 0), or DCI's access key (compat/wr_batch.h, fv__wr_req). key_lo,
+	 * qkey: DCI's one store, one load; qkey, srqn: UD's one store.
 	 */
 	uint32_t key_lo, qkey, srqn;
 	uint64_t av_w;		/* UD: the datagram segment's bytes 8-15, byte-swapped (fv__wr_av_word) */

@@ -42,6 +42,9 @@
  *  FV__WR_AV_AS_READ   clang     the fv_wr_* payload setters' AV arm on a struct
  *                                fv_qp builds a UD QP's WQE as UD's, the QP type
  *                                as read (plain: both as a DCI's, gen/wr.h)          §9
+ *  FV__WR_CLEAR_SPENT  gcc       a typed handle's fv_wr_* payload setter clears the
+ *                                open WQE's fields it has read, so that gcc drops
+ *                                their stores in a caller's loop (compat/wr_batch.h) §9
  *
  * Plain values (FV_NO_TUNE, or a compiler that is neither): inline (FV__SLOW_INLINE too), no
  * attribute, no unroll hint, FV__CONST_P 0, no asm, the switches 0 and FV__READ_PI a plain load.
@@ -119,6 +122,7 @@
 #define FV__EMPTY_COLD FV__TUNED_CLANG
 #define FV__LOAD_VOLATILE FV__TUNED_CLANG
 #define FV__WR_AV_AS_READ FV__TUNED_CLANG
+#define FV__WR_CLEAR_SPENT FV__TUNED_GCC
 #if FV__TUNED_GCC
 #define FV__META_APART(m) FV__HIDE(m)
 #else

@@ -38,6 +38,24 @@ enum { FV__WR_NEED_DATA = 1, FV__WR_NEED_DEST = 2, FV__WR_NEED_STREAM = 4 };
 static const struct mlx5_wqe_av fv__wr_no_av = FV__ZERO_INIT;
 
 /*
+ * Whether a typed handle calls a payload setter (fv__wr_spent): the setters' argument after the
+ * QP type, FV__WR_TYPED(true) from a typed handle's front, FV__WR_TYPED(false) from a struct
+ * fv_qp *'s (gen/wr.h). Without FV__WR_CLEAR_SPENT (tune.h) the setters have no such argument:
+ * not used, it still moved gcc's inlining in a FV_NO_TUNE build.
+ */
+#if FV__WR_CLEAR_SPENT
+#define FV__WR_TYPED(typed) , typed
+#define FV__WR_TYPED_PARAM , bool typed
+#else
+#define FV__WR_TYPED(typed)
+#define FV__WR_TYPED_PARAM
+#endif
+
+/* The open WQE's groups as a payload setter leaves them (fv__wr_spent). */
+static const struct fv__wr_op fv__wr_no_op = FV__ZERO_INIT;
+static const struct fv__wr_to fv__wr_no_to = FV__ZERO_INIT;
+
+/*
  * wr_flags as the ctrl's flags, computed (FV__SEND_FM), not looked up as fv_post_send does: the
  * compiler carries what it knows of a caller's wr_flags through it (a loop that sets
  * IBV_SEND_SIGNALED or 0 pays one shift), where a table costs its address and a load.
@@ -308,10 +326,31 @@ static inline void fv__wr_dc_stream(uint8_t *wqe, uint16_t stream)
 }
 
 /*
+ * The open WQE's fields, once its payload setter has read them, cleared: nothing reads them
+ * again (a destination set after the payload brings its own, the next builder stores them
+ * anew). In a caller's loop gcc then drops the stores the builder and the destination setter
+ * made of them, and clears each group with a vector store or two (FV__WR_CLEAR_SPENT, tune.h;
+ * docs/performance.md §9). Only on a typed handle: on a struct fv_qp * the destination is
+ * stored on one arm of the QP type's tests, which the clearing does not follow, and every
+ * such loop rose (2 to 17 a WR).
+ */
+static FV__ALWAYS_INLINE void fv__wr_spent(struct fv_qp *qp, enum fv_qpt qpt)
+{
+	struct fv__wr_batch *b = &qp->wr;
+
+	b->op = fv__wr_no_op;
+	if (fv__transport_ds(qpt) == 3)
+		b->to = fv__wr_no_to;
+	else if (fv__transport_ds(qpt))
+		b->to.srqn = 0;
+}
+
+/*
  * The payload setter: r is the open WQE with its payload; err a mistake the setter found
  * (ENOMEM: too many SGEs, inline too long). Builds the WQE (ENOMEM: no room in the ring).
  */
-static FV__ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, const struct fv__req *r, int err)
+static FV__ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt FV__WR_TYPED_PARAM,
+					   const struct fv__req *r, int err)
 {
 	const unsigned need = qp->wr.need;
 
@@ -320,6 +359,10 @@ static FV__ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, 
 	 * compiler then drops in a caller's loop.
 	 */
 	qp->wr.need = need & ~(unsigned)(FV__WR_NEED_DATA | FV__WR_NEED_STREAM);
+#if FV__WR_CLEAR_SPENT
+	if (typed)
+		fv__wr_spent(qp, qpt);
+#endif
 	if (!(need & FV__WR_NEED_DATA)) {
 		fv__wr_fail(qp, EINVAL);		/* no builder before it, or a second payload */
 		return;
@@ -339,8 +382,8 @@ static FV__ALWAYS_INLINE void fv__wr_payload(struct fv_qp *qp, enum fv_qpt qpt, 
 }
 
 /* The payload setters (fv_wr_set_sge, _sge_list, _inline_data, _inline_data_list) on a QP of type qpt. */
-static FV__ALWAYS_INLINE void fv__wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, uint32_t lkey, uint64_t addr,
-					  uint32_t length)
+static FV__ALWAYS_INLINE void fv__wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt FV__WR_TYPED_PARAM, uint32_t lkey,
+					  uint64_t addr, uint32_t length)
 {
 	struct ibv_sge s = { addr, length, lkey };
 	struct fv__req r = fv__wr_req(qp, qpt);
@@ -348,21 +391,22 @@ static FV__ALWAYS_INLINE void fv__wr_sge_at(struct fv_qp *qp, enum fv_qpt qpt, u
 	r.payload = FV__PL_SGL;
 	r.sgl = &s;
 	r.nsge = 1;
-	fv__wr_payload(qp, qpt, &r, 0);
+	fv__wr_payload(qp, qpt FV__WR_TYPED(typed), &r, 0);
 }
 
-static FV__ALWAYS_INLINE void fv__wr_sge_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_sge,
-					       const struct ibv_sge *sg_list)
+static FV__ALWAYS_INLINE void fv__wr_sge_list_at(struct fv_qp *qp, enum fv_qpt qpt FV__WR_TYPED_PARAM,
+					       size_t num_sge, const struct ibv_sge *sg_list)
 {
 	struct fv__req r = fv__wr_req(qp, qpt);
 
 	r.payload = FV__PL_SGL;
 	r.sgl = sg_list;
 	r.nsge = (int)num_sge;
-	fv__wr_payload(qp, qpt, &r, num_sge > qp->max_send_sge ? ENOMEM : 0);
+	fv__wr_payload(qp, qpt FV__WR_TYPED(typed), &r, num_sge > qp->max_send_sge ? ENOMEM : 0);
 }
 
-static FV__ALWAYS_INLINE void fv__wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt, const void *addr, size_t length)
+static FV__ALWAYS_INLINE void fv__wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt FV__WR_TYPED_PARAM, const void *addr,
+					     size_t length)
 {
 	struct ibv_sge s = { (uintptr_t)addr, (uint32_t)length, 0 };
 	struct fv__req r = fv__wr_req(qp, qpt);
@@ -371,11 +415,11 @@ static FV__ALWAYS_INLINE void fv__wr_inline_at(struct fv_qp *qp, enum fv_qpt qpt
 	r.sgl = &s;
 	r.nsge = 1;
 	r.len = (uint32_t)length;
-	fv__wr_payload(qp, qpt, &r, length > qp->max_inline ? ENOMEM : 0);
+	fv__wr_payload(qp, qpt FV__WR_TYPED(typed), &r, length > qp->max_inline ? ENOMEM : 0);
 }
 
-static FV__ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qpt qpt, size_t num_buf,
-						  const struct ibv_data_buf *buf_list)
+static FV__ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qpt qpt FV__WR_TYPED_PARAM,
+						  size_t num_buf, const struct ibv_data_buf *buf_list)
 {
 	struct fv__req r = fv__wr_req(qp, qpt);
 	size_t total = 0;
@@ -391,7 +435,7 @@ static FV__ALWAYS_INLINE void fv__wr_inline_list_at(struct fv_qp *qp, enum fv_qp
 	r.bufs = buf_list;
 	r.nsge = (int)num_buf;
 	r.len = (uint32_t)total;
-	fv__wr_payload(qp, qpt, &r, err);
+	fv__wr_payload(qp, qpt FV__WR_TYPED(typed), &r, err);
 }
 
 /*

@@ -163,27 +163,27 @@ static FV__ALWAYS_INLINE void fv__rc_wr_local_inv(struct fv_rc *h, uint32_t inva
 static FV__ALWAYS_INLINE void fv__rc_wr_set_sge(struct fv_rc *h, uint32_t lkey, uint64_t addr,
 						uint32_t length)
 {
-	fv__wr_sge_at(&h->qp, FV_QPT_RC, lkey, addr, length);
+	fv__wr_sge_at(&h->qp, FV_QPT_RC FV__WR_TYPED(true), lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for RC handles. */
 static FV__ALWAYS_INLINE void fv__rc_wr_set_sge_list(struct fv_rc *h, size_t num_sge,
 						     const struct ibv_sge *sg_list)
 {
-	fv__wr_sge_list_at(&h->qp, FV_QPT_RC, num_sge, sg_list);
+	fv__wr_sge_list_at(&h->qp, FV_QPT_RC FV__WR_TYPED(true), num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for RC handles. */
 static FV__ALWAYS_INLINE void fv__rc_wr_set_inline_data(struct fv_rc *h, void *addr, size_t length)
 {
-	fv__wr_inline_at(&h->qp, FV_QPT_RC, addr, length);
+	fv__wr_inline_at(&h->qp, FV_QPT_RC FV__WR_TYPED(true), addr, length);
 }
 
 /* fv_wr_set_inline_data_list for RC handles. */
 static FV__ALWAYS_INLINE void fv__rc_wr_set_inline_data_list(struct fv_rc *h, size_t num_buf,
 							     const struct ibv_data_buf *buf_list)
 {
-	fv__wr_inline_list_at(&h->qp, FV_QPT_RC, num_buf, buf_list);
+	fv__wr_inline_list_at(&h->qp, FV_QPT_RC FV__WR_TYPED(true), num_buf, buf_list);
 }
 
 /* ---- UC: the fronts' targets for a struct fv_uc * (fv__uc_wr_<call> is fv_wr_<call>) ---- */
@@ -287,27 +287,27 @@ static FV__ALWAYS_INLINE void fv__uc_wr_local_inv(struct fv_uc *h, uint32_t inva
 static FV__ALWAYS_INLINE void fv__uc_wr_set_sge(struct fv_uc *h, uint32_t lkey, uint64_t addr,
 						uint32_t length)
 {
-	fv__wr_sge_at(&h->qp, FV_QPT_UC, lkey, addr, length);
+	fv__wr_sge_at(&h->qp, FV_QPT_UC FV__WR_TYPED(true), lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for UC handles. */
 static FV__ALWAYS_INLINE void fv__uc_wr_set_sge_list(struct fv_uc *h, size_t num_sge,
 						     const struct ibv_sge *sg_list)
 {
-	fv__wr_sge_list_at(&h->qp, FV_QPT_UC, num_sge, sg_list);
+	fv__wr_sge_list_at(&h->qp, FV_QPT_UC FV__WR_TYPED(true), num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for UC handles. */
 static FV__ALWAYS_INLINE void fv__uc_wr_set_inline_data(struct fv_uc *h, void *addr, size_t length)
 {
-	fv__wr_inline_at(&h->qp, FV_QPT_UC, addr, length);
+	fv__wr_inline_at(&h->qp, FV_QPT_UC FV__WR_TYPED(true), addr, length);
 }
 
 /* fv_wr_set_inline_data_list for UC handles. */
 static FV__ALWAYS_INLINE void fv__uc_wr_set_inline_data_list(struct fv_uc *h, size_t num_buf,
 							     const struct ibv_data_buf *buf_list)
 {
-	fv__wr_inline_list_at(&h->qp, FV_QPT_UC, num_buf, buf_list);
+	fv__wr_inline_list_at(&h->qp, FV_QPT_UC FV__WR_TYPED(true), num_buf, buf_list);
 }
 
 /* ---- UD: the fronts' targets for a struct fv_ud * (fv__ud_wr_<call> is fv_wr_<call>) ---- */
@@ -341,27 +341,27 @@ static FV__ALWAYS_INLINE void fv__ud_wr_send_imm(struct fv_ud *h, __be32 imm_dat
 static FV__ALWAYS_INLINE void fv__ud_wr_set_sge(struct fv_ud *h, uint32_t lkey, uint64_t addr,
 						uint32_t length)
 {
-	fv__wr_sge_at(&h->qp, FV_QPT_UD, lkey, addr, length);
+	fv__wr_sge_at(&h->qp, FV_QPT_UD FV__WR_TYPED(true), lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for UD handles. */
 static FV__ALWAYS_INLINE void fv__ud_wr_set_sge_list(struct fv_ud *h, size_t num_sge,
 						     const struct ibv_sge *sg_list)
 {
-	fv__wr_sge_list_at(&h->qp, FV_QPT_UD, num_sge, sg_list);
+	fv__wr_sge_list_at(&h->qp, FV_QPT_UD FV__WR_TYPED(true), num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for UD handles. */
 static FV__ALWAYS_INLINE void fv__ud_wr_set_inline_data(struct fv_ud *h, void *addr, size_t length)
 {
-	fv__wr_inline_at(&h->qp, FV_QPT_UD, addr, length);
+	fv__wr_inline_at(&h->qp, FV_QPT_UD FV__WR_TYPED(true), addr, length);
 }
 
 /* fv_wr_set_inline_data_list for UD handles. */
 static FV__ALWAYS_INLINE void fv__ud_wr_set_inline_data_list(struct fv_ud *h, size_t num_buf,
 							     const struct ibv_data_buf *buf_list)
 {
-	fv__wr_inline_list_at(&h->qp, FV_QPT_UD, num_buf, buf_list);
+	fv__wr_inline_list_at(&h->qp, FV_QPT_UD FV__WR_TYPED(true), num_buf, buf_list);
 }
 
 /* fv_wr_set_ud_addr on a UD handle: fah or ibah (the other NULL), as the front passes them. */
@@ -524,28 +524,28 @@ static FV__ALWAYS_INLINE void fv__xrc_wr_local_inv(struct fv_xrc *h, uint32_t in
 static FV__ALWAYS_INLINE void fv__xrc_wr_set_sge(struct fv_xrc *h, uint32_t lkey, uint64_t addr,
 						 uint32_t length)
 {
-	fv__wr_sge_at(&h->qp, FV_QPT_XRC, lkey, addr, length);
+	fv__wr_sge_at(&h->qp, FV_QPT_XRC FV__WR_TYPED(true), lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for XRC_SEND handles. */
 static FV__ALWAYS_INLINE void fv__xrc_wr_set_sge_list(struct fv_xrc *h, size_t num_sge,
 						      const struct ibv_sge *sg_list)
 {
-	fv__wr_sge_list_at(&h->qp, FV_QPT_XRC, num_sge, sg_list);
+	fv__wr_sge_list_at(&h->qp, FV_QPT_XRC FV__WR_TYPED(true), num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for XRC_SEND handles. */
 static FV__ALWAYS_INLINE void fv__xrc_wr_set_inline_data(struct fv_xrc *h, void *addr,
 							 size_t length)
 {
-	fv__wr_inline_at(&h->qp, FV_QPT_XRC, addr, length);
+	fv__wr_inline_at(&h->qp, FV_QPT_XRC FV__WR_TYPED(true), addr, length);
 }
 
 /* fv_wr_set_inline_data_list for XRC_SEND handles. */
 static FV__ALWAYS_INLINE void fv__xrc_wr_set_inline_data_list(struct fv_xrc *h, size_t num_buf,
 							      const struct ibv_data_buf *buf_list)
 {
-	fv__wr_inline_list_at(&h->qp, FV_QPT_XRC, num_buf, buf_list);
+	fv__wr_inline_list_at(&h->qp, FV_QPT_XRC FV__WR_TYPED(true), num_buf, buf_list);
 }
 
 /* fv_wr_set_xrc_srqn on an XRC handle. */
@@ -595,28 +595,28 @@ static FV__ALWAYS_INLINE void fv__raw_wr_send_tso(struct fv_raw *h, void *hdr, u
 static FV__ALWAYS_INLINE void fv__raw_wr_set_sge(struct fv_raw *h, uint32_t lkey, uint64_t addr,
 						 uint32_t length)
 {
-	fv__wr_sge_at(&h->qp, FV_QPT_RAW, lkey, addr, length);
+	fv__wr_sge_at(&h->qp, FV_QPT_RAW FV__WR_TYPED(true), lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for RAW_PACKET handles. */
 static FV__ALWAYS_INLINE void fv__raw_wr_set_sge_list(struct fv_raw *h, size_t num_sge,
 						      const struct ibv_sge *sg_list)
 {
-	fv__wr_sge_list_at(&h->qp, FV_QPT_RAW, num_sge, sg_list);
+	fv__wr_sge_list_at(&h->qp, FV_QPT_RAW FV__WR_TYPED(true), num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for RAW_PACKET handles. */
 static FV__ALWAYS_INLINE void fv__raw_wr_set_inline_data(struct fv_raw *h, void *addr,
 							 size_t length)
 {
-	fv__wr_inline_at(&h->qp, FV_QPT_RAW, addr, length);
+	fv__wr_inline_at(&h->qp, FV_QPT_RAW FV__WR_TYPED(true), addr, length);
 }
 
 /* fv_wr_set_inline_data_list for RAW_PACKET handles. */
 static FV__ALWAYS_INLINE void fv__raw_wr_set_inline_data_list(struct fv_raw *h, size_t num_buf,
 							      const struct ibv_data_buf *buf_list)
 {
-	fv__wr_inline_list_at(&h->qp, FV_QPT_RAW, num_buf, buf_list);
+	fv__wr_inline_list_at(&h->qp, FV_QPT_RAW FV__WR_TYPED(true), num_buf, buf_list);
 }
 
 /*
@@ -771,28 +771,28 @@ static FV__ALWAYS_INLINE void fv__dci_wr_local_inv(struct fv_dci *h, uint32_t in
 static FV__ALWAYS_INLINE void fv__dci_wr_set_sge(struct fv_dci *h, uint32_t lkey, uint64_t addr,
 						 uint32_t length)
 {
-	fv__wr_sge_at(&h->qp, FV_QPT_DCI, lkey, addr, length);
+	fv__wr_sge_at(&h->qp, FV_QPT_DCI FV__WR_TYPED(true), lkey, addr, length);
 }
 
 /* fv_wr_set_sge_list for DRIVER handles. */
 static FV__ALWAYS_INLINE void fv__dci_wr_set_sge_list(struct fv_dci *h, size_t num_sge,
 						      const struct ibv_sge *sg_list)
 {
-	fv__wr_sge_list_at(&h->qp, FV_QPT_DCI, num_sge, sg_list);
+	fv__wr_sge_list_at(&h->qp, FV_QPT_DCI FV__WR_TYPED(true), num_sge, sg_list);
 }
 
 /* fv_wr_set_inline_data for DRIVER handles. */
 static FV__ALWAYS_INLINE void fv__dci_wr_set_inline_data(struct fv_dci *h, void *addr,
 							 size_t length)
 {
-	fv__wr_inline_at(&h->qp, FV_QPT_DCI, addr, length);
+	fv__wr_inline_at(&h->qp, FV_QPT_DCI FV__WR_TYPED(true), addr, length);
 }
 
 /* fv_wr_set_inline_data_list for DRIVER handles. */
 static FV__ALWAYS_INLINE void fv__dci_wr_set_inline_data_list(struct fv_dci *h, size_t num_buf,
 							      const struct ibv_data_buf *buf_list)
 {
-	fv__wr_inline_list_at(&h->qp, FV_QPT_DCI, num_buf, buf_list);
+	fv__wr_inline_list_at(&h->qp, FV_QPT_DCI FV__WR_TYPED(true), num_buf, buf_list);
 }
 
 /*
@@ -997,19 +997,19 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey,
 {
 	fv__wr_touch(qp);
 	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
-		fv__wr_sge_at(qp, FV_QPT_RC, lkey, addr, length);
+		fv__wr_sge_at(qp, FV_QPT_RC FV__WR_TYPED(false), lkey, addr, length);
 		return;
 	}
 	switch (qp->qpt) {
 	case FV_QPT_UD:
 	case FV_QPT_DCI:
-		fv__wr_sge_at(qp, FV__WR_AV_QPT(qp), lkey, addr, length);
+		fv__wr_sge_at(qp, FV__WR_AV_QPT(qp) FV__WR_TYPED(false), lkey, addr, length);
 		return;
 	case FV_QPT_XRC:
-		fv__wr_sge_at(qp, FV_QPT_XRC, lkey, addr, length);
+		fv__wr_sge_at(qp, FV_QPT_XRC FV__WR_TYPED(false), lkey, addr, length);
 		return;
 	case FV_QPT_RAW:
-		fv__wr_sge_at(qp, FV_QPT_RAW, lkey, addr, length);
+		fv__wr_sge_at(qp, FV_QPT_RAW FV__WR_TYPED(false), lkey, addr, length);
 		return;
 	default:
 		__builtin_unreachable();
@@ -1022,19 +1022,19 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_sge_list(struct fv_qp *qp, size_t nu
 {
 	fv__wr_touch(qp);
 	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
-		fv__wr_sge_list_at(qp, FV_QPT_RC, num_sge, sg_list);
+		fv__wr_sge_list_at(qp, FV_QPT_RC FV__WR_TYPED(false), num_sge, sg_list);
 		return;
 	}
 	switch (qp->qpt) {
 	case FV_QPT_UD:
 	case FV_QPT_DCI:
-		fv__wr_sge_list_at(qp, FV__WR_AV_QPT(qp), num_sge, sg_list);
+		fv__wr_sge_list_at(qp, FV__WR_AV_QPT(qp) FV__WR_TYPED(false), num_sge, sg_list);
 		return;
 	case FV_QPT_XRC:
-		fv__wr_sge_list_at(qp, FV_QPT_XRC, num_sge, sg_list);
+		fv__wr_sge_list_at(qp, FV_QPT_XRC FV__WR_TYPED(false), num_sge, sg_list);
 		return;
 	case FV_QPT_RAW:
-		fv__wr_sge_list_at(qp, FV_QPT_RAW, num_sge, sg_list);
+		fv__wr_sge_list_at(qp, FV_QPT_RAW FV__WR_TYPED(false), num_sge, sg_list);
 		return;
 	default:
 		__builtin_unreachable();
@@ -1046,19 +1046,19 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_inline_data(struct fv_qp *qp, void *
 {
 	fv__wr_touch(qp);
 	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
-		fv__wr_inline_at(qp, FV_QPT_RC, addr, length);
+		fv__wr_inline_at(qp, FV_QPT_RC FV__WR_TYPED(false), addr, length);
 		return;
 	}
 	switch (qp->qpt) {
 	case FV_QPT_UD:
 	case FV_QPT_DCI:
-		fv__wr_inline_at(qp, FV__WR_AV_QPT(qp), addr, length);
+		fv__wr_inline_at(qp, FV__WR_AV_QPT(qp) FV__WR_TYPED(false), addr, length);
 		return;
 	case FV_QPT_XRC:
-		fv__wr_inline_at(qp, FV_QPT_XRC, addr, length);
+		fv__wr_inline_at(qp, FV_QPT_XRC FV__WR_TYPED(false), addr, length);
 		return;
 	case FV_QPT_RAW:
-		fv__wr_inline_at(qp, FV_QPT_RAW, addr, length);
+		fv__wr_inline_at(qp, FV_QPT_RAW FV__WR_TYPED(false), addr, length);
 		return;
 	default:
 		__builtin_unreachable();
@@ -1071,19 +1071,19 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_inline_data_list(struct fv_qp *qp, s
 {
 	fv__wr_touch(qp);
 	if (qp->qpt == FV_QPT_RC || qp->qpt == FV_QPT_UC) {
-		fv__wr_inline_list_at(qp, FV_QPT_RC, num_buf, buf_list);
+		fv__wr_inline_list_at(qp, FV_QPT_RC FV__WR_TYPED(false), num_buf, buf_list);
 		return;
 	}
 	switch (qp->qpt) {
 	case FV_QPT_UD:
 	case FV_QPT_DCI:
-		fv__wr_inline_list_at(qp, FV__WR_AV_QPT(qp), num_buf, buf_list);
+		fv__wr_inline_list_at(qp, FV__WR_AV_QPT(qp) FV__WR_TYPED(false), num_buf, buf_list);
 		return;
 	case FV_QPT_XRC:
-		fv__wr_inline_list_at(qp, FV_QPT_XRC, num_buf, buf_list);
+		fv__wr_inline_list_at(qp, FV_QPT_XRC FV__WR_TYPED(false), num_buf, buf_list);
 		return;
 	case FV_QPT_RAW:
-		fv__wr_inline_list_at(qp, FV_QPT_RAW, num_buf, buf_list);
+		fv__wr_inline_list_at(qp, FV_QPT_RAW FV__WR_TYPED(false), num_buf, buf_list);
 		return;
 	default:
 		__builtin_unreachable();
