@@ -41,7 +41,7 @@ static FV__ALWAYS_INLINE int fv__sq_enter(struct fv_qp *qp)
 	int held;
 
 	if (!__builtin_expect(qp->locking, 1))
-		return qp->wr_open || qp->sq_lock ? EINVAL : 0;
+		return (qp->wr_open | qp->sq_lock) ? EINVAL : 0;	/* one branch, not two */
 	fv__own_lock(&qp->sq_lock, (uint64_t)fv__self(), qp, held);
 	return held ? EINVAL : 0;
 }
@@ -49,7 +49,7 @@ static FV__ALWAYS_INLINE int fv__sq_enter(struct fv_qp *qp)
 /* Leave it: without locking the word is 0 already, so the store needs no test. */
 static FV__ALWAYS_INLINE void fv__sq_leave(struct fv_qp *qp)
 {
-	fv__own_unlock(&qp->sq_lock, qp);
+	fv__own_unlock_at(&qp->sq_lock, qp);
 }
 
 /*
