@@ -201,15 +201,14 @@ static inline int fv_post_send(struct fv_qp *qp, struct ibv_send_wr *wr, struct 
 		*bad_wr = wr;
 		return err;
 	}
-	switch (qp->qpt) {
-	case FV_QPT_RC:
+	/* RC and UD, the common types, by a test each: cheaper than the switch's jump table. */
+	if (qp->qpt == FV_QPT_RC)
 		err = fv__post_send_list(qp, FV_QPT_RC, wr, bad_wr);
-		break;
+	else if (qp->qpt == FV_QPT_UD)
+		err = fv__post_send_list(qp, FV_QPT_UD, wr, bad_wr);
+	else switch (qp->qpt) {
 	case FV_QPT_UC:
 		err = fv__post_send_list(qp, FV_QPT_UC, wr, bad_wr);
-		break;
-	case FV_QPT_UD:
-		err = fv__post_send_list(qp, FV_QPT_UD, wr, bad_wr);
 		break;
 	case FV_QPT_RAW:
 		err = fv__post_send_list(qp, FV_QPT_RAW, wr, bad_wr);
