@@ -229,7 +229,7 @@ static FV__ALWAYS_INLINE struct ibv_send_wr *fv__post_send_head(struct fv_qp *qp
 	fv__ps_load(&ps, qp, qpt);
 	FV__TEST_YIELD();	/* as in fv__post_send_list */
 	if (qp->max_send_sge && (qpt != FV_QPT_UD || ps.ah_off))
-		while (wr && fv__post_send_fast_wr(&ps, qp, qpt, wr, fm))
+		while (wr && __builtin_expect(fv__post_send_fast_wr(&ps, qp, qpt, wr, fm), 1))
 			wr = wr->next;
 	fv__ps_store(&ps, qp);
 	if (wr)
