@@ -252,11 +252,11 @@ static FV__NOINLINE struct ibv_send_wr *fv__post_send_head_ud(struct fv_qp *qp, 
 
 /*
  * From a WR the fast path did not build: it through the general path, the WRs after it
- * through head (fv__post_send_head_<qpt>) until the next such WR, and so on; at the first
+ * through fv__post_send_head_<qpt> until the next such WR, and so on; at the first
  * refused WR, *bad_wr, and the WRs before it rung.
  */
-static FV__ALWAYS_INLINE int fv__post_send_rest(struct fv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
-						struct ibv_send_wr *(*head)(struct fv_qp *, struct ibv_send_wr *))
+static FV__ALWAYS_INLINE int fv__post_send_rest(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *wr,
+						struct ibv_send_wr **bad_wr)
 {
 	do {
 		int err = fv__post_send_one(qp, wr);
@@ -268,19 +268,19 @@ static FV__ALWAYS_INLINE int fv__post_send_rest(struct fv_qp *qp, struct ibv_sen
 			fv__sq_leave(qp);
 			return err;
 		}
-		wr = head(qp, wr->next);
+		wr = qpt == FV_QPT_UD ? fv__post_send_head_ud(qp, wr->next) : fv__post_send_head_rc(qp, wr->next);
 	} while (wr);
 	return 0;
 }
 
 static FV__NOINLINE int fv__post_send_rest_rc(struct fv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
-	return fv__post_send_rest(qp, wr, bad_wr, fv__post_send_head_rc);
+	return fv__post_send_rest(qp, FV_QPT_RC, wr, bad_wr);
 }
 
 static FV__NOINLINE int fv__post_send_rest_ud(struct fv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
-	return fv__post_send_rest(qp, wr, bad_wr, fv__post_send_head_ud);
+	return fv__post_send_rest(qp, FV_QPT_UD, wr, bad_wr);
 }
 
 /* The other types: UC, XRC, raw Ethernet, and a DCI, which takes no ibv_send_wr. */
