@@ -191,7 +191,27 @@ static inline uint32_t fv__load_acquire(const uint32_t *p)
 				     : [w] "r"(lw_), [me] "r"(me_)                                \
 				     : "rax", "rcx", "r11", "cc");                                 \
 	} while (0)
+/*
+ * fv__own_lock with the result as the word's value before: 0 taken, me held already (rax, as
+ * cmpxchg leaves it: no flag to set and merge).
+ */
+#define fv__own_take(lw_, me_, rec, v_)                                                            \
+	do {                                                                                       \
+		unsigned fv__n;                                                                    \
+		__asm__ __volatile__("1:\txorl %%eax, %%eax\n\t"                                   \
+				     "lock cmpxchgq %[me], (%[w])\n\t"                             \
+				     "je 3f\n\t"                                                   \
+				     "cmpq %[me], %%rax\n\t"                                       \
+				     "je 3f\n\t"                                                   \
+				     FV__LOCK_WAIT("cmpq $0, (%[w])")                              \
+				     "3:"                                                          \
+				     : "=&a"(v_), [n] "=&r"(fv__n), "+m"(*(rec))                   \
+				     : [w] "r"(lw_), [me] "r"(me_)                                \
+				     : "rcx", "r11", "cc");                                        \
+	} while (0)
 #define fv__own_unlock(w, rec) __asm__ __volatile__("movq $0, (%1)" : "+m"(*(rec)) : "r"(w))
+/* The same with the word as a memory operand (fv_post_send: no register held for its address). */
+#define fv__own_unlock_at(w, rec) __asm__ __volatile__("movq $0, %0" : "=m"(*(w)), "+m"(*(rec)))
 #else
 #define fv__rec_lock(lw_, rec) fv__spin_lock(lw_)
 #define fv__take_word(w, v, rec) ((v) = fv__take_word_c(w))
@@ -200,6 +220,8 @@ static inline uint32_t fv__load_acquire(const uint32_t *p)
 #define fv__rec_unlock_at(w, rec) fv__spin_unlock(w)
 #define fv__own_lock(lw_, me_, rec, r_) ((r_) = fv__own_lock_c(lw_, me_))
 #define fv__own_unlock(w, rec) __atomic_store_n(w, (uint64_t)0, __ATOMIC_RELEASE)
+#define fv__own_unlock_at(w, rec) fv__own_unlock(w, rec)
+#define fv__own_take(lw_, me_, rec, v_) ((v_) = fv__own_lock_c(lw_, me_) ? (me_) : 0)
 
 static inline uintptr_t fv__take_word_c(uintptr_t *w)
 {

@@ -38,18 +38,18 @@ FV__EXTERN_C_BEGIN
  */
 static FV__ALWAYS_INLINE int fv__sq_enter(struct fv_qp *qp)
 {
-	int held;
+	uint64_t was;
 
 	if (!__builtin_expect(qp->locking, 1))
-		return qp->wr_open || qp->sq_lock ? EINVAL : 0;
-	fv__own_lock(&qp->sq_lock, (uint64_t)fv__self(), qp, held);
-	return held ? EINVAL : 0;
+		return (qp->wr_open | qp->sq_lock) ? EINVAL : 0;	/* one branch, not two */
+	fv__own_take(&qp->sq_lock, (uint64_t)fv__self(), qp, was);
+	return was ? EINVAL : 0;
 }
 
 /* Leave it: without locking the word is 0 already, so the store needs no test. */
 static FV__ALWAYS_INLINE void fv__sq_leave(struct fv_qp *qp)
 {
-	fv__own_unlock(&qp->sq_lock, qp);
+	fv__own_unlock_at(&qp->sq_lock, qp);
 }
 
 /*

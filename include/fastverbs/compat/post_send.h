@@ -29,16 +29,24 @@ FV__EXTERN_C_BEGIN
 		       ((f) & IBV_SEND_SIGNALED ? (unsigned)FV_SIGNALED : 0u) | \
 		       ((f) & IBV_SEND_SOLICITED ? (unsigned)FV_SOLICITED : 0u))
 
-/*
- * FV__SEND_FM of flags read from memory (a WR's): a lookup, cheaper than the tests. The
- * compiler is told what the table holds: it then masks nothing out of fm_ce_se.
- */
-static inline unsigned fv__send_flags(unsigned ibv_flags)
+/* FV__SEND_FM of each of the 8 combinations, for fv__send_flags. */
+static inline const uint8_t *fv__send_fm_table(void)
 {
 	static const uint8_t fm[8] = {
 		FV__SEND_FM(0), FV__SEND_FM(1), FV__SEND_FM(2), FV__SEND_FM(3),
 		FV__SEND_FM(4), FV__SEND_FM(5), FV__SEND_FM(6), FV__SEND_FM(7),
 	};
+
+	return fm;
+}
+
+/*
+ * FV__SEND_FM of flags read from memory (a WR's): a lookup in fm (fv__send_fm_table),
+ * cheaper than the tests. The compiler is told what the table holds: it then masks nothing
+ * out of fm_ce_se.
+ */
+static FV__ALWAYS_INLINE unsigned fv__send_flags_in(const uint8_t *fm, unsigned ibv_flags)
+{
 	unsigned f = fm[ibv_flags & 7];
 
 	static_assert(IBV_SEND_FENCE == 1 && IBV_SEND_SIGNALED == 2 && IBV_SEND_SOLICITED == 4,
@@ -46,6 +54,11 @@ static inline unsigned fv__send_flags(unsigned ibv_flags)
 	if (f & ~(unsigned)(FV_FENCE | FV_SIGNALED | FV_SOLICITED))
 		__builtin_unreachable();
 	return f;
+}
+
+static inline unsigned fv__send_flags(unsigned ibv_flags)
+{
+	return fv__send_flags_in(fv__send_fm_table(), ibv_flags);
 }
 
 /*
@@ -139,9 +152,9 @@ static FV__ALWAYS_INLINE bool fv__post_send_eth_fast(struct fv_qp *qp, const str
  * nothing for those that are.
  */
 static FV__ALWAYS_INLINE bool fv__post_send_fast_wr(struct fv__ps *ps, struct fv_qp *qp, const enum fv_qpt qpt,
-						   const struct ibv_send_wr *wr)
+						   const struct ibv_send_wr *wr, const uint8_t *fm)
 {
-	unsigned flags = fv__send_flags(wr->send_flags);
+	unsigned flags = fv__send_flags_in(fm, wr->send_flags);
 
 	if (wr->num_sge != 1)
 		return false;
@@ -172,7 +185,7 @@ fv__post_send_list(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *
 			/* Not on a QP without SGEs (no WR has a data segment to build), nor on a UD
 			 * one before the general path has learnt where an ibv_ah keeps its AV. */
 			if (qp->max_send_sge && (qpt != FV_QPT_UD || ps.ah_off))
-				while (wr && fv__post_send_fast_wr(&ps, qp, qpt, wr))
+				while (wr && fv__post_send_fast_wr(&ps, qp, qpt, wr, fv__send_fm_table()))
 					wr = wr->next;
 			fv__ps_store(&ps, qp);
 		}
@@ -187,6 +200,120 @@ fv__post_send_list(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *
 	}
 }
 
+/* The list, its doorbell and the queue's release (the QP types other than RC and UD). */
+static FV__ALWAYS_INLINE int fv__post_send_rung(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *wr,
+						struct ibv_send_wr **bad_wr)
+{
+	int err = fv__post_send_list(qp, qpt, wr, bad_wr);
+
+	FV__TEST_YIELD();
+	fv__sq_ring(&qp->sq);
+	fv__sq_leave(qp);
+	return err;
+}
+
+/*
+ * A list on an RC or UD QP (qpt) from wr: the WRs the fast path builds, then, if that was
+ * all of them, the doorbell and the release (NULL). Else the first WR it did not build,
+ * nothing rung: fv__post_send_rest goes on from there. It calls nothing, so it saves no
+ * registers: its values stay in those a call may clobber.
+ */
+static FV__ALWAYS_INLINE struct ibv_send_wr *fv__post_send_head(struct fv_qp *qp, const enum fv_qpt qpt,
+								struct ibv_send_wr *wr)
+{
+	struct fv__ps ps;
+	const uint8_t *fm = fv__send_fm_table();
+
+	/* In a register for the whole list: gcc otherwise computes its address for each WR. */
+	FV__HIDE(fm);
+	fv__ps_load(&ps, qp, qpt);
+	FV__TEST_YIELD();	/* as in fv__post_send_list */
+	if (qp->max_send_sge && (qpt != FV_QPT_UD || ps.ah_off))
+		while (wr && __builtin_expect(fv__post_send_fast_wr(&ps, qp, qpt, wr, fm), 1))
+			wr = wr->next;
+	fv__ps_store(&ps, qp);
+	if (wr)
+		return wr;
+	FV__TEST_YIELD();
+	fv__sq_ring(&qp->sq);
+	fv__sq_leave(qp);
+	return NULL;
+}
+
+static FV__NOINLINE struct ibv_send_wr *fv__post_send_head_rc(struct fv_qp *qp, struct ibv_send_wr *wr)
+{
+	return fv__post_send_head(qp, FV_QPT_RC, wr);
+}
+
+static FV__NOINLINE struct ibv_send_wr *fv__post_send_head_ud(struct fv_qp *qp, struct ibv_send_wr *wr)
+{
+	return fv__post_send_head(qp, FV_QPT_UD, wr);
+}
+
+/*
+ * From a WR the fast path did not build: it through the general path, the WRs after it
+ * through fv__post_send_head_<qpt> until the next such WR, and so on; at the first
+ * refused WR, *bad_wr, and the WRs before it rung.
+ */
+static FV__ALWAYS_INLINE int fv__post_send_rest(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *wr,
+						struct ibv_send_wr **bad_wr)
+{
+	do {
+		int err = fv__post_send_one(qp, wr);
+
+		if (err) {
+			*bad_wr = wr;
+			FV__TEST_YIELD();
+			fv__sq_ring(&qp->sq);
+			fv__sq_leave(qp);
+			return err;
+		}
+		wr = qpt == FV_QPT_UD ? fv__post_send_head_ud(qp, wr->next) : fv__post_send_head_rc(qp, wr->next);
+	} while (wr);
+	return 0;
+}
+
+static FV__NOINLINE int fv__post_send_rest_rc(struct fv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	return fv__post_send_rest(qp, FV_QPT_RC, wr, bad_wr);
+}
+
+static FV__NOINLINE int fv__post_send_rest_ud(struct fv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	return fv__post_send_rest(qp, FV_QPT_UD, wr, bad_wr);
+}
+
+/*
+ * fv_post_send on a QP of another type than RC and UD: raw Ethernet, UC, XRC, and a DCI, which
+ * takes no ibv_send_wr. One function, out of line, that enters the queue itself: a raw
+ * Ethernet list then costs what it did before RC and UD had their own.
+ */
+static FV__NOINLINE int fv__post_send_other(struct fv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	int err = fv__sq_enter(qp);
+
+	if (__builtin_expect(err, 0)) {
+		*bad_wr = wr;
+		return err;
+	}
+	if (qp->qpt == FV_QPT_RAW)
+		return fv__post_send_rung(qp, FV_QPT_RAW, wr, bad_wr);
+	switch (qp->qpt) {
+	case FV_QPT_UC:
+		return fv__post_send_rung(qp, FV_QPT_UC, wr, bad_wr);
+	case FV_QPT_XRC:
+		return fv__post_send_rung(qp, FV_QPT_XRC, wr, bad_wr);
+	default:	/* a DCI: an ibv_send_wr cannot name a DCT (libmlx5 posts it without one) */
+		err = wr ? EINVAL : 0;
+		if (err)
+			*bad_wr = wr;
+		FV__TEST_YIELD();
+		fv__sq_ring(&qp->sq);
+		fv__sq_leave(qp);
+		return err;
+	}
+}
+
 /*
  * ibv_post_send(3) on a QP taken over with fv_qp_init. Returns 0, or the errno of the first
  * refused WR with *bad_wr set to it; the WRs before it are posted and rung. Holds the send
@@ -195,38 +322,20 @@ fv__post_send_list(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *
  */
 static inline int fv_post_send(struct fv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
-	int err = fv__sq_enter(qp);
+	/* RC or UD (0 or 2) by one test, the other types to one call: cheaper than a jump table. */
+	static_assert(FV_QPT_RC == 0 && FV_QPT_UD == 2, "QP types");
+	int err;
 
+	if (qp->qpt & ~(unsigned)FV_QPT_UD)
+		return fv__post_send_other(qp, wr, bad_wr);
+	err = fv__sq_enter(qp);
 	if (__builtin_expect(err, 0)) {
 		*bad_wr = wr;
 		return err;
 	}
-	switch (qp->qpt) {
-	case FV_QPT_RC:
-		err = fv__post_send_list(qp, FV_QPT_RC, wr, bad_wr);
-		break;
-	case FV_QPT_UC:
-		err = fv__post_send_list(qp, FV_QPT_UC, wr, bad_wr);
-		break;
-	case FV_QPT_UD:
-		err = fv__post_send_list(qp, FV_QPT_UD, wr, bad_wr);
-		break;
-	case FV_QPT_RAW:
-		err = fv__post_send_list(qp, FV_QPT_RAW, wr, bad_wr);
-		break;
-	case FV_QPT_XRC:
-		err = fv__post_send_list(qp, FV_QPT_XRC, wr, bad_wr);
-		break;
-	default:	/* a DCI: an ibv_send_wr cannot name a DCT (libmlx5 posts it without one) */
-		err = wr ? EINVAL : 0;
-		if (err)
-			*bad_wr = wr;
-		break;
-	}
-	FV__TEST_YIELD();
-	fv__sq_ring(&qp->sq);
-	fv__sq_leave(qp);
-	return err;
+	if (qp->qpt == FV_QPT_RC)
+		return (wr = fv__post_send_head_rc(qp, wr)) ? fv__post_send_rest_rc(qp, wr, bad_wr) : 0;
+	return (wr = fv__post_send_head_ud(qp, wr)) ? fv__post_send_rest_ud(qp, wr, bad_wr) : 0;
 }
 
 FV__EXTERN_C_END
