@@ -174,15 +174,21 @@ static inline uint32_t fv__load_acquire(const uint32_t *p)
 			     : "r"(w)                                                             \
 			     : "cc")
 #define fv__give_word(w, v, rec) __asm__ __volatile__("movq %2, (%1)" : "+m"(*(rec)) : "r"(w), "r"(v))
+/*
+ * The owner lock's loop (fv__own_lock, fv__own_take): cmpxchg 0 -> me; taken, to 3; held by me
+ * already, to held; else wait for 0 and retry. rax: the word's value before.
+ */
+#define FV__OWN_CAS(held)                                                                          \
+	"1:\txorl %%eax, %%eax\n\t"                                                                \
+	"lock cmpxchgq %[me], (%[w])\n\t"                                                          \
+	"je 3f\n\t"                                                                                \
+	"cmpq %[me], %%rax\n\t"                                                                    \
+	"je " held "\n\t"                                                                          \
+	FV__LOCK_WAIT("cmpq $0, (%[w])")
 #define fv__own_lock(lw_, me_, rec, r_)                                                                \
 	do {                                                                                       \
 		unsigned fv__n;                                                                    \
-		__asm__ __volatile__("1:\txorl %%eax, %%eax\n\t"                                   \
-				     "lock cmpxchgq %[me], (%[w])\n\t"                             \
-				     "je 3f\n\t"                                                   \
-				     "cmpq %[me], %%rax\n\t"                                       \
-				     "je 4f\n\t"                                                   \
-				     FV__LOCK_WAIT("cmpq $0, (%[w])")                              \
+		__asm__ __volatile__(FV__OWN_CAS("4f")                                             \
 				     "3:\txorl %k[r], %k[r]\n\t"                                   \
 				     "jmp 5f\n"                                                    \
 				     "4:\tmovl $1, %k[r]\n"                                        \
@@ -198,12 +204,7 @@ static inline uint32_t fv__load_acquire(const uint32_t *p)
 #define fv__own_take(lw_, me_, rec, v_)                                                            \
 	do {                                                                                       \
 		unsigned fv__n;                                                                    \
-		__asm__ __volatile__("1:\txorl %%eax, %%eax\n\t"                                   \
-				     "lock cmpxchgq %[me], (%[w])\n\t"                             \
-				     "je 3f\n\t"                                                   \
-				     "cmpq %[me], %%rax\n\t"                                       \
-				     "je 3f\n\t"                                                   \
-				     FV__LOCK_WAIT("cmpq $0, (%[w])")                              \
+		__asm__ __volatile__(FV__OWN_CAS("3f")                                             \
 				     "3:"                                                          \
 				     : "=&a"(v_), [n] "=&r"(fv__n), "+m"(*(rec))                   \
 				     : [w] "r"(lw_), [me] "r"(me_)                                \
