@@ -200,15 +200,21 @@ fv__post_send_list(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *
 	}
 }
 
+/* The end of a list: its doorbell, then the queue's release (a test's window before them). */
+static FV__ALWAYS_INLINE void fv__post_send_close(struct fv_qp *qp)
+{
+	FV__TEST_YIELD();
+	fv__sq_ring(&qp->sq);
+	fv__sq_leave(qp);
+}
+
 /* The list, its doorbell and the queue's release (the QP types other than RC and UD). */
 static FV__ALWAYS_INLINE int fv__post_send_rung(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *wr,
 						struct ibv_send_wr **bad_wr)
 {
 	int err = fv__post_send_list(qp, qpt, wr, bad_wr);
 
-	FV__TEST_YIELD();
-	fv__sq_ring(&qp->sq);
-	fv__sq_leave(qp);
+	fv__post_send_close(qp);
 	return err;
 }
 
@@ -234,9 +240,7 @@ static FV__ALWAYS_INLINE struct ibv_send_wr *fv__post_send_head(struct fv_qp *qp
 	fv__ps_store(&ps, qp);
 	if (wr)
 		return wr;
-	FV__TEST_YIELD();
-	fv__sq_ring(&qp->sq);
-	fv__sq_leave(qp);
+	fv__post_send_close(qp);
 	return NULL;
 }
 
@@ -263,9 +267,7 @@ static FV__ALWAYS_INLINE int fv__post_send_rest(struct fv_qp *qp, const enum fv_
 
 		if (err) {
 			*bad_wr = wr;
-			FV__TEST_YIELD();
-			fv__sq_ring(&qp->sq);
-			fv__sq_leave(qp);
+			fv__post_send_close(qp);
 			return err;
 		}
 		wr = qpt == FV_QPT_UD ? fv__post_send_head_ud(qp, wr->next) : fv__post_send_head_rc(qp, wr->next);
@@ -307,9 +309,7 @@ static FV__NOINLINE int fv__post_send_other(struct fv_qp *qp, struct ibv_send_wr
 		err = wr ? EINVAL : 0;
 		if (err)
 			*bad_wr = wr;
-		FV__TEST_YIELD();
-		fv__sq_ring(&qp->sq);
-		fv__sq_leave(qp);
+		fv__post_send_close(qp);
 		return err;
 	}
 }
