@@ -8,6 +8,7 @@
  *   fv__dma_wmb_sq(p)    the same barrier before a send doorbell, the compiler told that the
  *                       device only reads memory (p: the send ring): every store before it
  *                       stays before it, but nothing the program read is stale after it
+ *   fv__dma_wmb_at(p)    fv__dma_wmb_sq on a pointer already hidden (fv__untraced)
  *   fv__dbrec_publish32(rec, v)  fv__dma_wmb_sq, then v stored to the doorbell record rec
  *                       (a receive queue's doorbell)
  *   fv__dma_rmb()        after a CQE's owner check, before reading the rest of it
@@ -51,7 +52,8 @@ struct fv__dma64 {
  * The "# fv__dma_wmb_sq" marker lets tests/codegen check the order in the compiled code.
  */
 #define fv__dma_wmb()  __asm__ __volatile__("" ::: "memory")
-#define fv__dma_wmb_sq(p) __asm__ __volatile__("# fv__dma_wmb_sq" : : "m"(*(const char *)fv__untraced(p)))
+#define fv__dma_wmb_at(p) __asm__ __volatile__("# fv__dma_wmb_sq" : : "m"(*(const char *)(p)))
+#define fv__dma_wmb_sq(p) fv__dma_wmb_at(fv__untraced(p))
 #define fv__dma_rmb()  __asm__ __volatile__("lfence" ::: "memory")
 #define fv__dma_rmb64(p) __asm__ __volatile__("lfence" : "+m"(*(struct fv__dma64 *)(uintptr_t)(p)))
 #define fv__wc_flush() __asm__ __volatile__("sfence" : :)	/* extended asm: a basic one clobbers memory */
@@ -184,6 +186,10 @@ static inline void fv__bf_copy64(void *dst, const void *src)
 
 #endif
 
+#ifndef fv__dma_wmb_at
+#define fv__dma_wmb_at(p) fv__dma_wmb()
+#endif
+
 /*
  * Doorbell stores go through types of fastverbs' own (as WQE stores do, wqe.h): the compiler
  * then knows they change none of the program's uint32_t or uint64_t data, and keeps what it
@@ -208,21 +214,16 @@ static inline void fv__dbrec_write32(volatile void *rec, uint32_t val)
 
 /*
  * fv__dma_wmb_sq, then fv__dbrec_write32 (a receive queue's doorbell: nothing but the record
- * to write). On x86 the barrier's hidden pointer is the store's too, where the two statements
+ * to write). The barrier's hidden pointer is the store's too, where the two statements
  * needed the pointer in two registers (the hiding asm changes its register).
  */
 static inline void fv__dbrec_publish32(volatile void *rec, uint32_t val)
 {
-#if defined(__x86_64__)
 	uintptr_t p = (uintptr_t)rec;
 
-	__asm__("" : "+r"(p));	/* as fv__untraced: the memory the asm reads is any the program wrote */
-	__asm__ __volatile__("# fv__dma_wmb_sq" : : "m"(*(const char *)p));
+	__asm__("" : "+r"(p));	/* fv__untraced, on an integer: as a pointer, gcc allocates worse */
+	fv__dma_wmb_at(p);
 	((volatile struct fv__db32 *)p)->v = val;
-#else
-	fv__dma_wmb_sq((const void *)(uintptr_t)rec);
-	fv__dbrec_write32(rec, val);
-#endif
 }
 
 /* One 8-byte MMIO store. */
