@@ -45,6 +45,9 @@
  *  FV__WR_CLEAR_SPENT  gcc       a typed handle's fv_wr_* payload setter clears the
  *                                open WQE's fields it has read, so that gcc drops
  *                                their stores in a caller's loop (compat/wr_batch.h) §9
+ *  FV__ETH_BUILD_EACH  gcc       fv_post_send builds a raw TSO in a copy of its own
+ *                                (compat/post_send.h): a SEND's copy then has no
+ *                                TSO field to test or to keep in a register          §3.1
  *
  * Plain values (FV_NO_TUNE, or a compiler that is neither): inline (FV__SLOW_INLINE too), no
  * attribute, no unroll hint, FV__CONST_P 0, no asm, the switches 0 and FV__READ_PI a plain load.
@@ -123,6 +126,7 @@
 #define FV__LOAD_VOLATILE FV__TUNED_CLANG
 #define FV__WR_AV_AS_READ FV__TUNED_CLANG
 #define FV__WR_CLEAR_SPENT FV__TUNED_GCC
+#define FV__ETH_BUILD_EACH FV__TUNED_GCC
 #if FV__TUNED_GCC
 #define FV__META_APART(m) FV__HIDE(m)
 #else
