@@ -331,6 +331,17 @@ static FV__ALWAYS_INLINE void fv__ctrl_drop_empty(struct fv__image *c, bool empt
 }
 
 /*
+ * The same for the SGE's length len, with no compare: an empty SGE's len - 1 in 64 bits has
+ * its top bit set. gcc moves no compare out of a caller's loop (its flags are a hard
+ * register), so for an SGE whose length stays the ds is dropped once, before the loop, not in
+ * every WR (FV__EMPTY_ARITH, tune.h; docs/performance.md §1.2).
+ */
+static FV__ALWAYS_INLINE void fv__ctrl_drop_len(struct fv__image *c, uint32_t len)
+{
+	c->a -= (((uint64_t)len - 1) >> 63) * fv__2x32(0, htobe32(1));
+}
+
+/*
  * How a fast-path WQE is laid out and stored: the plan of fv__build_fast_at, from the
  * request's shape (constants for the typed builders). What it follows from (ds, sge1) and the
  * way a WQE takes past lim (shared, empty_cold) stay named values there: gcc threads its
@@ -485,7 +496,9 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 	 */
 	const bool past = !fv__sq_before_lim(lim, pi, nbb), empty_cold = FV__EMPTY_COLD && shared && sge1 && ds <= 4;
 
-	if (sge1 && ds <= 4 && !empty_cold)
+	if (sge1 && ds <= 4 && !empty_cold && FV__EMPTY_ARITH && p.typed)
+		fv__ctrl_drop_len(&c, r->sgl->length);
+	else if (sge1 && ds <= 4 && !empty_cold)
 		fv__ctrl_drop_empty(&c, empty);
 	if (shared && __builtin_expect(past || (empty_cold && empty), 0)) {
 		/* the cold side: past lim (the slow take may force a completion into fm), or empty_cold */
