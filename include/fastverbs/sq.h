@@ -454,8 +454,8 @@ static inline void fv__sq_commit(struct fv__sq *sq, uint64_t wr_id, unsigned fla
  *
  * late: whether a lone WQE fits a half is asked after the lock, not before it (the same
  * answer: the ring's fields are read before the lock either way and bf_nbb does not change).
- * For fv_post_send's leaf and a typed handle's fv_wr_complete (FV__DB_LATE, tune.h), where gcc
- * keeps the answer early as a flag.
+ * For fv_ring, fv_post_send's leaf and a typed handle's fv_wr_complete (FV__DB_LATE, tune.h),
+ * where gcc keeps the answer early as a flag.
  */
 static FV__ALWAYS_INLINE void fv__sq_ring_as(struct fv__sq *sq, const bool late)
 {
