@@ -1030,7 +1030,7 @@ static void emit_wr(void)
 	       " * record and BlueFlame register as at fv_wr_start) and return the first error: ENOMEM (ring\n"
 	       " * full, too many SGEs, inline too long) or EINVAL (a call the QP type does not have, a\n"
 	       " * missing or repeated setter, an address handle that is not mlx5's). (ibv_wr_complete)\n */\n"
-	       "#define fv_wr_complete(h) fv__wr_complete_qp(fv__wr_qp(h))\n\n"
+	       "#define fv_wr_complete(h) fv__wr_complete_qp(fv__wr_qp(h) FV__WR_LATE(h))\n\n"
 	       "/* Drop the batch: nothing of it is posted (ibv_wr_abort). */\n"
 	       "#define fv_wr_abort(h) fv__wr_abort_qp(fv__wr_qp(h))\n\n#ifndef __cplusplus\n");
 	for (size_t j = 0; j < n_ops; j++) {

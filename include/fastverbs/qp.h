@@ -133,7 +133,7 @@ static FV__ALWAYS_INLINE void fv__ring_checked(struct fv_qp *qp)
 	/* the batch's WQEs would reach the device before fv_wr_complete decides on them */
 	FV__ASSERT_MSG(!qp->wr_open, "fv_ring on a QP with an open fv_wr_* batch "
 		      "(fv_wr_start without fv_wr_complete or fv_wr_abort)");
-	fv__sq_ring(&qp->sq);
+	fv__sq_ring_as(&qp->sq, FV__DB_LATE);
 }
 
 /* The struct fv_qp of h, the first member of every typed handle; anything else is refused

@@ -451,8 +451,13 @@ static inline void fv__sq_commit(struct fv__sq *sq, uint64_t wr_id, unsigned fla
  * doorbell cannot overtake another from a write-combining buffer. On x86 the exchange that
  * takes the lock orders the record's store before the register's, as the WC start's sfence
  * would: it takes the sfence's place.
+ *
+ * late: whether a lone WQE fits a half is asked after the lock, not before it (the same
+ * answer: the ring's fields are read before the lock either way and bf_nbb does not change).
+ * For fv_ring, fv_post_send's leaf and a typed handle's fv_wr_complete (FV__DB_LATE, tune.h),
+ * where gcc keeps the answer early as a flag.
  */
-static FV__ALWAYS_INLINE void fv__sq_ring(struct fv__sq *sq)
+static FV__ALWAYS_INLINE void fv__sq_ring_as(struct fv__sq *sq, const bool late)
 {
 	uint32_t pi = sq->pi, last = sq->last_pi, nbb = pi - last;
 	int32_t since = (int32_t)(last - sq->rung_pi);	/* the two are less than 2^31 apart */
@@ -462,9 +467,10 @@ static FV__ALWAYS_INLINE void fv__sq_ring(struct fv__sq *sq)
 
 	if (since < 0)
 		return;		/* nothing new */
+#ifdef FV__DB_CHAIN
 	bool bf_copy = since == 0 && nbb <= sq->bf_nbb;	/* a lone WQE that fits a half */
 
-#ifdef FV__DB_CHAIN
+	(void)late;
 	/* the start in both branches: clang would otherwise keep bf_copy in a register across it */
 	uintptr_t r;
 
@@ -480,12 +486,16 @@ static FV__ALWAYS_INLINE void fv__sq_ring(struct fv__sq *sq)
 	reg = (uint8_t *)FV__TEST_BF_RUNG(sq, (uint8_t *)fv__db_flush(r), bf_copy ? nbb : 0);
 	sq->rung_pi = fv__db_unlock(bf, (uintptr_t)reg ^ sq->bf_toggle, pi);
 #else
+	bool bf_copy = !late && since == 0 && nbb <= sq->bf_nbb;	/* a lone WQE that fits a half */
+
 	fv__dma_wmb_sq(sq->ring.buf);
 	fv__dbrec_write32(sq->dbrec, htobe32(pi & 0xffff));
 	reg = (uint8_t *)fv__bf_take(bf);
 #if !defined(__x86_64__) && !defined(__i386__)
 	fv__wc_start();
 #endif
+	if (late)
+		bf_copy = since == 0 && nbb <= sq->bf_nbb;
 	if (bf_copy) {
 		fv__bf_copy64(reg, wqe);
 		if (nbb > 1) {	/* its other blocks; they may continue at block 0 */
@@ -508,6 +518,8 @@ static FV__ALWAYS_INLINE void fv__sq_ring(struct fv__sq *sq)
 	sq->rung_pi = pi;
 #endif
 }
+
+#define fv__sq_ring(sq) fv__sq_ring_as(sq, false)
 
 /*
  * The end of the WQE in slot whose 16-bit index is wqe_counter: from its meta if that was

@@ -37,6 +37,10 @@
  *  FV__READ_PI(sq)     clang     the producer read anew (relaxed atomic) per WR      §1.4
  *  FV__EMPTY_COLD      clang     a typed empty SGE goes to the cold path             §1.4
  *  FV__DB_CHAIN        clang     x86 doorbell as a chain of non-volatile asms        §1.4
+ *  FV__DB_LATE         gcc       fv_ring's, fv_post_send's and (on a typed handle)
+ *                                fv_wr_complete's doorbell ask whether a lone WQE
+ *                                fits a BlueFlame half after the register's lock:
+ *                                two branches, not a flag kept across the exchange   §3.1
  *  FV__LOAD_VOLATILE   clang     x86: ci and the RQ tail read by a volatile load,
  *                                not a volatile asm (a store to all memory to clang) §1.4
  *  FV__SLOW_INLINE     clang     always_inline on fv__sq_take_slow: clang 14 calls
@@ -131,6 +135,7 @@
 #define FV__WR_AV_AS_READ FV__TUNED_CLANG
 #define FV__WR_CLEAR_SPENT FV__TUNED_GCC
 #define FV__ETH_BUILD_EACH FV__TUNED_GCC
+#define FV__DB_LATE FV__TUNED_GCC
 #if FV__TUNED_GCC
 #define FV__META_APART(m) FV__HIDE(m)
 #else

@@ -438,30 +438,41 @@ static FV__ALWAYS_INLINE struct fv__image fv__av_image(const struct mlx5_wqe_av 
 
 /*
  * The datagram segment's first unit over a copy of the AV's (fv_post_send's fast path, which
- * keeps no image): the AV's 16 bytes as they are, then the Q_Key word (the reserved word
- * after it 0) and the remote QPN over them; fewer instructions than the image's bytes 8-15.
- * The stores go through one union (gcc keeps them in order), or under clang through p at
- * overlapping offsets, as fv__ctrl_put's.
+ * keeps no image): the AV's 16 bytes as they are, then the Q_Key and the remote QPN over
+ * them; fewer instructions than the image's bytes 8-15. The reserved word between them stays
+ * the AV's, as libmlx5 leaves it (0 in every AH it makes). The stores go through one union
+ * (gcc keeps them in order), or under clang through p at overlapping offsets, as
+ * fv__ctrl_put's.
  */
+struct fv__av_put_words {
+	__be32 qkey;
+	__be32 reserved;	/* not stored */
+	__be32 dqp;		/* remote QPN | MLX5_EXTENDED_UD_AV */
+};
+
 union fv__av_head_unit {
 	fv_u64x2 v;
-	struct fv__av_head_words w;
+	struct fv__av_put_words w;
 };
 
 static inline void fv__av_head_put(uint8_t *p, const struct mlx5_wqe_av *av, uint32_t remote_qpn, uint32_t qkey)
 {
 	const struct fv__image head = fv__av_unit(av, 0);
-	const struct fv__av_head_words over = fv__av_head_words(remote_qpn, qkey);
+	/* both big-endian by one 8-byte swap (the WR holds them side by side: one load) */
+	const uint64_t kq = htobe64((uint64_t)qkey << 32 | remote_qpn);
+	__be32 w[2];
+
+	memcpy(w, &kq, sizeof(w));
 #if FV__VEC_STORES
 	union fv__av_head_unit *u = (union fv__av_head_unit *)p;
 
 	u->v = fv__u64x2_of(head.a, head.b);
-	u->w.qkey = over.qkey;
-	u->w.dqp = over.dqp;
+	u->w.qkey = w[0];
+	u->w.dqp = w[1] | htobe32(MLX5_EXTENDED_UD_AV);
 #else
 	fv__unit_put(p, head, 0);
-	((struct fv__av_head_words *)p)->qkey = over.qkey;
-	((struct fv__av_head_words *)p)->dqp = over.dqp;
+	((struct fv__av_put_words *)p)->qkey = w[0];
+	((struct fv__av_put_words *)p)->dqp = w[1] | htobe32(MLX5_EXTENDED_UD_AV);
 #endif
 }
 

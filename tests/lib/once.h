@@ -29,10 +29,17 @@ static FV__NOINLINE int once_poll_cq(struct fv_cq *cq, int n, struct ibv_wc *wc)
 }
 
 /* fv_wr_complete and the payload setters on a struct fv_qp: one arm per QP type each. */
+#if FV__DB_LATE	/* with the doorbell's form fv_wr_complete picks by the handle's type */
+static FV__NOINLINE int once_wr_complete_qp(struct fv_qp *qp, bool late)
+{
+	return fv__wr_complete_qp(qp, late);
+}
+#else
 static FV__NOINLINE int once_wr_complete_qp(struct fv_qp *qp)
 {
 	return fv__wr_complete_qp(qp);
 }
+#endif
 
 static FV__NOINLINE void once_qp_wr_set_sge(struct fv_qp *qp, uint32_t lkey, uint64_t addr, uint32_t length)
 {

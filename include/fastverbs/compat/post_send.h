@@ -210,7 +210,7 @@ fv__post_send_list(struct fv_qp *qp, const enum fv_qpt qpt, struct ibv_send_wr *
 static FV__ALWAYS_INLINE void fv__post_send_close(struct fv_qp *qp)
 {
 	FV__TEST_YIELD();
-	fv__sq_ring(&qp->sq);
+	fv__sq_ring_as(&qp->sq, FV__DB_LATE);
 	fv__sq_leave(qp);
 }
 

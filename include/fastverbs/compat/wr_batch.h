@@ -43,6 +43,22 @@ static const struct mlx5_wqe_av fv__wr_no_av = FV__ZERO_INIT;
  * fv_qp *'s (gen/wr.h). Without FV__WR_CLEAR_SPENT (tune.h) the setters have no such argument:
  * not used, it still moved gcc's inlining in a FV_NO_TUNE build.
  */
+/*
+ * A typed handle's fv_wr_complete asks whether the lone WQE fits a BlueFlame half after the
+ * register's lock (FV__DB_LATE, sq.h fv__sq_ring_as); on a struct fv_qp * gcc's UD loops of
+ * 32 lost a register to it (docs/performance.md §3.1). An argument only where the switch is
+ * on: h's type, not its value (fv__wr_typed, at the end).
+ */
+#if FV__DB_LATE
+#define FV__WR_LATE(h) , fv__wr_typed(h)
+#define FV__WR_LATE_PARAM , const bool late
+#define FV__WR_LATE_ARG late
+#else
+#define FV__WR_LATE(h)
+#define FV__WR_LATE_PARAM
+#define FV__WR_LATE_ARG false
+#endif
+
 #if FV__WR_CLEAR_SPENT
 #define FV__WR_TYPED(typed) , typed
 #define FV__WR_TYPED_PARAM , bool typed
@@ -139,7 +155,7 @@ static inline void fv__wr_rollback(struct fv_qp *qp)
  * fv_wr_complete on a struct fv_qp: 0 and one doorbell, or the first error and nothing rung.
  * EINVAL without an open batch (no fv_wr_start, or it was refused).
  */
-static FV__ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp)
+static FV__ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp FV__WR_LATE_PARAM)
 {
 	int err;
 
@@ -157,7 +173,7 @@ static FV__ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp)
 		return err;
 	}
 	FV__TEST_YIELD();
-	fv__sq_ring(&qp->sq);
+	fv__sq_ring_as(&qp->sq, FV__WR_LATE_ARG);
 	fv__wr_end(qp);
 	return 0;
 }
@@ -533,6 +549,15 @@ static inline struct fv_qp *fv__qp_wr_qp(struct fv_qp *qp)
 }
 
 FV__EXTERN_C_END
+
+/* Whether h is a typed handle, not a struct fv_qp *: from its type alone, h not evaluated. */
+#ifdef __cplusplus
+char fv__wr_tag(struct fv_qp *);
+long fv__wr_tag(const void *);
+#define fv__wr_typed(h) (sizeof(fv__wr_tag(h)) != 1)
+#else
+#define fv__wr_typed(h) _Generic((h), struct fv_qp *: false, default: true)
+#endif
 
 /* fv_wr_set_ud_addr's ah argument as one of two pointers, the other NULL (a constant; C++: overloads, wr.h). */
 #define FV__WR_FV_AH(ah)  _Generic((ah), struct ibv_ah *: (const struct fv_ah *)0, default: (ah))
