@@ -43,6 +43,14 @@ static const struct mlx5_wqe_av fv__wr_no_av = FV__ZERO_INIT;
  * fv_qp *'s (gen/wr.h). Without FV__WR_CLEAR_SPENT (tune.h) the setters have no such argument:
  * not used, it still moved gcc's inlining in a FV_NO_TUNE build.
  */
+#if FV__WR_CLEAR_SPENT
+#define FV__WR_TYPED(typed) , typed
+#define FV__WR_TYPED_PARAM , bool typed
+#else
+#define FV__WR_TYPED(typed)
+#define FV__WR_TYPED_PARAM
+#endif
+
 /*
  * A typed handle's fv_wr_complete asks whether the lone WQE fits a BlueFlame half after the
  * register's lock (FV__DB_LATE, sq.h fv__sq_ring_as); on a struct fv_qp * gcc's UD loops of
@@ -57,14 +65,6 @@ static const struct mlx5_wqe_av fv__wr_no_av = FV__ZERO_INIT;
 #define FV__WR_LATE(h)
 #define FV__WR_LATE_PARAM
 #define FV__WR_LATE_ARG false
-#endif
-
-#if FV__WR_CLEAR_SPENT
-#define FV__WR_TYPED(typed) , typed
-#define FV__WR_TYPED_PARAM , bool typed
-#else
-#define FV__WR_TYPED(typed)
-#define FV__WR_TYPED_PARAM
 #endif
 
 /* The open WQE's groups as a payload setter leaves them (fv__wr_spent). */
