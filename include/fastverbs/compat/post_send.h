@@ -304,6 +304,7 @@ static FV__NOINLINE int fv__post_send_other(struct fv_qp *qp, struct ibv_send_wr
 		*bad_wr = wr;
 		return err;
 	}
+	/* raw first, by its own test: the cheapest shape measured (docs/performance.md §3.1) */
 	if (qp->qpt == FV_QPT_RAW)
 		return fv__post_send_rung(qp, FV_QPT_RAW, wr, bad_wr);
 	switch (qp->qpt) {
