@@ -437,6 +437,12 @@ static inline void fv__sq_commit(struct fv__sq *sq, uint64_t wr_id, unsigned fla
 	fv__sq_advance(sq, pi, nbb);
 }
 
+/* A lone WQE (the only one since the last doorbell) that fits one BlueFlame half: copied whole. */
+static FV__ALWAYS_INLINE bool fv__sq_bf_fits(const struct fv__sq *sq, int32_t since, uint32_t nbb)
+{
+	return since == 0 && nbb <= sq->bf_nbb;
+}
+
 /*
  * Tell the device about everything built since the last doorbell (docs/design.md §3.2):
  * WQE stores -> DMA barrier -> doorbell record -> register lock (the WC start) -> BlueFlame
@@ -468,7 +474,7 @@ static FV__ALWAYS_INLINE void fv__sq_ring_as(struct fv__sq *sq, const bool late)
 	if (since < 0)
 		return;		/* nothing new */
 #ifdef FV__DB_CHAIN
-	bool bf_copy = since == 0 && nbb <= sq->bf_nbb;	/* a lone WQE that fits a half */
+	bool bf_copy = fv__sq_bf_fits(sq, since, nbb);
 
 	(void)late;
 	/* the start in both branches: clang would otherwise keep bf_copy in a register across it */
@@ -486,7 +492,7 @@ static FV__ALWAYS_INLINE void fv__sq_ring_as(struct fv__sq *sq, const bool late)
 	reg = (uint8_t *)FV__TEST_BF_RUNG(sq, (uint8_t *)fv__db_flush(r), bf_copy ? nbb : 0);
 	sq->rung_pi = fv__db_unlock(bf, (uintptr_t)reg ^ sq->bf_toggle, pi);
 #else
-	bool bf_copy = !late && since == 0 && nbb <= sq->bf_nbb;	/* a lone WQE that fits a half */
+	bool bf_copy = !late && fv__sq_bf_fits(sq, since, nbb);
 
 	fv__dma_wmb_sq(sq->ring.buf);
 	fv__dbrec_write32(sq->dbrec, htobe32(pi & 0xffff));
@@ -495,7 +501,7 @@ static FV__ALWAYS_INLINE void fv__sq_ring_as(struct fv__sq *sq, const bool late)
 	fv__wc_start();
 #endif
 	if (late)
-		bf_copy = since == 0 && nbb <= sq->bf_nbb;
+		bf_copy = fv__sq_bf_fits(sq, since, nbb);
 	if (bf_copy) {
 		fv__bf_copy64(reg, wqe);
 		if (nbb > 1) {	/* its other blocks; they may continue at block 0 */
