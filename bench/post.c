@@ -1112,6 +1112,16 @@ static int path_wanted(int p, int op)
 	return fns[p][op][0] && listed("FVBENCH_PATHS", path_name[p]);	/* the DC loops have no list paths */
 }
 
+/*
+ * Whether a counted path's count is dumped (FVBENCH_DUMP_PATHS, unset: all). The others still
+ * run their rounds: the wr_ids, and so where the every-64th signal falls against each ring's
+ * room, stay those of the run that dumps them all (bench/run.sh's locked pass).
+ */
+static int path_dumped(int p)
+{
+	return listed("FVBENCH_DUMP_PATHS", path_name[p]);
+}
+
 static const char *suffix(void)
 {
 	const char *s = getenv("FVBENCH_SUFFIX");
@@ -1136,6 +1146,8 @@ static void run_count(struct ctx *c)
 				CALLGRIND_ZERO_STATS;
 				for (int r = 0; r < COUNT_ROUNDS; r++)
 					round_once(c, (enum path)p, (enum op)op, bi);
+				if (!path_dumped(p))
+					continue;
 				snprintf(label, sizeof(label), "post %s %s%s %d %d", op_name[op], path_name[p],
 					 suffix(), batches[bi], COUNT_ROUNDS * ROUND);
 				CALLGRIND_DUMP_STATS_AT(label);

@@ -115,10 +115,12 @@ done
 # the clang builds (bench/bench.mk): their typed path and floor, named typed_clang, floor_clang,
 # and with the SGE copied field by field (bench/post.c counts the loops with an SGE only)
 # typed_clangf, floor_clangf; for loops (a)-(d) (post-clang*) and (e) (post-ring-clang*).
-# The compat paths once more with their locks on: "locked, uncontended".
+# The compat paths once more with their locks on: "locked, uncontended". Every path runs, as
+# above, and only the compat ones are kept: each row then starts where its unlocked one did (the
+# wr_ids decide where the signals fall against the ring's room), so the two differ by the locks.
 for p in post post-ring post-dc; do
     case " $progs " in
-        *" $p "*) (export FVBENCH_PATHS=fvps,fvwr,fvwrq FVBENCH_SUFFIX=_locked FVBENCH_LOCKED=1; count $p) ;;
+        *" $p "*) (export FVBENCH_DUMP_PATHS=fvps,fvwr,fvwrq FVBENCH_SUFFIX=_locked FVBENCH_LOCKED=1; count $p) ;;
     esac
 done
 for p in post post-ring; do

@@ -469,9 +469,15 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 	 * lengths are new in every WR, leave it to the general path: one test, no sizes per WR.
 	 */
 	const bool skip_ok = FV__FAST_EMPTY_2ND && qpt == FV_QPT_UD && !r->from_wr && !r->sge_len && ds > 4;
-	const bool skip = skip_ok && empty;
+	/* no compare, as fv__ctrl_drop_len: the sizes of a loop's own SGE are then computed once */
+	const unsigned skip = !skip_ok ? 0 : FV__EMPTY_ARITH ? (unsigned)(((uint64_t)r->sgl->length - 1) >> 63) : empty;
 	const unsigned nbb = p.nbb1 - skip;
 	struct fv__image c = fv__ctrl_image(0, r->opcode, sq->qpn_be, ds - skip, fm, r->imm);
+
+	/* the qpn_ds word read whole: gcc then makes the ctrl's first word before a caller's loop
+	 * (docs/performance.md §1.3) */
+	if (skip_ok && ds == FV__UD_DS1)
+		c.a = fv__2x32(htobe32(r->opcode), sq->qpn_ds_ud - htobe32(skip));
 	p.put_how = p.how | (p.typed ? FV__CTRL_A : 0);
 	p.words0 = qpt == FV_QPT_UD;
 
@@ -485,7 +491,7 @@ static FV__ALWAYS_INLINE int fv__build_fast_at(struct fv_qp *qp, enum fv_qpt qpt
 	const bool shared = !FV__CONST_P(r->flags) && !r->from_wr;
 
 	/* an empty SGE in a second block, or the only unit after the ctrl (ds 2); UMR; no fixed size */
-	if (!ds || __builtin_expect((((ds > 4 && !skip) || ds == 2) && empty) || (p.inl1 && r->len > qp->max_inline) ||
+	if (!ds || __builtin_expect((((ds > 4 && !skip_ok) || ds == 2) && empty) || (p.inl1 && r->len > qp->max_inline) ||
 				    (!shared && !fv__sq_before_lim(lim, pi, nbb)), 0))
 		return shared && p.inl1 ? -ENOMEM : 0;	/* inline too long: fv__build_wqe_at's answer */
 	/*

@@ -287,6 +287,7 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 	sq->unsig_max = g->sq_sig_all ? 0 : fv__unsig_max(g);	/* sq_sig_all: no unsignaled run (sq.h) */
 	fv__sq_set_pi(sq, be32toh(*sq->dbrec) & 0xffff);
 	sq->qpn_be = htobe32(g->qpn << 8);
+	sq->qpn_ds_ud = htobe32(g->qpn << 8 | FV__UD_DS1);
 	sq->sig_all = htobe32(g->sq_sig_all ? FV_SIGNALED : 0);
 	sq->bf_nbb = g->bf_size / FV__WQEBB;
 	sq->bf = fv__registry_bf_get((uintptr_t)g->bf_reg);

@@ -76,6 +76,9 @@ static inline struct fv__sq_meta fv__sq_meta_of(uint32_t end, uint32_t forced)
 #define FV__SQ_META(end_, forced_) ((struct fv__sq_meta){ .end = (end_), .forced = (forced_) })
 #endif
 
+/* A UD SEND of one SGE in 16-byte units: the ctrl, the datagram segment (3), the data segment. */
+#define FV__UD_DS1 5u
+
 /*
  * Building a WQE (inline payloads aside) stores only into the ring (through fastverbs' own
  * types, see wqe.h), the wr_id and meta tables (likewise) and 32-bit counters of this struct,
@@ -103,6 +106,8 @@ struct fv__sq {
 	/* Ringing: */
 	uint32_t bf_nbb;	/* WQEBBs in one BlueFlame half (0: 8-byte doorbells only): a lone
 				 * WQE in as many blocks or fewer goes by BlueFlame */
+	__be32 qpn_ds_ud;	/* qpn_be | htobe32(FV__UD_DS1): a typed UD SEND's, in the padding
+				 * before bf (build.h fv__build_fast_at) */
 	struct fv__bf *bf;	/* the register as the process's QPs share it: the half the next
 				 * doorbell writes, and the lock around it (registry.h) */
 	uintptr_t bf_toggle;	/* bf->cur ^= bf_toggle moves it to the other half */

@@ -31,8 +31,9 @@
  *  FV__SPLIT_UNSIG     gcc       a copy of the builder for WRs without flags         §1.2
  *  FV__UD_PI_HIDDEN    gcc       UD's pi hidden from induction-variable passes       §3
  *  FV__EMPTY_ARITH     gcc       a typed builder drops an empty SGE's unit from the
- *                                ctrl's ds with no compare (build.h): gcc then
- *                                moves it out of a caller's loop                     §1.2
+ *                                ctrl's ds (and a UD one's second block from its
+ *                                size) with no compare (build.h): gcc then moves
+ *                                it out of a caller's loop                           §1.2, §1.3
  *  FV__SGE_WORD        clang     an SGE's length and lkey read as one word           §1.4
  *  FV__READ_PI(sq)     clang     the producer read anew (relaxed atomic) per WR      §1.4
  *  FV__EMPTY_COLD      clang     a typed empty SGE goes to the cold path             §1.4
