@@ -379,8 +379,9 @@ FV__UNROLL(6)	/* n is a constant (FV__FAST_UNITS at most): the units stay in reg
 		if ((i + 2) % 4 == 0)	/* a block ends: the ring may too */
 			fv__ring_wrap(&sq->ring, &p);
 	}
+	/* 16 bytes a vector for a typed builder's only: fv_wr_*'s loops grew with it (FV__INL_VEC16) */
 	if (inl1)
-		fv__wqe_inline_small(p, (const void *)(uintptr_t)r->sgl->addr, r->len);
+		fv__wqe_inline_small(p, (const void *)(uintptr_t)r->sgl->addr, r->len, FV__INL_VEC16 && fv__req_typed(r));
 }
 
 /* A WQE that asks for a completion: the last signaled WQE's end, its slot's mark (sq.h). */

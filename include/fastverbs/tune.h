@@ -34,6 +34,9 @@
  *                                ctrl's ds (and a UD one's second block from its
  *                                size) with no compare (build.h): gcc then moves
  *                                it out of a caller's loop                           §1.2, §1.3
+ *  FV__INL_VEC16       gcc       a typed builder's short inline payload copied 16
+ *                                bytes at a time, one unaligned vector load and
+ *                                store each (wqe.h), not two 8-byte pairs            §1.2
  *  FV__SGE_WORD        clang     an SGE's length and lkey read as one word           §1.4
  *  FV__READ_PI(sq)     clang     the producer read anew (relaxed atomic) per WR      §1.4
  *  FV__EMPTY_COLD      clang     a typed empty SGE goes to the cold path             §1.4
@@ -130,6 +133,7 @@
 #define FV__SPLIT_UNSIG FV__TUNED_GCC
 #define FV__UD_PI_HIDDEN FV__TUNED_GCC
 #define FV__EMPTY_ARITH FV__TUNED_GCC
+#define FV__INL_VEC16 FV__TUNED_GCC
 #define FV__SGE_WORD FV__TUNED_CLANG
 #define FV__EMPTY_COLD FV__TUNED_CLANG
 #define FV__LOAD_VOLATILE FV__TUNED_CLANG

@@ -584,11 +584,21 @@ static inline uint8_t *fv__wqe_inline(const struct fv_ring *r, uint8_t *p, const
 typedef uint64_t fv_any_u64 __attribute__((aligned(1)));
 typedef uint32_t fv_any_u32 __attribute__((aligned(1)));
 typedef uint16_t fv_any_u16 __attribute__((aligned(1)));
+typedef uint64_t fv_any_u64x2 __attribute__((vector_size(16), aligned(1)));
+struct fv__inl16 { fv_any_u64x2 v; };
 struct fv__inl8 { fv_any_u64 v; };
 struct fv__inl4 { fv_any_u32 v; };
 struct fv__inl2 { fv_any_u16 v; };
 
-/* 8, 4 and 2 bytes from s to d through the types above (s and d may sit anywhere). */
+/* 16, 8, 4 and 2 bytes from s to d through the types above (s and d may sit anywhere). */
+static FV__ALWAYS_INLINE void fv__inl_copy16(uint8_t *d, const uint8_t *s)
+{
+	fv_u64x2 v;
+
+	memcpy(&v, s, 16);
+	((struct fv__inl16 *)d)->v = v;
+}
+
 static FV__ALWAYS_INLINE void fv__inl_copy8(uint8_t *d, const uint8_t *s)
 {
 	uint64_t v;
@@ -616,15 +626,18 @@ static FV__ALWAYS_INLINE void fv__inl_copy2(uint8_t *d, const uint8_t *s)
 /*
  * An inline segment of len bytes from src at p, for a len the compiler knows, all of it in the
  * WQE's first block: the same bytes fv__wqe_inline stores (the byte count, then the payload;
- * the padding left as it is), in 8-byte pieces read into registers.
+ * the padding left as it is), in 8-byte pieces read into registers; vec16: 16 bytes at a time
+ * first, one unaligned vector load and store each (FV__INL_VEC16, tune.h).
  */
-static inline void fv__wqe_inline_small(uint8_t *p, const void *src, uint32_t len)
+static inline void fv__wqe_inline_small(uint8_t *p, const void *src, uint32_t len, bool vec16)
 {
 	const uint8_t *s = (const uint8_t *)src;
 	uint8_t *d = p + 4;
 	uint32_t i = 0;
 
 	((struct fv__inl4 *)p)->v = htobe32(len | MLX5_INLINE_SEG);
+	for (; vec16 && i + 16 <= len; i += 16)
+		fv__inl_copy16(d + i, s + i);
 	for (; i + 8 <= len; i += 8)
 		fv__inl_copy8(d + i, s + i);
 	if (len - i >= 4) {

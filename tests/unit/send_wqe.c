@@ -664,13 +664,15 @@ Test(send_wqe, inline_const_len_fast_path)
 
 	rig_open(&g, &(struct memqp_cfg){ .qpt = FV_QPT_RC, .qpn = QPN, .sq_wqe_cnt = 8,
 		.max_inline = 28, .max_send_sge = 1, .bf_size = 256 });
-	for (unsigned k = 0; k < 24; k++) {
-		switch (k % 6) {
+	for (unsigned k = 0; k < 32; k++) {
+		switch (k % 8) {	/* 16 and more: a 16-byte piece first under gcc (FV__INL_VEC16), then the rest */
 		case 0: INLINE_CONST(1); break;
 		case 1: INLINE_CONST(3); break;
 		case 2: INLINE_CONST(12); break;
 		case 3: INLINE_CONST(16); break;
 		case 4: INLINE_CONST(28); break;
+		case 5: INLINE_CONST(20); break;
+		case 6: INLINE_CONST(27); break;
 		default: INLINE_CONST(7); break;
 		}
 		g.t.qp.sq.ci = g.t.qp.sq.pi;	/* the device took everything: room for the next */
