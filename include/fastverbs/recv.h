@@ -364,14 +364,19 @@ static inline void fv__srq_free(struct fv_srq *srq, uint32_t idx)
 /*
  * fv__srq_free by a poller: under the SRQ's lock when its compat calls lock, so that receives
  * may be posted (fv_post_srq_recv) from a thread other than the one that polls, as libmlx5
- * allows. Rare enough (a receive on an SRQ) not to matter beside the CQE's decoding.
+ * allows. Rare enough (a receive on an SRQ) not to matter beside the CQE's decoding. at: the
+ * release with the word as a memory operand (fv_poll_cq; in fv_poll it costs a register,
+ * docs/performance.md §8.2.3).
  */
-static inline void fv__srq_free_locked(struct fv_srq *srq, uint32_t idx)
+static inline void fv__srq_free_locked(struct fv_srq *srq, uint32_t idx, const int at)
 {
 	if (srq->locking) {
 		fv__rec_lock(&srq->lock, srq);
 		fv__srq_free(srq, idx);
-		fv__rec_unlock(&srq->lock, srq);
+		if (at)
+			fv__rec_unlock_at(&srq->lock, srq);
+		else
+			fv__rec_unlock(&srq->lock, srq);
 	} else {
 		fv__srq_free(srq, idx);
 	}

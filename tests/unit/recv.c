@@ -582,6 +582,47 @@ Test(srq, out_of_order_completion_and_free_list_reuse)
 	srq_free(&q);
 }
 
+/*
+ * fv_poll_cq for one completion a call releases the CQ's lock and the SRQ's (taken to link
+ * the WQE back) by their own forms (docs/performance.md §8.2.3): both words free after each
+ * call, the WQEs linked after the tail, the wr_ids in order.
+ */
+Test(srq, poll_cq_one_a_call_releases_the_locks)
+{
+	struct memsrq q;
+	struct tqp m;
+	struct cqe_cq c;
+	struct ibv_wc wc[1];
+	struct ibv_sge s = sge(0x1000, 64);
+
+	srq_init(&q, 8, 32, 0x93, 0);
+	rq_qp(&m, 0x41, 0, 0);
+	fv_qp_attach_srq(&m.qp, &q.srq);
+	cqe_cq_init(&c, 8, 64, 0);
+	fv_set_lock(&q.srq, 1);
+	fv_set_lock(&c.cq, 1);
+	for (uint32_t i = 0; i < 2; i++)
+		cr_assert_eq(fv_srq_recv(&q.srq, 0xa00 + i, &s, 1), 0);
+	fv_srq_ring(&q.srq);
+	cqe_resp(&c, &(struct cqe_resp){ .opcode = MLX5_CQE_RESP_SEND, .qpn = 0x41, .wqe_counter = 1, .srqn_uidx = 0x93 });
+	cqe_resp(&c, &(struct cqe_resp){ .opcode = MLX5_CQE_RESP_SEND, .qpn = 0x41, .wqe_counter = 0, .srqn_uidx = 0x93 });
+	for (uint32_t i = 0; i < 2; i++) {
+		cr_assert_eq(fv_poll_cq(&c.cq, 1, wc), 1);
+		cr_assert_eq(wc[0].wr_id, 0xa01 - i);
+		cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+		cr_assert_eq(c.cq.lock, 0, "the CQ's lock released");
+		cr_assert_eq(q.srq.lock, 0, "the SRQ's lock released");
+		cr_assert_eq(q.srq.tail, 1 - i);
+	}
+	cr_assert_eq(srq_next(&q, 7), 1);
+	cr_assert_eq(srq_next(&q, 1), 0);
+	cr_assert_eq(fv_poll_cq(&c.cq, 1, wc), 0);
+	cr_assert_eq(c.cq.lock, 0);
+	cqe_cq_free(&c);
+	tqp_free(&m);
+	srq_free(&q);
+}
+
 Test(srq, full_and_refusals)
 {
 	struct ibv_sge s[4] = { sge(0x1000, 1), sge(0x2000, 2), sge(0x3000, 3), sge(0x4000, 4) };
