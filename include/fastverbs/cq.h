@@ -97,7 +97,9 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 	/* The ways hold while their tag is the call's; a way filled in this call takes it. */
 	if (__builtin_expect(cq->run.tag != tag, 0))
 		fv__cq_run_reset(&cq->run, tag);	/* a QP came or went, or the other form */
-	if (n == 1 && fv__cq_run1(cq, cq->buf64 + off, own, out, ibv)) {	/* a ping-pong: straight */
+	/* A ping-pong: straight. Said to be likely, gcc keeps the CQ's address in a register on
+	 * this path, where it read it back from the stack (docs/performance.md §8.2.3). */
+	if (n == 1 && __builtin_expect(fv__cq_run1(cq, cq->buf64 + off, own, out, ibv), 1)) {
 		off += cq->cqe_size;
 		if (off == cq->ring) {	/* the owner bit changes only here */
 			off = 0;

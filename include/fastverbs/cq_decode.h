@@ -202,14 +202,15 @@ fv__cq_take_recv(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe
 /*
  * Give the receive WQE of rx back to its poster, after its last read: the RQ's tail moves
  * past it (a poster in another thread may fill it from then on), or the SRQ links it after
- * its free list's tail (under the SRQ's lock when its compat calls lock, sync.h).
+ * its free list's tail (under the SRQ's lock when its compat calls lock, sync.h; ibv picks the
+ * lock's release, fv__srq_free_locked).
  */
-static FV__ALWAYS_INLINE void fv__cq_recv_free(const struct fv__rx *rx)
+static FV__ALWAYS_INLINE void fv__cq_recv_free(const struct fv__rx *rx, const int ibv)
 {
 	if (rx->rq)
 		fv__rq_set_tail(rx->rq, rx->rq->tail + 1);
 	else
-		fv__srq_free_locked(rx->srq, rx->idx);
+		fv__srq_free_locked(rx->srq, rx->idx, ibv);
 }
 
 /* What decoding one CQE gave. */
@@ -333,7 +334,7 @@ fv__cqe_resp(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *
 		imm = be32toh(imm);	/* invalidated rkey: host order */
 	if (slow && scat)
 		status = fv__scatter(sg, max_gs, NULL, NULL, fv__cqe_data(cqe, op_own), len);
-	fv__cq_recv_free(&rx);
+	fv__cq_recv_free(&rx, ibv);
 	struct fv_wc w = FV__ZERO_INIT;
 
 	w.wr_id = wr_id, w.byte_len = len, w.qp_num = qpn, w.src_qp = rqpn & 0xffffff;
@@ -427,7 +428,7 @@ fv__cqe_decode(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64
 		e = fv__sq_wc_more(&qp->sq, slot, fv__sq_wc_op[send_op], cqe, &len) & 0xff;
 		fv__sq_set_ci(&qp->sq, end);	/* the slot read: free it */
 	} else if (op == MLX5_CQE_RESP_ERR && fv__cq_take_recv(cq, qp, cqe, &wr_id, &max_gs, &rx, 0)) {
-		fv__cq_recv_free(&rx);
+		fv__cq_recv_free(&rx, ibv);
 		e = IBV_WC_RECV;
 	} else {
 		return FV__CQE_BAD;	/* resize, tag matching, signature error: not driven here */

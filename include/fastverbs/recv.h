@@ -55,16 +55,28 @@ static FV__ALWAYS_INLINE void fv__rq_set_tail(struct fv__rq *rq, uint32_t tail)
  * Write sgl into the scatter list at d of max_gs entries: zero-length entries dropped, the
  * invalid-lkey terminator after the last one if the list is not full. Stored as units (wqe.h):
  * a type nothing else has, so that in a caller's loop the compiler keeps the RQ's fields and
- * the caller's values in registers across the stores.
+ * the caller's values in registers across the stores. term_first: a list of one entry stores
+ * the terminator before it, with no test (fv_srq_recv; docs/performance.md §8.2.3).
  */
-static FV__ALWAYS_INLINE void fv__rsegs(uint8_t *d, uint32_t max_gs, const struct ibv_sge *sgl, int nsge)
+static FV__ALWAYS_INLINE void fv__rsegs(uint8_t *d, uint32_t max_gs, const struct ibv_sge *sgl, int nsge,
+				       const int term_first)
 {
 	uint32_t n = 0;	/* entries written */
 
 	if (nsge == 1) {	/* the common list, without the loop's count and pointer */
 		/* a length the caller fixes: its fields one by one, the length's swap folded */
+		unsigned how = FV__CONST_P(sgl->length) ? FV__VEC : 0;
+
+		if (term_first && sgl->length) {
+			/* the terminator first, after the entry or, when the list holds one entry only,
+			 * under it (the entry's store, of the same type, follows): one store where the
+			 * test took two instructions a WR */
+			fv__unit_put(d + (max_gs > 1 ? FV__DS : 0), FV__IMAGE(fv__2x32(0, htobe32(MLX5_INVALID_LKEY)), 0), 0);
+			fv__unit_put(d, fv__sge_image(sgl, how), 0);
+			return;
+		}
 		if (sgl->length)
-			fv__unit_put(d, fv__sge_image(sgl, FV__CONST_P(sgl->length) ? FV__VEC : 0), 0), n = 1;
+			fv__unit_put(d, fv__sge_image(sgl, how), 0), n = 1;
 	} else {
 		for (int i = 0; i < nsge; i++)
 			if (sgl[i].length)
@@ -112,7 +124,7 @@ static FV__ALWAYS_INLINE int fv__recv(struct fv_qp *qp, uint64_t wr_id, const st
 	if (!upfront)
 		buf = rq->buf, wrid = (struct fv__wr_id *)rq->wrid, mask = rq->mask, shift = rq->stride_shift,
 		max_gs = rq->max_gs;
-	fv__rsegs(buf + ((size_t)(head & mask) << shift), max_gs, sgl, nsge);
+	fv__rsegs(buf + ((size_t)(head & mask) << shift), max_gs, sgl, nsge, 0);
 	wrid[head & mask].v = wr_id;
 	rq->head = head + 1;
 	FV__ASSERT(rq->head - fv__rq_tail(rq) <= rq->entries);	/* the RQ holds at most its entries */
@@ -290,7 +302,9 @@ static inline uint32_t fv__srq_next(const struct mlx5_wqe_srq_next_seg *n, uint3
  * Post one receive WQE on srq (zero-length SGEs are dropped as on an RQ; libmlx5 writes
  * them on an SRQ). No doorbell: call fv_srq_ring() after a batch. Returns 0; EINVAL if
  * nsge is negative or above the SRQ's max_gs (checked first, as libmlx5 does); ENOMEM if
- * the SRQ is full. Nothing is written when refused.
+ * the SRQ is full. Nothing is written when refused. upfront: 1 (fv_post_srq_recv) reads the
+ * SRQ's fields before the tests; 2 (fv_srq_recv) too, and stores a one-entry list's
+ * terminator first (fv__rsegs), which costs fv_post_srq_recv 5 instructions a WR.
  */
 static FV__ALWAYS_INLINE int fv__srq_recv(struct fv_srq *srq, uint64_t wr_id, const struct ibv_sge *sgl, int nsge,
 					const int upfront)
@@ -304,17 +318,21 @@ static FV__ALWAYS_INLINE int fv__srq_recv(struct fv_srq *srq, uint64_t wr_id, co
 		buf = srq->buf, wrid = (struct fv__wr_id *)srq->wrid, shift = srq->stride_shift;
 		mask = srq->mask16;
 	}
-	if (__builtin_expect((unsigned)nsge > max_gs, 0))
+	/* max_gs is at least 1 (fv_srq_init_geom): a list of one entry fixed by the caller's code
+	 * needs no test, which gcc would otherwise keep in a caller's loop */
+	if (!(FV__CONST_P(nsge) && (unsigned)nsge <= 1) && __builtin_expect((unsigned)nsge > max_gs, 0))
 		return EINVAL;
 	if (__builtin_expect(head == srq->tail, 0))
 		return ENOMEM;
 	if (!upfront)
 		buf = srq->buf, wrid = (struct fv__wr_id *)srq->wrid, shift = srq->stride_shift,
 		mask = srq->mask16, max_gs = srq->max_gs;
-	n = (struct mlx5_wqe_srq_next_seg *)(buf + ((size_t)head << shift));
 	FV__TEST_YIELD();	/* a test's window: two unlocked posters now share head */
-	fv__rsegs((uint8_t *)(n + 1), max_gs, sgl, nsge);
-	wrid[head].v = wr_id;
+	size_t h = head;
+	wrid[h].v = wr_id;
+	FV__HIDE(h);	/* the WQE's address from h after the wr_id's store: gcc shifts h in place, no copy */
+	n = (struct mlx5_wqe_srq_next_seg *)(buf + (h << shift));
+	fv__rsegs((uint8_t *)(n + 1), max_gs, sgl, nsge, upfront == 2);
 	srq->head = fv__srq_next(n, mask);
 	srq->counter++;
 	return 0;
@@ -322,18 +340,18 @@ static FV__ALWAYS_INLINE int fv__srq_recv(struct fv_srq *srq, uint64_t wr_id, co
 
 static FV__ALWAYS_INLINE int fv_srq_recv(struct fv_srq *srq, uint64_t wr_id, const struct ibv_sge *sgl, int nsge)
 {
-	return fv__srq_recv(srq, wr_id, sgl, nsge, 1);
+	return fv__srq_recv(srq, wr_id, sgl, nsge, 2);
 }
 
 /*
  * Publish the posted SRQ WQEs: WQE stores, then dbrec[0] = WQEs posted (16 bits). The counter
  * is read anew (volatile), not taken from the last post's register: each post then adds to it
- * in memory with one instruction, where it took a load, an add and a store.
+ * in memory with one instruction, where it took a load, an add and a store. The barrier's
+ * hidden pointer is the record's (fv__dbrec_publish32), so the WQE buffer's stays where it is.
  */
 static inline void fv_srq_ring(struct fv_srq *srq)
 {
-	fv__dma_wmb_sq(srq->buf);	/* as fv_recv_ring */
-	fv__dbrec_write32(srq->dbrec, htobe32(*(const volatile uint16_t *)&srq->counter));
+	fv__dbrec_publish32(srq->dbrec, htobe32(*(const volatile uint16_t *)&srq->counter));
 }
 
 /* WQE idx was consumed: link it after the tail of the free list. */
@@ -346,14 +364,19 @@ static inline void fv__srq_free(struct fv_srq *srq, uint32_t idx)
 /*
  * fv__srq_free by a poller: under the SRQ's lock when its compat calls lock, so that receives
  * may be posted (fv_post_srq_recv) from a thread other than the one that polls, as libmlx5
- * allows. Rare enough (a receive on an SRQ) not to matter beside the CQE's decoding.
+ * allows. Rare enough (a receive on an SRQ) not to matter beside the CQE's decoding. at: the
+ * release with the word as a memory operand (fv_poll_cq; in fv_poll it costs a register,
+ * docs/performance.md §8.2.3).
  */
-static inline void fv__srq_free_locked(struct fv_srq *srq, uint32_t idx)
+static inline void fv__srq_free_locked(struct fv_srq *srq, uint32_t idx, const int at)
 {
 	if (srq->locking) {
 		fv__rec_lock(&srq->lock, srq);
 		fv__srq_free(srq, idx);
-		fv__rec_unlock(&srq->lock, srq);
+		if (at)
+			fv__rec_unlock_at(&srq->lock, srq);
+		else
+			fv__rec_unlock(&srq->lock, srq);
 	} else {
 		fv__srq_free(srq, idx);
 	}
