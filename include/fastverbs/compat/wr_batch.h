@@ -67,6 +67,21 @@ static const struct mlx5_wqe_av fv__wr_no_av = FV__ZERO_INIT;
 #define FV__WR_LATE_ARG false
 #endif
 
+/*
+ * A typed handle's fv_wr_start without locking takes nothing (wr_open 3), so its batch's end
+ * runs no unlock asm, which names the whole QP as memory it writes (FV__WR_START_LEAN, tune.h;
+ * docs/performance.md §9). On a struct fv_qp * gcc's UD loops rose by it: h's type decides.
+ */
+#if FV__WR_START_LEAN
+#define FV__WR_LEAN(h) , fv__wr_typed(h)
+#define FV__WR_LEAN_PARAM , const bool lean
+#define FV__WR_LEAN_ARG lean
+#else
+#define FV__WR_LEAN(h)
+#define FV__WR_LEAN_PARAM
+#define FV__WR_LEAN_ARG false
+#endif
+
 /* The open WQE's groups as a payload setter leaves them (fv__wr_spent). */
 static const struct fv__wr_op fv__wr_no_op = FV__ZERO_INIT;
 static const struct fv__wr_to fv__wr_no_to = FV__ZERO_INIT;
@@ -100,11 +115,12 @@ static inline void fv__wr_fail(struct fv_qp *qp, int err)
  * another: it fails the open one instead (its fv_wr_complete returns EINVAL, posting nothing),
  * so no work is posted or dropped unseen.
  */
-static inline void fv__wr_start_qp(struct fv_qp *qp)
+static inline void fv__wr_start_qp(struct fv_qp *qp FV__WR_LEAN_PARAM)
 {
 	const struct fv__sq *sq = &qp->sq;
 	struct fv__wr_batch *b = &qp->wr;
-	uint32_t open = 1;
+	/* 3: a typed handle's batch without locking takes nothing, its end gives nothing back */
+	uint32_t open = FV__WR_LEAN_ARG && !__builtin_expect(qp->locking, 1) ? 3 : 1;
 
 	/* wr_open is the holder's: with locking, read it only once the queue is this thread's */
 	if (__builtin_expect(qp->locking, 1) ? fv__sq_hold(qp) : qp->wr_open || qp->sq_lock) {
@@ -127,7 +143,7 @@ static inline void fv__wr_end(struct fv_qp *qp)
 	uint32_t open = qp->wr_open;
 
 	qp->wr_open = 0;
-	if (open == 1)
+	if (open == 1)	/* not 3: a typed handle's batch without locking took nothing */
 		fv__sq_drop(qp);	/* without locking the word is 0 already: no test */
 }
 
