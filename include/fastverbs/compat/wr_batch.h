@@ -137,14 +137,17 @@ static inline void fv__wr_start_qp(struct fv_qp *qp FV__WR_LEAN_PARAM)
 	FV__WR_KEPT(FV__WR_KEEP)
 }
 
-/* The batch is over: the send queue goes back, unless fv_lock keeps it. */
-static inline void fv__wr_end(struct fv_qp *qp)
+/* The batch is over, open its wr_open: the send queue goes back, unless fv_lock keeps it. */
+static inline void fv__wr_end_as(struct fv_qp *qp, uint32_t open)
 {
-	uint32_t open = qp->wr_open;
-
 	qp->wr_open = 0;
 	if (open == 1)	/* not 3: a typed handle's batch without locking took nothing */
 		fv__sq_drop(qp);	/* without locking the word is 0 already: no test */
+}
+
+static inline void fv__wr_end(struct fv_qp *qp)
+{
+	fv__wr_end_as(qp, qp->wr_open);
 }
 
 /*
@@ -173,9 +176,10 @@ static inline void fv__wr_rollback(struct fv_qp *qp)
  */
 static FV__ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp FV__WR_LATE_PARAM)
 {
+	const uint32_t open = qp->wr_open;
 	int err;
 
-	if (__builtin_expect(!qp->wr_open, 0)) {
+	if (__builtin_expect(!open, 0)) {
 		FV__ASSERT_MSG(0, "fv_wr_complete without fv_wr_start");
 		return EINVAL;
 	}
@@ -190,7 +194,12 @@ static FV__ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp FV__WR_LATE_PAR
 	}
 	FV__TEST_YIELD();
 	fv__sq_ring_as(&qp->sq, FV__WR_LATE_ARG);
-	fv__wr_end(qp);
+	/* a typed handle: wr_open as read above, not loaded again after the doorbell's barrier
+	 * (on a struct fv_qp * gcc's UD loops of 32 lost a register to it, docs/performance.md §9) */
+	if (FV__WR_LATE_ARG)
+		fv__wr_end_as(qp, open);
+	else
+		fv__wr_end(qp);
 	return 0;
 }
 
