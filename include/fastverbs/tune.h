@@ -55,7 +55,7 @@
  *                                their stores in a caller's loop (compat/wr_batch.h) §9
  *  FV__WR_START_LEAN   gcc       a typed handle's fv_wr_start without locking takes
  *                                nothing (wr_open 3), so its batch's end has no unlock
- *                                asm; refused, it clears need as a started batch     §9
+ *                                to run (compat/wr_batch.h)                          §9
  *  FV__ETH_BUILD_EACH  gcc       fv_post_send builds a raw TSO in a copy of its own
  *                                (compat/post_send.h): a SEND's copy then has no
  *                                TSO field to test or to keep in a register          §3.1
