@@ -1024,7 +1024,7 @@ static void emit_wr(void)
 		printf(", \\\n\tstruct fv_%s *: fv__%s_wr_qp", qpts[i].name, qpts[i].name);
 	printf(")(h)\n#endif\n\n");
 	printf("/* Begin a batch (ibv_wr_start): nothing is posted before fv_wr_complete. */\n"
-	       "#define fv_wr_start(h) fv__wr_start_qp(fv__wr_qp(h))\n\n"
+	       "#define fv_wr_start(h) fv__wr_start_qp(fv__wr_qp(h) FV__WR_LEAN(h))\n\n"
 	       "/*\n * Post the batch with one doorbell (BlueFlame for a lone WQE that fits) and return 0; or,\n"
 	       " * if any call of the batch failed or a WQE lacks a setter, post nothing (ring, doorbell\n"
 	       " * record and BlueFlame register as at fv_wr_start) and return the first error: ENOMEM (ring\n"

@@ -106,7 +106,8 @@ struct fv_qp {
 	uint32_t rq_lock;	/* fv_post_recv */
 	uint32_t locking;	/* the compat calls take the locks (fv_set_lock) */
 	uint32_t wr_open;	/* an fv_wr_* batch is open: fv_wr_start was called, its
-				 * fv_wr_complete or fv_wr_abort not yet (1; 2: inside fv_lock) */
+				 * fv_wr_complete or fv_wr_abort not yet (1; 2: inside fv_lock;
+				 * 3: a typed handle's, no locking, nothing taken) */
 };
 
 /* Typed handles: each offers only the operations its QP type allows (ops.h). */

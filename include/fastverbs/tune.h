@@ -56,6 +56,9 @@
  *  FV__WR_CLEAR_SPENT  gcc       a typed handle's fv_wr_* payload setter clears the
  *                                open WQE's fields it has read, so that gcc drops
  *                                their stores in a caller's loop (compat/wr_batch.h) §9
+ *  FV__WR_START_LEAN   gcc       a typed handle's fv_wr_start without locking takes
+ *                                nothing (wr_open 3), so its batch's end has no unlock
+ *                                to run (compat/wr_batch.h)                          §9
  *  FV__ETH_BUILD_EACH  gcc       fv_post_send builds a raw TSO in a copy of its own
  *                                (compat/post_send.h): a SEND's copy then has no
  *                                TSO field to test or to keep in a register          §3.1
@@ -141,6 +144,7 @@
 #define FV__WR_CLEAR_SPENT FV__TUNED_GCC
 #define FV__ETH_BUILD_EACH FV__TUNED_GCC
 #define FV__DB_LATE FV__TUNED_GCC
+#define FV__WR_START_LEAN FV__TUNED_GCC
 #if FV__TUNED_GCC
 #define FV__META_APART(m) FV__HIDE(m)
 #else

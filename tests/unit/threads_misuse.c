@@ -2,7 +2,8 @@
  * What the compat calls do when one thread misuses a send queue it holds, on plain-memory
  * QPs: fv_post_send inside an open fv_wr_* batch or inside fv_lock is EINVAL with nothing
  * posted (never 0 for a WR that is then dropped), a second fv_wr_start fails the open batch,
- * fv_wr_complete without fv_wr_start is EINVAL; with locking on and off. Built with
+ * fv_wr_complete without fv_wr_start is EINVAL; with locking on and off, through a struct
+ * fv_qp * and a typed handle (whose batch without locking takes nothing). Built with
  * -DFV_DEBUG (make test's debug pass), the typed path and fv_ring inside a batch, a second
  * fv_wr_start and polling a CQ that fv_cq_init never saw stop with an assertion instead.
  */
@@ -38,17 +39,47 @@ static struct ibv_send_wr write_wr(struct ibv_sge *s, uint64_t id)
 	return w;
 }
 
+/* The QP as a typed handle: its fv_wr_* calls take another way (FV__WR_START_LEAN, tune.h). */
+static struct fv_rc *rc_of(struct fv_qp *qp)
+{
+	return (struct fv_rc *)(void *)qp;
+}
+
+/* fv_wr_start through a struct fv_qp * or (typed) the typed handle. */
+static void start(struct fv_qp *qp, int typed)
+{
+	if (typed)
+		fv_wr_start(rc_of(qp));
+	else
+		fv_wr_start(qp);
+}
+
+static int complete(struct fv_qp *qp, int typed)
+{
+	return typed ? fv_wr_complete(rc_of(qp)) : fv_wr_complete(qp);
+}
+
 /* fv_wr_start, a WRITE and its SGE: the open batch of the tests. */
+static void open_batch_as(struct fv_qp *qp, int typed)
+{
+	start(qp, typed);
+	qp->wr_id = 0xb1, qp->wr_flags = IBV_SEND_SIGNALED;
+	if (typed) {
+		fv_wr_rdma_write(rc_of(qp), 0x55, 0x2000);
+		fv_wr_set_sge(rc_of(qp), 0x1234, (uintptr_t)src, 8);
+	} else {
+		fv_wr_rdma_write(qp, 0x55, 0x2000);
+		fv_wr_set_sge(qp, 0x1234, (uintptr_t)src, 8);
+	}
+}
+
 static void open_batch(struct fv_qp *qp)
 {
-	fv_wr_start(qp);
-	qp->wr_id = 0xb1, qp->wr_flags = IBV_SEND_SIGNALED;
-	fv_wr_rdma_write(qp, 0x55, 0x2000);
-	fv_wr_set_sge(qp, 0x1234, (uintptr_t)src, 8);
+	open_batch_as(qp, 0);
 }
 
 /* The case of the report: fv_post_send inside a batch, the batch aborted, then posted again. */
-static void post_send_inside_batch(int locking)
+static void post_send_inside_batch(int locking, int typed)
 {
 	struct memqp m;
 	struct memqp_cfg c = cfg();
@@ -59,11 +90,15 @@ static void post_send_inside_batch(int locking)
 	fv_set_lock(&m.qp, locking);
 	uint32_t pi0 = m.qp.sq.pi, db0 = memqp_sq_dbr(&m);
 
-	open_batch(&m.qp);
+	open_batch_as(&m.qp, typed);
 	cr_assert_eq(fv_post_send(&m.qp, &w, &bad), EINVAL, "refused, not posted into the batch");
 	cr_assert_eq(bad, &w);
 	cr_assert_eq(memqp_sq_dbr(&m), db0, "nothing rung");
-	fv_wr_abort(&m.qp);
+	if (typed)
+		fv_wr_abort(rc_of(&m.qp));
+	else
+		fv_wr_abort(&m.qp);
+	cr_assert_eq(m.qp.sq_lock, 0, "the queue given back");
 	cr_assert_eq(m.qp.sq.pi, pi0, "the batch is gone, and nothing of the refused WR");
 	cr_assert_eq(fv_post_send(&m.qp, &w, &bad), 0, "outside the batch it posts");
 	cr_assert_eq(memqp_sq_dbr(&m), (db0 + 1) & 0xffff, "and rings");
@@ -72,8 +107,10 @@ static void post_send_inside_batch(int locking)
 	memqp_free(&m);
 }
 
-Test(threads_misuse, post_send_inside_a_batch_locked) { post_send_inside_batch(1); }
-Test(threads_misuse, post_send_inside_a_batch_unlocked) { post_send_inside_batch(0); }
+Test(threads_misuse, post_send_inside_a_batch_locked) { post_send_inside_batch(1, 0); }
+Test(threads_misuse, post_send_inside_a_batch_unlocked) { post_send_inside_batch(0, 0); }
+Test(threads_misuse, post_send_inside_a_typed_batch_locked) { post_send_inside_batch(1, 1); }
+Test(threads_misuse, post_send_inside_a_typed_batch_unlocked) { post_send_inside_batch(0, 1); }
 
 /* Receives are another queue: posting them inside an open send batch works. */
 Test(threads_misuse, post_recv_inside_a_send_batch_works)
@@ -93,7 +130,7 @@ Test(threads_misuse, post_recv_inside_a_send_batch_works)
 
 #ifndef FV_DEBUG
 /* A second fv_wr_start fails the open batch: its fv_wr_complete is EINVAL and posts nothing. */
-static void second_start(int locking)
+static void second_start(int locking, int typed)
 {
 	struct memqp m;
 	struct memqp_cfg c = cfg();
@@ -102,55 +139,132 @@ static void second_start(int locking)
 	fv_set_lock(&m.qp, locking);
 	uint32_t pi0 = m.qp.sq.pi, db0 = memqp_sq_dbr(&m);
 
-	open_batch(&m.qp);
-	fv_wr_start(&m.qp);
-	fv_wr_rdma_write(&m.qp, 0x55, 0x3000);
-	fv_wr_set_sge(&m.qp, 0x1234, (uintptr_t)src, 8);
-	cr_assert_eq(fv_wr_complete(&m.qp), EINVAL);
+	open_batch_as(&m.qp, typed);
+	start(&m.qp, typed);
+	if (typed) {
+		fv_wr_rdma_write(rc_of(&m.qp), 0x55, 0x3000);
+		fv_wr_set_sge(rc_of(&m.qp), 0x1234, (uintptr_t)src, 8);
+	} else {
+		fv_wr_rdma_write(&m.qp, 0x55, 0x3000);
+		fv_wr_set_sge(&m.qp, 0x1234, (uintptr_t)src, 8);
+	}
+	cr_assert_eq(complete(&m.qp, typed), EINVAL);
 	cr_assert_eq(memqp_sq_dbr(&m), db0, "nothing rung");
 	cr_assert_eq(m.qp.sq.pi, pi0, "both WQEs rolled back");
-	cr_assert_eq(fv_wr_complete(&m.qp), EINVAL, "no batch open any more");
-	open_batch(&m.qp);
-	cr_assert_eq(fv_wr_complete(&m.qp), 0, "the queue was given back");
+	cr_assert_eq(m.qp.sq_lock, 0, "the queue given back");
+	cr_assert_eq(complete(&m.qp, typed), EINVAL, "no batch open any more");
+	open_batch_as(&m.qp, typed);
+	cr_assert_eq(complete(&m.qp, typed), 0, "the queue was given back");
 	cr_assert_eq(memqp_sq_dbr(&m), (db0 + 1) & 0xffff);
 	memqp_free(&m);
 }
 
-Test(threads_misuse, second_wr_start_fails_the_batch_locked) { second_start(1); }
-Test(threads_misuse, second_wr_start_fails_the_batch_unlocked) { second_start(0); }
+Test(threads_misuse, second_wr_start_fails_the_batch_locked) { second_start(1, 0); }
+Test(threads_misuse, second_wr_start_fails_the_batch_unlocked) { second_start(0, 0); }
+Test(threads_misuse, second_wr_start_fails_the_typed_batch_locked) { second_start(1, 1); }
+Test(threads_misuse, second_wr_start_fails_the_typed_batch_unlocked) { second_start(0, 1); }
 
 /*
  * The same with a WQE that still owes its payload at the second fv_wr_start: the batch stays
  * failed whatever follows (its payload included), and the next one posts.
  */
-static void second_start_owed(int locking)
+static void second_start_owed(int locking, int typed)
 {
 	struct memqp m;
 	struct memqp_cfg c = cfg();
+	struct fv_rc *rc = rc_of(&m.qp);
 
 	memqp_init(&m, &c);
 	fv_set_lock(&m.qp, locking);
 	uint32_t pi0 = m.qp.sq.pi, db0 = memqp_sq_dbr(&m);
 
-	fv_wr_start(&m.qp);
-	fv_wr_rdma_write(&m.qp, 0x55, 0x2000);
-	fv_wr_start(&m.qp);
-	fv_wr_set_sge(&m.qp, 0x1234, (uintptr_t)src, 8);
-	fv_wr_rdma_write(&m.qp, 0x55, 0x3000);
-	fv_wr_set_sge(&m.qp, 0x1234, (uintptr_t)src, 8);
-	cr_assert_eq(fv_wr_complete(&m.qp), EINVAL);
+	start(&m.qp, typed);
+	if (typed) {
+		fv_wr_rdma_write(rc, 0x55, 0x2000);
+		fv_wr_start(rc);
+		fv_wr_set_sge(rc, 0x1234, (uintptr_t)src, 8);
+		fv_wr_rdma_write(rc, 0x55, 0x3000);
+		fv_wr_set_sge(rc, 0x1234, (uintptr_t)src, 8);
+	} else {
+		fv_wr_rdma_write(&m.qp, 0x55, 0x2000);
+		fv_wr_start(&m.qp);
+		fv_wr_set_sge(&m.qp, 0x1234, (uintptr_t)src, 8);
+		fv_wr_rdma_write(&m.qp, 0x55, 0x3000);
+		fv_wr_set_sge(&m.qp, 0x1234, (uintptr_t)src, 8);
+	}
+	cr_assert_eq(complete(&m.qp, typed), EINVAL);
 	cr_assert_eq(memqp_sq_dbr(&m), db0, "nothing rung");
 	cr_assert_eq(m.qp.sq.pi, pi0, "rolled back");
-	open_batch(&m.qp);
-	cr_assert_eq(fv_wr_complete(&m.qp), 0, "the next batch posts");
+	cr_assert_eq(m.qp.sq_lock, 0, "the queue given back");
+	open_batch_as(&m.qp, typed);
+	cr_assert_eq(complete(&m.qp, typed), 0, "the next batch posts");
 	cr_assert_eq(memqp_sq_dbr(&m), (db0 + 1) & 0xffff);
 	cr_assert_eq(m.qp.sq.pi, pi0 + 1, "its one WQE");
 	memqp_free(&m);
 }
 
-Test(threads_misuse, second_wr_start_with_a_setter_owed_locked) { second_start_owed(1); }
-Test(threads_misuse, second_wr_start_with_a_setter_owed_unlocked) { second_start_owed(0); }
+Test(threads_misuse, second_wr_start_with_a_setter_owed_locked) { second_start_owed(1, 0); }
+Test(threads_misuse, second_wr_start_with_a_setter_owed_unlocked) { second_start_owed(0, 0); }
+Test(threads_misuse, second_typed_wr_start_with_a_setter_owed_locked) { second_start_owed(1, 1); }
+Test(threads_misuse, second_typed_wr_start_with_a_setter_owed_unlocked) { second_start_owed(0, 1); }
 #endif
+
+/*
+ * A batch's end gives back what its start took, whichever handle ends it and whatever
+ * fv_set_lock said in between: the queue's word is 0 after it, and with locking a batch holds it.
+ */
+static void start_and_end_apart(int lock_at_start, int lock_at_end, int typed_start, int typed_end)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg();
+
+	memqp_init(&m, &c);
+	fv_set_lock(&m.qp, lock_at_start);
+	uint32_t db0 = memqp_sq_dbr(&m);
+
+	open_batch_as(&m.qp, typed_start);
+	cr_assert_neq(m.qp.wr_open, 0);
+	if (lock_at_start)
+		cr_assert_neq(m.qp.sq_lock, 0, "held for the batch");
+	fv_set_lock(&m.qp, lock_at_end);
+	cr_assert_eq(complete(&m.qp, typed_end), 0);
+	cr_assert_eq(memqp_sq_dbr(&m), (db0 + 1) & 0xffff);
+	cr_assert_eq(m.qp.wr_open, 0);
+	cr_assert_eq(m.qp.sq_lock, 0, "nothing kept");
+	memqp_free(&m);
+}
+
+Test(threads_misuse, a_batch_ends_through_either_handle)
+{
+	for (int i = 0; i < 16; i++)
+		start_and_end_apart(i & 1, i >> 1 & 1, i >> 2 & 1, i >> 3 & 1);
+}
+
+/* Inside fv_lock a typed handle's batch nests too, with locking off as well as on. */
+static void lock_holds_for_a_typed_batch(int locking)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg();
+	struct ibv_sge s;
+	struct ibv_send_wr w = write_wr(&s, 0xa3), *bad;
+
+	memqp_init(&m, &c);
+	fv_set_lock(&m.qp, locking);
+	uint32_t db0 = memqp_sq_dbr(&m);
+
+	cr_assert_eq(fv_lock(rc_of(&m.qp)), 0);
+	open_batch_as(&m.qp, 1);
+	cr_assert_eq(fv_unlock(rc_of(&m.qp)), EPERM, "not while the batch is open");
+	cr_assert_eq(fv_wr_complete(rc_of(&m.qp)), 0, "a batch inside fv_lock");
+	cr_assert_eq(memqp_sq_dbr(&m), (db0 + 1) & 0xffff);
+	cr_assert_eq(fv_post_send(&m.qp, &w, &bad), EINVAL, "still held after the batch");
+	cr_assert_eq(fv_unlock(rc_of(&m.qp)), 0);
+	cr_assert_eq(fv_post_send(&m.qp, &w, &bad), 0);
+	memqp_free(&m);
+}
+
+Test(threads_misuse, lock_holds_the_send_queue_for_a_typed_batch_locked) { lock_holds_for_a_typed_batch(1); }
+Test(threads_misuse, lock_holds_the_send_queue_for_a_typed_batch_unlocked) { lock_holds_for_a_typed_batch(0); }
 
 /* fv_lock holds the send queue: compat posts of the holder are refused, a batch nests in it. */
 Test(threads_misuse, lock_holds_the_send_queue)
@@ -234,6 +348,17 @@ Test(threads_misuse, debug_second_wr_start_aborts, .signal = SIGABRT)
 	memqp_init(&m, &c);
 	open_batch(&m.qp);
 	fv_wr_start(&m.qp);
+}
+
+Test(threads_misuse, debug_second_typed_wr_start_unlocked_aborts, .signal = SIGABRT)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg();
+
+	memqp_init(&m, &c);
+	fv_set_lock(&m.qp, 0);
+	open_batch_as(&m.qp, 1);
+	fv_wr_start(rc_of(&m.qp));
 }
 
 Test(threads_misuse, debug_zeroed_cq_aborts, .signal = SIGABRT)

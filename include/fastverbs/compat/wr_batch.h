@@ -67,6 +67,21 @@ static const struct mlx5_wqe_av fv__wr_no_av = FV__ZERO_INIT;
 #define FV__WR_LATE_ARG false
 #endif
 
+/*
+ * A typed handle's fv_wr_start without locking takes nothing (wr_open 3), so its batch's end
+ * runs no unlock asm, which names the whole QP as memory it writes (FV__WR_START_LEAN, tune.h;
+ * docs/performance.md §9). On a struct fv_qp * gcc's UD loops rose by it: h's type decides.
+ */
+#if FV__WR_START_LEAN
+#define FV__WR_LEAN(h) , fv__wr_typed(h)
+#define FV__WR_LEAN_PARAM , const bool lean
+#define FV__WR_LEAN_ARG lean
+#else
+#define FV__WR_LEAN(h)
+#define FV__WR_LEAN_PARAM
+#define FV__WR_LEAN_ARG false
+#endif
+
 /* The open WQE's groups as a payload setter leaves them (fv__wr_spent). */
 static const struct fv__wr_op fv__wr_no_op = FV__ZERO_INIT;
 static const struct fv__wr_to fv__wr_no_to = FV__ZERO_INIT;
@@ -100,11 +115,15 @@ static inline void fv__wr_fail(struct fv_qp *qp, int err)
  * another: it fails the open one instead (its fv_wr_complete returns EINVAL, posting nothing),
  * so no work is posted or dropped unseen.
  */
-static inline void fv__wr_start_qp(struct fv_qp *qp)
+static inline void fv__wr_start_qp(struct fv_qp *qp FV__WR_LEAN_PARAM)
 {
 	const struct fv__sq *sq = &qp->sq;
 	struct fv__wr_batch *b = &qp->wr;
-	uint32_t open = 1;
+	/*
+	 * 3: a typed handle's batch without locking takes nothing, its end gives nothing back.
+	 * Locking expected, as below: else gcc lays out the unlocked way first (locked rows +1).
+	 */
+	uint32_t open = FV__WR_LEAN_ARG && !__builtin_expect(qp->locking, 1) ? 3 : 1;
 
 	/* wr_open is the holder's: with locking, read it only once the queue is this thread's */
 	if (__builtin_expect(qp->locking, 1) ? fv__sq_hold(qp) : qp->wr_open || qp->sq_lock) {
@@ -121,14 +140,17 @@ static inline void fv__wr_start_qp(struct fv_qp *qp)
 	FV__WR_KEPT(FV__WR_KEEP)
 }
 
-/* The batch is over: the send queue goes back, unless fv_lock keeps it. */
+/* The batch is over, open its wr_open: the send queue goes back, unless fv_lock keeps it. */
+static inline void fv__wr_end_as(struct fv_qp *qp, uint32_t open)
+{
+	qp->wr_open = 0;
+	if (open == 1)	/* not 3: a typed handle's batch without locking took nothing */
+		fv__sq_drop(qp);	/* without locking the word is 0 already: no test */
+}
+
 static inline void fv__wr_end(struct fv_qp *qp)
 {
-	uint32_t open = qp->wr_open;
-
-	qp->wr_open = 0;
-	if (open == 1)
-		fv__sq_drop(qp);	/* without locking the word is 0 already: no test */
+	fv__wr_end_as(qp, qp->wr_open);
 }
 
 /*
@@ -157,9 +179,10 @@ static inline void fv__wr_rollback(struct fv_qp *qp)
  */
 static FV__ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp FV__WR_LATE_PARAM)
 {
+	const uint32_t open = qp->wr_open;
 	int err;
 
-	if (__builtin_expect(!qp->wr_open, 0)) {
+	if (__builtin_expect(!open, 0)) {
 		FV__ASSERT_MSG(0, "fv_wr_complete without fv_wr_start");
 		return EINVAL;
 	}
@@ -174,7 +197,12 @@ static FV__ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp FV__WR_LATE_PAR
 	}
 	FV__TEST_YIELD();
 	fv__sq_ring_as(&qp->sq, FV__WR_LATE_ARG);
-	fv__wr_end(qp);
+	/* a typed handle: wr_open as read above, not loaded again after the doorbell's barrier
+	 * (on a struct fv_qp * gcc's UD loops of 32 lost a register to it, docs/performance.md §9) */
+	if (FV__WR_LATE_ARG)
+		fv__wr_end_as(qp, open);
+	else
+		fv__wr_end(qp);
 	return 0;
 }
 

@@ -1150,7 +1150,7 @@ FV__EXTERN_C_END
 #endif
 
 /* Begin a batch (ibv_wr_start): nothing is posted before fv_wr_complete. */
-#define fv_wr_start(h) fv__wr_start_qp(fv__wr_qp(h))
+#define fv_wr_start(h) fv__wr_start_qp(fv__wr_qp(h) FV__WR_LEAN(h))
 
 /*
  * Post the batch with one doorbell (BlueFlame for a lone WQE that fits) and return 0; or,
