@@ -1024,13 +1024,13 @@ static void emit_wr(void)
 		printf(", \\\n\tstruct fv_%s *: fv__%s_wr_qp", qpts[i].name, qpts[i].name);
 	printf(")(h)\n#endif\n\n");
 	printf("/* Begin a batch (ibv_wr_start): nothing is posted before fv_wr_complete. */\n"
-	       "#define fv_wr_start(h) fv__wr_start_qp(fv__wr_qp(h) FV__WR_LEAN(h))\n\n"
+	       "#define fv_wr_start(h) fv__wr_start_qp(fv__wr_qp(h) FV__WR_HANDLE(h))\n\n"
 	       "/*\n * Post the batch with one doorbell (BlueFlame for a lone WQE that fits) and return 0; or,\n"
 	       " * if any call of the batch failed or a WQE lacks a setter, post nothing (ring, doorbell\n"
 	       " * record and BlueFlame register as at fv_wr_start) and return the first error: ENOMEM (ring\n"
 	       " * full, too many SGEs, inline too long) or EINVAL (a call the QP type does not have, a\n"
 	       " * missing or repeated setter, an address handle that is not mlx5's). (ibv_wr_complete)\n */\n"
-	       "#define fv_wr_complete(h) fv__wr_complete_qp(fv__wr_qp(h) FV__WR_LATE(h))\n\n"
+	       "#define fv_wr_complete(h) fv__wr_complete_qp(fv__wr_qp(h) FV__WR_HANDLE(h))\n\n"
 	       "/* Drop the batch: nothing of it is posted (ibv_wr_abort). */\n"
 	       "#define fv_wr_abort(h) fv__wr_abort_qp(fv__wr_qp(h))\n\n#ifndef __cplusplus\n");
 	for (size_t j = 0; j < n_ops; j++) {

@@ -29,10 +29,10 @@ static FV__NOINLINE int once_poll_cq(struct fv_cq *cq, int n, struct ibv_wc *wc)
 }
 
 /* fv_wr_complete and the payload setters on a struct fv_qp: one arm per QP type each. */
-#if FV__DB_LATE	/* with the doorbell's form fv_wr_complete picks by the handle's type */
-static FV__NOINLINE int once_wr_complete_qp(struct fv_qp *qp, bool late)
+#if FV__WR_BY_HANDLE	/* fv_wr_complete is told whether h is a typed handle */
+static FV__NOINLINE int once_wr_complete_qp(struct fv_qp *qp, bool typed)
 {
-	return fv__wr_complete_qp(qp, late);
+	return fv__wr_complete_qp(qp, typed);
 }
 #else
 static FV__NOINLINE int once_wr_complete_qp(struct fv_qp *qp)

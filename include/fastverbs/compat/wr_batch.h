@@ -52,35 +52,27 @@ static const struct mlx5_wqe_av fv__wr_no_av = FV__ZERO_INIT;
 #endif
 
 /*
- * A typed handle's fv_wr_complete asks whether the lone WQE fits a BlueFlame half after the
- * register's lock (FV__DB_LATE, sq.h fv__sq_ring_as); on a struct fv_qp * gcc's UD loops of
- * 32 lost a register to it (docs/performance.md §3.1). An argument only where the switch is
- * on: h's type, not its value (fv__wr_typed, at the end).
+ * Whether fv_wr_start and fv_wr_complete were handed a typed handle: h's type, not its value
+ * (fv__wr_typed, at the end), passed as an argument only where a switch of tune.h asks it.
+ * - FV__WR_LATE: a typed handle's fv_wr_complete asks whether the lone WQE fits a BlueFlame
+ *   half after the register's lock (FV__DB_LATE, sq.h fv__sq_ring_as); on a struct fv_qp *
+ *   gcc's UD loops of 32 lost a register to it (docs/performance.md §3.1).
+ * - FV__WR_LEAN: a typed handle's fv_wr_start without locking takes nothing (wr_open 3), so
+ *   its batch's end runs no unlock asm, which names the whole QP as memory it writes
+ *   (FV__WR_START_LEAN; docs/performance.md §9). On a struct fv_qp * gcc's UD loops rose by it.
  */
-#if FV__DB_LATE
-#define FV__WR_LATE(h) , fv__wr_typed(h)
-#define FV__WR_LATE_PARAM , const bool late
-#define FV__WR_LATE_ARG late
+#define FV__WR_BY_HANDLE (FV__DB_LATE || FV__WR_START_LEAN)
+#if FV__WR_BY_HANDLE
+#define FV__WR_HANDLE(h) , fv__wr_typed(h)
+#define FV__WR_HANDLE_PARAM , const bool typed
+#define FV__WR_HANDLE_TYPED typed
 #else
-#define FV__WR_LATE(h)
-#define FV__WR_LATE_PARAM
-#define FV__WR_LATE_ARG false
+#define FV__WR_HANDLE(h)
+#define FV__WR_HANDLE_PARAM
+#define FV__WR_HANDLE_TYPED false
 #endif
-
-/*
- * A typed handle's fv_wr_start without locking takes nothing (wr_open 3), so its batch's end
- * runs no unlock asm, which names the whole QP as memory it writes (FV__WR_START_LEAN, tune.h;
- * docs/performance.md §9). On a struct fv_qp * gcc's UD loops rose by it: h's type decides.
- */
-#if FV__WR_START_LEAN
-#define FV__WR_LEAN(h) , fv__wr_typed(h)
-#define FV__WR_LEAN_PARAM , const bool lean
-#define FV__WR_LEAN_ARG lean
-#else
-#define FV__WR_LEAN(h)
-#define FV__WR_LEAN_PARAM
-#define FV__WR_LEAN_ARG false
-#endif
+#define FV__WR_LATE (FV__DB_LATE && FV__WR_HANDLE_TYPED)
+#define FV__WR_LEAN (FV__WR_START_LEAN && FV__WR_HANDLE_TYPED)
 
 /* The open WQE's groups as a payload setter leaves them (fv__wr_spent). */
 static const struct fv__wr_op fv__wr_no_op = FV__ZERO_INIT;
@@ -115,7 +107,7 @@ static inline void fv__wr_fail(struct fv_qp *qp, int err)
  * another: it fails the open one instead (its fv_wr_complete returns EINVAL, posting nothing),
  * so no work is posted or dropped unseen.
  */
-static inline void fv__wr_start_qp(struct fv_qp *qp FV__WR_LEAN_PARAM)
+static inline void fv__wr_start_qp(struct fv_qp *qp FV__WR_HANDLE_PARAM)
 {
 	const struct fv__sq *sq = &qp->sq;
 	struct fv__wr_batch *b = &qp->wr;
@@ -123,7 +115,7 @@ static inline void fv__wr_start_qp(struct fv_qp *qp FV__WR_LEAN_PARAM)
 	 * 3: a typed handle's batch without locking takes nothing, its end gives nothing back.
 	 * Locking expected, as below: else gcc lays out the unlocked way first (locked rows +1).
 	 */
-	uint32_t open = FV__WR_LEAN_ARG && !__builtin_expect(qp->locking, 1) ? 3 : 1;
+	uint32_t open = FV__WR_LEAN && !__builtin_expect(qp->locking, 1) ? 3 : 1;
 
 	/* wr_open is the holder's: with locking, read it only once the queue is this thread's */
 	if (__builtin_expect(qp->locking, 1) ? fv__sq_hold(qp) : qp->wr_open || qp->sq_lock) {
@@ -177,7 +169,7 @@ static inline void fv__wr_rollback(struct fv_qp *qp)
  * fv_wr_complete on a struct fv_qp: 0 and one doorbell, or the first error and nothing rung.
  * EINVAL without an open batch (no fv_wr_start, or it was refused).
  */
-static FV__ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp FV__WR_LATE_PARAM)
+static FV__ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp FV__WR_HANDLE_PARAM)
 {
 	const uint32_t open = qp->wr_open;
 	int err;
@@ -196,10 +188,10 @@ static FV__ALWAYS_INLINE int fv__wr_complete_qp(struct fv_qp *qp FV__WR_LATE_PAR
 		return err;
 	}
 	FV__TEST_YIELD();
-	fv__sq_ring_as(&qp->sq, FV__WR_LATE_ARG);
+	fv__sq_ring_as(&qp->sq, FV__WR_LATE);
 	/* a typed handle: wr_open as read above, not loaded again after the doorbell's barrier
 	 * (on a struct fv_qp * gcc's UD loops of 32 lost a register to it, docs/performance.md §9) */
-	if (FV__WR_LATE_ARG)
+	if (FV__WR_LATE)
 		fv__wr_end_as(qp, open);
 	else
 		fv__wr_end(qp);

@@ -1150,7 +1150,7 @@ FV__EXTERN_C_END
 #endif
 
 /* Begin a batch (ibv_wr_start): nothing is posted before fv_wr_complete. */
-#define fv_wr_start(h) fv__wr_start_qp(fv__wr_qp(h) FV__WR_LEAN(h))
+#define fv_wr_start(h) fv__wr_start_qp(fv__wr_qp(h) FV__WR_HANDLE(h))
 
 /*
  * Post the batch with one doorbell (BlueFlame for a lone WQE that fits) and return 0; or,
@@ -1159,7 +1159,7 @@ FV__EXTERN_C_END
  * full, too many SGEs, inline too long) or EINVAL (a call the QP type does not have, a
  * missing or repeated setter, an address handle that is not mlx5's). (ibv_wr_complete)
  */
-#define fv_wr_complete(h) fv__wr_complete_qp(fv__wr_qp(h) FV__WR_LATE(h))
+#define fv_wr_complete(h) fv__wr_complete_qp(fv__wr_qp(h) FV__WR_HANDLE(h))
 
 /* Drop the batch: nothing of it is posted (ibv_wr_abort). */
 #define fv_wr_abort(h) fv__wr_abort_qp(fv__wr_qp(h))
