@@ -141,18 +141,37 @@ static FV__ALWAYS_INLINE int fv__recv(struct fv_qp *qp, uint64_t wr_id, const st
 		buf = rq->buf, wrid = (struct fv__wr_id *)rq->wrid;
 		mask = rq->mask, shift = rq->stride_shift, max_gs = rq->max_gs, max_sge = rq->max_sge;
 	}
+	/*
+	 * one: a list of one entry that fv_recv's caller fixes (a count FV__CONST_P sees). Its
+	 * count test and its terminator's test are then one compare of k, which gcc computes
+	 * outside a caller's loop: 1, the WQE holds one segment and the RQ allows one; 2, the WQE
+	 * holds more (a terminator follows); 0, max_recv_sge is 0 (refused).
+	 */
+	const bool one = upfront && FV__CONST_P(nsge) && nsge == 1;
+	const unsigned k = !one ? 0 : !max_sge ? 0 : max_gs > 1 ? 2 : 1;
+
 	if (__builtin_expect(head == rq->lim.v, 0) && fv__rq_full(rq, head, upfront))
 		return rq->entries ? ENOMEM : EINVAL;
 	if (!upfront)
 		max_sge = rq->max_sge;
-	if (__builtin_expect((unsigned)nsge > max_sge, 0))
+	if (one ? __builtin_expect(k != 1, 0) && !k : __builtin_expect((unsigned)nsge > max_sge, 0))
 		return EINVAL;
 	FV__TEST_YIELD();	/* a test's window: two unlocked posters now share head */
 	if (!upfront)
 		buf = rq->buf, wrid = (struct fv__wr_id *)rq->wrid, mask = rq->mask, shift = rq->stride_shift,
 		max_gs = rq->max_gs;
-	fv__rsegs(buf + ((size_t)(head & mask) << shift), max_gs, sgl, nsge, 0);
-	wrid[head & mask].v = wr_id;
+	if (one && k == 1) {
+		size_t i = head & mask;
+
+		/* the wr_id first, then the WQE's address from the index hidden: gcc shifts the
+		 * index in its register, where it copied it for the wr_id's store */
+		wrid[i].v = wr_id;
+		FV__HIDE(i);
+		fv__rsegs(buf + (i << shift), 1, sgl, 1, 0);
+	} else {
+		fv__rsegs(buf + ((size_t)(head & mask) << shift), max_gs, sgl, nsge, 0);
+		wrid[head & mask].v = wr_id;
+	}
 	fv__rq_ctr_put(rq, offsetof(struct fv__rq, head), head + 1, upfront);
 	FV__ASSERT(rq->head.v - fv__rq_tail(rq) <= rq->entries);	/* the RQ holds at most its entries */
 	return 0;
