@@ -533,7 +533,7 @@ static void lane_open(struct ctx *c, struct lane *l, enum path p)
 			r->stride_shift = rq->stride_shift;
 			r->mask = rq->mask;
 			r->max_gs = rq->max_gs;
-			r->head = rq->head;
+			r->head = rq->head.v;
 			r->tail = rq->tail;
 			r->dbrec = rq->dbrec;
 			if (rq->entries > RECV_WR)

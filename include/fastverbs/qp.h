@@ -16,6 +16,14 @@ FV__EXTERN_C_BEGIN
 /* QP types fastverbs drives; the row index of the operation table (ops.def). */
 enum fv_qpt { FV_QPT_RC, FV_QPT_UC, FV_QPT_UD, FV_QPT_XRC, FV_QPT_RAW, FV_QPT_DCI, FV__QPT_COUNT };
 
+/*
+ * The RQ's head and lim: a type nothing but these two fields has, stored through a pointer of
+ * its own by fv_recv (fv__rq_ctr_put, recv.h). Read them as rq.head.v, never as a uint32_t.
+ */
+struct fv__rq_ctr {
+	uint32_t v;
+};
+
 /* Receive queue: one WQE per receive WR, stride bytes each. */
 struct fv__rq {
 	uint8_t *buf;
@@ -24,10 +32,10 @@ struct fv__rq {
 	uint32_t stride_shift;	/* log2(stride) */
 	uint32_t max_gs;	/* data segments per WQE: stride / 16 */
 	uint32_t max_sge;	/* SGEs a receive may have: max_recv_sge, at most max_gs */
-	uint32_t head;		/* receive WQEs posted */
+	struct fv__rq_ctr head;	/* receive WQEs posted */
 	uint32_t tail;		/* receive WQEs completed: written by the poller, read by the poster
 				 * (atomically: fv__rq_tail) */
-	uint32_t lim;		/* head may reach it without reading tail: tail + entries, as last read */
+	struct fv__rq_ctr lim;	/* head may reach it without reading tail: tail + entries, as last read */
 	volatile __be32 *dbrec;	/* dbrec[MLX5_RCV_DBR] */
 	uint64_t *wrid;
 };
@@ -308,8 +316,8 @@ static inline int fv_qp_init_geom(struct fv_qp *qp, const struct fv_qp_geom *g)
 		rq->stride_shift = (uint32_t)__builtin_ctz(g->rq_stride);
 		rq->max_gs = g->rq_stride / FV__DS;
 		rq->max_sge = qp->max_recv_sge < rq->max_gs ? qp->max_recv_sge : rq->max_gs;
-		rq->head = rq->tail = be32toh(*rq->dbrec) & 0xffff;
-		rq->lim = rq->head + rq->entries;
+		rq->head.v = rq->tail = be32toh(*rq->dbrec) & 0xffff;
+		rq->lim.v = rq->head.v + rq->entries;
 		rq->wrid = (uint64_t *)(mem + sq_n * (sizeof(struct fv__wr_id) + sizeof(struct fv__sq_meta)));
 	}
 	qp->locking = fv__locking_default();

@@ -28,8 +28,8 @@ static inline int fv__qp_reset(struct fv_qp *qp)
 	qp->sq.fence_cache = 0;
 	qp->sq.lim = fv__sq_lim(&qp->sq);
 	if (qp->rq.entries) {
-		qp->rq.head = qp->rq.tail = be32toh(*qp->rq.dbrec) & 0xffff;
-		qp->rq.lim = qp->rq.head + qp->rq.entries;
+		qp->rq.head.v = qp->rq.tail = be32toh(*qp->rq.dbrec) & 0xffff;
+		qp->rq.lim.v = qp->rq.head.v + qp->rq.entries;
 	}
 	return 0;
 }

@@ -87,13 +87,40 @@ static FV__ALWAYS_INLINE void fv__rsegs(uint8_t *d, uint32_t max_gs, const struc
 }
 
 /*
+ * Store v to the RQ's counter at offset off (head or lim). own (fv_recv): through a struct
+ * fv__rq_ctr pointer made from the offset, which the compiler does not fold back into the
+ * field's path: the store then has a type of fastverbs' own that no caller's struct holds,
+ * and a caller's uint32_t (an lkey) stays in a register across it. A read through the field
+ * (rq->head.v) still sees it: the field has that type. Otherwise as a field: in
+ * fv_post_recv's caller the store of own type costs a spilled register (docs/performance.md
+ * §8.2.5).
+ */
+static FV__ALWAYS_INLINE void fv__rq_ctr_put(struct fv__rq *rq, size_t off, uint32_t v, const int own)
+{
+	if (own)
+		((struct fv__rq_ctr *)((uint8_t *)rq + off))->v = v;
+	else if (off == offsetof(struct fv__rq, lim))
+		rq->lim.v = v;
+	else
+		rq->head.v = v;
+}
+
+/* Receive WQEs posted on qp's RQ (tests; what fv_recv_ring publishes, mod 2^16). */
+static inline uint32_t fv__rq_head(const struct fv_qp *qp)
+{
+	return qp->rq.head.v;
+}
+
+/*
  * Whether the RQ is full, head at lim: lim moves on from the live tail (a poller in another
  * thread moves it). Read only there, as the send queue reads its ci past its own lim.
  */
-static inline bool fv__rq_full(struct fv__rq *rq, uint32_t head)
+static inline bool fv__rq_full(struct fv__rq *rq, uint32_t head, const int own)
 {
-	rq->lim = fv__rq_tail(rq) + rq->entries;
-	return head == rq->lim;
+	uint32_t lim = fv__rq_tail(rq) + rq->entries;
+
+	fv__rq_ctr_put(rq, offsetof(struct fv__rq, lim), lim, own);
+	return head == lim;
 }
 
 /*
@@ -108,26 +135,45 @@ static FV__ALWAYS_INLINE int fv__recv(struct fv_qp *qp, uint64_t wr_id, const st
 	struct fv__rq *rq = &qp->rq;
 	uint8_t *buf FV__PLAIN_INIT(NULL);
 	struct fv__wr_id *wrid FV__PLAIN_INIT(NULL);
-	uint32_t head = rq->head, mask FV__PLAIN_INIT(0), shift FV__PLAIN_INIT(0), max_gs FV__PLAIN_INIT(0), max_sge FV__PLAIN_INIT(0);
+	uint32_t head = rq->head.v, mask FV__PLAIN_INIT(0), shift FV__PLAIN_INIT(0), max_gs FV__PLAIN_INIT(0), max_sge FV__PLAIN_INIT(0);
 
 	if (upfront) {
 		buf = rq->buf, wrid = (struct fv__wr_id *)rq->wrid;
 		mask = rq->mask, shift = rq->stride_shift, max_gs = rq->max_gs, max_sge = rq->max_sge;
 	}
-	if (__builtin_expect(head == rq->lim, 0) && fv__rq_full(rq, head))
+	/*
+	 * one: a list of one entry that fv_recv's caller fixes (a count FV__CONST_P sees). Its
+	 * count test and its terminator's test are then one compare of k, which gcc computes
+	 * outside a caller's loop: 1, the WQE holds one segment and the RQ allows one; 2, the WQE
+	 * holds more (a terminator follows); 0, max_recv_sge is 0 (refused).
+	 */
+	const bool one = upfront && FV__CONST_P(nsge) && nsge == 1;
+	const unsigned k = !one ? 0 : !max_sge ? 0 : max_gs > 1 ? 2 : 1;
+
+	if (__builtin_expect(head == rq->lim.v, 0) && fv__rq_full(rq, head, upfront))
 		return rq->entries ? ENOMEM : EINVAL;
 	if (!upfront)
 		max_sge = rq->max_sge;
-	if (__builtin_expect((unsigned)nsge > max_sge, 0))
+	if (one ? __builtin_expect(k != 1, 0) && !k : __builtin_expect((unsigned)nsge > max_sge, 0))
 		return EINVAL;
 	FV__TEST_YIELD();	/* a test's window: two unlocked posters now share head */
 	if (!upfront)
 		buf = rq->buf, wrid = (struct fv__wr_id *)rq->wrid, mask = rq->mask, shift = rq->stride_shift,
 		max_gs = rq->max_gs;
-	fv__rsegs(buf + ((size_t)(head & mask) << shift), max_gs, sgl, nsge, 0);
-	wrid[head & mask].v = wr_id;
-	rq->head = head + 1;
-	FV__ASSERT(rq->head - fv__rq_tail(rq) <= rq->entries);	/* the RQ holds at most its entries */
+	if (one && k == 1) {
+		size_t i = head & mask;
+
+		/* the wr_id first, then the WQE's address from the index hidden: gcc shifts the
+		 * index in its register, where it copied it for the wr_id's store */
+		wrid[i].v = wr_id;
+		FV__HIDE(i);
+		fv__rsegs(buf + (i << shift), 1, sgl, 1, 0);
+	} else {
+		fv__rsegs(buf + ((size_t)(head & mask) << shift), max_gs, sgl, nsge, 0);
+		wrid[head & mask].v = wr_id;
+	}
+	fv__rq_ctr_put(rq, offsetof(struct fv__rq, head), head + 1, upfront);
+	FV__ASSERT(rq->head.v - fv__rq_tail(rq) <= rq->entries);	/* the RQ holds at most its entries */
 	return 0;
 }
 
@@ -143,7 +189,7 @@ static FV__ALWAYS_INLINE int fv_recv(struct fv_qp *qp, uint64_t wr_id, const str
  */
 static inline void fv_recv_ring(struct fv_qp *qp)
 {
-	fv__dbrec_publish32(qp->rq.dbrec, htobe32(qp->rq.head & 0xffff));
+	fv__dbrec_publish32(qp->rq.dbrec, htobe32(qp->rq.head.v & 0xffff));
 }
 
 struct fv_srq {

@@ -452,7 +452,7 @@ static void rpost_round(struct renv *e, struct rtwin *t, struct rwrl *l, int rou
 	if (l->cut < l->n && lib_bad < 0) {
 		/* On an RQ both libraries test for room first: a full RQ refuses it with ENOMEM, as
 		 * libmlx5 would have; fastverbs' SRQ tests num_sge first, libmlx5's too (README). */
-		int full = e->c->mode == M_RQ && t->fq[0].rq.head - t->fq[0].rq.tail == t->fq[0].rq.entries;
+		int full = e->c->mode == M_RQ && fv__rq_head(&t->fq[0]) - t->fq[0].rq.tail == t->fq[0].rq.entries;
 
 		cr_assert(fv_bad == l->cut && rc[FV] == (full ? ENOMEM : EINVAL), "round %d: fastverbs should "
 			  "refuse WR %d with %s (got %d at %d)", round, l->cut, full ? "ENOMEM" : "EINVAL", rc[FV], fv_bad);

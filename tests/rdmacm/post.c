@@ -299,7 +299,7 @@ static void expect_refused(int rc, int want, const char *what)
 	cr_assert_eq(rc, -1, "%s: returned %d", what, rc);
 	cr_assert_eq(err, want, "%s: errno %d (%s), want %d", what, err, strerror(err), want);
 	cr_assert_eq(sq_dbr(&fp.t.dv[FV]), 0, "%s: the doorbell record moved", what);
-	cr_assert_eq(fp.r.qp.rq.head, 0, "%s: a receive was posted", what);
+	cr_assert_eq(fv__rq_head(&fp.r.qp), 0, "%s: a receive was posted", what);
 }
 
 Test(sim_rdmacm_post, refusals, .init = fsetup, .fini = fteardown)
@@ -332,7 +332,7 @@ Test(sim_rdmacm_post, refusals, .init = fsetup, .fini = fteardown)
 	}
 	/* The same calls, valid, are taken: the checks above refused for their reason alone. */
 	cr_assert_eq(fv_rdma_post_recv(r, (void *)1, end - 8, 8, mr), 0, "recv at the end of mr: %s", strerror(errno));
-	cr_assert_eq(r->qp.rq.head, 1);
+	cr_assert_eq(fv__rq_head(&r->qp), 1);
 	cr_assert_eq(fv_rdma_post_ud_send(r, (void *)2, fe.local, 8, mr, IBV_SEND_SIGNALED, fe.ah, 1), 0);
 	cr_assert_neq(sq_dbr(&fp.t.dv[FV]), 0, "the valid send was not posted");
 }

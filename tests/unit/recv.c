@@ -170,6 +170,59 @@ Test(rq, terminator_only_when_short)
 	tqp_free(&m);
 }
 
+/*
+ * fv_recv's list of one entry (a count fixed in the caller's code) tests the SGE count and
+ * whether a terminator follows as one compare (recv.h): on WQEs with room for one segment
+ * (no terminator, nothing past the WQE), for two but max_recv_sge 1 (the terminator), and on
+ * an RQ with max_recv_sge 0 (refused, nothing written; an empty list still posted). Lengths
+ * fixed in the code and read at run time take different paths at -O2.
+ */
+Test(rq, one_entry_lists)
+{
+	for (int fixed = 0; fixed < 2; fixed++) {
+		volatile uint32_t len_rt = 24;
+		struct ibv_sge s = fixed ? sge(0x5000, 24) : sge(0x5000, len_rt);
+		struct ibv_sge z = sge(0x6000, 0);
+
+		for (uint32_t stride = 16; stride <= 32; stride *= 2) {
+			struct tqp_cfg c = { .qpt = FV_QPT_RC, .qpn = 0x11, .sq_wqe_cnt = 16, .rq_wqe_cnt = 8,
+					     .rq_stride = stride, .max_send_sge = 1, .max_recv_sge = 1 };
+			struct tqp m;
+
+			tqp_init(&m, &c);
+			memset(m.rq, 0xaa, 8 * stride);
+			cr_assert_eq(fv_recv(&m.qp, 0x900, &s, 1), 0);
+			cr_assert_eq(fv_recv(&m.qp, 0x901, &z, 1), 0);
+			assert_seg(rq_wqe(&m, 0), 24, LKEY, 0x5000);
+			if (stride == 32)
+				assert_term(rq_wqe(&m, 0) + 16);
+			assert_term(rq_wqe(&m, 1));	/* an empty entry is dropped */
+			if (stride == 32)
+				assert_untouched(rq_wqe(&m, 1) + 16, 16);
+			assert_untouched(rq_wqe(&m, 2), 6 * stride);
+			cr_assert_eq(m.qp.rq.wrid[0], 0x900);
+			cr_assert_eq(m.qp.rq.wrid[1], 0x901);
+			cr_assert_eq(fv__rq_head(&m.qp), 2);
+			tqp_free(&m);
+		}
+
+		struct tqp_cfg c = { .qpt = FV_QPT_RC, .qpn = 0x12, .sq_wqe_cnt = 16, .rq_wqe_cnt = 8,
+				     .rq_stride = 16, .max_send_sge = 1, .max_recv_sge = 0 };
+		struct tqp m;
+
+		tqp_init(&m, &c);
+		memset(m.rq, 0xaa, 8 * 16);
+		cr_assert_eq(fv_recv(&m.qp, 0x902, &s, 1), EINVAL, "max_recv_sge 0");
+		cr_assert_eq(fv_recv(&m.qp, 0x903, &z, 1), EINVAL, "counted before the empty entry is dropped");
+		assert_untouched(m.rq, 8 * 16);
+		cr_assert_eq(fv__rq_head(&m.qp), 0);
+		cr_assert_eq(fv_recv(&m.qp, 0x904, NULL, 0), 0);
+		assert_term(rq_wqe(&m, 0));
+		cr_assert_eq(fv__rq_head(&m.qp), 1);
+		tqp_free(&m);
+	}
+}
+
 Test(rq, zero_length_sges_compacted)
 {
 	struct ibv_sge s[4] = { sge(0x1000, 10), sge(0x2000, 0), sge(0x3000, 30), sge(0x4000, 0) };
@@ -256,7 +309,7 @@ Test(rq, doorbell_record_past_2_16)
 		for (int i = 0; i < 4; i++)
 			cr_assert_eq(fv_recv(&m.qp, posted + (uint32_t)i, &s, 1), 0);
 		fv_recv_ring(&m.qp);
-		cr_assert_eq(m.qp.rq.head, posted + 4);
+		cr_assert_eq(fv__rq_head(&m.qp), posted + 4);
 		if (rq_dbr(&m) != ((posted + 4) & 0xffff))
 			cr_assert_fail("dbrec 0x%x after %u posts", rq_dbr(&m), posted + 4);
 		for (int i = 0; i < 4; i++)
@@ -310,7 +363,7 @@ static void snap(const struct tqp *m, struct rq_snap *s)
 {
 	memcpy(s->ring, m->rq, (size_t)m->qp.rq.entries << m->qp.rq.stride_shift);
 	s->dbr = m->dbrec[MLX5_RCV_DBR];
-	s->head = m->qp.rq.head;
+	s->head = fv__rq_head(&m->qp);
 	memcpy(s->wrid, m->qp.rq.wrid, m->qp.rq.entries * sizeof(uint64_t));
 }
 
@@ -318,7 +371,7 @@ static void assert_snap(const struct tqp *m, const struct rq_snap *s)
 {
 	cr_assert_arr_eq(m->rq, s->ring, (size_t)m->qp.rq.entries << m->qp.rq.stride_shift, "ring written");
 	cr_assert_eq(m->dbrec[MLX5_RCV_DBR], s->dbr, "doorbell record written");
-	cr_assert_eq(m->qp.rq.head, s->head);
+	cr_assert_eq(fv__rq_head(&m->qp), s->head);
 	cr_assert_arr_eq(m->qp.rq.wrid, s->wrid, m->qp.rq.entries * sizeof(uint64_t));
 }
 
@@ -350,9 +403,59 @@ Test(rq, refusals_leave_no_trace)
 	/* A QP on an SRQ has no RQ. */
 	rq_qp(&m, 0x31, 0, 0);
 	cr_assert_eq(fv_recv(&m.qp, 5, s, 1), EINVAL);
-	cr_assert_eq(m.qp.rq.head, 0);
+	cr_assert_eq(fv__rq_head(&m.qp), 0);
 	cr_assert_eq(m.dbrec[MLX5_RCV_DBR], 0);
 	tqp_free(&m);
+}
+
+/*
+ * fv_recv in a caller's loop, as an application posts: the RQ's head and lim are stored
+ * through a type of fastverbs' own (recv.h, fv__rq_ctr_put), and a read of the field after
+ * such a store must see it. Were the store's type one the field does not have, gcc -O2 would
+ * keep lim in a register across this loop (the QP found at run time, as the bench finds it):
+ * the room test would miss the lim the slow path moved and post past the tail.
+ */
+struct recv_loop {
+	struct tqp m[2];
+	uint32_t lkey;
+	uint64_t base;
+};
+
+static volatile unsigned recv_loop_q = 1;	/* the QP: not a constant the compiler folds */
+
+static __attribute__((noinline)) int post_until_refused(struct recv_loop *l, uint64_t id, int max)
+{
+	const unsigned q = recv_loop_q;
+	int n = 0;
+
+	for (; n < max; n++) {
+		const struct ibv_sge s = { .addr = l->base + (uint64_t)n * 64, .length = 64, .lkey = l->lkey };
+
+		if (fv_recv(&l->m[q].qp, id + (uint64_t)n, &s, 1))
+			break;
+	}
+	fv_recv_ring(&l->m[q].qp);
+	return n;
+}
+
+Test(rq, caller_loop_sees_head_and_lim)
+{
+	struct recv_loop l = { .lkey = LKEY, .base = 0x10000 };
+	struct tqp *m = &l.m[1];
+
+	rq_qp(m, 0x32, 4, 16);
+	cr_assert_eq(post_until_refused(&l, 0, 16), 4, "an empty RQ of 4 takes 4");
+	cr_assert_eq(rq_dbr(m), 4);
+	fv__rq_set_tail(&m->qp.rq, 2);	/* a poller freed two */
+	cr_assert_eq(post_until_refused(&l, 4, 16), 2, "two freed, two posted");
+	cr_assert_eq(rq_dbr(m), 6);
+	cr_assert_eq(fv__rq_head(&m->qp), 6);
+	fv__rq_set_tail(&m->qp.rq, 3);
+	cr_assert_eq(post_until_refused(&l, 6, 16), 1, "one freed, one posted");
+	cr_assert_eq(rq_dbr(m), 7);
+	for (uint32_t i = 3; i < 7; i++)
+		assert_seg(rq_wqe(m, i), 64, LKEY, 0x10000 + (i < 4 ? i : i < 6 ? i - 4 : 0) * 64);
+	tqp_free(m);
 }
 
 Test(rq, compat_stops_at_bad_wr)
