@@ -203,6 +203,60 @@ static void second_start_owed(int locking, int typed)
 	memqp_free(&m);
 }
 
+/*
+ * A refused batch's fv_wr_complete returns its first error: one before the second
+ * fv_wr_start (inline data past max_inline: ENOMEM), else EINVAL, whatever fails after it;
+ * and a refused batch whose later WQEs are whole rings nothing either. late_error: 0 the
+ * error before the second start, 1 after it, 2 none (a whole WQE after it).
+ */
+static void second_start_then(int locking, int typed, int late_error)
+{
+	struct memqp m;
+	struct memqp_cfg c = cfg();
+	uint8_t big[128] = { 0 };
+
+	memqp_init(&m, &c);
+	fv_set_lock(&m.qp, locking);
+	uint32_t pi0 = m.qp.sq.pi, rung0 = m.qp.sq.rung_pi, db0 = memqp_sq_dbr(&m);
+
+	open_batch_as(&m.qp, typed);
+	if (late_error == 0) {	/* the error before the second start */
+		if (typed) {
+			fv_wr_send(rc_of(&m.qp));
+			fv_wr_set_inline_data(rc_of(&m.qp), big, sizeof(big));
+		} else {
+			fv_wr_send(&m.qp);
+			fv_wr_set_inline_data(&m.qp, big, sizeof(big));
+		}
+	}
+	start(&m.qp, typed);
+	if (typed) {
+		fv_wr_send(rc_of(&m.qp));
+		fv_wr_set_inline_data(rc_of(&m.qp), big, late_error == 1 ? sizeof(big) : 8);
+	} else {
+		fv_wr_send(&m.qp);
+		fv_wr_set_inline_data(&m.qp, big, late_error == 1 ? sizeof(big) : 8);
+	}
+	cr_assert_eq(complete(&m.qp, typed), late_error == 0 ? ENOMEM : EINVAL);
+	cr_assert_eq(memqp_sq_dbr(&m), db0, "nothing rung");
+	cr_assert_eq(m.qp.sq.pi, pi0, "rolled back");
+	cr_assert_eq(m.qp.sq.rung_pi, rung0, "the doorbell mark as it was");
+	cr_assert_eq(m.qp.sq_lock, 0, "the queue given back");
+	cr_assert_eq(m.qp.wr_open, 0);
+	open_batch_as(&m.qp, typed);
+	cr_assert_eq(complete(&m.qp, typed), 0, "the next batch posts");
+	cr_assert_eq(memqp_sq_dbr(&m), (db0 + 1) & 0xffff);
+	memqp_free(&m);
+}
+
+Test(threads_misuse, second_wr_start_after_an_error) { second_start_then(0, 0, 0); }
+Test(threads_misuse, second_wr_start_then_an_error) { second_start_then(0, 0, 1); }
+Test(threads_misuse, second_typed_wr_start_after_an_error) { second_start_then(0, 1, 0); }
+Test(threads_misuse, second_typed_wr_start_then_an_error_locked) { second_start_then(1, 1, 1); }
+Test(threads_misuse, second_typed_wr_start_then_a_whole_wqe) { second_start_then(0, 1, 2); }
+Test(threads_misuse, second_typed_wr_start_then_a_whole_wqe_locked) { second_start_then(1, 1, 2); }
+Test(threads_misuse, second_wr_start_then_a_whole_wqe) { second_start_then(0, 0, 2); }
+
 Test(threads_misuse, second_wr_start_with_a_setter_owed_locked) { second_start_owed(1, 0); }
 Test(threads_misuse, second_wr_start_with_a_setter_owed_unlocked) { second_start_owed(0, 0); }
 Test(threads_misuse, second_typed_wr_start_with_a_setter_owed_locked) { second_start_owed(1, 1); }
