@@ -470,6 +470,25 @@ static void rc_xrc_srqn(struct fv_qp *qp, const struct fv_ah *ah)
 	fv_wr_set_sge(qp, LKEY, 0x1000, 8);
 }
 
+/*
+ * A destination setter refused on a struct fv_qp * (fv__wr_dest_refused): the batch's first
+ * error stays, and the payload setter after it reads the zero AV placeholder, not the AV
+ * pointer the WQE had before (poisoned here: read, it faults).
+ */
+static void inline_too_long_then_ud_addr_on_rc(struct fv_qp *qp, const struct fv_ah *ah)
+{
+	inline_too_long(qp, ah);
+	rc_ud_addr(qp, ah);
+}
+
+static void ud_dc_addr(struct fv_qp *qp, const struct fv_ah *ah)
+{
+	qp->wr.to.av = (const struct mlx5_wqe_av *)(uintptr_t)8;
+	fv_wr_send(qp);
+	fv_wr_set_dc_addr(qp, ah, RQPN, 0x1234);
+	fv_wr_set_sge(qp, LKEY, 0x1000, 8);
+}
+
 static void ring_full(struct fv_qp *qp, const struct fv_ah *ah)
 {
 	for (int i = 0; i < 16; i++)	/* with the two good ones: 18 blocks in a ring of 16 */
@@ -552,6 +571,8 @@ static const struct bad_case bad_cases[] = {
 	{ "RDMA WRITE on UD", FV_QPT_UD, EINVAL, ud_rdma_write },
 	{ "UD address on RC", FV_QPT_RC, EINVAL, rc_ud_addr },
 	{ "XRC SRQ on RC", FV_QPT_RC, EINVAL, rc_xrc_srqn },
+	{ "inline too long, then UD address on RC", FV_QPT_RC, ENOMEM, inline_too_long_then_ud_addr_on_rc },
+	{ "DC address on UD", FV_QPT_UD, EINVAL, ud_dc_addr },
 	{ "ring full", FV_QPT_RC, ENOMEM, ring_full },
 };
 

@@ -526,6 +526,21 @@ static FV__ALWAYS_INLINE void fv__wr_dest(struct fv_qp *qp, enum fv_qpt qpt, con
 }
 
 /*
+ * A destination setter on a struct fv_qp * of a QP type without it: the batch fails, and the
+ * open WQE is left as the setter's success leaves it (its destination no longer owed, the AV
+ * the zero placeholder, never a stale pointer a UD or DCI payload setter would read), so that
+ * need is one value after the setter on every arm and a caller's loop folds its tests. The
+ * first error kept by a select, not fv__wr_fail's branch (docs/performance.md §2: gcc's
+ * registers in the slow path of loop (f)'s SEND).
+ */
+static FV__ALWAYS_INLINE void fv__wr_dest_refused(struct fv_qp *qp)
+{
+	qp->wr.to.av = &fv__wr_no_av;
+	qp->wr.need &= ~(unsigned)FV__WR_NEED_DEST;
+	qp->wr.err = qp->wr.err ? qp->wr.err : EINVAL;
+}
+
+/*
  * The datagram segment's bytes 8-15 for av and remote_qpn, as one big-endian number: an fv_ah
  * keeps them so (fv__ah_av_word), a verbs AH's AV has its bytes 12-15. Made here, where the
  * caller's kind of AH is known: the payload setter then takes one form, one swap.

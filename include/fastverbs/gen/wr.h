@@ -1095,11 +1095,11 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_ud_addr(struct fv_qp *qp, const stru
 						struct ibv_ah *ibah, uint32_t remote_qpn,
 						uint32_t remote_qkey)
 {
-	if (qp->qpt == FV_QPT_UD) {
-		fv__wr_ud_addr_at(qp, fah, ibah, remote_qpn, remote_qkey);
+	if (qp->qpt != FV_QPT_UD) {
+		fv__wr_dest_refused(qp);
 		return;
 	}
-	fv__wr_fail(qp, EINVAL);
+	fv__wr_ud_addr_at(qp, fah, ibah, remote_qpn, remote_qkey);
 }
 
 /* fv_wr_set_dc_addr(_stream) on a struct fv_qp (DCI only). */
@@ -1109,11 +1109,11 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_dc_addr_stream(struct fv_qp *qp,
 						       uint64_t remote_dc_key,
 						       uint16_t stream_id)
 {
-	if (qp->qpt == FV_QPT_DCI) {
-		fv__wr_dc_addr_at(qp, fah, ibah, remote_dctn, remote_dc_key, stream_id);
+	if (qp->qpt != FV_QPT_DCI) {
+		fv__wr_dest_refused(qp);
 		return;
 	}
-	fv__wr_fail(qp, EINVAL);
+	fv__wr_dc_addr_at(qp, fah, ibah, remote_dctn, remote_dc_key, stream_id);
 }
 
 static FV__ALWAYS_INLINE void fv__qp_wr_set_dc_addr(struct fv_qp *qp, const struct fv_ah *fah,
@@ -1126,11 +1126,11 @@ static FV__ALWAYS_INLINE void fv__qp_wr_set_dc_addr(struct fv_qp *qp, const stru
 /* fv_wr_set_xrc_srqn on a struct fv_qp (XRC only). */
 static FV__ALWAYS_INLINE void fv__qp_wr_set_xrc_srqn(struct fv_qp *qp, uint32_t remote_srqn)
 {
-	if (qp->qpt == FV_QPT_XRC) {
-		fv__wr_dest(qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn, 0, 0);
+	if (qp->qpt != FV_QPT_XRC) {
+		fv__wr_dest_refused(qp);
 		return;
 	}
-	fv__wr_fail(qp, EINVAL);
+	fv__wr_dest(qp, FV_QPT_XRC, NULL, 0, 0, remote_srqn, 0, 0);
 }
 
 FV__EXTERN_C_END
