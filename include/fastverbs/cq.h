@@ -28,7 +28,8 @@
  * A CQE names its QP by number; fv_registry_qp() finds the fv_qp. The successful requester
  * completions of one QP and send opcode share all but their wr_id: the run cache (struct
  * fv__cq_run) keeps that completion per QP and opcode, and decodes such CQEs from their WQE
- * index alone.
+ * index alone. A QP's plain receives (RESP_SEND, format 0) share all but their wr_id and
+ * byte_len while the sender's fields stay the same: its receive way keeps that completion.
  * Requester CQE: fv__sq_retire(); a completion fastverbs asked for itself
  * (fv__sq_forced) is consumed but not reported, unless it carries an error.
  * Responder CQE: the RQ's next WQE in order, or the SRQ WQE named by wqe_counter (which SRQ:
@@ -76,9 +77,9 @@ fv__cq_consumed(struct fv_cq *cq, uint32_t off, uint32_t own, uint32_t k)
 /*
  * The one poll loop behind fv_poll (ibv = 0: out is struct fv_wc[]) and fv_poll_cq (ibv = 1:
  * out is struct ibv_wc[]); ibv is a constant in each, so the other form folds away.
- * CQEs the run cache holds go to it (fv__cq_run), any other through the general path
- * (fv__cqe_decode), which may fill the run cache. One completion at a time (a ping-pong)
- * takes a straight path.
+ * CQEs the run cache holds go to it (fv__cq_run; plain receives fv__cq_rrun_out), any other
+ * through the general path (fv__cqe_decode), which may fill the run cache. One completion at a
+ * time (a ping-pong) takes a straight path.
  */
 static FV__ALWAYS_INLINE int
 fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
@@ -96,7 +97,7 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 
 	/* The ways hold while their tag is the call's; a way filled in this call takes it. */
 	if (__builtin_expect(cq->run.tag != tag, 0))
-		fv__cq_run_reset(&cq->run, tag);	/* a QP came or went, or the other form */
+		fv__cq_reset(cq, tag);	/* a QP came or went, or the other form */
 	/* A ping-pong: straight. Said to be likely, gcc keeps the CQ's address in a register on
 	 * this path, where it read it back from the stack (docs/performance.md §8.2.3). */
 	if (n == 1 && __builtin_expect(fv__cq_run1(cq, cq->buf64 + off, own, out, ibv), 1)) {
@@ -125,6 +126,19 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 			if (o == end)
 				break;
 			cqe = (const struct mlx5_cqe64 *)(cq->buf64 + off);
+		} else if (n != 1 && cqe->op_own == (MLX5_CQE_RESP_SEND << 4 | own)) {
+			/* Plain receives their QPs' receive ways hold: no lookup, no decoding. */
+			uint32_t k = fv__cq_rrun_out(cq, off, own, o, end, ibv);
+
+			if (k) {
+				o += k * osz;
+				off += k << cq->shift;
+				if (off == cq->ring) {
+					off = 0;
+					own ^= 1;
+				}
+				continue;
+			}
 		}
 
 		uint8_t op_own = cqe->op_own, y = op_own ^ own;
@@ -141,12 +155,13 @@ fv__cq_poll_core(struct fv_cq *cq, void *out, int n, const int ibv)
 		qp = fv_registry_qp_in(reg, be32toh(cqe->sop_drop_qpn) & 0xffffff);
 		/* A plain receive (RESP_SEND, no immediate, no scattered data, no solicited event)
 		 * on a QP's RQ or its SRQ found before: straight to its decoding, none of the
-		 * general path's tests; its opcode a constant there. */
+		 * general path's tests; its opcode a constant there. Its receive way keeps it. */
 		if (y == MLX5_CQE_RESP_SEND << 4 && qp && (qp->rq.entries || qp->srq)) {
 			if (qp->rq.entries)
 				fv__cqe_resp(cq, qp, cqe, MLX5_CQE_RESP_SEND << 4, o, ibv, 0, FV__RX_RQ);
 			else
 				fv__cqe_resp(cq, qp, cqe, MLX5_CQE_RESP_SEND << 4, o, ibv, 0, FV__RX_SRQ);
+			fv__cq_rway_fill_out(cq, qp, cqe, o, ibv);
 			o += osz;
 			goto next;
 		}

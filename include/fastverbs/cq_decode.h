@@ -343,6 +343,53 @@ fv__cqe_resp(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *
 	return fv__cqe_put(o, ibv, cqe, op_own, &w);
 }
 
+/*
+ * After the decoder reported the plain receive cqe at o for qp (which has an RQ or an SRQ):
+ * its QP's receive way keeps the completion, with the CQE fields it is made of
+ * (fv__cq_rway_take, cq_run.h, compares them). Not for raw Ethernet QPs with checksum offload,
+ * whose flags are each frame's.
+ */
+static FV__ALWAYS_INLINE void
+fv__cq_rway_fill(struct fv__cq_rway *rway, struct fv_qp *qp, const struct mlx5_cqe64 *cqe, const void *o,
+		 const int ibv)
+{
+	const unsigned np = (ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc)) / 16;
+	__be32 key = cqe->sop_drop_qpn;
+
+	if (qp->raw_csum)
+		return;
+
+	struct fv__cq_rway *w = (struct fv__cq_rway *)(uintptr_t)fv__cq_rway_at(rway, key);
+
+	w->key = key;	/* its tag is already the call's (fv__cq_poll_core) */
+	w->rqpn = cqe->flags_rqpn;
+	memcpy(&w->m, (const uint8_t *)cqe + 32, 8);
+	memcpy(&w->p, (const uint8_t *)cqe + 16, 8);
+	w->srq = !qp->rq.entries;
+	w->q = qp->rq.entries ? (void *)&qp->rq : (void *)qp->srq;
+	for (unsigned i = 0; i < np; i++)
+		w->t[i] = *fv__wc_piece((void *)(uintptr_t)o, ibv, i);
+}
+
+/*
+ * fv__cq_rway_fill in cq's receive ways, out of line (once per QP, its code kept out of the poll
+ * loop); the first one allocates the table (none without memory: the general path decodes).
+ */
+static FV__NOINLINE void
+fv__cq_rway_fill_out(struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe, const void *o, int ibv)
+{
+	if (!cq->rway) {
+		cq->rway = (struct fv__cq_rway *)aligned_alloc(64, FV__CQ_WAYS * sizeof(struct fv__cq_rway));
+		if (!cq->rway)
+			return;
+		fv__cq_rway_reset(cq->rway);
+	}
+	if (ibv)
+		fv__cq_rway_fill(cq->rway, qp, cqe, o, 1);
+	else
+		fv__cq_rway_fill(cq->rway, qp, cqe, o, 0);
+}
+
 static FV__COLD int fv__cqe_decode_slow(const struct fv_cq *cq, struct fv_qp *qp, const struct mlx5_cqe64 *cqe,
 			       uint8_t op_own, void *o, int ibv);
 

@@ -19,8 +19,8 @@ FV__EXTERN_C_BEGIN
  * completion its successful requester CQEs share, so that those CQEs are decoded from their
  * WQE index alone, however the completions of the QPs on the CQ interleave. QPs whose numbers
  * differ only in the low four bits get ways of their own for any one opcode; others may take
- * turns in one (the general path decodes what the way does not hold). Kept in the CQ across
- * calls; cq_run.h fills and reads it.
+ * turns in one (the general path decodes what the way does not hold). Plain receives have
+ * ways of their own (struct fv__cq_rway). Kept in the CQ across calls; cq_run.h reads it.
  */
 #define FV__CQ_WAYS 16	/* fv__cq_way_at takes 4 bits of its hash */
 
@@ -32,6 +32,28 @@ struct fv__cq_way {
 };
 
 static_assert(sizeof(struct fv__cq_way) == 64, "a way is 64 bytes: fv__cq_way_at's offset");
+
+/*
+ * A receive way: per QP, the completion its plain receives (RESP_SEND, format 0, no solicited
+ * event) share while the CQE fields it is made of stay what they were (the sender's QPN word
+ * and the words at 32..39, and for struct ibv_wc at 16..23: slid, path bits); the wr_id and
+ * byte_len are each CQE's. Found by the same hash as a way (fv__cq_rway_at), in a table of
+ * FV__CQ_WAYS the CQ allocates with its first plain receive (struct fv_cq's rway): kept out
+ * of struct fv_cq, whose size (and the offsets of what follows it in a caller's struct) stays.
+ */
+struct fv__cq_rway {
+	__be32 key;		/* the receives' sop_drop_qpn; in an empty way one that hashes to
+				 * another way */
+	__be32 rqpn;		/* their flags_rqpn */
+	uint64_t m;		/* their bytes 32..39: srqn_uidx, imm_inval_pkey */
+	uint64_t p;		/* their bytes 16..23 (struct ibv_wc only) */
+	void *q;		/* the QP's struct fv__rq, or (srq) its struct fv_srq */
+	uint32_t srq;
+	fv_u64x2 t[3];		/* their completion, as 16-byte pieces */
+	uint8_t pad[32];	/* 128 bytes: its offset is a way's times 2 */
+};
+
+static_assert(sizeof(struct fv__cq_rway) == 128, "a receive way is 128 bytes: fv__cq_rway_at");
 
 struct fv__cq_run {
 	struct fv__cq_way way[FV__CQ_WAYS];
@@ -63,6 +85,13 @@ fv__cq_way_at(const struct fv__cq_run *run, __be32 key)
 	return (const struct fv__cq_way *)((const uint8_t *)run->way + fv__cq_way_off(key));
 }
 
+/* The receive way of a receive CQE's sop_drop_qpn in the table rway: at twice a way's offset. */
+static FV__ALWAYS_INLINE const struct fv__cq_rway *
+fv__cq_rway_at(const struct fv__cq_rway *rway, __be32 key)
+{
+	return (const struct fv__cq_rway *)((const uint8_t *)rway + (size_t)fv__cq_way_off(key) * 2);
+}
+
 /* A key no CQE of way i's carries: send opcode 0xff, a QPN whose hash is another way's. */
 static inline __be32 fv__cq_no_key(unsigned i)
 {
@@ -84,6 +113,15 @@ static FV__COLD void fv__cq_run_reset(struct fv__cq_run *run, uint32_t tag)
 	run->tag = tag;
 }
 
+/* Empty every receive way of the table rway (FV__CQ_WAYS of them). */
+static FV__COLD void fv__cq_rway_reset(struct fv__cq_rway *rway)
+{
+	for (unsigned i = 0; i < FV__CQ_WAYS; i++) {
+		rway[i].key = fv__cq_no_key(i);
+		rway[i].q = NULL;
+	}
+}
+
 struct fv_cq {
 	struct fv__cq_run run;	/* first: a way's address is the CQ's plus the QPN's low bits << 6 */
 	uint8_t *buf64;		/* the mlx5_cqe64 of entry 0: buf + cqe_size - 64 */
@@ -101,7 +139,17 @@ struct fv_cq {
 	uint32_t cqn;
 	uint32_t lock;		/* fv_poll_cq, fv_lock (sync.h) */
 	uint32_t locking;	/* fv_poll_cq takes it (fv_set_lock) */
+	struct fv__cq_rway *rway;	/* the receive ways (FV__CQ_WAYS), allocated with the first
+					 * plain receive; NULL before (or without memory): none */
 };
+
+/* Empty the run cache and the receive ways; tag: the one they are filled under from now on. */
+static FV__COLD void fv__cq_reset(struct fv_cq *cq, uint32_t tag)
+{
+	fv__cq_run_reset(&cq->run, tag);
+	if (cq->rway)
+		fv__cq_rway_reset(cq->rway);
+}
 
 /* A CQ described by its raw geometry (tests, plain memory). */
 struct fv_cq_geom {
@@ -185,9 +233,10 @@ static inline int fv_cq_init(struct fv_cq *cq, struct ibv_cq *ibcq)
 	return err;
 }
 
-/* Release what fv_cq_init set up (nothing is allocated; the ibv_cq stays the caller's). */
+/* Release what fv_cq_init set up (the receive ways' table; the ibv_cq stays the caller's). */
 static inline void fv_cq_cleanup(struct fv_cq *cq)
 {
+	free(cq->rway);
 	memset(cq, 0, sizeof(*cq));
 }
 

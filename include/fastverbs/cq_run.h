@@ -3,7 +3,8 @@
  * The run cache of a CQ (struct fv__cq_run, cq_init.h): per QP, the completion its successful
  * requester CQEs of one send opcode share (they differ only in their WQE), so that each is
  * decoded from its WQE index alone, whether a QP's CQEs come in a row or interleave with
- * other QPs'.
+ * other QPs'; and per QP the completion its plain receives share while the sender's fields
+ * stay the same (a receive way: wr_id and byte_len are each CQE's).
  */
 #ifndef FASTVERBS_CQ_RUN_H
 #define FASTVERBS_CQ_RUN_H
@@ -91,6 +92,103 @@ fv__cq_way_take(const struct fv__cq_way *w, const uint8_t *c, void *o, const int
 }
 
 /*
+ * The plain receive CQE at c (new, op_own RESP_SEND with the owner bit), of w's key, by its
+ * receive way: if the fields its completion is made of are the way's, store the completion at
+ * o with the wr_id of the WQE it consumed and its byte_len, give the WQE back (the RQ's tail
+ * past it, or linked after the SRQ's free list's tail) and return 1; else 0, nothing changed.
+ */
+static FV__ALWAYS_INLINE int
+fv__cq_rway_take(const struct fv__cq_rway *w, const uint8_t *c, void *o, const int ibv)
+{
+	uint32_t rqpn, len;
+	uint64_t m, p, wr_id;
+
+	memcpy(&rqpn, c + offsetof(struct mlx5_cqe64, flags_rqpn), 4);
+	memcpy(&m, c + 32, 8);
+	if (rqpn != w->rqpn || m != w->m)
+		return 0;
+	if (ibv) {
+		memcpy(&p, c + 16, 8);
+		if (p != w->p)
+			return 0;
+	}
+	if (!w->srq) {
+		struct fv__rq *rq = (struct fv__rq *)w->q;
+		uint32_t tail = rq->tail;
+
+		wr_id = rq->wrid[tail & rq->mask];
+		fv__rq_set_tail(rq, tail + 1);	/* after the slot's last read */
+	} else {
+		struct fv_srq *srq = (struct fv_srq *)w->q;
+		uint32_t idx = fv__cqe_slot(c, srq->mask);
+
+		wr_id = srq->wrid[idx];
+		fv__srq_free_locked(srq, idx, ibv);
+	}
+	len = be32toh(((const struct mlx5_cqe64 *)c)->byte_cnt);
+	fv__cqe_put_run(o, ibv, wr_id, w->t);
+	if (ibv)
+		((union fv__ibv_wc_words *)o)->wc.byte_len = len;
+	else
+		((union fv__wc_words *)o)->wc.byte_len = len;
+	return 1;
+}
+
+/*
+ * The plain receive CQEs its receive ways hold, from off on (the caller saw that the CQE at off
+ * is one, new), into o up to end and up to the ring end. Moves off and o past what it
+ * consumed (nothing if the first CQE's way does not hold it).
+ */
+static FV__ALWAYS_INLINE void
+fv__cq_rrun(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, const uint8_t *end,
+	    const int ibv)
+{
+	const size_t osz = ibv ? sizeof(struct ibv_wc) : sizeof(struct fv_wc);
+	const uint8_t *c = cq->buf64 + *offp;	/* the next CQE */
+	uint32_t size = cq->cqe_size;
+	uint8_t *o = *op, *stop;
+	uint32_t rown = MLX5_CQE_RESP_SEND << 4 | own;
+	const struct fv__cq_rway *rway = cq->rway;
+
+	if (!rway)
+		return;	/* no plain receive filled a way yet */
+	stop = o + (size_t)((cq->ring - *offp) >> cq->shift) * osz;	/* the ring end */
+	if (stop > end)
+		stop = (uint8_t *)end;
+	do {
+		fv__dma_rmb64(c);	/* the rest of the CQE only after its owner bit */
+
+		__be32 key = ((const struct mlx5_cqe64 *)c)->sop_drop_qpn;
+		const struct fv__cq_rway *w = fv__cq_rway_at(rway, key);
+
+		if (w->key != key || !fv__cq_rway_take(w, c, o, ibv))
+			break;
+		o += osz;
+		c += size;
+	} while (o != stop && ((const struct mlx5_cqe64 *)c)->op_own == rown);
+	*offp = (uint32_t)(c - cq->buf64);
+	*op = o;
+}
+
+/*
+ * fv__cq_rrun out of line, from off on into o: returns how many CQEs it consumed. Called once
+ * per run of receives; inlined, its loop took registers the requester runs of the same poll
+ * loop had (bench/poll ×16 +0.3 instructions a CQE, docs/performance.md §8.2.4).
+ */
+static FV__NOINLINE uint32_t
+fv__cq_rrun_out(const struct fv_cq *cq, uint32_t off, uint32_t own, uint8_t *o, const uint8_t *end, int ibv)
+{
+	uint8_t *o0 = o;
+
+	if (ibv) {
+		fv__cq_rrun(cq, &off, own, &o, end, 1);
+		return (uint32_t)((size_t)(o - o0) / sizeof(struct ibv_wc));
+	}
+	fv__cq_rrun(cq, &off, own, &o, end, 0);
+	return (uint32_t)((size_t)(o - o0) / sizeof(struct fv_wc));
+}
+
+/*
  * One CQE at c by the run cache (poll calls for one completion: a ping-pong): if it is new
  * (op_own: REQ, format 0, the owner bit own) and its way holds its sop_drop_qpn, as
  * fv__cq_way_take. Else 0, nothing changed: the general path decides.
@@ -100,8 +198,18 @@ fv__cq_run1(const struct fv_cq *cq, const uint8_t *c, uint32_t own, void *o, con
 {
 	const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)c;
 
-	if (cqe->op_own != own)
-		return 0;
+	if (cqe->op_own != own) {
+		const struct fv__cq_rway *rway = cq->rway;
+
+		if (cqe->op_own != (MLX5_CQE_RESP_SEND << 4 | own) || !rway)
+			return 0;
+		fv__dma_rmb64(cqe);	/* the rest of the CQE only after its owner bit */
+
+		__be32 key = cqe->sop_drop_qpn;
+		const struct fv__cq_rway *w = fv__cq_rway_at(rway, key);
+
+		return w->key == key && fv__cq_rway_take(w, c, o, ibv);
+	}
 	fv__dma_rmb64(cqe);	/* the rest of the CQE only after its owner bit */
 
 	__be32 key = cqe->sop_drop_qpn;

@@ -436,6 +436,7 @@ static inline void fv__srq_free_locked(struct fv_srq *srq, uint32_t idx, const i
 static inline void fv_qp_attach_srq(struct fv_qp *qp, struct fv_srq *srq)
 {
 	qp->srq = srq;
+	fv__registry_touch();	/* a CQ's receive way of qp names the SRQ it had (cq_init.h) */
 }
 
 FV__EXTERN_C_END

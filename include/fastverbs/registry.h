@@ -217,6 +217,19 @@ static inline int fv_registry_set(uint32_t qpn, struct fv_qp *qp)
 }
 
 /*
+ * What a CQ's run cache keeps of a QP (cq_init.h) may be stale: change gen, as a QP set up or
+ * cleaned up does, so that every CQ empties it on its next poll.
+ */
+static inline void fv__registry_touch(void)
+{
+	struct fv_registry *r = fv_registry_get();
+
+	pthread_mutex_lock(&r->lock);
+	__atomic_store_n(&r->gen, r->gen + 2, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/*
  * In the process's SRQ table, replace the entry old by new_ (NULL: a free entry). Returns 0
  * or ENOMEM (no such entry: with old NULL, the table is full).
  */

@@ -1291,3 +1291,266 @@ Test(cq, geometry_refused_and_taken)
 	cr_assert_eq(cq.buf64, buf + 64, "the cqe64 is the second half of a 128-byte entry");
 	fv_cq_cleanup(&cq);
 }
+
+/* ---- receive ways: a QP's plain receives decoded from the completion its way keeps ---- */
+
+/* The completion a receive CQE must give, built field by field (padding zero, as fastverbs
+ * stores it). */
+struct rx_expect {
+	uint64_t wr_id;
+	uint8_t op, bits;	/* CQE opcode, op_own's SE bit */
+	uint8_t status, vendor;
+	uint32_t qpn, byte_len, rqpn;
+	__be32 imm;
+	uint16_t slid;
+	uint8_t ml_path;
+};
+
+static void rx_check(const void *got, int ibv, const struct rx_expect *x, int at)
+{
+	int ok = x->status == IBV_WC_SUCCESS;
+
+	if (x->op == MLX5_CQE_REQ) {	/* a requester completion among them: a SEND */
+		const struct ibv_wc *i = (const struct ibv_wc *)got;
+		const struct fv_wc *f = (const struct fv_wc *)got;
+
+		cr_assert_eq(ibv ? i->wr_id : f->wr_id, x->wr_id, "completion %d", at);
+		cr_assert_eq(ibv ? (int)i->opcode : (int)f->opcode, IBV_WC_SEND, "completion %d", at);
+		cr_assert_eq(ibv ? i->qp_num : f->qp_num, x->qpn, "completion %d", at);
+		cr_assert_eq(ibv ? (int)i->status : (int)f->status, IBV_WC_SUCCESS, "completion %d", at);
+		return;
+	}
+
+	if (ibv) {
+		struct ibv_wc w;
+
+		memset(&w, 0, sizeof(w));
+		w.wr_id = x->wr_id;
+		w.status = (enum ibv_wc_status)x->status;
+		w.opcode = IBV_WC_RECV;
+		w.vendor_err = x->vendor;
+		w.qp_num = x->qpn;
+		if (ok) {
+			w.byte_len = x->byte_len;
+			w.imm_data = x->imm;
+			w.src_qp = x->rqpn & 0xffffff;
+			w.wc_flags = (x->rqpn & 0x30000000 ? IBV_WC_GRH : 0) |
+				     (x->op == MLX5_CQE_RESP_SEND_IMM ? IBV_WC_WITH_IMM : 0);
+			w.pkey_index = (uint16_t)be32toh(x->imm);
+			w.slid = x->slid;
+			w.sl = (x->rqpn >> 24) & 0xf;
+			w.dlid_path_bits = x->ml_path & 0x7f;
+		}
+		cr_assert(!memcmp(got, &w, sizeof(w)), "completion %d (wr_id %llx): ibv_wc %s", at,
+			  (unsigned long long)x->wr_id, cqe_hex(got, sizeof(w)));
+	} else {
+		struct fv_wc w;
+
+		memset(&w, 0, sizeof(w));
+		w.wr_id = x->wr_id;
+		w.status = x->status;
+		w.opcode = IBV_WC_RECV;
+		w.vendor_err = x->vendor;
+		w.qp_num = x->qpn;
+		if (ok) {
+			w.byte_len = x->byte_len;
+			w.imm_data = x->imm;
+			w.src_qp = x->rqpn & 0xffffff;
+			w.wc_flags = (uint8_t)((x->rqpn & 0x30000000 ? IBV_WC_GRH : 0) |
+					       (x->op == MLX5_CQE_RESP_SEND_IMM ? IBV_WC_WITH_IMM : 0));
+		}
+		cr_assert(!memcmp(got, &w, sizeof(w)), "completion %d (wr_id %llx): fv_wc %s", at,
+			  (unsigned long long)x->wr_id, cqe_hex(got, sizeof(w)));
+	}
+}
+
+/* Poll want completions in calls of k (1: the one-completion path), by fv_poll_cq if ibv. */
+static int rx_poll(struct fv_cq *cq, void *wc, int k, int ibv)
+{
+	if (ibv)
+		return k == 1 ? fv_poll_cq(cq, 1, (struct ibv_wc *)wc) : fv_poll_cq(cq, k, (struct ibv_wc *)wc);
+	return k == 1 ? fv_poll(cq, (struct fv_wc *)wc, 1) : fv_poll(cq, (struct fv_wc *)wc, k);
+}
+
+/*
+ * Receives of three RQ QPs (two with QPNs equal in their low bits) and two QPs on one SRQ
+ * interleaving on a CQ that wraps, both pollers, every number of completions a call: the
+ * sender's QPN, SL, GRH, slid, path bits and pkey of a QP change now and then (the way must
+ * not give the old ones), immediates, solicited events, flushes and requester completions
+ * come between, and the SRQ's WQEs come back out of order. Every completion is checked byte
+ * for byte, and the SRQ's free list against a model of it.
+ */
+Test(rway, interleaved_receives_fields_changing_both_pollers)
+{
+	static const uint32_t qpns[5] = { 0x900, 0x901, 0x910, 0x920, 0x931 };	/* 3, 4: on the SRQ */
+	uint8_t b[64];
+	struct ibv_sge s = sge(b, 64);
+
+	for (uint32_t size = 64; size <= 128; size += 64) {
+		struct tqp m[5];
+		struct srqmem q;
+		struct cqe_cq c;
+		uint32_t rqpn[5], pkey[5], posted[5] = { 0 };
+		uint16_t slid[5];
+		uint64_t id = 0x10000;
+		uint32_t freel[16], nfree = 0;	/* the SRQ's free list as it must be, head first */
+		uint32_t outst[16], nout = 0;	/* SRQ WQEs posted, not completed */
+		unsigned rng = 12345;
+
+		srqmem_init(&q, 0x95, NULL);
+		for (uint32_t i = q.srq.head;; i = (i + 1) & q.srq.mask) {
+			freel[nfree++] = i;
+			if (i == q.srq.tail)
+				break;
+		}
+		for (int i = 0; i < 5; i++) {
+			qp_init(&m[i], FV_QPT_RC, qpns[i], 16, i < 3 ? 64 : 0, 16);
+			if (i >= 3)
+				fv_qp_attach_srq(&m[i].qp, &q.srq);
+			rqpn[i] = 0x5000u + (uint32_t)i;
+			pkey[i] = (uint32_t)i;
+			slid[i] = (uint16_t)(0x100 + i);
+		}
+		cqe_cq_init(&c, 32, size, 0);
+		for (int i = 0; i < 6; i++) {	/* WQEs outstanding: the SRQ's completions come out of order */
+			outst[nout++] = q.srq.head;
+			cr_assert_eq(q.srq.head, freel[0]);
+			memmove(freel, freel + 1, --nfree * sizeof(freel[0]));
+			cr_assert_eq(fv_srq_recv(&q.srq, 0x8000 + q.srq.head, &s, 1), 0);
+		}
+		for (int chunk = 0; chunk < 300; chunk++) {
+			struct rx_expect x[17];
+			int n = 1 + chunk % 16, ibv = (chunk / 3) % 2;
+			int k = (int[]){ 16, 1, 3, 16, 5, 2, 1 }[chunk % 7];
+
+			for (int j = 0; j < n; j++) {
+				int i;
+				uint16_t wqe = 0;
+
+				rng = rng * 1103515245u + 12345u;
+				i = (int)((rng >> 16) % 5);
+				if ((rng >> 8) % 11 == 0)	/* the sender changes */
+					rqpn[i] = (rqpn[i] + 0x01000001u) & 0x3fffffff;
+				if ((rng >> 12) % 13 == 0)
+					slid[i]++;
+				if ((rng >> 4) % 17 == 0)
+					pkey[i] ^= 0x10001;
+				x[j] = (struct rx_expect){ .op = MLX5_CQE_RESP_SEND, .qpn = qpns[i],
+							   .byte_len = 64 + (uint32_t)(rng % 1000), .rqpn = rqpn[i],
+							   .imm = htobe32(pkey[i]), .slid = slid[i],
+							   .ml_path = (uint8_t)(0x80 | i) };
+				if (chunk % 5 == 4 && j == 2)
+					x[j].bits = 2;	/* solicited event */
+				if (chunk % 9 == 8 && j == 1) {
+					x[j].op = MLX5_CQE_RESP_SEND_IMM;
+					x[j].imm = htobe32(0xabc00000u + (uint32_t)chunk);
+				}
+				if (chunk % 23 == 22 && j == n - 1) {
+					x[j].status = IBV_WC_WR_FLUSH_ERR;
+					x[j].vendor = 0x44;
+				}
+				if (i < 3) {	/* the RQ's next */
+					cr_assert_eq(fv_recv(&m[i].qp, id, &s, 1), 0);
+					fv_recv_ring(&m[i].qp);
+					posted[i]++;
+				} else {	/* an SRQ WQE posted, then any outstanding one completes */
+					uint32_t at = q.srq.head, p = (rng >> 20) % (nout + 1), pick;
+
+					cr_assert_eq(at, freel[0]);
+					memmove(freel, freel + 1, --nfree * sizeof(freel[0]));
+					cr_assert_eq(fv_srq_recv(&q.srq, 0x8000 + at, &s, 1), 0);
+					outst[nout++] = at;
+					pick = outst[p];
+					memmove(outst + p, outst + p + 1, (--nout - p) * sizeof(outst[0]));
+					wqe = (uint16_t)(pick + 16 * (uint32_t)(rng % 3));	/* any wrap of the index */
+					x[j].wr_id = 0x8000 + pick;
+					freel[nfree++] = pick;
+				}
+				if (i < 3)
+					x[j].wr_id = id;
+				id++;
+				if (chunk % 6 == 5 && j == 0) {	/* QP 1 sent too: its completion first */
+					uint32_t sat = cqe_post_send(&m[1].qp, MLX5_OPCODE_SEND, FV_SIGNALED, 0x77000 + (uint64_t)chunk, &s, 1);
+
+					struct rx_expect rx = x[j];	/* the receive, set up above, follows */
+
+					cqe_req(&c, qpns[1], MLX5_OPCODE_SEND, (uint16_t)sat, 0, 0);
+					x[j++] = (struct rx_expect){ .op = MLX5_CQE_REQ, .qpn = qpns[1],
+								     .wr_id = 0x77000 + (uint64_t)chunk };
+					n++;
+					x[j] = rx;
+				}
+				if (x[j].status)
+					cqe_err(&c, MLX5_CQE_RESP_ERR, qpns[i], 0, MLX5_CQE_SYNDROME_WR_FLUSH_ERR,
+						x[j].vendor, wqe, 0x95);
+				else
+					cqe_resp(&c, &(struct cqe_resp){ .opcode = x[j].op, .qpn = qpns[i],
+							 .byte_cnt = x[j].byte_len, .flags_rqpn = x[j].rqpn,
+							 .imm_inval_pkey = x[j].imm, .slid = x[j].slid,
+							 .ml_path = x[j].ml_path, .bits = x[j].bits,
+							 .wqe_counter = wqe, .srqn_uidx = 0x95 });
+			}
+			for (int got = 0; got < n;) {
+				union { struct ibv_wc i[17]; struct fv_wc f[17]; } wc;
+				int want = n - got < k ? n - got : k, r;
+
+				memset(&wc, 0xee, sizeof(wc));
+				r = rx_poll(&c.cq, &wc, want, ibv);
+				cr_assert_eq(r, want, "chunk %d: %d of %d", chunk, r, want);
+				for (int i = 0; i < r; i++, got++)
+					rx_check(ibv ? (void *)&wc.i[i] : (void *)&wc.f[i], ibv, &x[got], got);
+				cr_assert_eq(ibv ? wc.i[r].wr_id : wc.f[r].wr_id, 0xeeeeeeeeeeeeeeee, "nothing past n");
+			}
+			for (int i = 0; i < 3; i++)
+				cr_assert_eq(m[i].qp.rq.tail, posted[i], "chunk %d: RQ %d's tail", chunk, i);
+			/* the free list, followed from its head through the WQEs' links */
+			uint32_t w = q.srq.head;
+
+			for (uint32_t f = 0; f < nfree; f++) {
+				cr_assert_eq(w, freel[f], "chunk %d: free list entry %u", chunk, f);
+				if (f + 1 < nfree)
+					w = fv__srq_next(fv__srq_wqe(&q.srq, w), q.srq.mask16);
+			}
+			cr_assert_eq(q.srq.tail, freel[nfree - 1]);
+			cr_assert_eq(be32toh(c.dbrec[0]), c.cq.ci & 0xffffff);
+		}
+		struct fv_wc none;
+
+		cr_assert_eq(fv_poll(&c.cq, &none, 1), 0, "and no more");
+		cqe_cq_free(&c);
+		for (int i = 0; i < 5; i++)
+			tqp_free(&m[i]);
+		srqmem_free(&q);
+	}
+}
+
+/* A receive way names the queue its QP had: a QP attached to another SRQ finds the new one. */
+Test(rway, qp_attached_to_another_srq)
+{
+	struct srqmem q1, q2;
+	struct tqp m;
+	struct cqe_cq c;
+	uint8_t b[8];
+	struct ibv_sge s = sge(b, 8);
+
+	srqmem_init(&q1, 0x97, NULL);
+	srqmem_init(&q2, 0x98, NULL);
+	qp_init(&m, FV_QPT_RC, 0x940, 16, 0, 0);
+	fv_qp_attach_srq(&m.qp, &q1.srq);
+	cqe_cq_init(&c, 8, 64, 0);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(fv_srq_recv(&q1.srq, 0xa0 + (uint64_t)i, &s, 1), 0);
+		cqe_resp(&c, &(struct cqe_resp){ .opcode = MLX5_CQE_RESP_SEND, .qpn = 0x940, .wqe_counter = (uint16_t)i });
+		cr_assert_eq(cqe_poll1_fv(&c.cq).wr_id, 0xa0 + (uint64_t)i);
+	}
+	fv_qp_attach_srq(&m.qp, &q2.srq);
+	cr_assert_eq(fv_srq_recv(&q2.srq, 0xb0, &s, 1), 0);
+	cqe_resp(&c, &(struct cqe_resp){ .opcode = MLX5_CQE_RESP_SEND, .qpn = 0x940, .wqe_counter = 0 });
+	cr_assert_eq(cqe_poll1_fv(&c.cq).wr_id, 0xb0);
+	cr_assert_eq(q2.srq.tail, 0, "given back to the SRQ it came from");
+	cr_assert_eq(q1.srq.tail, 2);
+	cqe_cq_free(&c);
+	tqp_free(&m);
+	srqmem_free(&q1);
+	srqmem_free(&q2);
+}
