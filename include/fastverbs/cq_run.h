@@ -135,6 +135,18 @@ fv__cq_rway_take(const struct fv__cq_rway *w, const uint8_t *c, void *o, const i
 }
 
 /*
+ * Where a run of completions from the CQE at off on must stop in the output o: at end, or
+ * earlier at the CQE ring's end (the caller goes on from the ring's start).
+ */
+static FV__ALWAYS_INLINE uint8_t *
+fv__cq_out_stop(const struct fv_cq *cq, uint32_t off, uint8_t *o, const uint8_t *end, size_t osz)
+{
+	uint8_t *stop = o + (size_t)((cq->ring - off) >> cq->shift) * osz;
+
+	return stop > end ? (uint8_t *)end : stop;
+}
+
+/*
  * The plain receive CQEs its receive ways hold, from off on (the caller saw that the CQE at off
  * is one, new), into o up to end and up to the ring end. Moves off and o past what it
  * consumed (nothing if the first CQE's way does not hold it).
@@ -152,9 +164,7 @@ fv__cq_rrun(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, 
 
 	if (!rway)
 		return;	/* no plain receive filled a way yet */
-	stop = o + (size_t)((cq->ring - *offp) >> cq->shift) * osz;	/* the ring end */
-	if (stop > end)
-		stop = (uint8_t *)end;
+	stop = fv__cq_out_stop(cq, *offp, o, end, osz);
 	do {
 		fv__dma_rmb64(c);	/* the rest of the CQE only after its owner bit */
 
@@ -244,9 +254,7 @@ fv__cq_run(const struct fv_cq *cq, uint32_t *offp, uint32_t own, uint8_t **op, c
 
 	if (w->key != key || !fv__cq_way_take(w, c, o, ibv))
 		return;	/* nothing set up for a CQE the general path takes */
-	stop = o + (size_t)((cq->ring - *offp) >> cq->shift) * osz;	/* the ring end */
-	if (stop > end)
-		stop = (uint8_t *)end;
+	stop = fv__cq_out_stop(cq, *offp, o, end, osz);
 	/* Past the completion just stored: the call ends (out) at stop or at a CQE not new, else
 	 * k is the new CQE's sop_drop_qpn. A macro, as an inline function of the same lines made
 	 * gcc 12 allocate the loops' registers worse (+0.8 instructions per CQE, 16 per call). */
