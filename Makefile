@@ -93,15 +93,19 @@ sim-all: ;
 SIM_RUN ?=
 endif
 
+# Tests name their build folder as FV_TOP "/" FV_BUILD: a B given as an absolute path (B=/tmp/x)
+# goes in relative to the top, so that the joined path still names it.
+B_FROM_TOP := $(if $(filter /%,$(B)),$(shell realpath -m --relative-to='$(CURDIR)' '$(B)'),$(B))
+
 $(B)/tests/%: tests/%.c $(TEST_LIBO) $(TEST_LIBH) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -DFV_BUILD='"$(B)"' $(TEST_DEFS) -o $@ $< $(TEST_LIBO) $(TEST_LIBS)
+	$(CC) $(CFLAGS_COMMON) $(CPPFLAGS) -Itests/lib -DFV_TOP='"$(CURDIR)"' -DFV_BUILD='"$(B_FROM_TOP)"' $(TEST_DEFS) -o $@ $< $(TEST_LIBO) $(TEST_LIBS)
 
 # tests/unit/registry loads two libraries that embed fastverbs the way libraries do: every
 # symbol hidden but their entry points (tests/so/plugin.c, built twice).
 PLUGINS := $(B)/tests/so/libfvplug-a.so $(B)/tests/so/libfvplug-b.so
 $(B)/tests/unit/registry: $(PLUGINS)
-$(B)/tests/unit/registry: TEST_DEFS = -DFV_PLUGIN_DIR='"$(CURDIR)/$(B)/tests/so"'
+$(B)/tests/unit/registry: TEST_DEFS = -DFV_PLUGIN_DIR='"$(abspath $(B))/tests/so"'
 $(PLUGINS): tests/so/plugin.c $(HEADERS)
 	@mkdir -p $(@D)
 	printf '{ global: plugin_*; local: *; };\n' > $@.map
