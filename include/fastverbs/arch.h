@@ -54,8 +54,13 @@ struct fv__dma64 {
 #define fv__dma_wmb()  __asm__ __volatile__("" ::: "memory")
 #define fv__dma_wmb_at(p) __asm__ __volatile__("# fv__dma_wmb_sq" : : "m"(*(const char *)(p)))
 #define fv__dma_wmb_sq(p) fv__dma_wmb_at(fv__untraced(p))
-#define fv__dma_rmb()  __asm__ __volatile__("lfence" ::: "memory")
-#define fv__dma_rmb64(p) __asm__ __volatile__("lfence" : "+m"(*(struct fv__dma64 *)(uintptr_t)(p)))
+/*
+ * x86 does not reorder a load with an older load, and the device writes the CQE to coherent
+ * memory before its owner bit: reading the rest after the owner check needs the compiler kept
+ * in order, no lfence (the kernel's x86 dma_rmb() is the same compiler barrier).
+ */
+#define fv__dma_rmb()  __asm__ __volatile__("" ::: "memory")
+#define fv__dma_rmb64(p) __asm__ __volatile__("" : "+m"(*(struct fv__dma64 *)(uintptr_t)(p)))
 #define fv__wc_flush() __asm__ __volatile__("sfence" : :)	/* extended asm: a basic one clobbers memory */
 #define fv__wc_start() fv__wc_flush()
 
