@@ -32,8 +32,10 @@ TestSuite(sim_mpi, .init = join_fabric, .fini = leave_fabric, .timeout = 240);
 
 Test(sim_mpi, two_ranks_over_ucx)
 {
+	/* At its time limit mpirun says which ranks still run (the tail shows it on failure). */
 	char *args[] = { "mpirun", "-np", "2", "--allow-run-as-root", "--oversubscribe",
-			 "--timeout", "120", "--mca", "pml", "ucx", "--mca", "btl", "self",
+			 "--timeout", "120", "--report-state-on-timeout", "--mca", "pml", "ucx",
+			 "--mca", "btl", "self",
 			 "-x", "UCX_TLS", "-x", "FVSIM_FABRIC", getenv("FVSIM_RUN"),
 			 FV_TOP "/" FV_BUILD "/tests/mpi/mpi-check", "200", NULL };
 	int rc = simt_finish_within(simt_spawn(args, fab.cli_out), LIMIT_S);

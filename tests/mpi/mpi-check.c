@@ -39,6 +39,9 @@ int main(int argc, char **argv)
 	int rank, n, peer, iters = argc > 1 ? atoi(argv[1]) : 1000;
 	uint8_t *buf = malloc(1 << 20);
 
+	/* Each line as it is printed: mpirun's pipe would hold them all until exit, and a job
+	 * killed at its time limit showed nothing of how far it got. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
