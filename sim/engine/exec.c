@@ -216,8 +216,9 @@ static enum sim_work post_remote(struct sim_qp *qp, struct sim_wqe *w, struct si
 	struct sim_iov payload[SIM_MAX_IOV];
 	int np, err;
 
-	if (!qp->inflight && !(qp->inflight = malloc(sizeof(*qp->inflight))))
-		return SIM_W_WAIT;
+	/* Made with the QP (sim_qp_create): this may run in a signal handler (tick.c). */
+	if (!qp->inflight)
+		return fail(qp, w, SYND_LOC_QP_OP);
 	memcpy(qp->inflight, w, sizeof(*w));
 	if (m->payload) {
 		/* Re-point inline pieces into the copy that outlives this call. */
