@@ -261,6 +261,19 @@ static enum sim_work finish_remote(struct sim_qp *qp, uint64_t now)
 	return complete(qp, w, &m, r, now);
 }
 
+bool sim_exec_acked(struct sim_qp *qp)
+{
+	struct sim_wqe *w = qp->inflight;
+	struct sim_msg m;
+	enum sim_resp r;
+
+	memset(&m, 0, sizeof(m));
+	if (qp->fab_ticket < 0 || sim_remote_answer(qp, &r, &m) || r != SIM_R_ACK)
+		return false;
+	succeed(qp, w, w->has_atomic ? 8 : (uint32_t)w->len);
+	return true;
+}
+
 enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)
 {
 	struct sim_iov payload[SIM_MAX_IOV], result[SIM_MAX_IOV];
