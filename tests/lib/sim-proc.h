@@ -84,13 +84,13 @@ static inline void simt_show_output(const char *what, const char *path)
 static inline pid_t simt_spawn(char *const args[], const char *out)
 {
 	const char *runner = getenv("FVSIM_RUN");
-	char *argv[24];
+	char *argv[32];
 	int n = 0;
 	pid_t pid;
 
 	cr_assert(runner, "run through sim/fvsim-run");
 	argv[n++] = (char *)runner;
-	for (int i = 0; args[i] && n < 23; i++)
+	for (int i = 0; args[i] && n < 31; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	pid = fork();
