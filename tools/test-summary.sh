@@ -21,8 +21,9 @@ for t in "$@"; do
     {
         echo "== $pass: $res/$t.log"
         if [ -f "$res/$t.log" ]; then
-            # Criterion's lines that say what failed and where, else the end of the output.
-            d=$(grep -E '^\[(----|FAIL)\] *[^ ]' "$res/$t.log" | tail -n 40)
+            # Criterion's lines that say what failed and where, with the end of a failed
+            # program's output (tests/lib/sim-proc.h), else the end of the output.
+            d=$(grep -E '^\[(----|FAIL|OUT )\] *[^ ]' "$res/$t.log" | tail -n 100)
             [ -n "$d" ] && printf '%s\n' "$d" || tail -n 40 "$res/$t.log"
         else
             echo "(no result: the binary was not built or not run)"

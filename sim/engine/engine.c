@@ -63,14 +63,14 @@ enum sim_work sim_engine_step(void)
 	return best;
 }
 
-int sim_engine_pass(int budget)
+static int pass(int budget, bool cm)
 {
 	struct sim_list *pos, *tmp;
 	uint64_t now = sim_now_ns();
 	int done;
 
 	poll_arms();
-	done = sim_remote_serve() + sim_remote_cm_pass() + sim_remote_eth_serve();
+	done = sim_remote_serve() + (cm ? sim_remote_cm_pass() : 0) + sim_remote_eth_serve();
 	sim_list_for_each_safe(pos, tmp, &sim_world.qps) {
 		struct sim_qp *qp = sim_container_of(pos, struct sim_qp, link);
 
@@ -81,6 +81,16 @@ int sim_engine_pass(int budget)
 		}
 	}
 	return done;
+}
+
+int sim_engine_pass(int budget)
+{
+	return pass(budget, true);
+}
+
+int sim_engine_tick_pass(int budget)
+{
+	return pass(budget, false);
 }
 
 void sim_engine_settle(void)

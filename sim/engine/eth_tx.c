@@ -1,9 +1,8 @@
 #include "eth_tx.h"
 
-#include <stdlib.h>
-
 #include <infiniband/verbs.h>
 
+#include "../common/config.h"
 #include "../common/frame.h"
 #include "../common/log.h"
 #include "csum.h"
@@ -32,6 +31,10 @@ static void wire(const uint8_t *f, uint32_t len)
 	sim_remote_eth_send(f, len);
 }
 
+/* The frame being sent. Not allocated: a pass may run in a poller's tick, a signal
+ * handler (tick.c); passes hold the device lock, so one buffer serves them all. */
+static uint8_t frame[SIM_MAX_TSO];
+
 int sim_eth_send(struct sim_qp *qp, const struct sim_wqe *w, const struct sim_iov *payload,
 		 int np)
 {
@@ -46,9 +49,7 @@ int sim_eth_send(struct sim_qp *qp, const struct sim_wqe *w, const struct sim_io
 		return SYND_LOC_QP_OP;
 	if (w->len > (tso ? SIM_MAX_TSO : SIM_ETH_MTU + 18u))
 		return SYND_LOC_LEN;
-	f = malloc(len ? len : 1);
-	if (!f)
-		return SYND_LOC_QP_OP;
+	f = frame;
 	dst.addr = (uint64_t)(uintptr_t)f;
 	dst.len = len;
 	if (sim_dma_copy(&dst, 1, payload, np, len)) {
@@ -66,6 +67,5 @@ int sim_eth_send(struct sim_qp *qp, const struct sim_wqe *w, const struct sim_io
 	}
 	if (synd)
 		sim_info("QP 0x%x: raw send refused, syndrome 0x%02x", qp->qpn, synd);
-	free(f);
 	return synd;
 }

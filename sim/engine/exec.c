@@ -216,8 +216,9 @@ static enum sim_work post_remote(struct sim_qp *qp, struct sim_wqe *w, struct si
 	struct sim_iov payload[SIM_MAX_IOV];
 	int np, err;
 
-	if (!qp->inflight && !(qp->inflight = malloc(sizeof(*qp->inflight))))
-		return SIM_W_WAIT;
+	/* Made with the QP (sim_qp_create): this may run in a signal handler (tick.c). */
+	if (!qp->inflight)
+		return fail(qp, w, SYND_LOC_QP_OP);
 	memcpy(qp->inflight, w, sizeof(*w));
 	if (m->payload) {
 		/* Re-point inline pieces into the copy that outlives this call. */
@@ -258,6 +259,19 @@ static enum sim_work finish_remote(struct sim_qp *qp, uint64_t now)
 		r = SIM_R_UNREACHABLE; /* the owner died or does not answer */
 	m.len = w->has_atomic ? 8 : w->len;
 	return complete(qp, w, &m, r, now);
+}
+
+bool sim_exec_acked(struct sim_qp *qp)
+{
+	struct sim_wqe *w = qp->inflight;
+	struct sim_msg m;
+	enum sim_resp r;
+
+	memset(&m, 0, sizeof(m));
+	if (qp->fab_ticket < 0 || sim_remote_answer(qp, &r, &m) || r != SIM_R_ACK)
+		return false;
+	succeed(qp, w, w->has_atomic ? 8 : (uint32_t)w->len);
+	return true;
 }
 
 enum sim_work sim_exec_head(struct sim_qp *qp, bool step, uint64_t now)

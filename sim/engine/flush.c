@@ -4,6 +4,7 @@
 #include <infiniband/verbs.h>
 
 #include "cqe.h"
+#include "exec.h"
 #include "flush.h"
 #include "rq_take.h"
 #include "remote.h"
@@ -23,6 +24,8 @@ enum sim_work sim_flush_one(struct sim_qp *qp)
 
 		if (!sim_cq_room(qp->scq, 1))
 			return SIM_W_WAIT;
+		if (sim_exec_acked(qp))
+			return SIM_W_DONE;
 		sim_remote_cancel(qp);
 		nbb = sim_wqe_peek(qp, qp->sq_ci, &e.sop);
 		e.wqe_counter = (uint16_t)qp->sq_ci;

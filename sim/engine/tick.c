@@ -2,10 +2,11 @@
  * SIGNAL every period; the kernel delivers it when that thread next runs, on its own CPU,
  * so the pass costs the poller a few microseconds and nobody a wake-up. The handler runs
  * only where that is safe: the thread must have been interrupted in neither libc, the
- * dynamic loader, the vDSO nor this library (which may hold the locks a pass takes, as
- * malloc's), and the device lock must be free. After QUIET_NS without work the timer
- * stops, so a program that went idle or blocks is not interrupted; the device thread
- * starts it again with the next work it finds. */
+ * dynamic loader, the vDSO nor this library (which may hold the locks a pass takes), and
+ * the device lock must be free. A pass never allocates: the allocator's lock may be held
+ * outside libc too (an mmap hook of UCX or Open MPI, called from malloc). After QUIET_NS
+ * without work the timer stops, so a program that went idle or blocks is not interrupted;
+ * the device thread starts it again with the next work it finds. */
 #include "tick.h"
 
 #include <dlfcn.h>
@@ -82,7 +83,7 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 	(void)si;
 	if (!unsafe_pc(pc_of(uc)) && sim_trylock()) {
 		if (!sim_world.cfg.step_mode)
-			done = sim_engine_pass(64);
+			done = sim_engine_tick_pass(64);
 		sim_unlock();
 	}
 	now = sim_now_ns();

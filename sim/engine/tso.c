@@ -1,15 +1,19 @@
 #include "tso.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "../common/be.h"
+#include "../common/config.h"
 #include "../common/frame.h"
 #include "csum.h"
 #include "synd.h"
 
 #define TCP_FIN 0x01
 #define TCP_PSH 0x08
+
+/* The segment being built, at most len bytes. Not allocated: a pass may run in a poller's
+ * tick, a signal handler (tick.c); passes hold the device lock, so one buffer serves. */
+static uint8_t segment[SIM_MAX_TSO];
 
 int sim_tso_split(const uint8_t *f, uint32_t len, uint32_t hdr_sz, uint32_t mss,
 		  sim_tso_emit emit)
@@ -20,12 +24,10 @@ int sim_tso_split(const uint8_t *f, uint32_t len, uint32_t hdr_sz, uint32_t mss,
 	uint8_t *seg;
 
 	sim_frame_parse(f, hdr_sz, &fi);
-	if (!mss || hdr_sz > len || !fi.l4 || fi.proto != SIM_PROTO_TCP ||
+	if (!mss || hdr_sz > len || len > SIM_MAX_TSO || !fi.l4 || fi.proto != SIM_PROTO_TCP ||
 	    fi.l4 + (f[fi.l4 + 12] >> 4) * 4u != hdr_sz)
 		return SYND_LOC_QP_OP;
-	seg = malloc(hdr_sz + mss);
-	if (!seg)
-		return SYND_LOC_QP_OP;
+	seg = segment;
 	seq = ld_be32(f + fi.l4 + 4);
 	id = fi.ip == 4 ? ld_be16(f + fi.l3 + 4) : 0;
 	do {
@@ -50,6 +52,5 @@ int sim_tso_split(const uint8_t *f, uint32_t len, uint32_t hdr_sz, uint32_t mss,
 		emit(seg, hdr_sz + n);
 		off += n;
 	} while (off < payload);
-	free(seg);
 	return SYND_OK;
 }

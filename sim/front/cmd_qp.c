@@ -250,8 +250,9 @@ static int modify(struct sim_cmd *c, const struct ib_uverbs_modify_qp *r)
 			"timeout %u, retry %u, rnr %u/%u, access 0x%x", qp->qpn, qp->state, a.state,
 			a.mask, a.max_rd_atomic, a.max_dest_rd_atomic, a.timeout, a.retry_cnt,
 			a.rnr_retry, a.min_rnr_timer, a.access);
-	/* A message still out at another process is forgotten when the QP stops. */
-	if (!err && (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_ERR))
+	/* A message still out at another process is forgotten when the QP stops; in ERR the
+	 * flush first looks whether the owner acknowledged it already (sim_exec_acked). */
+	if (!err && qp->state == IBV_QPS_RESET)
 		sim_remote_cancel(qp);
 	if (!err && qp->dc == SIM_DC_DCT && before == IBV_QPS_INIT)
 		dct_rtr_resp(c, qp);

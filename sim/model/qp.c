@@ -7,6 +7,7 @@
 
 #include "../common/log.h"
 #include "../common/mapped.h"
+#include "../engine/sq_decode.h"
 #include "../fabric/mrtab.h"
 #include "../fabric/owners.h"
 #include "model.h"
@@ -113,6 +114,14 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return ENOMEM;
+	/* The copy of a WQE in flight to another process is made here, not at its first post:
+	 * a pass may run in a poller's tick, a signal handler, which must not allocate (the
+	 * interrupted code may hold the allocator's lock, e.g. in an mmap hook of UCX or
+	 * Open MPI called from malloc; that hung an MPI rank for good). */
+	if (sim_fabric_on() && !(qp->inflight = malloc(sizeof(*qp->inflight)))) {
+		free(qp);
+		return ENOMEM;
+	}
 	qp->ctx = ctx;
 	qp->dc = dc;
 	qp->dc_key = dc == SIM_DC_DCT ? in->dc_key : 0;
@@ -157,6 +166,7 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 	qp->port = 1;
 	qp->path_mtu = IBV_MTU_4096;
 	if (qp->qpn && sim_idmap_put(&dev->qps, qp->qpn, qp)) {
+		free(qp->inflight);
 		free(qp);
 		return ENOMEM;
 	}

@@ -16,17 +16,81 @@
 
 #include <criterion/criterion.h>
 
+/* The programs simt_spawn started (pid, name, output file), for simt_finish_within to show
+ * the output of one that failed; add a program with name set, find one with name NULL. */
+struct simt_child {
+	pid_t pid;
+	char name[32], out[96];
+};
+
+static inline const struct simt_child *simt_child(pid_t pid, const char *name, const char *out)
+{
+	static struct simt_child kids[16];
+	static unsigned next;
+	struct simt_child *k;
+
+	if (!name) {
+		for (unsigned i = 0; i < 16; i++)
+			if (kids[i].pid == pid)
+				return &kids[i];
+		return NULL;
+	}
+	k = &kids[next++ % 16];
+	k->pid = pid;
+	snprintf(k->name, sizeof(k->name), "%.31s", name);
+	snprintf(k->out, sizeof(k->out), "%.95s", out);
+	return k;
+}
+
+#define SIMT_TAIL_BYTES 2048
+
+/* Puts the end of a program's output file in the test's log, each line as "[OUT ] | line"
+ * (tools/test-summary.sh shows them with Criterion's): the tests delete these files, and a
+ * program that fails in CI would otherwise leave no trace of why. what says which program
+ * and how it ended. Plain stderr: a Criterion warning would make the whole binary exit 1. */
+static inline void simt_show_output(const char *what, const char *path)
+{
+	char buf[SIMT_TAIL_BYTES + 1], msg[4 * SIMT_TAIL_BYTES + 256], *s, *d = msg;
+	FILE *f = fopen(path, "r");
+	long size = -1, from = 0;
+	size_t n = 0;
+
+	if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > SIMT_TAIL_BYTES)
+		from = size - SIMT_TAIL_BYTES;
+	if (f && fseek(f, from, SEEK_SET) == 0)
+		n = fread(buf, 1, SIMT_TAIL_BYTES, f);
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	s = buf;
+	if (from > 0 && strchr(s, '\n'))
+		s = strchr(s, '\n') + 1;	/* from the first whole line */
+	d += snprintf(msg, 256, "[OUT ] %.96s; %.96s (%ld bytes)%s:\n", what, path, size,
+		      !f ? ", missing" : from ? ", its end" : "");
+	for (bool bol = true; *s && d < msg + sizeof(msg) - 12; s++) {
+		if (bol)
+			d += sprintf(d, "[OUT ] | ");
+		*d++ = *s;
+		bol = *s == '\n';
+	}
+	if (d > msg && d[-1] != '\n')
+		*d++ = '\n';
+	/* One write, so the lines of tests running at once (--jobs) do not interleave. */
+	if (write(STDERR_FILENO, msg, (size_t)(d - msg)) < 0)
+		return;
+}
+
 /* Starts `fvsim-run ARGS...` with stdout and stderr to the file out; returns its pid. */
 static inline pid_t simt_spawn(char *const args[], const char *out)
 {
 	const char *runner = getenv("FVSIM_RUN");
-	char *argv[24];
+	char *argv[32];
 	int n = 0;
 	pid_t pid;
 
 	cr_assert(runner, "run through sim/fvsim-run");
 	argv[n++] = (char *)runner;
-	for (int i = 0; args[i] && n < 23; i++)
+	for (int i = 0; args[i] && n < 31; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	pid = fork();
@@ -40,25 +104,40 @@ static inline pid_t simt_spawn(char *const args[], const char *out)
 		execv(runner, argv);
 		_exit(127);
 	}
+	simt_child(pid, args[0], out);
 	return pid;
 }
 
-/* Its exit status (128 + signal if killed); after secs seconds it is killed (137). */
+/* Its exit status (128 + signal if killed); after secs seconds it is killed (137). A program
+ * simt_spawn started that exits other than 0 gets its output shown (simt_show_output). */
 static inline int simt_finish_within(pid_t pid, int secs)
 {
-	int status;
+	const struct simt_child *k = simt_child(pid, NULL, NULL);
+	char what[96];
+	int status, rc = -1;
+	bool late = false;
 
-	for (long ms = 0; ms < secs * 1000L; ms += 10) {
+	for (long ms = 0; rc < 0 && ms < secs * 1000L; ms += 10) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
 
 		cr_assert_geq(r, 0);
 		if (r == pid)
-			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+			rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		else
+			nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
 	}
-	kill(pid, SIGKILL);
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	return 128 + SIGKILL;
+	if (rc < 0) {
+		late = true;
+		kill(pid, SIGKILL);
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		rc = 128 + SIGKILL;
+	}
+	if (rc && k) {
+		snprintf(what, sizeof(what), "%s (pid %d) exit %d%s", k->name, (int)pid, rc,
+			 late ? ", killed at its time limit" : "");
+		simt_show_output(what, k->out);
+	}
+	return rc;
 }
 
 static inline int simt_finish(pid_t pid)

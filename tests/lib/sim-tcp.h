@@ -60,20 +60,37 @@ static inline bool simt_listening(int port)
 	return false;
 }
 
-/* Starts server srv on fabric f, then client cli once srv listens on TCP port (the test fails
- * if it never does within secs seconds); both must exit 0 within secs. Their outputs are f's
- * srv_out and cli_out. */
-static inline void simt_server_client(const struct simt_fabric *f, char *const srv[],
-				      char *const cli[], int port, int secs)
+/* Starts server srv on fabric f and waits until it listens on TCP port (the test fails if
+ * it never does within secs seconds); returns its pid. Its output is f's srv_out. */
+static inline pid_t simt_start_server(const struct simt_fabric *f, char *const srv[], int port,
+				      int secs)
 {
 	pid_t s = simt_spawn(srv, f->srv_out);
-	int rc_cli, rc_srv;
 
 	for (int i = 0; i < secs * 20 && !simt_listening(port); i++)
 		usleep(50 * 1000);
+	if (!simt_listening(port))
+		simt_show_output("the server, not listening", f->srv_out);
 	cr_assert(simt_listening(port), "%s never listened on port %d", srv[0], port);
+	return s;
+}
+
+/* Starts server srv on fabric f, then client cli once srv listens on TCP port (the test fails
+ * if it never does within secs seconds); both must exit 0 within secs. Their outputs are f's
+ * srv_out and cli_out; if either fails, both are shown in the test's log. */
+static inline void simt_server_client(const struct simt_fabric *f, char *const srv[],
+				      char *const cli[], int port, int secs)
+{
+	pid_t s = simt_start_server(f, srv, port, secs);
+	int rc_cli, rc_srv;
+
 	rc_cli = simt_finish_within(simt_spawn(cli, f->cli_out), secs);
 	rc_srv = simt_finish_within(s, secs);
+	/* The one that failed has shown its output; what the other said belongs with it. */
+	if (rc_cli && !rc_srv)
+		simt_show_output("its server exit 0", f->srv_out);
+	if (rc_srv && !rc_cli)
+		simt_show_output("its client exit 0", f->cli_out);
 	cr_expect_eq(rc_cli, 0, "%s client exit %d", cli[0], rc_cli);
 	cr_expect_eq(rc_srv, 0, "%s server exit %d", srv[0], rc_srv);
 }

@@ -1,7 +1,8 @@
 /* Two MPI ranks over UCX on the software device (tests/fabric/mpi.c starts them under
  * mpirun): rank 0 sends messages of several sizes, rank 1 checks every byte and sends each
  * back transformed, rank 0 checks that; then a collective (allreduce and broadcast), and a
- * 1-byte ping-pong whose median round trip is printed. Any wrong byte aborts the job. */
+ * 1-byte ping-pong whose median round trip is printed. Any wrong byte aborts the job. Each
+ * rank says when MPI_Finalize has returned. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +40,9 @@ int main(int argc, char **argv)
 	int rank, n, peer, iters = argc > 1 ? atoi(argv[1]) : 1000;
 	uint8_t *buf = malloc(1 << 20);
 
+	/* Each line as it is printed: mpirun's pipe would hold them all until exit, and a job
+	 * killed at its time limit showed nothing of how far it got. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -119,6 +123,7 @@ int main(int argc, char **argv)
 		free(rtt);
 	}
 	MPI_Finalize();
+	printf("mpi-check: rank %d finalized\n", rank);
 	free(buf);
 	return 0;
 }
