@@ -10,6 +10,8 @@
 
 #include "../common/log.h"
 #include "../engine/remote.h"
+#include "../engine/sq_decode.h"
+#include "../fabric/segment.h"
 #include "../model/model.h"
 #include "../model/world.h"
 #include "handles.h"
@@ -91,6 +93,7 @@ static int create(struct sim_cmd *c, const struct ib_uverbs_create_qp *req, uint
 	in.max_send_sge = req->max_send_sge;
 	in.max_recv_sge = req->max_recv_sge;
 	in.max_inline = req->max_inline_data;
+	in.inflight_size = sim_fabric_on() ? sizeof(struct sim_wqe) : 0;
 	err = sim_qp_create(ctx, &in, out);
 	return err ? err : sim_handle_bind(ctx, SIM_UOBJ_QP, *out, &(*out)->handle);
 }

@@ -72,6 +72,9 @@ struct sim_qp_init {
 	uint32_t sq_wqe_cnt, rq_wqe_cnt, rq_wqe_shift, flags, uidx;
 	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge, max_inline;
 	uint64_t dc_key; /* DCT: access key (the driver request's union with sq_buf) */
+	/* Bytes of the copy of a WQE in flight to another process (the engine's struct sim_wqe),
+	 * made with the QP: 0 for none (no fabric). */
+	size_t inflight_size;
 };
 int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_qp **out);
 /* A QP whose head WQE is in flight to another process (fab_ticket >= 0) must have that

@@ -7,7 +7,6 @@
 
 #include "../common/log.h"
 #include "../common/mapped.h"
-#include "../engine/sq_decode.h"
 #include "../fabric/mrtab.h"
 #include "../fabric/owners.h"
 #include "model.h"
@@ -118,7 +117,7 @@ int sim_qp_create(struct sim_ctx *ctx, const struct sim_qp_init *in, struct sim_
 	 * a pass may run in a poller's tick, a signal handler, which must not allocate (the
 	 * interrupted code may hold the allocator's lock, e.g. in an mmap hook of UCX or
 	 * Open MPI called from malloc; that hung an MPI rank for good). */
-	if (sim_fabric_on() && !(qp->inflight = malloc(sizeof(*qp->inflight)))) {
+	if (in->inflight_size && !(qp->inflight = malloc(in->inflight_size))) {
 		free(qp);
 		return ENOMEM;
 	}
