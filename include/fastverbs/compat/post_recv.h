@@ -112,8 +112,8 @@ static FV__ALWAYS_INLINE struct ibv_recv_wr *fv__post_srq_recv_head(struct fv_sr
 	struct fv__wr_id *const wrid = (struct fv__wr_id *)srq->wrid;
 	const uint32_t shift = srq->stride_shift, tail = srq->tail, mask = srq->mask16;
 	/* the terminator's offset from the entry's, as in fv__post_recv_head */
-	const size_t toff = srq->max_gs > 1 ? FV__DS : 0;
-	uint32_t head = srq->head, n = 0;
+	const size_t toff = srq->toff;
+	uint32_t head = srq->head;
 
 	FV__TEST_YIELD();	/* a test's window: two unlocked posters now share head */
 	for (; wr; wr = wr->next) {
@@ -122,26 +122,26 @@ static FV__ALWAYS_INLINE struct ibv_recv_wr *fv__post_srq_recv_head(struct fv_sr
 
 		if (__builtin_expect(wr->num_sge != 1 || head == tail, 0))
 			break;
+		size_t h = head;
+		uint8_t *d;
+
+		wrid[h].v = wr->wr_id;	/* the slot is free: a WR that goes on below overwrites it */
 		w = fv__load64(&s->length);	/* length and lkey, one load */
 		if (__builtin_expect(!fv__sge_word_len(w), 0))
 			break;
-		size_t h = head;
-		uint8_t *d;
 
 		w = htobe64(w);
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 		w = w << 32 | w >> 32;	/* both halves big-endian, in order */
 #endif
-		wrid[h].v = wr->wr_id;
 		FV__HIDE(h);	/* as in fv__post_recv_head */
 		d = buf + (h << shift);
 		fv__unit_put(d + FV__DS + toff, FV__IMAGE(fv__2x32(0, htobe32(MLX5_INVALID_LKEY)), 0), 0);
 		fv__unit_put(d + FV__DS, FV__IMAGE(w, htobe64(s->addr)), 0);
 		head = fv__srq_next((const struct mlx5_wqe_srq_next_seg *)d, mask);
-		n++;
+		srq->counter++;
 	}
 	srq->head = head;
-	srq->counter = (uint16_t)(srq->counter + n);
 	return wr;
 }
 
@@ -179,7 +179,7 @@ static FV__ALWAYS_INLINE int fv_post_srq_recv(struct fv_srq *srq, struct ibv_rec
 		return fv__post_srq_recv_rest(srq, wr, first, bad_wr);
 	if (first)
 		fv_srq_ring(srq);
-	fv__leave(&srq->lock, on, srq);
+	fv__leave_at(&srq->lock, on, srq);
 	return 0;
 }
 
