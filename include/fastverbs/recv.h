@@ -204,6 +204,8 @@ struct fv_srq {
 	uint16_t mask16;	/* mask's 16 bits, those of a WQE index (fv__srq_next): a type
 				 * that tells the compiler so, where mask & 0xffff gets the and
 				 * applied again to every index */
+	uint32_t toff;		/* a one-entry list's terminator from its entry: 16 if max_gs > 1,
+				 * else 0 (fv__post_srq_recv_head); in what was padding */
 	volatile __be32 *dbrec;
 	uint64_t *wrid;		/* per WQE index */
 	struct ibv_srq *ibsrq;	/* key for QPs taken over from an ibv_qp */
@@ -255,6 +257,7 @@ static inline int fv_srq_init_geom(struct fv_srq *srq, const struct fv_srq_geom 
 	srq->max_gs = g->stride / FV__DS - 1;
 	srq->mask = g->wqe_cnt - 1;
 	srq->mask16 = (uint16_t)srq->mask;
+	srq->toff = srq->max_gs > 1 ? FV__DS : 0;
 	srq->head = g->head;
 	srq->tail = g->tail;
 	srq->srqn = g->srqn;

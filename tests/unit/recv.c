@@ -796,3 +796,122 @@ Test(srq, geometry_refused)
 	g.tail = 8;
 	cr_assert_eq(fv_srq_init_geom(&srq, &g), EINVAL, "tail out of range");
 }
+
+/*
+ * fv_post_recv and fv_post_srq_recv post a list's WRs of one SGE through a fast head with the
+ * queue's fields in registers, and every other WR (several SGEs, none, a zero-length one, the
+ * queue at lim or full) through the general path, then go back to the head. Lists that mix
+ * them, posted on one queue and WR by WR (fv_recv, fv_srq_recv, counts read at run time) on
+ * its twin, leave the same bytes, wr_ids, counters, doorbell records, errno and bad_wr; the
+ * RQ's tail moves between lists, so that a list passes lim and the head takes it up again.
+ */
+static void mixed_list(struct ibv_recv_wr *w, struct ibv_sge (*sg)[2], int n, int max, uint64_t id)
+{
+	for (int i = 0; i < n; i++) {
+		int shape = (int)((id + (uint64_t)i) % 7);
+		int nsge = shape == 2 && max >= 2 ? 2 : shape == 4 ? 0 : shape == 6 ? max + 1 : 1;
+
+		sg[i][0] = sge(0x1000u * (uint64_t)(i + 1), shape == 1 ? 0 : 8 + (uint32_t)i);
+		sg[i][1] = sge(0x80000u + 0x100u * (uint64_t)i, 4 + (uint32_t)i);
+		w[i] = (struct ibv_recv_wr){ .wr_id = id + (uint64_t)i, .next = i + 1 < n ? &w[i + 1] : NULL,
+					     .sg_list = sg[i], .num_sge = nsge };
+	}
+}
+
+/* The twin's post of the same list, WR by WR: errno, and the index of the refused WR in *at. */
+static int twin_post(struct fv_qp *qp, struct fv_srq *srq, struct ibv_recv_wr *w, int *at)
+{
+	int err = 0, i = 0;
+
+	for (; w; w = w->next, i++) {
+		volatile int n = w->num_sge;
+
+		err = qp ? fv_recv(qp, w->wr_id, w->sg_list, n) : fv_srq_recv(srq, w->wr_id, w->sg_list, n);
+		if (err)
+			break;
+	}
+	if (i) {
+		if (qp)
+			fv_recv_ring(qp);
+		else
+			fv_srq_ring(srq);
+	}
+	*at = err ? i : -1;
+	return err;
+}
+
+Test(rq, compat_lists_of_every_shape_as_one_by_one)
+{
+	for (uint32_t stride = 16; stride <= 64; stride *= 2) {
+		struct tqp a, b;
+		struct ibv_recv_wr w[12], *bad;
+		struct ibv_sge sg[12][2];
+		uint64_t id = 0x100;
+
+		rq_qp(&a, 0x40, 8, stride);
+		rq_qp(&b, 0x41, 8, stride);
+		for (int round = 0; round < 24; round++) {
+			int n = 1 + (round * 5) % 12, at, err;
+
+			mixed_list(w, sg, n, (int)a.qp.rq.max_sge, id);
+			bad = NULL;
+			err = fv_post_recv(&a.qp, w, &bad);
+			cr_assert_eq(err, twin_post(&b.qp, NULL, w, &at), "stride %u round %d", stride, round);
+			cr_assert_eq(err ? (int)(bad - w) : -1, at, "stride %u round %d: bad_wr", stride, round);
+			cr_assert_arr_eq(a.rq, b.rq, 8 * stride, "stride %u round %d", stride, round);
+			cr_assert_arr_eq(a.qp.rq.wrid, b.qp.rq.wrid, 8 * sizeof(uint64_t));
+			cr_assert_eq(fv__rq_head(&a.qp), fv__rq_head(&b.qp), "stride %u round %d", stride, round);
+			cr_assert_eq(rq_dbr(&a), rq_dbr(&b), "stride %u round %d", stride, round);
+			/* a poller frees some: every other round all, else two */
+			uint32_t t = round % 2 ? fv__rq_head(&a.qp) : a.qp.rq.tail + 2;
+
+			if (t - a.qp.rq.tail > fv__rq_head(&a.qp) - a.qp.rq.tail)
+				t = fv__rq_head(&a.qp);
+			fv__rq_set_tail(&a.qp.rq, t);
+			fv__rq_set_tail(&b.qp.rq, t);
+			id += (uint64_t)n;
+		}
+		tqp_free(&a);
+		tqp_free(&b);
+	}
+}
+
+Test(srq, compat_lists_of_every_shape_as_one_by_one)
+{
+	for (uint32_t stride = 32; stride <= 64; stride *= 2) {
+		struct memsrq a, b;
+		struct ibv_recv_wr w[12], *bad;
+		struct ibv_sge sg[12][2];
+		uint64_t id = 0x200;
+
+		srq_init(&a, 16, stride, 0x90, 0);
+		srq_init(&b, 16, stride, 0x91, 0);
+		for (int round = 0; round < 24; round++) {
+			int n = 1 + (round * 5) % 12, at, err;
+
+			uint32_t idx = a.srq.head;
+
+			mixed_list(w, sg, n, (int)a.srq.max_gs, id);
+			bad = NULL;
+			err = fv_post_srq_recv(&a.srq, w, &bad);
+			cr_assert_eq(err, twin_post(NULL, &b.srq, w, &at), "stride %u round %d", stride, round);
+			cr_assert_eq(err ? (int)(bad - w) : -1, at, "stride %u round %d: bad_wr", stride, round);
+			cr_assert_arr_eq(a.buf, b.buf, 16 * stride, "stride %u round %d", stride, round);
+			cr_assert_arr_eq(a.srq.wrid, b.srq.wrid, 16 * sizeof(uint64_t));
+			cr_assert_eq(a.srq.head, b.srq.head);
+			cr_assert_eq(a.srq.counter, b.srq.counter);
+			cr_assert_eq(a.dbrec[0], b.dbrec[0], "stride %u round %d", stride, round);
+			/* two rounds in three, the WQEs posted complete in order: linked after the tail */
+			for (int k = 0; k < (err ? at : n) && round % 3; k++) {
+				uint32_t next = srq_next(&a, idx);
+
+				fv__srq_free(&a.srq, idx);
+				fv__srq_free(&b.srq, idx);
+				idx = next;
+			}
+			id += (uint64_t)n;
+		}
+		srq_free(&a);
+		srq_free(&b);
+	}
+}
