@@ -80,7 +80,8 @@ static inline void simt_show_output(const char *what, const char *path)
 		return;
 }
 
-/* Starts `fvsim-run ARGS...` with stdout and stderr to the file out; returns its pid. */
+/* Starts `fvsim-run ARGS...` with stdout and stderr to the file out; returns its pid, which
+ * is also the process group of the program and whatever it starts (simt_finish_within). */
 static inline pid_t simt_spawn(char *const args[], const char *out)
 {
 	const char *runner = getenv("FVSIM_RUN");
@@ -98,7 +99,7 @@ static inline pid_t simt_spawn(char *const args[], const char *out)
 	if (pid == 0) {
 		FILE *f = freopen(out, "w", stdout);
 
-		if (!f || dup2(1, 2) < 0)
+		if (!f || dup2(1, 2) < 0 || setpgid(0, 0) < 0)
 			_exit(126);
 		unsetenv("LD_PRELOAD");
 		execv(runner, argv);
@@ -109,7 +110,10 @@ static inline pid_t simt_spawn(char *const args[], const char *out)
 }
 
 /* Its exit status (128 + signal if killed); after secs seconds it is killed (137). A program
- * simt_spawn started that exits other than 0 gets its output shown (simt_show_output). */
+ * simt_spawn started that exits other than 0 gets its output shown (simt_show_output). Then
+ * what is left of its process group is killed: a launcher killed at its limit (mpirun) or one
+ * that exited before its children would leave them spinning on the CPUs the rest of the
+ * suite needs. */
 static inline int simt_finish_within(pid_t pid, int secs)
 {
 	const struct simt_child *k = simt_child(pid, NULL, NULL);
@@ -128,10 +132,12 @@ static inline int simt_finish_within(pid_t pid, int secs)
 	}
 	if (rc < 0) {
 		late = true;
-		kill(pid, SIGKILL);
+		kill(k ? -pid : pid, SIGKILL);
 		cr_assert_eq(waitpid(pid, &status, 0), pid);
 		rc = 128 + SIGKILL;
 	}
+	if (k)
+		kill(-pid, SIGKILL);	/* the group outlives its leader while a member lives */
 	if (rc && k) {
 		snprintf(what, sizeof(what), "%s (pid %d) exit %d%s", k->name, (int)pid, rc,
 			 late ? ", killed at its time limit" : "");
