@@ -150,6 +150,17 @@ static inline uint32_t fv__sge_word_lkey(uint64_t w)
 #endif
 }
 
+/* A data segment's first word (length, lkey; both big-endian) from that word: one swap, and on
+ * a little-endian CPU a rotation, as the swap leaves the two halves in each other's place. */
+static inline uint64_t fv__sge_word_be(uint64_t w)
+{
+	w = htobe64(w);
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	w = w << 32 | w >> 32;
+#endif
+	return w;
+}
+
 /*
  * A unit's image: its two 8-byte words as they are stored. The segment images below compute
  * a unit without storing it, so a builder can compute all of a WQE before it knows whether
@@ -370,14 +381,9 @@ static inline struct fv__image fv__sge_image(const struct ibv_sge *sge, unsigned
 	if ((how & FV__VEC) && !FV__SGE_WORD)
 		return fv__data_image(sge->length, sge->lkey, sge->addr);
 
-	uint64_t len_lkey = htobe64(fv__2x32(sge->length, sge->lkey));
-
 	static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct ibv_sge, length) + 4,
 		       "lkey follows length");
-#if __BYTE_ORDER == __LITTLE_ENDIAN
-	len_lkey = len_lkey << 32 | len_lkey >> 32;	/* both halves big-endian, but swapped */
-#endif
-	return FV__IMAGE(len_lkey, htobe64(sge->addr));
+	return FV__IMAGE(fv__sge_word_be(fv__2x32(sge->length, sge->lkey)), htobe64(sge->addr));
 }
 
 /* XRC segment: the remote XRC SRQ number, 12 reserved bytes written as 0. */

@@ -47,10 +47,7 @@ static FV__ALWAYS_INLINE struct ibv_recv_wr *fv__post_recv_head(struct fv__rq *r
 		w = fv__load64(&s->length);	/* length and lkey, one load */
 		if (__builtin_expect(!fv__sge_word_len(w), 0))
 			break;
-		w = htobe64(w);
-#if __BYTE_ORDER == __LITTLE_ENDIAN
-		w = w << 32 | w >> 32;	/* both halves big-endian, in order */
-#endif
+		w = fv__sge_word_be(w);
 		FV__HIDE(i);	/* the WQE's address from i after the wr_id's store: shifted in place */
 		d = buf + (i << shift);
 		fv__unit_put(d + toff, FV__IMAGE(fv__2x32(0, htobe32(MLX5_INVALID_LKEY)), 0), 0);
@@ -130,10 +127,7 @@ static FV__ALWAYS_INLINE struct ibv_recv_wr *fv__post_srq_recv_head(struct fv_sr
 		if (__builtin_expect(!fv__sge_word_len(w), 0))
 			break;
 
-		w = htobe64(w);
-#if __BYTE_ORDER == __LITTLE_ENDIAN
-		w = w << 32 | w >> 32;	/* both halves big-endian, in order */
-#endif
+		w = fv__sge_word_be(w);
 		FV__HIDE(h);	/* as in fv__post_recv_head */
 		d = buf + (h << shift);
 		fv__unit_put(d + FV__DS + toff, FV__IMAGE(fv__2x32(0, htobe32(MLX5_INVALID_LKEY)), 0), 0);
