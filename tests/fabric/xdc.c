@@ -1,7 +1,8 @@
 /* DC across processes of one fabric: one DCI in the test writes to, reads from and sends
  * to four DCTs, each in a forked peer of its own, WR after WR to a different DCT; every
  * peer sees the data and the receive completions name its DCT and the DCI. A wrong DC key
- * to a DCT in another process ends in retry-exceeded and reaches nobody. */
+ * to a DCT in another process ends in retry-exceeded and reaches nobody. The stock perftest
+ * tools run over DC (-c DC) as server and client. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -261,4 +262,48 @@ Test(sim_xdc, wrong_key_across_processes)
 	}
 	peers_finish(&ps, 1);
 	cr_expect_eq(ibv_destroy_qp(d.qp), 0);
+}
+
+/*
+ * The stock perftest tools over DC (-c DC): each side a DCI and a DCT on an SRQ, posted with
+ * ibv_wr_* and mlx5dv_wr_set_dc_addr, across two processes. want: the client's result line
+ * (size, then iterations); qps: NULL, or -q's count (DCIs, each to a DCT of its own).
+ */
+static void perftest_dc(char *tool, char *iters, char *qps, const char *want)
+{
+	char port[16];
+	char *srv_args[] = { tool, "-c", "DC", "-p", port, "-n", iters, NULL, NULL, NULL };
+	char *cli_args[] = { tool, "-c", "DC", "-p", port, "-n", iters, "localhost", NULL, NULL, NULL };
+
+	if (qps) {
+		srv_args[7] = cli_args[8] = "-q";
+		srv_args[8] = cli_args[9] = qps;
+	}
+	snprintf(port, sizeof(port), "%d", 20000 + (int)((getpid() + 11) % 20000));
+	tool_pair(srv_args, cli_args, want);
+}
+
+Test(sim_xdc, perftest_ib_write_bw)
+{
+	perftest_dc("ib_write_bw", "200", NULL, " 65536      200 ");
+}
+
+Test(sim_xdc, perftest_ib_write_bw_four_dcis)
+{
+	perftest_dc("ib_write_bw", "200", "4", " 65536      800 ");
+}
+
+Test(sim_xdc, perftest_ib_send_bw)
+{
+	perftest_dc("ib_send_bw", "200", NULL, " 65536      200 ");
+}
+
+Test(sim_xdc, perftest_ib_read_lat)
+{
+	perftest_dc("ib_read_lat", "300", NULL, " 2       300 ");
+}
+
+Test(sim_xdc, perftest_ib_atomic_lat)
+{
+	perftest_dc("ib_atomic_lat", "300", NULL, " 8       300 ");
 }
