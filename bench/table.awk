@@ -268,6 +268,9 @@ END {
 	print ""
 	check("typed RC RDMA_WRITE, same WR, 1 per doorbell (docs/design.md §8)", get("ir", "post", "write", "typed", 1), 45, "≤")
 	check("typed RC RDMA_WRITE, same WR, 32 per doorbell (docs/design.md §8)", get("ir", "post", "write", "typed", 32), 25, "≤")
+	for (i = 1; i <= nsame; i++)	# the same-WR loops against the floor in the same loop
+		for (b = 1; b <= 32; b += 31)
+			floor_check("typed, the same WR", "post", same[i], "typed", "floor", b)
 	for (i = 1; i <= nadv; i++)
 		for (b = 1; b <= 32; b += 31)
 			floor_check("typed", "post", adv[i], "typed", "floor", b)
