@@ -176,7 +176,9 @@ static inline uint32_t fv__load_acquire(const uint32_t *p)
 #define fv__give_word(w, v, rec) __asm__ __volatile__("movq %2, (%1)" : "+m"(*(rec)) : "r"(w), "r"(v))
 /*
  * The owner lock's loop (fv__own_lock, fv__own_take): cmpxchg 0 -> me; taken, to 3; held by me
- * already, to held; else wait for 0 and retry. rax: the word's value before.
+ * already, to held; else wait for 0 and retry. rax: the word's value before. fv__own_lock puts
+ * the held way first and the taken way last, so that taking the lock falls through to the end
+ * with no jump (one instruction less a lock; the asm's size is what it was).
  */
 #define FV__OWN_CAS(held)                                                                          \
 	"1:\txorl %%eax, %%eax\n\t"                                                                \
@@ -189,9 +191,9 @@ static inline uint32_t fv__load_acquire(const uint32_t *p)
 	do {                                                                                       \
 		unsigned fv__n;                                                                    \
 		__asm__ __volatile__(FV__OWN_CAS("4f")                                             \
-				     "3:\txorl %k[r], %k[r]\n\t"                                   \
+				     "4:\tmovl $1, %k[r]\n\t"                                     \
 				     "jmp 5f\n"                                                    \
-				     "4:\tmovl $1, %k[r]\n"                                        \
+				     "3:\txorl %k[r], %k[r]\n"                                     \
 				     "5:"                                                          \
 				     : [r] "=&r"(r_), [n] "=&r"(fv__n), "+m"(*(rec))               \
 				     : [w] "r"(lw_), [me] "r"(me_)                                \
