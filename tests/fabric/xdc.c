@@ -272,16 +272,8 @@ Test(sim_xdc, wrong_key_across_processes)
  */
 static void perftest_dc(char *tool, char *iters, char *qps, const char *want)
 {
-	char port[16];
-	char *srv_args[] = { tool, "-F", "-c", "DC", "-p", port, "-n", iters, NULL, NULL, NULL };
-	char *cli_args[] = { tool, "-F", "-c", "DC", "-p", port, "-n", iters, "localhost", NULL, NULL, NULL };
-
-	if (qps) {
-		srv_args[8] = cli_args[9] = "-q";
-		srv_args[9] = cli_args[10] = qps;
-	}
-	snprintf(port, sizeof(port), "%d", 20000 + (int)((getpid() + 11) % 20000));
-	tool_pair(srv_args, cli_args, want);
+	perftest_pair((char *const[]){ tool, "-F", "-c", "DC", "-n", iters, qps ? "-q" : NULL, qps, NULL }, 11,
+		      want);
 }
 
 Test(sim_xdc, perftest_ib_write_bw)

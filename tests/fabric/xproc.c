@@ -154,12 +154,7 @@ Test(sim_xproc, ibv_rc_pingpong_roce)
  * there while a polling peer parks in ibv_poll_cq. 500 round trips, all reported. */
 static void perftest_lat(char *tool)
 {
-	char port[16];
-	char *srv_args[] = { tool, "-p", port, "-n", "500", NULL };
-	char *cli_args[] = { tool, "-p", port, "-n", "500", "localhost", NULL };
-
-	snprintf(port, sizeof(port), "%d", 20000 + (int)((getpid() + 7) % 20000));
-	tool_pair(srv_args, cli_args, " 2       500 ");
+	perftest_pair((char *const[]){ tool, "-n", "500", NULL }, 7, " 2       500 ");
 }
 
 Test(sim_xproc, ib_write_lat)

@@ -215,6 +215,29 @@ static inline void tool_pair(char **srv_args, char **cli_args, const char *want)
 	unlink(cli_out);
 }
 
+/*
+ * A perftest tool as server and client (tool_pair): args, the tool's name and its options
+ * (NULL-terminated, at most 12), then -p and a port from this process's number and salt (a
+ * different salt for each caller), the client's last argument localhost.
+ */
+static inline void perftest_pair(char *const args[], unsigned salt, const char *want)
+{
+	char port[16], *srv[16], *cli[16];
+	int n = 0;
+
+	for (; args[n]; n++) {
+		cr_assert_lt(n, 12, "perftest_pair: too many arguments");
+		srv[n] = cli[n] = args[n];
+	}
+	snprintf(port, sizeof(port), "%d", 20000 + (int)((getpid() + salt) % 20000));
+	srv[n] = cli[n] = "-p";
+	srv[n + 1] = cli[n + 1] = port;
+	srv[n + 2] = NULL;
+	cli[n + 2] = "localhost";
+	cli[n + 3] = NULL;
+	tool_pair(srv, cli, want);
+}
+
 /* The stock ibv_rc_pingpong (busy-polling, no -e) as server and client, 50 round trips;
  * mode: FVSIM_MODE for both, NULL for the default; gid: "-g gid" for both (RoCE), or NULL. */
 static inline void pingpong_gid(const char *mode, const char *gid)
