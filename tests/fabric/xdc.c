@@ -272,8 +272,7 @@ Test(sim_xdc, wrong_key_across_processes)
  */
 static void perftest_dc(char *tool, char *iters, char *qps, const char *want)
 {
-	perftest_pair((char *const[]){ tool, "-F", "-c", "DC", "-n", iters, qps ? "-q" : NULL, qps, NULL }, 11,
-		      want);
+	port_pair((char *const[]){ tool, "-F", "-c", "DC", "-n", iters, qps ? "-q" : NULL, qps, NULL }, want);
 }
 
 Test(sim_xdc, perftest_ib_write_bw)

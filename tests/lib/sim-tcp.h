@@ -17,18 +17,39 @@
 
 #include "sim-proc.h"
 
-/* A TCP port nobody uses right now (the kernel's choice for a bind to port 0). */
+/*
+ * A TCP port nobody uses right now, below the kernel's ephemeral ports (ip_local_port_range),
+ * tried from a place this process's number picks. Not an ephemeral one: a client that connects
+ * to such a port before its server listens may be given it as its own port, and then the
+ * server cannot bind it (or the client connects to itself); the programs' own connections take
+ * their ports from that range too.
+ */
 static inline int simt_free_port(void)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int s = socket(AF_INET, SOCK_STREAM, 0);
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	int low = 32768, base;
 
-	cr_assert_geq(s, 0);
-	cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof(a)), 0, "%s", strerror(errno));
-	cr_assert_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
-	close(s);
-	return ntohs(a.sin_port);
+	if (f) {
+		if (fscanf(f, "%d", &low) != 1)
+			low = 32768;
+		fclose(f);
+	}
+	base = low > 11000 ? 10000 : 1024;
+	cr_assert_gt(low, base + 100, "ephemeral ports from %d: no room below them", low);
+	for (unsigned i = 0, span = (unsigned)(low - base); i < span; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		int port = base + (int)(((unsigned)getpid() * 7919u + i) % span), s = socket(AF_INET, SOCK_STREAM, 0);
+		bool free_now;
+
+		cr_assert_geq(s, 0);
+		a.sin_port = htons((uint16_t)port);
+		free_now = !bind(s, (struct sockaddr *)&a, sizeof(a));
+		close(s);
+		if (free_now)
+			return port;
+	}
+	cr_assert_fail("no free TCP port in %d..%d", base, low - 1);
+	return -1;
 }
 
 /* Whether some process listens on TCP port (IPv4 or IPv6), per /proc/net/tcp*. */

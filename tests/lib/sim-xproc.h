@@ -17,6 +17,7 @@
 #include <infiniband/verbs.h>
 
 #include "sim-proc.h"
+#include "sim-tcp.h"
 #include "sim-util.h"
 
 static char fabric[64];
@@ -216,20 +217,21 @@ static inline void tool_pair(char **srv_args, char **cli_args, const char *want)
 }
 
 /*
- * A perftest tool as server and client (tool_pair): args, the tool's name and its options
- * (NULL-terminated, at most 12), then -p and a port from this process's number and salt (a
- * different salt for each caller), the client's last argument localhost.
+ * A stock tool that takes "-p port" and, as a client, the server's host last (perftest's tools,
+ * ibv_rc_pingpong) as server and client (tool_pair): args, its name and options (NULL-terminated,
+ * at most 12), then -p and a port free now (simt_free_port), the client's last argument
+ * localhost.
  */
-static inline void perftest_pair(char *const args[], unsigned salt, const char *want)
+static inline void port_pair(char *const args[], const char *want)
 {
 	char port[16], *srv[16], *cli[16];
 	int n = 0;
 
 	for (; args[n]; n++) {
-		cr_assert_lt(n, 12, "perftest_pair: too many arguments");
+		cr_assert_lt(n, 12, "port_pair: too many arguments");
 		srv[n] = cli[n] = args[n];
 	}
-	snprintf(port, sizeof(port), "%d", 20000 + (int)((getpid() + salt) % 20000));
+	snprintf(port, sizeof(port), "%d", simt_free_port());
 	srv[n] = cli[n] = "-p";
 	srv[n + 1] = cli[n + 1] = port;
 	srv[n + 2] = NULL;
@@ -242,19 +244,10 @@ static inline void perftest_pair(char *const args[], unsigned salt, const char *
  * mode: FVSIM_MODE for both, NULL for the default; gid: "-g gid" for both (RoCE), or NULL. */
 static inline void pingpong_gid(const char *mode, const char *gid)
 {
-	char port[16];
-	char *srv_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", NULL, NULL, NULL };
-	char *cli_args[] = { "ibv_rc_pingpong", "-p", port, "-n", "50", NULL, NULL, NULL, NULL };
-
 	if (mode)
 		setenv("FVSIM_MODE", mode, 1);
-	if (gid) {
-		srv_args[5] = cli_args[5] = "-g";
-		srv_args[6] = cli_args[6] = (char *)gid;
-	}
-	cli_args[gid ? 7 : 5] = "localhost";
-	snprintf(port, sizeof(port), "%d", 20000 + (int)(getpid() % 20000));
-	tool_pair(srv_args, cli_args, "50 iters in");
+	port_pair((char *const[]){ "ibv_rc_pingpong", "-n", "50", gid ? "-g" : NULL, (char *)gid, NULL },
+		  "50 iters in");
 }
 
 static inline void pingpong(const char *mode)
