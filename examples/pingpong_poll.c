@@ -73,12 +73,23 @@ static int tcp_connect(const char *host)
 		if (fd < 0)
 			continue;
 		if (host) {
-			/* The server may not listen yet: try for 30 s. */
-			for (int i = 0; i < 300; i++) {
+			/*
+			 * The server may not listen yet: try for 30 s by the clock, not by a count
+			 * of sleeps, which a signal cuts short (the software device's poller tick
+			 * does, while it runs). A fresh socket each try: a failed connect leaves
+			 * the socket's state unspecified.
+			 */
+			for (uint64_t t0 = ex_now_ns(); ex_now_ns() - t0 < 30000000000ull;) {
 				if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
 					goto done;
+				close(fd);
+				fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+				if (fd < 0)
+					break;
 				usleep(100000);
 			}
+			if (fd < 0)
+				continue;
 		} else {
 			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 			if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, 1)) {

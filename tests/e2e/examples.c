@@ -4,13 +4,16 @@
  * they checked.
  */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "sim-proc.h"
 #include "sim-tcp.h"
+#include "sim-util.h"
 
 /* Run the example name (built under FV_BUILD) with args; its status, its first line in out. */
 static int run_example(const char *name, const char *args, char *out, size_t n)
@@ -151,28 +154,94 @@ Test(sim_examples, raw_eth)
 			       "arrived, checksums good"), "%s", last);
 }
 
-/*
- * pingpong_poll between two processes of one fabric (through fvsim-run, FVSIM_RUN): both
- * exit 0 (each checks every byte it receives) and the client prints its round trips.
- */
+/* pingpong_poll's server and client: 300 round trips of 32 bytes on a free port. */
+struct ppoll {
+	char port[16], path[512];
+	char *srv[8], *cli[9];
+};
+
+static void ppoll_args(struct ppoll *p)
+{
+	snprintf(p->port, sizeof(p->port), "%d", simt_free_port());
+	snprintf(p->path, sizeof(p->path), "%s/%s/examples/pingpong_poll", FV_TOP, FV_BUILD);
+	char *args[] = { p->path, "-p", p->port, "-n", "300", "-s", "32", "127.0.0.1", NULL };
+
+	memcpy(p->cli, args, sizeof(args));
+	memcpy(p->srv, args, sizeof(p->srv));
+	p->srv[7] = NULL;	/* no host: the server */
+}
+
+/* Both exit 0 within 120 s (each checks every byte it receives), the client with its report. */
+static void ppoll_finish(const struct simt_fabric *fab, pid_t srv, pid_t cli)
+{
+	int rc_cli = simt_finish_within(cli, 120), rc_srv = simt_finish_within(srv, 120);
+
+	cr_expect_eq(rc_cli, 0, "client exit %d", rc_cli);
+	cr_expect_eq(rc_srv, 0, "server exit %d", rc_srv);
+	cr_expect_eq(simt_count_lines(fab->cli_out, "round trip (us): min"), 1);
+}
+
+/* pingpong_poll between two processes of one fabric (through fvsim-run, FVSIM_RUN). */
 Test(sim_examples, pingpong_poll)
 {
 	struct simt_fabric fab;
-	char port[16], path[512];
-	int rc_srv, rc_cli;
+	struct ppoll p;
 	pid_t srv;
 
 	simt_fabric_join(&fab, "ppoll");
-	snprintf(port, sizeof(port), "%d", simt_free_port());
-	snprintf(path, sizeof(path), "%s/%s/examples/pingpong_poll", FV_TOP, FV_BUILD);
-	char *s_args[] = { path, "-p", port, "-n", "300", "-s", "32", NULL };
-	char *c_args[] = { path, "-p", port, "-n", "300", "-s", "32", "127.0.0.1", NULL };
-	srv = simt_spawn(s_args, fab.srv_out);
-	rc_cli = simt_finish_within(simt_spawn(c_args, fab.cli_out), 120);
-	rc_srv = simt_finish_within(srv, 120);
-	cr_expect_eq(rc_cli, 0, "client exit %d", rc_cli);
-	cr_expect_eq(rc_srv, 0, "server exit %d", rc_srv);
-	cr_expect_eq(simt_count_lines(fab.cli_out, "round trip (us): min"), 1);
+	ppoll_args(&p);
+	srv = simt_spawn(p.srv, fab.srv_out);
+	ppoll_finish(&fab, srv, simt_spawn(p.cli, fab.cli_out));
+	simt_fabric_leave(&fab);
+}
+
+/* Whether process pid catches signal sig (proc(5): /proc/PID/status, SigCgt). */
+static bool catches(pid_t pid, int sig)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigCgt: %llx", &mask) == 1)
+			break;
+	fclose(f);
+	return mask >> (sig - 1) & 1;
+}
+
+/*
+ * pingpong_poll's client started 1.5 s before its server, its sleeps between tries cut short
+ * by a signal every millisecond, as the software device's poller tick cuts them while it runs
+ * (the device catches SIGRTMAX - 3, SIM_TICK_SIGNAL, from the client's CQ set-up on): the
+ * client keeps trying for its 30 s by the clock, and both exit 0.
+ */
+Test(sim_examples, pingpong_poll_client_first_sleeps_cut_short)
+{
+	const int sig = SIGRTMAX - 3;
+	struct simt_fabric fab;
+	struct timespec t0, ms = { 0, 1000000 };
+	struct ppoll p;
+	int signals = 0;
+	pid_t cli;
+
+	simt_fabric_join(&fab, "ppfirst");
+	ppoll_args(&p);
+	cli = simt_spawn(p.cli, fab.cli_out);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!catches(cli, sig) && simt_ms_since(&t0) < 60000)
+		nanosleep(&ms, NULL);
+	cr_assert(catches(cli, sig), "the client's CQ never set up");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (simt_ms_since(&t0) < 1500) {
+		signals += !syscall(SYS_tgkill, cli, cli, sig);	/* its main thread, in its tries */
+		nanosleep(&ms, NULL);
+	}
+	cr_expect_gt(signals, 500, "signals sent while the client tried: %d", signals);
+	ppoll_finish(&fab, simt_spawn(p.srv, fab.srv_out), cli);
 	simt_fabric_leave(&fab);
 }
 
