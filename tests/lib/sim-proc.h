@@ -16,6 +16,19 @@
 
 #include <criterion/criterion.h>
 
+/*
+ * Milliseconds since t0 (CLOCK_MONOTONIC). Waits are timed by it, not by a count of sleeps: a
+ * signal cuts a sleep short (the software device's poller tick does, in a process that set up
+ * a CQ), and counted sleeps then end a wait early.
+ */
+static inline long simt_ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
 /* The programs simt_spawn started (pid, name, output file), for simt_finish_within to show
  * the output of one that failed; add a program with name set, find one with name NULL. */
 struct simt_child {
@@ -120,8 +133,10 @@ static inline int simt_finish_within(pid_t pid, int secs)
 	char what[96];
 	int status, rc = -1;
 	bool late = false;
+	struct timespec t0;
 
-	for (long ms = 0; rc < 0 && ms < secs * 1000L; ms += 10) {
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (rc < 0 && simt_ms_since(&t0) < secs * 1000L) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
 
 		cr_assert_geq(r, 0);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -87,8 +88,10 @@ static inline pid_t simt_start_server(const struct simt_fabric *f, char *const s
 				      int secs)
 {
 	pid_t s = simt_spawn(srv, f->srv_out);
+	struct timespec t0;
 
-	for (int i = 0; i < secs * 20 && !simt_listening(port); i++)
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!simt_listening(port) && simt_ms_since(&t0) < secs * 1000L)
 		usleep(50 * 1000);
 	if (!simt_listening(port))
 		simt_show_output("the server, not listening", f->srv_out);

@@ -19,6 +19,7 @@
 
 #include "../../examples/setup.h"
 #include "../../sim/fvsim.h"
+#include "sim-proc.h"
 
 #define SIMT_WAIT_MS 5000
 
@@ -316,14 +317,6 @@ static inline void simt_ud_ready(struct ibv_qp *qp, uint32_t qkey)
 	int err = setup_ud_ready(qp, 1, qkey, &what);
 
 	cr_assert(!err, "UD to %s: %s", what, strerror(err));
-}
-
-static inline long simt_ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
 /* Lets the device work: one step in step mode, a yield otherwise. */
