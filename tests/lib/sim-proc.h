@@ -133,7 +133,7 @@ static inline int simt_finish_within(pid_t pid, int secs)
 	char what[96];
 	int status, rc = -1;
 	bool late = false;
-	struct timespec t0;
+	struct timespec t0, nap = { 0, 10 * 1000 * 1000 };
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (rc < 0 && simt_ms_since(&t0) < secs * 1000L) {
@@ -143,7 +143,7 @@ static inline int simt_finish_within(pid_t pid, int secs)
 		if (r == pid)
 			rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 		else
-			nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+			nanosleep(&nap, NULL);
 	}
 	if (rc < 0) {
 		late = true;
