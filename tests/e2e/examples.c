@@ -154,44 +154,17 @@ Test(sim_examples, raw_eth)
 			       "arrived, checksums good"), "%s", last);
 }
 
-/* pingpong_poll's server and client: 300 round trips of 32 bytes on a free port. */
-struct ppoll {
-	char port[16], path[512];
-	char *srv[8], *cli[9];
-};
-
-static void ppoll_args(struct ppoll *p)
-{
-	snprintf(p->port, sizeof(p->port), "%d", simt_free_port());
-	snprintf(p->path, sizeof(p->path), "%s/%s/examples/pingpong_poll", FV_TOP, FV_BUILD);
-	char *args[] = { p->path, "-p", p->port, "-n", "300", "-s", "32", "127.0.0.1", NULL };
-
-	memcpy(p->cli, args, sizeof(args));
-	memcpy(p->srv, args, sizeof(p->srv));
-	p->srv[7] = NULL;	/* no host: the server */
-}
-
-/* Both exit 0 within 120 s (each checks every byte it receives), the client with its report. */
-static void ppoll_finish(const struct simt_fabric *fab, pid_t srv, pid_t cli)
-{
-	int rc_cli = simt_finish_within(cli, 120), rc_srv = simt_finish_within(srv, 120);
-
-	cr_expect_eq(rc_cli, 0, "client exit %d", rc_cli);
-	cr_expect_eq(rc_srv, 0, "server exit %d", rc_srv);
-	cr_expect_eq(simt_count_lines(fab->cli_out, "round trip (us): min"), 1);
-}
-
 /* pingpong_poll between two processes of one fabric (through fvsim-run, FVSIM_RUN). */
 Test(sim_examples, pingpong_poll)
 {
 	struct simt_fabric fab;
-	struct ppoll p;
+	struct simt_ppoll p;
 	pid_t srv;
 
 	simt_fabric_join(&fab, "ppoll");
-	ppoll_args(&p);
+	simt_ppoll_args(&p, "300", "32");
 	srv = simt_spawn(p.srv, fab.srv_out);
-	ppoll_finish(&fab, srv, simt_spawn(p.cli, fab.cli_out));
+	simt_ppoll_finish(&fab, srv, simt_spawn(p.cli, fab.cli_out), 120);
 	simt_fabric_leave(&fab);
 }
 
@@ -224,12 +197,12 @@ Test(sim_examples, pingpong_poll_client_first_sleeps_cut_short)
 	const int sig = SIGRTMAX - 3;
 	struct simt_fabric fab;
 	struct timespec t0, ms = { 0, 1000000 };
-	struct ppoll p;
+	struct simt_ppoll p;
 	int signals = 0;
 	pid_t cli;
 
 	simt_fabric_join(&fab, "ppfirst");
-	ppoll_args(&p);
+	simt_ppoll_args(&p, "300", "32");
 	cli = simt_spawn(p.cli, fab.cli_out);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!catches(cli, sig) && simt_ms_since(&t0) < 60000)
@@ -241,7 +214,7 @@ Test(sim_examples, pingpong_poll_client_first_sleeps_cut_short)
 		nanosleep(&ms, NULL);
 	}
 	cr_expect_gt(signals, 500, "signals sent while the client tried: %d", signals);
-	ppoll_finish(&fab, simt_spawn(p.srv, fab.srv_out), cli);
+	simt_ppoll_finish(&fab, simt_spawn(p.srv, fab.srv_out), cli, 120);
 	simt_fabric_leave(&fab);
 }
 

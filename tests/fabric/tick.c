@@ -30,20 +30,12 @@ TestSuite(sim_tick, .init = join_fabric, .fini = leave_fabric, .timeout = 360);
 /* pingpong_poll server and client; both must exit 0 and the client report. */
 static void pingpong(void)
 {
-	char port[16], path[512];
-	int rc_srv, rc_cli;
+	struct simt_ppoll p;
 	pid_t srv;
 
-	snprintf(port, sizeof(port), "%d", simt_free_port());
-	snprintf(path, sizeof(path), "%s/%s/examples/pingpong_poll", FV_TOP, FV_BUILD);
-	char *s_args[] = { path, "-p", port, "-n", "200", "-s", "16", NULL };
-	char *c_args[] = { path, "-p", port, "-n", "200", "-s", "16", "127.0.0.1", NULL };
-	srv = simt_spawn(s_args, fab.srv_out);
-	rc_cli = simt_finish_within(simt_spawn(c_args, fab.cli_out), LIMIT_S);
-	rc_srv = simt_finish_within(srv, LIMIT_S);
-	cr_expect_eq(rc_cli, 0, "client exit %d", rc_cli);
-	cr_expect_eq(rc_srv, 0, "server exit %d", rc_srv);
-	cr_expect_eq(simt_count_lines(fab.cli_out, "round trip (us): min"), 1);
+	simt_ppoll_args(&p, "200", "16");
+	srv = simt_spawn(p.srv, fab.srv_out);
+	simt_ppoll_finish(&fab, srv, simt_spawn(p.cli, fab.cli_out), LIMIT_S);
 }
 
 Test(sim_tick, memory_pollers_get_ticks)

@@ -99,16 +99,13 @@ static inline pid_t simt_start_server(const struct simt_fabric *f, char *const s
 	return s;
 }
 
-/* Starts server srv on fabric f, then client cli once srv listens on TCP port (the test fails
- * if it never does within secs seconds); both must exit 0 within secs. Their outputs are f's
- * srv_out and cli_out; if either fails, both are shown in the test's log. */
-static inline void simt_server_client(const struct simt_fabric *f, char *const srv[],
-				      char *const cli[], int port, int secs)
+/* Client c and server s, spawned with f's cli_out and srv_out (program name), both exit 0
+ * within secs seconds; if either fails, both outputs are shown in the test's log. */
+static inline void simt_finish_pair(const struct simt_fabric *f, pid_t s, pid_t c, const char *name,
+				    int secs)
 {
-	pid_t s = simt_start_server(f, srv, port, secs);
-	int rc_cli, rc_srv;
+	int rc_cli = simt_finish_within(c, secs), rc_srv;
 
-	rc_cli = simt_finish_within(simt_spawn(cli, f->cli_out), secs);
 	/* A server whose client failed may wait for it for good: a few seconds to end on its own. */
 	rc_srv = simt_finish_within(s, rc_cli ? 5 : secs);
 	/* The one that failed has shown its output; what the other said belongs with it. */
@@ -116,8 +113,44 @@ static inline void simt_server_client(const struct simt_fabric *f, char *const s
 		simt_show_output("its server exit 0", f->srv_out);
 	if (rc_srv && !rc_cli)
 		simt_show_output("its client exit 0", f->cli_out);
-	cr_expect_eq(rc_cli, 0, "%s client exit %d", cli[0], rc_cli);
-	cr_expect_eq(rc_srv, 0, "%s server exit %d", srv[0], rc_srv);
+	cr_expect_eq(rc_cli, 0, "%s client exit %d", name, rc_cli);
+	cr_expect_eq(rc_srv, 0, "%s server exit %d", name, rc_srv);
+}
+
+/* Starts server srv on fabric f, then client cli once srv listens on TCP port (the test fails
+ * if it never does within secs seconds); both must exit 0 within secs (simt_finish_pair). */
+static inline void simt_server_client(const struct simt_fabric *f, char *const srv[],
+				      char *const cli[], int port, int secs)
+{
+	pid_t s = simt_start_server(f, srv, port, secs);
+
+	simt_finish_pair(f, s, simt_spawn(cli, f->cli_out), cli[0], secs);
+}
+
+/* examples/pingpong_poll's server and client argument lists: n round trips of size bytes, on
+ * a port free now; the client connects to 127.0.0.1. */
+struct simt_ppoll {
+	char port[16], path[512];
+	char *srv[8], *cli[9];
+};
+
+static inline void simt_ppoll_args(struct simt_ppoll *p, char *n, char *size)
+{
+	snprintf(p->port, sizeof(p->port), "%d", simt_free_port());
+	snprintf(p->path, sizeof(p->path), "%s/%s/examples/pingpong_poll", FV_TOP, FV_BUILD);
+	char *args[] = { p->path, "-p", p->port, "-n", n, "-s", size, "127.0.0.1", NULL };
+
+	memcpy(p->cli, args, sizeof(args));
+	memcpy(p->srv, args, sizeof(p->srv));
+	p->srv[7] = NULL;	/* no host: the server */
+}
+
+/* pingpong_poll's server s and client c both exit 0 within secs (each checks every byte it
+ * receives), and the client reports its round trips. */
+static inline void simt_ppoll_finish(const struct simt_fabric *f, pid_t s, pid_t c, int secs)
+{
+	simt_finish_pair(f, s, c, "pingpong_poll", secs);
+	cr_expect_eq(simt_count_lines(f->cli_out, "round trip (us): min"), 1);
 }
 
 #endif
