@@ -13,7 +13,6 @@
 
 #include "sim-proc.h"
 #include "sim-tcp.h"
-#include "sim-util.h"
 
 /* Run the example name (built under FV_BUILD) with args; its status, its first line in out. */
 static int run_example(const char *name, const char *args, char *out, size_t n)
